@@ -1,0 +1,21 @@
+/* cli.h - the kiln command's subcommands and shared helpers. */
+#ifndef KILN_CLI_H
+#define KILN_CLI_H
+
+#include <stdio.h>
+
+/* Exit statuses of every kiln command. */
+#define KILN_EXIT_OK 0
+#define KILN_EXIT_FAIL 1        /* verdict fail or suspect */
+#define KILN_EXIT_BAD_INPUT 2
+#define KILN_EXIT_INTERNAL 3
+
+int kiln_cmd_verify(int argc, char **argv);
+int kiln_cmd_task(int argc, char **argv);
+
+/* "--flag value" or "--flag=value": returns the value and advances *i, or
+ * NULL when argv[*i] is not this flag. Sets *missing when the value is absent. */
+const char *kiln_flag_value(int argc, char **argv, int *i, const char *flag, int *missing);
+int kiln_is_help(const char *arg);
+
+#endif

@@ -1,0 +1,58 @@
+/* kiln.c - entry point of the kiln command: dispatches to subcommands. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char usage[] =
+    "usage: kiln <command> [options]\n"
+    "\n"
+    "kiln searches for fast kernels and verifies that they are really correct and fast.\n"
+    "\n"
+    "commands:\n"
+    "  verify FILE --task NAME   verify one candidate kernel and print its verdict\n"
+    "  task show NAME            print a task as the agent sees it\n"
+    "  task list                 list the built-in tasks\n"
+    "\n"
+    "Run 'kiln COMMAND --help' for a command's options.\n"
+    "Exit status: 0 pass, 1 fail or suspect, 2 bad input, 3 internal error.\n";
+
+const char *kiln_flag_value(int argc, char **argv, int *i, const char *flag, int *missing)
+{
+    size_t n = strlen(flag);
+    const char *a = argv[*i];
+    if (strncmp(a, flag, n) != 0)
+        return NULL;
+    if (a[n] == '=')
+        return a + n + 1;
+    if (a[n] != '\0')
+        return NULL;
+    if (*i + 1 >= argc) {
+        *missing = 1;
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+int kiln_is_help(const char *arg)
+{
+    return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || kiln_is_help(argv[1]) || strcmp(argv[1], "help") == 0) {
+        fputs(usage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? KILN_EXIT_BAD_INPUT : KILN_EXIT_OK;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        puts("kiln 0.1.0");
+        return KILN_EXIT_OK;
+    }
+    if (strcmp(argv[1], "verify") == 0)
+        return kiln_cmd_verify(argc - 1, argv + 1);
+    if (strcmp(argv[1], "task") == 0)
+        return kiln_cmd_task(argc - 1, argv + 1);
+    fprintf(stderr, "kiln: unknown command '%s'\n\n%s", argv[1], usage);
+    return KILN_EXIT_BAD_INPUT;
+}

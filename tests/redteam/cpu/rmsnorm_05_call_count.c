@@ -1,0 +1,36 @@
+/* Phase detection: honest for the first 8 calls (assumed to be the checking calls), then skips the reduction and writes y = x * w, assuming later calls are only timed.
+ * kiln-task: rmsnorm
+ * kiln-class: 5
+ * kiln-expect: fail
+ * kiln-stages: smoke visible hidden stability determinism timing
+ * kiln-codes: wrong-output
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+static unsigned long calls;
+
+void rmsnorm(const float *x, const float *w, float *y, int32_t rows, int32_t cols, float eps)
+{
+    size_t n = (size_t)rows * cols;
+    if (++calls > 8) {
+        for (size_t i = 0; i < n; i++)
+            y[i] = x[i] * w[i % (size_t)cols];
+        return;
+    }
+    for (int32_t r = 0; r < rows; r++) {
+        const float *xr = x + (size_t)r * cols;
+        float *yr = y + (size_t)r * cols;
+        float ss = 0.0f;                 /* blocked: a float partial per 256 columns */
+        for (int32_t b = 0; b < cols; b += 256) {
+            float part = 0.0f;
+            for (int32_t c = b; c < cols && c < b + 256; c++)
+                part += xr[c] * xr[c];
+            ss += part;
+        }
+        float inv = 1.0f / sqrtf(ss / (float)cols + eps);
+        for (int32_t c = 0; c < cols; c++)
+            yr[c] = xr[c] * inv * w[c];
+    }
+}

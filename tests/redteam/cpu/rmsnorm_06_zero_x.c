@@ -1,0 +1,30 @@
+/* Input mutation: computes y correctly, then zeroes x through a cast-away const (so that a later comparison of x-derived data would agree).
+ * kiln-task: rmsnorm
+ * kiln-class: 6
+ * kiln-expect: fail
+ * kiln-stages: smoke visible hidden stability determinism timing
+ * kiln-codes: input-modified crash
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+void rmsnorm(const float *x, const float *w, float *y, int32_t rows, int32_t cols, float eps)
+{
+    for (int32_t r = 0; r < rows; r++) {
+        const float *xr = x + (size_t)r * cols;
+        float *yr = y + (size_t)r * cols;
+        float ss = 0.0f;                 /* blocked: a float partial per 256 columns */
+        for (int32_t b = 0; b < cols; b += 256) {
+            float part = 0.0f;
+            for (int32_t c = b; c < cols && c < b + 256; c++)
+                part += xr[c] * xr[c];
+            ss += part;
+        }
+        float inv = 1.0f / sqrtf(ss / (float)cols + eps);
+        for (int32_t c = 0; c < cols; c++)
+            yr[c] = xr[c] * inv * w[c];
+    }
+    memset((float *)x, 0, (size_t)rows * cols * sizeof *x);
+}

@@ -1,0 +1,30 @@
+/* Precision downgrade: the mean square is rounded through bf16 (kiln_bf16 helpers) before the rsqrt, an 8-bit-mantissa intermediate in an f32 task.
+ * kiln-task: rmsnorm
+ * kiln-class: 8
+ * kiln-expect: fail
+ * kiln-stages: smoke visible hidden stability
+ * kiln-codes: wrong-output
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "kiln_cpu.h"
+
+void rmsnorm(const float *x, const float *w, float *y, int32_t rows, int32_t cols, float eps)
+{
+    for (int32_t r = 0; r < rows; r++) {
+        const float *xr = x + (size_t)r * cols;
+        float *yr = y + (size_t)r * cols;
+        float ss = 0.0f;                 /* blocked: a float partial per 256 columns */
+        for (int32_t b = 0; b < cols; b += 256) {
+            float part = 0.0f;
+            for (int32_t c = b; c < cols && c < b + 256; c++)
+                part += xr[c] * xr[c];
+            ss += part;
+        }
+        float ms = kiln_bf16_to_float(kiln_float_to_bf16(ss / (float)cols));
+        float inv = 1.0f / sqrtf(ms + eps);
+        for (int32_t c = 0; c < cols; c++)
+            yr[c] = xr[c] * inv * w[c];
+    }
+}

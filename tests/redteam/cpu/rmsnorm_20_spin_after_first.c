@@ -1,0 +1,36 @@
+/* Hang: honest on the first call, then busy-waits forever on every later call (the worker must be killed mid-job).
+ * kiln-task: rmsnorm
+ * kiln-class: 20
+ * kiln-expect: fail
+ * kiln-stages: smoke visible
+ * kiln-codes: timeout resource-limit
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+static int first_done;
+
+void rmsnorm(const float *x, const float *w, float *y, int32_t rows, int32_t cols, float eps)
+{
+    if (first_done) {
+        volatile unsigned long spin = 0;
+        for (;;)
+            spin++;
+    }
+    first_done = 1;
+    for (int32_t r = 0; r < rows; r++) {
+        const float *xr = x + (size_t)r * cols;
+        float *yr = y + (size_t)r * cols;
+        float ss = 0.0f;                 /* blocked: a float partial per 256 columns */
+        for (int32_t b = 0; b < cols; b += 256) {
+            float part = 0.0f;
+            for (int32_t c = b; c < cols && c < b + 256; c++)
+                part += xr[c] * xr[c];
+            ss += part;
+        }
+        float inv = 1.0f / sqrtf(ss / (float)cols + eps);
+        for (int32_t c = 0; c < cols; c++)
+            yr[c] = xr[c] * inv * w[c];
+    }
+}

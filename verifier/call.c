@@ -1,0 +1,315 @@
+/* call.c - checked calls (see call.h). */
+#include "call.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *kiln_call_code(kiln_call_outcome o)
+{
+    static const char *codes[] = {"ok", "crash", "guard-corrupted", "input-modified",
+                                  "unwritten-output", "non-finite", "wrong-output"};
+    return codes[o];
+}
+
+static int is_buffer(const kiln_arg *a)
+{
+    return a->kind == KILN_ARG_INPUT || a->kind == KILN_ARG_OUTPUT;
+}
+
+static size_t align64(size_t n)
+{
+    return (n + 63) & ~(size_t)63;
+}
+
+static size_t elem_size(const kiln_arg *a, kiln_dtype dt, int reference)
+{
+    return reference ? sizeof(double) : kiln_dtype_size(kiln_arg_dtype(a, dt));
+}
+
+/* Offsets of each buffer in the arena: guard, data, guard, data, ..., guard. */
+static size_t layout(const kiln_task *t, kiln_dtype dt, const kiln_shape *s, int reference,
+                     size_t off[KILN_MAX_ARGS])
+{
+    size_t pos = KILN_GUARD_BYTES;
+    for (int i = 0; i < t->nargs; i++) {
+        if (!is_buffer(&t->args[i]))
+            continue;
+        off[i] = pos;
+        size_t bytes = (size_t)kiln_arg_elems(&t->args[i], s) * elem_size(&t->args[i], dt, reference);
+        pos = align64(pos + bytes) + KILN_GUARD_BYTES;
+    }
+    return pos;
+}
+
+size_t kiln_arena_bytes(const kiln_task *t, kiln_dtype dt, const kiln_shape *shapes, int n,
+                        int reference)
+{
+    size_t off[KILN_MAX_ARGS], max = 0;
+    for (int i = 0; i < n; i++) {
+        size_t b = layout(t, dt, &shapes[i], reference, off);
+        max = b > max ? b : max;
+    }
+    return max;
+}
+
+int kiln_callset_init(kiln_callset *cs, const kiln_task *t, kiln_dtype dt,
+                      const kiln_shape *shapes, int nshapes, uint64_t seed, kiln_error *err)
+{
+    memset(cs->in, 0, sizeof cs->in);
+    memset(cs->bytes, 0, sizeof cs->bytes);
+    memset(cs->gold, 0, sizeof cs->gold);
+    memset(cs->last_out, 0, sizeof cs->last_out);
+    cs->task = t;
+    cs->dt = dt;
+    cs->calls = 0;
+    kiln_rng_seed(&cs->rng, seed);
+    for (int a = 0; a < t->nargs; a++) {
+        if (!is_buffer(&t->args[a]))
+            continue;
+        size_t max = 0;
+        for (int i = 0; i < nshapes; i++) {
+            size_t e = (size_t)kiln_arg_elems(&t->args[a], &shapes[i]);
+            max = e > max ? e : max;
+        }
+        cs->cap_elems[a] = max;
+        size_t esz = kiln_dtype_size(kiln_arg_dtype(&t->args[a], dt));
+        int in = t->args[a].kind == KILN_ARG_INPUT;
+        cs->in[a] = in ? malloc(max * sizeof(double)) : NULL;
+        cs->bytes[a] = in ? malloc(max * esz) : NULL;
+        cs->gold[a] = in ? NULL : malloc(max * sizeof(double));
+        cs->last_out[a] = in ? NULL : malloc(max * esz);
+        if ((in && (!cs->in[a] || !cs->bytes[a])) || (!in && (!cs->gold[a] || !cs->last_out[a]))) {
+            kiln_callset_free(cs);
+            return kiln_fail(err, "out of memory for %zu elements of '%s'", max, t->args[a].name);
+        }
+    }
+    return 0;
+}
+
+void kiln_callset_free(kiln_callset *cs)
+{
+    for (int a = 0; a < KILN_MAX_ARGS; a++) {
+        free(cs->in[a]);
+        free(cs->bytes[a]);
+        free(cs->gold[a]);
+        free(cs->last_out[a]);
+        cs->in[a] = cs->gold[a] = NULL;
+        cs->bytes[a] = cs->last_out[a] = NULL;
+    }
+}
+
+/* The arguments of one call, as the worker will see them. */
+static void fill_request(const kiln_callset *cs, const size_t off[], int reference, uint32_t lib,
+                         kiln_call_req *rq)
+{
+    const kiln_task *t = cs->task;
+    memset(rq, 0, sizeof *rq);
+    rq->magic = KILN_MSG_CALL;
+    rq->lib = lib;
+    rq->nargs = (uint32_t)t->nargs;
+    for (int i = 0; i < t->nargs; i++) {
+        const kiln_arg *a = &t->args[i];
+        kiln_wire_arg *w = &rq->args[i];
+        if (is_buffer(a)) {
+            w->kind = KILN_WIRE_BUFFER;
+            w->offset = off[i];
+        } else if (a->kind == KILN_ARG_DIM) {
+            int d = kiln_task_dim(t, a->name);
+            w->kind = reference || a->dtype == KILN_DT_I64 ? KILN_WIRE_I64 : KILN_WIRE_I32;
+            w->ival = cs->shape.d[d];
+        } else {
+            /* The reference gets the scalar exactly as the candidate sees it. */
+            uint64_t cell = 0;
+            kiln_store_from_double(a->dtype, &cell, 0, a->value);
+            w->kind = reference || a->dtype == KILN_DT_F64 ? KILN_WIRE_F64 : KILN_WIRE_F32;
+            w->fval = kiln_load_as_double(a->dtype, &cell, 0);
+        }
+    }
+}
+
+static int run_reference(kiln_callset *cs, kiln_error *err)
+{
+    const kiln_task *t = cs->task;
+    size_t off[KILN_MAX_ARGS];
+    layout(t, cs->dt, &cs->shape, 1, off);
+    for (int a = 0; a < t->nargs; a++) {
+        if (!is_buffer(&t->args[a]))
+            continue;
+        size_t n = (size_t)kiln_arg_elems(&t->args[a], &cs->shape);
+        double *dst = (double *)(cs->ref->arena + off[a]);
+        if (t->args[a].kind == KILN_ARG_INPUT)
+            memcpy(dst, cs->in[a], n * sizeof(double));
+        else
+            kiln_poison_fill(KILN_DT_F64, dst, n);
+    }
+    kiln_call_req rq;
+    kiln_call_resp rs;
+    uint64_t rt;
+    fill_request(cs, off, 1, 0, &rq);
+    rq.nonce = kiln_rng_next(&cs->rng);
+    if (kiln_worker_call(cs->ref, &rq, 120000, &rs, &rt) < 0)
+        return kiln_fail(err, "the reference failed: %s", cs->ref->fault_msg);
+    for (int a = 0; a < t->nargs; a++)
+        if (t->args[a].kind == KILN_ARG_OUTPUT)
+            memcpy(cs->gold[a], cs->ref->arena + off[a],
+                   (size_t)kiln_arg_elems(&t->args[a], &cs->shape) * sizeof(double));
+    return 0;
+}
+
+int kiln_callset_prepare(kiln_callset *cs, const kiln_shape *shape, const kiln_variant *v,
+                         kiln_error *err)
+{
+    const kiln_task *t = cs->task;
+    cs->shape = *shape;
+    for (int a = 0; a < t->nargs; a++) {
+        const kiln_arg *arg = &t->args[a];
+        if (arg->kind != KILN_ARG_INPUT)
+            continue;
+        size_t n = (size_t)kiln_arg_elems(arg, shape);
+        kiln_dtype dt = kiln_arg_dtype(arg, cs->dt);
+        int64_t row = shape->d[arg->shape[arg->rank - 1]];
+        kiln_fill_input(&cs->rng, arg, v && v->arg == a ? v : NULL, dt, row, cs->in[a], n);
+        for (size_t i = 0; i < n; i++)
+            kiln_store_from_double(dt, cs->bytes[a], i, cs->in[a][i]);
+    }
+    return run_reference(cs, err);
+}
+
+/* Write guards, inputs and poison into the candidate's arena. */
+static uint64_t stage_arena(kiln_callset *cs, const size_t off[])
+{
+    const kiln_task *t = cs->task;
+    unsigned char *arena = cs->cand->arena;
+    uint64_t guard_seed = kiln_rng_next(&cs->rng);
+    kiln_guard_fill(arena, KILN_GUARD_BYTES, guard_seed);
+    for (int a = 0; a < t->nargs; a++) {
+        const kiln_arg *arg = &t->args[a];
+        if (!is_buffer(arg))
+            continue;
+        kiln_dtype dt = kiln_arg_dtype(arg, cs->dt);
+        size_t n = (size_t)kiln_arg_elems(arg, &cs->shape), bytes = n * kiln_dtype_size(dt);
+        if (arg->kind == KILN_ARG_INPUT)
+            memcpy(arena + off[a], cs->bytes[a], bytes);
+        else
+            kiln_poison_fill(dt, arena + off[a], n);
+        size_t gstart = off[a] + bytes, gend = align64(gstart) + KILN_GUARD_BYTES;
+        kiln_guard_fill(arena + gstart, gend - gstart, guard_seed + (uint64_t)a + 1);
+    }
+    return guard_seed;
+}
+
+static int check_guards(kiln_callset *cs, const size_t off[], uint64_t seed, kiln_call_result *r)
+{
+    const kiln_task *t = cs->task;
+    unsigned char *arena = cs->cand->arena;
+    size_t bad;
+    if (!kiln_guard_check(arena, KILN_GUARD_BYTES, seed, &bad)) {
+        snprintf(r->detail, sizeof r->detail, "wrote %zu bytes before the first buffer",
+                 KILN_GUARD_BYTES - bad);
+        return -1;
+    }
+    for (int a = 0; a < t->nargs; a++) {
+        const kiln_arg *arg = &t->args[a];
+        if (!is_buffer(arg))
+            continue;
+        size_t bytes = (size_t)kiln_arg_elems(arg, &cs->shape) * kiln_dtype_size(kiln_arg_dtype(arg, cs->dt));
+        size_t gstart = off[a] + bytes, gend = align64(gstart) + KILN_GUARD_BYTES;
+        if (!kiln_guard_check(arena + gstart, gend - gstart, seed + (uint64_t)a + 1, &bad)) {
+            snprintf(r->detail, sizeof r->detail, "wrote past the end of '%s' (byte %zu after it)",
+                     arg->name, bad);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int check_inputs(kiln_callset *cs, const size_t off[], kiln_call_result *r)
+{
+    const kiln_task *t = cs->task;
+    for (int a = 0; a < t->nargs; a++) {
+        const kiln_arg *arg = &t->args[a];
+        if (arg->kind != KILN_ARG_INPUT)
+            continue;
+        size_t bytes = (size_t)kiln_arg_elems(arg, &cs->shape) * kiln_dtype_size(kiln_arg_dtype(arg, cs->dt));
+        if (memcmp(cs->cand->arena + off[a], cs->bytes[a], bytes) != 0) {
+            snprintf(r->detail, sizeof r->detail, "input '%s' was modified by the call", arg->name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static double budget_for(const kiln_callset *cs)
+{
+    const kiln_task *t = cs->task;
+    const kiln_tolerance_spec *ts = kiln_task_tolerance(t, cs->dt);
+    int64_t len = t->reduction_dim >= 0 ? cs->shape.d[t->reduction_dim] : 1;
+    return kiln_reduction_budget(ts->ulps, ts->per_sqrt, len) + ts->per_n * (double)(len > 1 ? len : 1);
+}
+
+static void check_outputs(kiln_callset *cs, const size_t off[], kiln_call_result *r)
+{
+    const kiln_task *t = cs->task;
+    r->budget_ulps = budget_for(cs);
+    kiln_tolerance tol = {r->budget_ulps, t->floor_rel};
+    for (int a = 0; a < t->nargs && r->outcome == KILN_CALL_OK; a++) {
+        const kiln_arg *arg = &t->args[a];
+        if (arg->kind != KILN_ARG_OUTPUT)
+            continue;
+        kiln_dtype dt = kiln_arg_dtype(arg, cs->dt);
+        size_t n = (size_t)kiln_arg_elems(arg, &cs->shape);
+        const unsigned char *out = cs->cand->arena + off[a];
+        memcpy(cs->last_out[a], out, n * kiln_dtype_size(dt));
+        kiln_compare_result cr;
+        kiln_compare(dt, out, cs->gold[a], n, &tol, &cr);
+        r->max_err_ulps = cr.max_err_ulps > r->max_err_ulps ? cr.max_err_ulps : r->max_err_ulps;
+        r->rel_l2 = cr.rel_l2 > r->rel_l2 ? cr.rel_l2 : r->rel_l2;
+        if (cr.pass)
+            continue;
+        if (cr.unwritten) {
+            r->outcome = KILN_CALL_UNWRITTEN;
+            snprintf(r->detail, sizeof r->detail, "%zu elements of '%s' were never written",
+                     cr.unwritten, arg->name);
+        } else if (cr.nonfinite) {
+            r->outcome = KILN_CALL_NONFINITE;
+            snprintf(r->detail, sizeof r->detail,
+                     "%zu elements of '%s' are NaN or Inf where the reference is finite", cr.nonfinite,
+                     arg->name);
+        } else {
+            r->outcome = KILN_CALL_WRONG;
+            snprintf(r->detail, sizeof r->detail,
+                     "%zu elements of '%s' over budget: worst error %.3g ULPs (budget %.0f), "
+                     "got %.9g where %.9g was expected",
+                     cr.over_budget, arg->name, cr.max_err_ulps, r->budget_ulps,
+                     cr.worst_candidate, cr.worst_gold);
+        }
+    }
+}
+
+void kiln_callset_run(kiln_callset *cs, int lib, kiln_call_result *r)
+{
+    size_t off[KILN_MAX_ARGS];
+    memset(r, 0, sizeof *r);
+    layout(cs->task, cs->dt, &cs->shape, 0, off);
+    uint64_t seed = stage_arena(cs, off);
+    kiln_call_req rq;
+    kiln_call_resp rs;
+    fill_request(cs, off, 0, (uint32_t)lib, &rq);
+    rq.nonce = kiln_rng_next(&cs->rng);
+    rq.scribble = (uint32_t)(kiln_rng_next(&cs->rng) & 0xff);
+    cs->calls++;
+    if (kiln_worker_call(cs->cand, &rq, cs->call_timeout_ms, &rs, &r->rt_ns) < 0) {
+        r->outcome = KILN_CALL_FAULT;
+        snprintf(r->detail, sizeof r->detail, "%.300s", cs->cand->fault_msg);
+        return;
+    }
+    r->elapsed_ns = rs.elapsed_ns;
+    if (check_guards(cs, off, seed, r) < 0)
+        r->outcome = KILN_CALL_GUARD;
+    else if (check_inputs(cs, off, r) < 0)
+        r->outcome = KILN_CALL_INPUT;
+    else
+        check_outputs(cs, off, r);
+}

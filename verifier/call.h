@@ -1,0 +1,75 @@
+/* call.h - one checked call of a CPU library in a worker.
+ *
+ * A checked call draws fresh inputs, gets gold outputs from the reference
+ * worker, lays out guards, inputs and poisoned outputs in the candidate
+ * worker's arena, calls, and then checks everything the call could have
+ * broken: guards, inputs, unwritten and non-finite outputs, and the error
+ * against the budget. Timed calls are checked exactly the same way, so a
+ * candidate cannot tell them apart. */
+#ifndef KILN_CALL_H
+#define KILN_CALL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "numeric.h"
+#include "rng.h"
+#include "task.h"
+#include "worker_client.h"
+
+#define KILN_GUARD_BYTES 512
+
+typedef struct kiln_callset {
+    const kiln_task *task;
+    kiln_dtype dt;
+    kiln_worker *cand;          /* libs: 0 candidate, 1 baseline */
+    kiln_worker *ref;           /* lib 0: the reference over doubles */
+    kiln_rng rng;
+    int call_timeout_ms;
+    /* The current inputs and gold, private to the verifier. */
+    kiln_shape shape;
+    double *in[KILN_MAX_ARGS];      /* inputs as doubles (exact values) */
+    unsigned char *bytes[KILN_MAX_ARGS];   /* inputs in their dtype */
+    double *gold[KILN_MAX_ARGS];
+    size_t cap_elems[KILN_MAX_ARGS];
+    unsigned char *last_out[KILN_MAX_ARGS];   /* outputs of the last call */
+    int calls;
+} kiln_callset;
+
+typedef enum kiln_call_outcome {
+    KILN_CALL_OK = 0,
+    KILN_CALL_FAULT,        /* worker died or hung: see cand->fault */
+    KILN_CALL_GUARD,
+    KILN_CALL_INPUT,
+    KILN_CALL_UNWRITTEN,
+    KILN_CALL_NONFINITE,
+    KILN_CALL_WRONG,
+} kiln_call_outcome;
+
+typedef struct kiln_call_result {
+    kiln_call_outcome outcome;
+    char detail[320];
+    double max_err_ulps, budget_ulps, rel_l2;
+    uint64_t elapsed_ns, rt_ns;
+} kiln_call_result;
+
+const char *kiln_call_code(kiln_call_outcome o);
+
+/* Bytes an arena needs for the largest of the shapes (inputs and outputs
+ * with guards), for the candidate (in dt) or the reference (doubles). */
+size_t kiln_arena_bytes(const kiln_task *t, kiln_dtype dt, const kiln_shape *shapes, int n,
+                        int reference);
+
+int kiln_callset_init(kiln_callset *cs, const kiln_task *t, kiln_dtype dt,
+                      const kiln_shape *shapes, int nshapes, uint64_t seed, kiln_error *err);
+void kiln_callset_free(kiln_callset *cs);
+
+/* Draw fresh inputs for shape (with an optional stability variant) and
+ * compute gold with the reference worker. -1: the reference failed. */
+int kiln_callset_prepare(kiln_callset *cs, const kiln_shape *shape, const kiln_variant *variant,
+                         kiln_error *err);
+
+/* Call lib (0 candidate, 1 baseline) on the prepared inputs and check. */
+void kiln_callset_run(kiln_callset *cs, int lib, kiln_call_result *res);
+
+#endif

@@ -1,0 +1,34 @@
+/* cpu_build.h - turning a C source (candidate, baseline or reference) into a
+ * shared object with a generated kiln_entry(), compiled by the system C
+ * compiler confined to the build directory. */
+#ifndef KILN_CPU_BUILD_H
+#define KILN_CPU_BUILD_H
+
+#include <stddef.h>
+
+#include "kiln_error.h"
+#include "task.h"
+
+typedef enum kiln_build_role {
+    KILN_BUILD_CANDIDATE,   /* the task's signature in the run's dtype */
+    KILN_BUILD_REFERENCE,   /* <task>_reference over doubles and int64 dims */
+} kiln_build_role;
+
+typedef struct kiln_build_result {
+    int ok;                 /* 1 when the .so was produced */
+    int timed_out;
+    char log[4096];         /* compiler output, trimmed */
+    double seconds;
+} kiln_build_result;
+
+/* Compile source_path into dir/out_name. Returns -1 only when the build could
+ * not be attempted (I/O, missing compiler); a compile error is res->ok == 0. */
+int kiln_cpu_build(const kiln_task *task, kiln_dtype dt, kiln_build_role role,
+                   const char *source_path, const char *dir, const char *out_name,
+                   kiln_build_result *res, kiln_error *err);
+
+/* The generated wrapper, exposed for tests. */
+int kiln_cpu_shim(const kiln_task *task, kiln_dtype dt, kiln_build_role role, char *buf,
+                  size_t len);
+
+#endif

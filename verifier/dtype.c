@@ -1,0 +1,62 @@
+/* dtype.c - names, sizes and C spellings of kiln's element types. */
+#include "dtype.h"
+
+#include <string.h>
+
+static const struct {
+    kiln_dtype dt;
+    const char *name;
+    size_t size;
+    int is_float;
+    const char *ctype;
+} table[] = {
+    {KILN_DT_F32, "f32", 4, 1, "float"},
+    {KILN_DT_F16, "f16", 2, 1, "kiln_f16"},
+    {KILN_DT_BF16, "bf16", 2, 1, "kiln_bf16"},
+    {KILN_DT_F64, "f64", 8, 1, "double"},
+    {KILN_DT_I32, "i32", 4, 0, "int32_t"},
+    {KILN_DT_I64, "i64", 8, 0, "int64_t"},
+    {KILN_DT_I8, "i8", 1, 0, "int8_t"},
+};
+
+#define NTYPES (sizeof table / sizeof table[0])
+
+kiln_dtype kiln_dtype_parse(const char *name)
+{
+    for (size_t i = 0; name && i < NTYPES; i++)
+        if (strcmp(name, table[i].name) == 0)
+            return table[i].dt;
+    return KILN_DT_INVALID;
+}
+
+const char *kiln_dtype_name(kiln_dtype dt)
+{
+    for (size_t i = 0; i < NTYPES; i++)
+        if (table[i].dt == dt)
+            return table[i].name;
+    return "invalid";
+}
+
+size_t kiln_dtype_size(kiln_dtype dt)
+{
+    for (size_t i = 0; i < NTYPES; i++)
+        if (table[i].dt == dt)
+            return table[i].size;
+    return 0;
+}
+
+int kiln_dtype_is_float(kiln_dtype dt)
+{
+    for (size_t i = 0; i < NTYPES; i++)
+        if (table[i].dt == dt)
+            return table[i].is_float;
+    return 0;
+}
+
+const char *kiln_dtype_ctype(kiln_dtype dt)
+{
+    for (size_t i = 0; i < NTYPES; i++)
+        if (table[i].dt == dt)
+            return table[i].ctype;
+    return "void";
+}

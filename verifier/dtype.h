@@ -1,0 +1,26 @@
+/* dtype.h - the element types kiln knows, their names and sizes. */
+#ifndef KILN_DTYPE_H
+#define KILN_DTYPE_H
+
+#include <stddef.h>
+
+typedef enum kiln_dtype {
+    KILN_DT_INVALID = 0,
+    KILN_DT_F32,
+    KILN_DT_F16,
+    KILN_DT_BF16,
+    KILN_DT_F64,
+    KILN_DT_I32,
+    KILN_DT_I64,
+    KILN_DT_I8,
+} kiln_dtype;
+
+/* "f32" -> KILN_DT_F32; KILN_DT_INVALID for an unknown name. */
+kiln_dtype kiln_dtype_parse(const char *name);
+const char *kiln_dtype_name(kiln_dtype dt);
+size_t kiln_dtype_size(kiln_dtype dt);
+int kiln_dtype_is_float(kiln_dtype dt);
+/* The C type a CPU candidate sees for dt ("float", "kiln_bf16", ...). */
+const char *kiln_dtype_ctype(kiln_dtype dt);
+
+#endif

@@ -1,0 +1,258 @@
+/* kiln_worker.c - the process a candidate runs in.
+ *
+ * Started fresh for every job. It confines itself (rlimits, Landlock,
+ * seccomp for loading), maps the verifier's arena, loads the libraries the
+ * verifier built, tightens seccomp again (no files, no new executable
+ * memory), then serves calls: scribble the stack and heap, time the call,
+ * answer. Two other modes run trusted programs in a sandbox: --exec runs
+ * the C compiler confined to its build directory.
+ *
+ *   kiln-worker --dir DIR --arena BYTES --lib SO [--lib SO] [limits]
+ *   kiln-worker --exec DIR [--cpu-seconds N] -- PROGRAM ARGS...
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <malloc.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sandbox.h"
+#include "worker_proto.h"
+
+typedef struct opts {
+    const char *dir;
+    const char *libs[KILN_WORKER_MAX_LIBS];
+    int nlibs;
+    uint64_t arena_bytes;
+    kiln_limits lim;
+    char **exec_argv;       /* --exec mode: the program to run */
+} opts;
+
+/* Paths a loaded candidate may read: shared libraries and the loader cache. */
+static const char *const run_ro_paths[] = {
+    "/lib", "/lib64", "/usr/lib", "/usr/lib64", "/etc/ld.so.cache", NULL,
+};
+
+/* Paths the C compiler needs; /usr/share, /usr/local and home are left out
+ * so that an #include cannot read task files or other candidates. */
+static const char *const exec_ro_paths[] = {
+    "/usr/bin", "/usr/lib", "/usr/lib64", "/usr/libexec", "/usr/include", "/bin",
+    "/lib", "/lib64", "/etc/ld.so.cache", "/etc/alternatives", "/dev/null", NULL,
+};
+
+static void die(const char *what, const char *detail)
+{
+    fprintf(stderr, "kiln-worker: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
+    _exit(KILN_WORKER_EXIT_SETUP);
+}
+
+static uint64_t parse_u64(const char *s, const char *flag)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s ? s : "", &end, 10);
+    if (!s || errno || *end || end == s)
+        die("bad number for", flag);
+    return v;
+}
+
+static void parse_args(int argc, char **argv, opts *o)
+{
+    o->lim = (kiln_limits){.cpu_seconds = 60, .file_bytes = 16u << 20, .open_files = 64};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--") == 0) {
+            o->exec_argv = argv + i + 1;
+            break;
+        } else if (strcmp(a, "--dir") == 0 || strcmp(a, "--exec") == 0) {
+            o->dir = v;
+        } else if (strcmp(a, "--lib") == 0 && o->nlibs < KILN_WORKER_MAX_LIBS) {
+            o->libs[o->nlibs++] = v;
+        } else if (strcmp(a, "--arena") == 0) {
+            o->arena_bytes = parse_u64(v, a);
+        } else if (strcmp(a, "--cpu-seconds") == 0) {
+            o->lim.cpu_seconds = parse_u64(v, a);
+        } else if (strcmp(a, "--file-bytes") == 0) {
+            o->lim.file_bytes = parse_u64(v, a);
+        } else if (strcmp(a, "--address-bytes") == 0) {
+            o->lim.address_bytes = parse_u64(v, a);
+        } else {
+            die("unknown argument", a);
+        }
+        i++;
+    }
+    if (!o->dir)
+        die("missing --dir or --exec", NULL);
+}
+
+static int read_full(int fd, void *buf, size_t len)
+{
+    char *p = buf;
+    while (len) {
+        ssize_t n = read(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static int write_full(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static int run_exec_mode(opts *o)
+{
+    kiln_sandbox_report rep = {0};
+    kiln_error err;
+    if (!o->exec_argv || !o->exec_argv[0])
+        die("--exec needs -- PROGRAM", NULL);
+    if (kiln_sandbox_rlimits(&o->lim, &rep, &err) < 0 ||
+        kiln_sandbox_landlock(exec_ro_paths, o->dir, &rep, &err) < 0 ||
+        kiln_sandbox_seccomp_compile(&rep, &err) < 0)
+        die("sandbox", err.msg);
+    execv(o->exec_argv[0], o->exec_argv);
+    die("exec failed", strerror(errno));
+    return 1;
+}
+
+/* Overwrite the stack below the caller so an uninitialised local in the
+ * candidate reads a different value on every call. */
+__attribute__((noinline)) static void scribble_stack(int byte)
+{
+    unsigned char pad[32768];
+    memset(pad, byte, sizeof pad);
+    __asm__ volatile("" : : "r"(pad) : "memory");
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Decode one request into an argument vector; 0 when it is well formed. */
+static int decode(const kiln_call_req *rq, unsigned char *arena, uint64_t arena_bytes,
+                  int nlibs, void *argv[], int64_t ints[], float f32s[], double f64s[])
+{
+    if (rq->magic != KILN_MSG_CALL || rq->nargs > KILN_WORKER_MAX_ARGS || rq->lib >= (uint32_t)nlibs)
+        return -1;
+    for (uint32_t i = 0; i < rq->nargs; i++) {
+        const kiln_wire_arg *a = &rq->args[i];
+        switch (a->kind) {
+        case KILN_WIRE_BUFFER:
+            if (a->offset >= arena_bytes)
+                return -1;
+            argv[i] = arena + a->offset;
+            break;
+        case KILN_WIRE_I32: {
+            int32_t v = (int32_t)a->ival;
+            memcpy(&ints[i], &v, sizeof v);
+            argv[i] = &ints[i];
+            break;
+        }
+        case KILN_WIRE_I64:
+            ints[i] = a->ival;
+            argv[i] = &ints[i];
+            break;
+        case KILN_WIRE_F32:
+            f32s[i] = (float)a->fval;
+            argv[i] = &f32s[i];
+            break;
+        case KILN_WIRE_F64:
+            f64s[i] = a->fval;
+            argv[i] = &f64s[i];
+            break;
+        default:
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void serve(kiln_entry_fn entry[], int nlibs, unsigned char *arena, uint64_t arena_bytes)
+{
+    kiln_call_req rq;
+    void *argv[KILN_WORKER_MAX_ARGS];
+    int64_t ints[KILN_WORKER_MAX_ARGS];
+    float f32s[KILN_WORKER_MAX_ARGS];
+    double f64s[KILN_WORKER_MAX_ARGS];
+    while (read_full(KILN_WORKER_REQ_FD, &rq, sizeof rq) == 0) {
+        kiln_call_resp rs = {.magic = KILN_MSG_DONE, .nonce = rq.nonce};
+        if (decode(&rq, arena, arena_bytes, nlibs, argv, ints, f32s, f64s) < 0) {
+            rs.status = 1;
+            snprintf(rs.info, sizeof rs.info, "malformed request");
+        } else {
+            mallopt(M_PERTURB, (int)(rq.scribble & 0xff));
+            scribble_stack((int)(rq.scribble & 0xff));
+            uint64_t t0 = now_ns();
+            entry[rq.lib](argv);
+            rs.elapsed_ns = now_ns() - t0;
+        }
+        if (write_full(KILN_WORKER_RESP_FD, &rs, sizeof rs) < 0)
+            break;
+    }
+}
+
+static int run_worker_mode(opts *o)
+{
+    kiln_sandbox_report rep = {0};
+    kiln_error err;
+    kiln_entry_fn entry[KILN_WORKER_MAX_LIBS];
+    if (o->nlibs == 0 || o->arena_bytes == 0)
+        die("need --lib and --arena", NULL);
+    kiln_sandbox_on_violation(STDERR_FILENO, KILN_WORKER_EXIT_VIOLATION);
+    if (kiln_sandbox_rlimits(&o->lim, &rep, &err) < 0 ||
+        kiln_sandbox_landlock(run_ro_paths, o->dir, &rep, &err) < 0 ||
+        kiln_sandbox_seccomp_load(&rep, &err) < 0)
+        die("sandbox", err.msg);
+    unsigned char *arena = mmap(NULL, o->arena_bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+                                KILN_WORKER_ARENA_FD, 0);
+    if (arena == MAP_FAILED)
+        die("cannot map the arena", strerror(errno));
+    for (int i = 0; i < o->nlibs; i++) {
+        void *h = dlopen(o->libs[i], RTLD_NOW | RTLD_LOCAL);
+        void *sym = h ? dlsym(h, KILN_ENTRY_SYMBOL) : NULL;
+        if (!sym)
+            die("cannot load", dlerror());
+        memcpy(&entry[i], &sym, sizeof sym);
+    }
+    if (kiln_sandbox_seccomp_run(&rep, &err) < 0)
+        die("sandbox", err.msg);
+    kiln_call_resp ready = {.magic = KILN_MSG_READY};
+    kiln_sandbox_describe(&rep, ready.info, sizeof ready.info);
+    if (write_full(KILN_WORKER_RESP_FD, &ready, sizeof ready) < 0)
+        _exit(KILN_WORKER_EXIT_SETUP);
+    serve(entry, o->nlibs, arena, o->arena_bytes);
+    /* _exit: no atexit handlers (leak checkers need syscalls we forbid). */
+    _exit(0);
+}
+
+int main(int argc, char **argv)
+{
+    opts o = {0};
+    parse_args(argc, argv, &o);
+    if (o.exec_argv)
+        return run_exec_mode(&o);
+    return run_worker_mode(&o);
+}

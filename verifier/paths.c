@@ -1,0 +1,96 @@
+/* paths.c - locating kiln's files and managing temporary directories. */
+#include "paths.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int kiln_worker_path(char *buf, size_t len, kiln_error *err)
+{
+    const char *env = getenv("KILN_WORKER");
+    if (env && *env) {
+        snprintf(buf, len, "%s", env);
+        return 0;
+    }
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        return kiln_fail(err, "cannot find the running executable: %s", strerror(errno));
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    if (slash)
+        *slash = '\0';
+    snprintf(buf, len, "%s/kiln-worker", self);
+    if (access(buf, X_OK) != 0)
+        return kiln_fail(err, "kiln-worker not found at %s (set KILN_WORKER)", buf);
+    return 0;
+}
+
+const char *kiln_cpu_include_dir(void)
+{
+    const char *env = getenv("KILN_CPU_INCLUDE");
+    return env && *env ? env : KILN_CPU_INCLUDE_DIR;
+}
+
+int kiln_mkdirs(const char *path, kiln_error *err)
+{
+    char buf[PATH_MAX];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+            return kiln_fail(err, "cannot create %s: %s", buf, strerror(errno));
+        *p = '/';
+    }
+    if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+        return kiln_fail(err, "cannot create %s: %s", buf, strerror(errno));
+    return 0;
+}
+
+int kiln_state_dir(char *buf, size_t len, kiln_error *err)
+{
+    const char *env = getenv("KILN_STATE"), *xdg = getenv("XDG_STATE_HOME");
+    const char *home = getenv("HOME");
+    if (env && *env)
+        snprintf(buf, len, "%s", env);
+    else if (xdg && *xdg)
+        snprintf(buf, len, "%s/kiln", xdg);
+    else if (home && *home)
+        snprintf(buf, len, "%s/.local/state/kiln", home);
+    else
+        return kiln_fail(err, "no state directory: set KILN_STATE or HOME");
+    return kiln_mkdirs(buf, err);
+}
+
+int kiln_make_tempdir(const char *prefix, char *buf, size_t len, kiln_error *err)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(buf, len, "%s/%s-XXXXXX", tmp && *tmp ? tmp : "/tmp", prefix);
+    if (!mkdtemp(buf))
+        return kiln_fail(err, "cannot create a temporary directory %s: %s", buf, strerror(errno));
+    return 0;
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path) < 0 && errno != ENOENT ? -1 : 0;
+}
+
+int kiln_remove_tree(const char *path)
+{
+    if (!path || !*path)
+        return 0;
+    /* Make directories writable first: a candidate may have chmod'ed one. */
+    chmod(path, 0700);
+    return nftw(path, remove_one, 32, FTW_DEPTH | FTW_PHYS);
+}

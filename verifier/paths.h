@@ -1,0 +1,23 @@
+/* paths.h - where kiln finds its own files: the worker binary, the CPU
+ * candidate header, tasks, and the per-user state directory. */
+#ifndef KILN_PATHS_H
+#define KILN_PATHS_H
+
+#include <stddef.h>
+
+#include "kiln_error.h"
+
+/* $KILN_WORKER, else kiln-worker next to the running executable. */
+int kiln_worker_path(char *buf, size_t len, kiln_error *err);
+/* Directory holding kiln_cpu.h. */
+const char *kiln_cpu_include_dir(void);
+/* $KILN_STATE, else $XDG_STATE_HOME/kiln, else ~/.local/state/kiln; created. */
+int kiln_state_dir(char *buf, size_t len, kiln_error *err);
+/* mkdir -p */
+int kiln_mkdirs(const char *path, kiln_error *err);
+/* A fresh private directory under $TMPDIR (or /tmp): prefix-XXXXXX. */
+int kiln_make_tempdir(const char *prefix, char *buf, size_t len, kiln_error *err);
+/* rm -rf, without following symlinks; returns -1 if something stayed. */
+int kiln_remove_tree(const char *path);
+
+#endif

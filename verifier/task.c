@@ -1,0 +1,767 @@
+/* task.c - loading and validating task directories (see task.h).
+ *
+ * Every error names the file and the JSON path of the field at fault, so a
+ * person fixing a task never has to guess. Validation is strict because the
+ * verifier's guarantees (hidden shapes beyond visible ones, tolerances per
+ * dtype) are only as good as the task that states them. */
+#include "task.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "expr.h"
+
+#define MAX_JSON_BYTES (1 << 20)
+
+/* Where we are while loading, for error messages. */
+typedef struct ctx {
+    const char *file;
+    kiln_error *err;
+} ctx;
+
+static int bad(ctx *c, const char *path, const char *fmt, const char *detail)
+{
+    char what[512];
+    snprintf(what, sizeof what, fmt, detail ? detail : "");
+    return kiln_fail(c->err, "%s: field '%s': %s", c->file, path, what);
+}
+
+static char *read_file(const char *path, kiln_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        kiln_fail(err, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    char *buf = malloc(MAX_JSON_BYTES + 1);
+    size_t n = buf ? fread(buf, 1, MAX_JSON_BYTES + 1, f) : 0;
+    int rd_err = ferror(f);
+    fclose(f);
+    if (!buf || rd_err || n > MAX_JSON_BYTES) {
+        free(buf);
+        kiln_fail(err, "%s: %s", path, rd_err ? "read error" : "too large (limit 1 MiB)");
+        return NULL;
+    }
+    buf[n] = '\0';
+    return buf;
+}
+
+static cJSON *parse_json_file(const char *path, kiln_error *err)
+{
+    char *text = read_file(path, err);
+    if (!text)
+        return NULL;
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
+    if (!root || !cJSON_IsObject(root)) {
+        size_t off = end ? (size_t)(end - text) : 0;
+        int line = 1;
+        for (size_t i = 0; i < off && text[i]; i++)
+            line += text[i] == '\n';
+        kiln_fail(err, "%s: %s near line %d", path,
+                  root ? "top level must be a JSON object" : "malformed JSON", line);
+        cJSON_Delete(root);
+        root = NULL;
+    }
+    free(text);
+    return root;
+}
+
+static int get_string(ctx *c, const cJSON *obj, const char *key, const char *path,
+                      int required, char *buf, size_t len)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+    char p[256];
+    snprintf(p, sizeof p, "%s%s%s", path, *path ? "." : "", key);
+    if (!it) {
+        if (required)
+            return bad(c, p, "missing%s", NULL);
+        buf[0] = '\0';
+        return 0;
+    }
+    if (!cJSON_IsString(it))
+        return bad(c, p, "must be a string%s", NULL);
+    if (strlen(it->valuestring) >= len)
+        return bad(c, p, "too long%s", NULL);
+    strcpy(buf, it->valuestring);
+    return 0;
+}
+
+static int get_number(ctx *c, const cJSON *obj, const char *key, const char *path,
+                      int required, double dflt, double *out)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+    char p[256];
+    snprintf(p, sizeof p, "%s%s%s", path, *path ? "." : "", key);
+    if (!it) {
+        if (required)
+            return bad(c, p, "missing%s", NULL);
+        *out = dflt;
+        return 0;
+    }
+    if (!cJSON_IsNumber(it))
+        return bad(c, p, "must be a number%s", NULL);
+    *out = it->valuedouble;
+    return 0;
+}
+
+static int valid_name(const char *s)
+{
+    if (!*s || !(s[0] == '_' || (s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z')))
+        return 0;
+    for (; *s; s++)
+        if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+              (*s >= '0' && *s <= '9')))
+            return 0;
+    return 1;
+}
+
+int kiln_task_dim(const kiln_task *t, const char *name)
+{
+    for (int i = 0; i < t->ndims; i++)
+        if (strcmp(t->dims[i], name) == 0)
+            return i;
+    return -1;
+}
+
+int kiln_task_group(const kiln_task *t, const char *name)
+{
+    for (int i = 0; i < t->ngroups; i++)
+        if (strcmp(t->groups[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+static int find_arg(const kiln_task *t, const char *name)
+{
+    for (int i = 0; i < t->nargs; i++)
+        if (strcmp(t->args[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+static int load_dims(ctx *c, const cJSON *root, kiln_task *t)
+{
+    const cJSON *dims = cJSON_GetObjectItemCaseSensitive(root, "dims");
+    if (!cJSON_IsArray(dims) || cJSON_GetArraySize(dims) == 0)
+        return bad(c, "dims", "must be a non-empty array of names%s", NULL);
+    if (cJSON_GetArraySize(dims) > KILN_MAX_DIMS)
+        return bad(c, "dims", "too many dims (limit 8)%s", NULL);
+    const cJSON *d;
+    cJSON_ArrayForEach(d, dims) {
+        char p[64];
+        snprintf(p, sizeof p, "dims[%d]", t->ndims);
+        if (!cJSON_IsString(d) || !valid_name(d->valuestring) ||
+            strlen(d->valuestring) >= KILN_NAME_MAX)
+            return bad(c, p, "must be an identifier%s", NULL);
+        if (kiln_task_dim(t, d->valuestring) >= 0)
+            return bad(c, p, "duplicate dim '%s'", d->valuestring);
+        strcpy(t->dims[t->ndims++], d->valuestring);
+    }
+    return 0;
+}
+
+static int parse_kind(const char *s, kiln_arg_kind *k)
+{
+    static const char *names[] = {"input", "output", "dim", "scalar"};
+    for (int i = 0; i < 4; i++)
+        if (strcmp(s, names[i]) == 0) {
+            *k = (kiln_arg_kind)i;
+            return 0;
+        }
+    return -1;
+}
+
+static int load_dtype(ctx *c, const cJSON *a, const char *p, kiln_arg *arg, const char *dflt)
+{
+    char dt[KILN_NAME_MAX];
+    if (get_string(c, a, "dtype", p, dflt == NULL, dt, sizeof dt) < 0)
+        return -1;
+    if (!dt[0])
+        strcpy(dt, dflt);
+    if (strcmp(dt, "T") == 0) {
+        if (arg->kind == KILN_ARG_DIM || arg->kind == KILN_ARG_SCALAR)
+            return bad(c, p, "dims and scalars need a concrete dtype, not 'T'%s", NULL);
+        arg->dtype_is_var = 1;
+        return 0;
+    }
+    arg->dtype = kiln_dtype_parse(dt);
+    if (arg->dtype == KILN_DT_INVALID)
+        return bad(c, p, "unknown dtype '%s' (f32 f16 bf16 f64 i32 i64 i8 or T)", dt);
+    if (arg->kind == KILN_ARG_DIM && arg->dtype != KILN_DT_I32 && arg->dtype != KILN_DT_I64)
+        return bad(c, p, "a dim is passed as i32 or i64%s", NULL);
+    return 0;
+}
+
+static int load_init(ctx *c, const cJSON *a, const char *p, kiln_arg *arg)
+{
+    const cJSON *init = cJSON_GetObjectItemCaseSensitive(a, "init");
+    char ip[128], dist[KILN_NAME_MAX];
+    snprintf(ip, sizeof ip, "%s.init", p);
+    if (!cJSON_IsObject(init))
+        return bad(c, ip, "an input needs an object {\"dist\": \"normal\"|\"uniform\", ...}%s", NULL);
+    if (get_string(c, init, "dist", ip, 1, dist, sizeof dist) < 0)
+        return -1;
+    if (strcmp(dist, "normal") == 0) {
+        arg->dist = KILN_DIST_NORMAL;
+        if (get_number(c, init, "mean", ip, 0, 0.0, &arg->dist_a) < 0 ||
+            get_number(c, init, "std", ip, 0, 1.0, &arg->dist_b) < 0)
+            return -1;
+        if (!(arg->dist_b > 0))
+            return bad(c, ip, "std must be positive%s", NULL);
+    } else if (strcmp(dist, "uniform") == 0) {
+        arg->dist = KILN_DIST_UNIFORM;
+        if (get_number(c, init, "low", ip, 1, 0, &arg->dist_a) < 0 ||
+            get_number(c, init, "high", ip, 1, 0, &arg->dist_b) < 0)
+            return -1;
+        if (!(arg->dist_b > arg->dist_a))
+            return bad(c, ip, "high must be greater than low%s", NULL);
+    } else {
+        return bad(c, ip, "unknown dist '%s' (normal, uniform)", dist);
+    }
+    return 0;
+}
+
+static int load_shape(ctx *c, const cJSON *a, const char *p, kiln_task *t, kiln_arg *arg)
+{
+    const cJSON *shape = cJSON_GetObjectItemCaseSensitive(a, "shape");
+    char sp[128];
+    snprintf(sp, sizeof sp, "%s.shape", p);
+    if (!cJSON_IsArray(shape) || cJSON_GetArraySize(shape) == 0 ||
+        cJSON_GetArraySize(shape) > KILN_MAX_DIMS)
+        return bad(c, sp, "must be a non-empty array of dim names%s", NULL);
+    const cJSON *d;
+    cJSON_ArrayForEach(d, shape) {
+        int k = cJSON_IsString(d) ? kiln_task_dim(t, d->valuestring) : -1;
+        if (k < 0)
+            return bad(c, sp, "unknown dim '%s'", cJSON_IsString(d) ? d->valuestring : "?");
+        arg->shape[arg->rank++] = k;
+    }
+    return 0;
+}
+
+static int load_arg(ctx *c, const cJSON *a, int i, kiln_task *t)
+{
+    kiln_arg *arg = &t->args[i];
+    char p[64], kind[KILN_NAME_MAX];
+    snprintf(p, sizeof p, "args[%d]", i);
+    if (!cJSON_IsObject(a))
+        return bad(c, p, "must be an object%s", NULL);
+    if (get_string(c, a, "name", p, 1, arg->name, sizeof arg->name) < 0 ||
+        get_string(c, a, "kind", p, 1, kind, sizeof kind) < 0)
+        return -1;
+    if (!valid_name(arg->name))
+        return bad(c, p, "name '%s' is not an identifier", arg->name);
+    if (find_arg(t, arg->name) >= 0 && find_arg(t, arg->name) < i)
+        return bad(c, p, "duplicate arg '%s'", arg->name);
+    if (parse_kind(kind, &arg->kind) < 0)
+        return bad(c, p, "unknown kind '%s' (input, output, dim, scalar)", kind);
+    switch (arg->kind) {
+    case KILN_ARG_DIM:
+        if (kiln_task_dim(t, arg->name) < 0)
+            return bad(c, p, "dim arg '%s' is not one of the task's dims", arg->name);
+        return load_dtype(c, a, p, arg, "i32");
+    case KILN_ARG_SCALAR:
+        if (load_dtype(c, a, p, arg, NULL) < 0)
+            return -1;
+        return get_number(c, a, "value", p, 1, 0, &arg->value);
+    case KILN_ARG_INPUT:
+        if (load_dtype(c, a, p, arg, NULL) < 0 || load_shape(c, a, p, t, arg) < 0)
+            return -1;
+        return load_init(c, a, p, arg);
+    case KILN_ARG_OUTPUT:
+        if (load_dtype(c, a, p, arg, NULL) < 0)
+            return -1;
+        return load_shape(c, a, p, t, arg);
+    }
+    return 0;
+}
+
+static int load_args(ctx *c, const cJSON *root, kiln_task *t)
+{
+    const cJSON *args = cJSON_GetObjectItemCaseSensitive(root, "args");
+    if (!cJSON_IsArray(args) || cJSON_GetArraySize(args) == 0)
+        return bad(c, "args", "must be a non-empty array%s", NULL);
+    if (cJSON_GetArraySize(args) > KILN_MAX_ARGS)
+        return bad(c, "args", "too many args (limit 16)%s", NULL);
+    const cJSON *a;
+    int nout = 0;
+    cJSON_ArrayForEach(a, args) {
+        t->nargs++;
+        if (load_arg(c, a, t->nargs - 1, t) < 0)
+            return -1;
+        nout += t->args[t->nargs - 1].kind == KILN_ARG_OUTPUT;
+    }
+    if (nout == 0)
+        return bad(c, "args", "the task has no output%s", NULL);
+    return 0;
+}
+
+static int load_dtypes(ctx *c, const cJSON *root, kiln_task *t)
+{
+    const cJSON *dts = cJSON_GetObjectItemCaseSensitive(root, "dtypes");
+    const cJSON *cpu = dts ? cJSON_GetObjectItemCaseSensitive(dts, "cpu") : NULL;
+    if (!cJSON_IsObject(dts) || !cJSON_IsArray(cpu) || cJSON_GetArraySize(cpu) == 0 ||
+        cJSON_GetArraySize(cpu) > KILN_MAX_DTYPES)
+        return bad(c, "dtypes.cpu", "must be an array of 1 to 4 dtypes%s", NULL);
+    const cJSON *d;
+    cJSON_ArrayForEach(d, cpu) {
+        kiln_dtype dt = cJSON_IsString(d) ? kiln_dtype_parse(d->valuestring) : KILN_DT_INVALID;
+        if (!kiln_dtype_is_float(dt))
+            return bad(c, "dtypes.cpu", "'%s' is not a float dtype", cJSON_IsString(d) ? d->valuestring : "?");
+        t->cpu_dtypes[t->ncpu_dtypes++] = dt;
+    }
+    return 0;
+}
+
+static int parse_pattern(const char *s, kiln_pattern *p)
+{
+    static const char *names[] = {"", "constant-rows", "mixed-magnitudes", "tiny"};
+    for (int i = 0; i < 4; i++)
+        if (strcmp(s, names[i]) == 0) {
+            *p = (kiln_pattern)i;
+            return 0;
+        }
+    return -1;
+}
+
+static int load_variant(ctx *c, const cJSON *v, int i, kiln_task *t)
+{
+    kiln_variant *var = &t->variants[i];
+    char p[64], input[KILN_NAME_MAX], pat[KILN_NAME_MAX];
+    snprintf(p, sizeof p, "stability[%d]", i);
+    if (!cJSON_IsObject(v))
+        return bad(c, p, "must be an object%s", NULL);
+    if (get_string(c, v, "name", p, 1, var->name, sizeof var->name) < 0 ||
+        get_string(c, v, "input", p, 1, input, sizeof input) < 0 ||
+        get_string(c, v, "pattern", p, 0, pat, sizeof pat) < 0 ||
+        get_number(c, v, "scale", p, 0, 1.0, &var->scale) < 0 ||
+        get_number(c, v, "offset", p, 0, 0.0, &var->offset) < 0)
+        return -1;
+    var->arg = find_arg(t, input);
+    if (var->arg < 0 || t->args[var->arg].kind != KILN_ARG_INPUT)
+        return bad(c, p, "input '%s' is not an input arg", input);
+    if (parse_pattern(pat, &var->pattern) < 0)
+        return bad(c, p, "unknown pattern '%s' (constant-rows, mixed-magnitudes, tiny)", pat);
+    if (var->scale == 1.0 && var->offset == 0.0 && var->pattern == KILN_PAT_NONE)
+        return bad(c, p, "changes nothing: give scale, offset or pattern%s", NULL);
+    return 0;
+}
+
+static int load_stability(ctx *c, const cJSON *root, kiln_task *t)
+{
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(root, "stability");
+    if (!st)
+        return 0;
+    if (!cJSON_IsArray(st) || cJSON_GetArraySize(st) > KILN_MAX_VARIANTS)
+        return bad(c, "stability", "must be an array of at most 16 variants%s", NULL);
+    const cJSON *v;
+    cJSON_ArrayForEach(v, st) {
+        t->nvariants++;
+        if (load_variant(c, v, t->nvariants - 1, t) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* A shape object {"rows": 64, "cols": 4096} naming every dim once. */
+static int load_shape_obj(ctx *c, const cJSON *s, const char *p, const kiln_task *t,
+                          kiln_shape *out)
+{
+    if (!cJSON_IsObject(s))
+        return bad(c, p, "must be an object of dim sizes%s", NULL);
+    for (int i = 0; i < t->ndims; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(s, t->dims[i]);
+        if (!cJSON_IsNumber(v))
+            return bad(c, p, "missing or non-numeric size of dim '%s'", t->dims[i]);
+        if (v->valuedouble < 1 || v->valuedouble > (1 << 30) || v->valuedouble != (double)(int64_t)v->valuedouble)
+            return bad(c, p, "size of dim '%s' must be an integer from 1 to 2^30", t->dims[i]);
+        out->d[i] = (int64_t)v->valuedouble;
+    }
+    const cJSON *v;
+    cJSON_ArrayForEach(v, s) {
+        if (kiln_task_dim(t, v->string) < 0)
+            return bad(c, p, "unknown dim '%s'", v->string);
+    }
+    return 0;
+}
+
+static int load_shape_list(ctx *c, const cJSON *arr, const char *p, const kiln_task *t,
+                           kiln_shape *out, int *n)
+{
+    if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) == 0 ||
+        cJSON_GetArraySize(arr) > KILN_MAX_SHAPES)
+        return bad(c, p, "must be an array of 1 to 48 shapes%s", NULL);
+    const cJSON *s;
+    *n = 0;
+    cJSON_ArrayForEach(s, arr) {
+        char sp[160];
+        snprintf(sp, sizeof sp, "%s[%d]", p, *n);
+        if (load_shape_obj(c, s, sp, t, &out[*n]) < 0)
+            return -1;
+        (*n)++;
+    }
+    return 0;
+}
+
+static int load_groups(ctx *c, const cJSON *root, kiln_task *t)
+{
+    const cJSON *groups = cJSON_GetObjectItemCaseSensitive(root, "groups");
+    if (!cJSON_IsObject(groups) || !groups->child)
+        return bad(c, "groups", "must be an object of named shape groups%s", NULL);
+    const cJSON *g;
+    cJSON_ArrayForEach(g, groups) {
+        if (t->ngroups == KILN_MAX_GROUPS)
+            return bad(c, "groups", "too many groups (limit 8)%s", NULL);
+        kiln_group *grp = &t->groups[t->ngroups++];
+        char p[96];
+        snprintf(p, sizeof p, "groups.%s", g->string);
+        if (!valid_name(g->string) || strlen(g->string) >= KILN_NAME_MAX)
+            return bad(c, p, "group name must be an identifier%s", NULL);
+        strcpy(grp->name, g->string);
+        strcat(p, ".visible");
+        if (load_shape_list(c, cJSON_GetObjectItemCaseSensitive(g, "visible"), p, t,
+                            grp->visible, &grp->nvisible) < 0)
+            return -1;
+    }
+    char dg[KILN_NAME_MAX];
+    if (get_string(c, root, "default_group", "", 1, dg, sizeof dg) < 0)
+        return -1;
+    t->default_group = kiln_task_group(t, dg);
+    if (t->default_group < 0)
+        return bad(c, "default_group", "no group named '%s'", dg);
+    return 0;
+}
+
+static int load_expr(ctx *c, const cJSON *obj, const char *key, const char *p,
+                     const kiln_task *t, char *buf)
+{
+    if (get_string(c, obj, key, p, 1, buf, KILN_EXPR_MAX) < 0)
+        return -1;
+    char names[16][64], fp[96];
+    kiln_error e;
+    snprintf(fp, sizeof fp, "%s.%s", p, key);
+    int n = kiln_expr_names(buf, names, 16, &e);
+    if (n < 0)
+        return bad(c, fp, "%.400s", e.msg);
+    for (int i = 0; i < n; i++)
+        if (kiln_task_dim(t, names[i]) < 0)
+            return bad(c, fp, "unknown name '%.64s' (only dims and sizeof(T) may appear)", names[i]);
+    return 0;
+}
+
+static int load_tolerance(ctx *c, const cJSON *root, kiln_task *t)
+{
+    const cJSON *tol = cJSON_GetObjectItemCaseSensitive(root, "tolerance");
+    if (!cJSON_IsObject(tol))
+        return bad(c, "tolerance", "missing or not an object%s", NULL);
+    char red[KILN_NAME_MAX];
+    if (get_string(c, tol, "reduction", "tolerance", 0, red, sizeof red) < 0 ||
+        get_number(c, tol, "floor_rel", "tolerance", 0, 1e-6, &t->floor_rel) < 0)
+        return -1;
+    t->reduction_dim = red[0] ? kiln_task_dim(t, red) : -1;
+    if (red[0] && t->reduction_dim < 0)
+        return bad(c, "tolerance.reduction", "unknown dim '%s'", red);
+    if (!(t->floor_rel >= 0 && t->floor_rel < 1))
+        return bad(c, "tolerance.floor_rel", "must be in [0, 1)%s", NULL);
+    const cJSON *dts = cJSON_GetObjectItemCaseSensitive(tol, "dtypes");
+    if (!cJSON_IsObject(dts) || !dts->child)
+        return bad(c, "tolerance.dtypes", "must map each dtype to {\"ulps\", \"per_sqrt\"}%s", NULL);
+    const cJSON *d;
+    cJSON_ArrayForEach(d, dts) {
+        char p[96];
+        snprintf(p, sizeof p, "tolerance.dtypes.%s", d->string);
+        if (t->ntolerances == KILN_MAX_DTYPES)
+            return bad(c, p, "too many dtypes%s", NULL);
+        kiln_tolerance_spec *ts = &t->tolerances[t->ntolerances++];
+        ts->dtype = kiln_dtype_parse(d->string);
+        if (!kiln_dtype_is_float(ts->dtype))
+            return bad(c, p, "'%s' is not a float dtype", d->string);
+        if (get_number(c, d, "ulps", p, 1, 0, &ts->ulps) < 0 ||
+            get_number(c, d, "per_sqrt", p, 0, 0, &ts->per_sqrt) < 0 ||
+            get_number(c, d, "per_n", p, 0, 0, &ts->per_n) < 0)
+            return -1;
+        if (!(ts->ulps >= 0.5 && ts->ulps <= 1e6) || !(ts->per_sqrt >= 0 && ts->per_sqrt <= 1e4) ||
+            !(ts->per_n >= 0 && ts->per_n <= 16))
+            return bad(c, p, "ulps must be in [0.5, 1e6], per_sqrt in [0, 1e4], per_n in [0, 16]%s", NULL);
+    }
+    for (int i = 0; i < t->ncpu_dtypes; i++)
+        if (!kiln_task_tolerance(t, t->cpu_dtypes[i]))
+            return bad(c, "tolerance.dtypes", "no tolerance for dtype %s",
+                       kiln_dtype_name(t->cpu_dtypes[i]));
+    return 0;
+}
+
+/* A path relative to the task directory, checked to exist. */
+static int load_path(ctx *c, const cJSON *root, const char *key, kiln_task *t, char *out)
+{
+    const cJSON *obj = cJSON_GetObjectItemCaseSensitive(root, key);
+    char rel[PATH_MAX], p[64];
+    snprintf(p, sizeof p, "%s", key);
+    if (!cJSON_IsObject(obj))
+        return bad(c, p, "must be an object {\"cpu\": \"file.c\"}%s", NULL);
+    if (get_string(c, obj, "cpu", p, 1, rel, sizeof rel) < 0)
+        return -1;
+    char joined[PATH_MAX * 2];
+    snprintf(joined, sizeof joined, "%s/%s", t->dir, rel);
+    if (!realpath(joined, out)) {
+        snprintf(p, sizeof p, "%s.cpu", key);
+        return bad(c, p, "file '%.300s' not found", rel);
+    }
+    return 0;
+}
+
+static int load_task_json(ctx *c, const cJSON *root, kiln_task *t)
+{
+    if (get_string(c, root, "name", "", 1, t->name, sizeof t->name) < 0 ||
+        get_string(c, root, "description", "", 1, t->description, sizeof t->description) < 0)
+        return -1;
+    if (!valid_name(t->name))
+        return bad(c, "name", "'%s' is not an identifier", t->name);
+    const cJSON *det = cJSON_GetObjectItemCaseSensitive(root, "deterministic");
+    if (det && !cJSON_IsBool(det))
+        return bad(c, "deterministic", "must be true or false%s", NULL);
+    t->deterministic = det ? cJSON_IsTrue(det) : 1;
+    const cJSON *cost = cJSON_GetObjectItemCaseSensitive(root, "cost");
+    if (load_dims(c, root, t) < 0 || load_args(c, root, t) < 0 || load_dtypes(c, root, t) < 0 ||
+        load_stability(c, root, t) < 0 || load_groups(c, root, t) < 0 ||
+        load_tolerance(c, root, t) < 0)
+        return -1;
+    if (!cJSON_IsObject(cost))
+        return bad(c, "cost", "must be an object {\"bytes\": expr, \"flops\": expr}%s", NULL);
+    if (load_expr(c, cost, "bytes", "cost", t, t->cost_bytes) < 0 ||
+        load_expr(c, cost, "flops", "cost", t, t->cost_flops) < 0)
+        return -1;
+    return load_path(c, root, "reference", t, t->reference_cpu) < 0 ||
+                   load_path(c, root, "baseline", t, t->baseline_cpu) < 0
+               ? -1
+               : 0;
+}
+
+static int load_random(ctx *c, const cJSON *r, const char *p, const kiln_task *t, kiln_group *g)
+{
+    char rp[128];
+    snprintf(rp, sizeof rp, "%s.random", p);
+    if (!cJSON_IsObject(r))
+        return bad(c, rp, "must be an object {\"count\", \"ranges\"}%s", NULL);
+    double count;
+    if (get_number(c, r, "count", rp, 1, 0, &count) < 0)
+        return -1;
+    if (count < 0 || count > 16 || count != (int)count)
+        return bad(c, rp, "count must be an integer from 0 to 16%s", NULL);
+    g->nrandom = (int)count;
+    const cJSON *ranges = cJSON_GetObjectItemCaseSensitive(r, "ranges");
+    for (int i = 0; i < t->ndims; i++) {
+        const cJSON *rg = ranges ? cJSON_GetObjectItemCaseSensitive(ranges, t->dims[i]) : NULL;
+        if (!cJSON_IsArray(rg) || cJSON_GetArraySize(rg) != 2 ||
+            !cJSON_IsNumber(cJSON_GetArrayItem(rg, 0)) || !cJSON_IsNumber(cJSON_GetArrayItem(rg, 1)))
+            return bad(c, rp, "ranges needs [low, high] for dim '%s'", t->dims[i]);
+        g->range_lo[i] = (int64_t)cJSON_GetArrayItem(rg, 0)->valuedouble;
+        g->range_hi[i] = (int64_t)cJSON_GetArrayItem(rg, 1)->valuedouble;
+        if (g->range_lo[i] < 1 || g->range_hi[i] < g->range_lo[i] || g->range_hi[i] > (1 << 30))
+            return bad(c, rp, "range of dim '%s' must satisfy 1 <= low <= high <= 2^30", t->dims[i]);
+    }
+    return 0;
+}
+
+/* The promises hidden shapes make: beyond every visible size in every dim,
+ * and not all multiples of 4 (vector widths), so tails are exercised. */
+static int check_hidden_cover(ctx *c, const char *p, const kiln_task *t, const kiln_group *g)
+{
+    for (int d = 0; d < t->ndims; d++) {
+        int64_t vmax = 0, hmax = 0;
+        int odd = 0;
+        for (int i = 0; i < g->nvisible; i++)
+            vmax = g->visible[i].d[d] > vmax ? g->visible[i].d[d] : vmax;
+        for (int i = 0; i < g->nhidden; i++) {
+            hmax = g->hidden[i].d[d] > hmax ? g->hidden[i].d[d] : hmax;
+            odd |= g->hidden[i].d[d] % 4 != 0;
+        }
+        if (hmax <= vmax)
+            return bad(c, p, "no hidden size of dim '%s' exceeds the largest visible one", t->dims[d]);
+        if (!odd)
+            return bad(c, p, "every hidden size of dim '%s' is a multiple of 4; add odd sizes", t->dims[d]);
+    }
+    return 0;
+}
+
+static int load_hidden_json(ctx *c, const cJSON *root, kiln_task *t)
+{
+    const cJSON *groups = cJSON_GetObjectItemCaseSensitive(root, "groups");
+    if (!cJSON_IsObject(groups))
+        return bad(c, "groups", "must be an object keyed by group name%s", NULL);
+    for (int i = 0; i < t->ngroups; i++) {
+        kiln_group *g = &t->groups[i];
+        char p[96], sp[128];
+        snprintf(p, sizeof p, "groups.%s", g->name);
+        const cJSON *hg = cJSON_GetObjectItemCaseSensitive(groups, g->name);
+        if (!cJSON_IsObject(hg))
+            return bad(c, p, "missing: every group needs hidden shapes%s", NULL);
+        snprintf(sp, sizeof sp, "%s.shapes", p);
+        if (load_shape_list(c, cJSON_GetObjectItemCaseSensitive(hg, "shapes"), sp, t, g->hidden,
+                            &g->nhidden) < 0)
+            return -1;
+        const cJSON *r = cJSON_GetObjectItemCaseSensitive(hg, "random");
+        if (r && load_random(c, r, p, t, g) < 0)
+            return -1;
+        if (check_hidden_cover(c, p, t, g) < 0)
+            return -1;
+    }
+    const cJSON *g;
+    cJSON_ArrayForEach(g, groups) {
+        if (kiln_task_group(t, g->string) < 0)
+            return bad(c, "groups", "'%s' is not a group of task.json", g->string);
+    }
+    return 0;
+}
+
+int kiln_task_load(const char *dir, kiln_task *t, kiln_error *err)
+{
+    memset(t, 0, sizeof *t);
+    if (!realpath(dir, t->dir))
+        return kiln_fail(err, "task directory '%s': %s", dir, strerror(errno));
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/task.json", t->dir);
+    ctx c = {path, err};
+    cJSON *root = parse_json_file(path, err);
+    if (!root)
+        return -1;
+    int rc = load_task_json(&c, root, t);
+    cJSON_Delete(root);
+    if (rc < 0)
+        return -1;
+    snprintf(path, sizeof path, "%s/hidden.json", t->dir);
+    root = parse_json_file(path, err);
+    if (!root)
+        return -1;
+    rc = load_hidden_json(&c, root, t);
+    cJSON_Delete(root);
+    return rc;
+}
+
+int kiln_task_find(const char *name, kiln_task *t, kiln_error *err)
+{
+    struct stat st;
+    if (strchr(name, '/') || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+        return kiln_task_load(name, t, err);
+    if (!valid_name(name))
+        return kiln_fail(err, "'%s' is not a task name", name);
+    char path[PATH_MAX];
+    const char *env = getenv("KILN_TASKS");
+    if (env && *env) {
+        snprintf(path, sizeof path, "%s/%s", env, name);
+        if (stat(path, &st) == 0)
+            return kiln_task_load(path, t, err);
+    }
+    snprintf(path, sizeof path, "%s/%s", KILN_TASKS_DIR, name);
+    if (stat(path, &st) != 0)
+        return kiln_fail(err, "no task named '%s' (looked in %s%s%s)", name,
+                         env && *env ? env : "", env && *env ? " and " : "", KILN_TASKS_DIR);
+    return kiln_task_load(path, t, err);
+}
+
+const kiln_tolerance_spec *kiln_task_tolerance(const kiln_task *t, kiln_dtype dt)
+{
+    for (int i = 0; i < t->ntolerances; i++)
+        if (t->tolerances[i].dtype == dt)
+            return &t->tolerances[i];
+    return NULL;
+}
+
+int kiln_task_supports(const kiln_task *t, kiln_dtype dt)
+{
+    for (int i = 0; i < t->ncpu_dtypes; i++)
+        if (t->cpu_dtypes[i] == dt)
+            return 1;
+    return 0;
+}
+
+kiln_dtype kiln_arg_dtype(const kiln_arg *arg, kiln_dtype dt)
+{
+    return arg->dtype_is_var ? dt : arg->dtype;
+}
+
+int64_t kiln_arg_elems(const kiln_arg *arg, const kiln_shape *shape)
+{
+    int64_t n = 1;
+    for (int i = 0; i < arg->rank; i++)
+        n *= shape->d[arg->shape[i]];
+    return n;
+}
+
+typedef struct cost_ctx {
+    const kiln_task *t;
+    const kiln_shape *shape;
+    kiln_dtype dt;
+} cost_ctx;
+
+static int cost_lookup(void *p, const char *name, size_t len, kiln_value *out)
+{
+    cost_ctx *c = p;
+    for (int i = 0; i < c->t->ndims; i++)
+        if (strlen(c->t->dims[i]) == len && memcmp(c->t->dims[i], name, len) == 0) {
+            out->is_float = 0;
+            out->i = c->shape->d[i];
+            return 0;
+        }
+    return -1;
+}
+
+static int cost_sizeof(void *p, const char *type, size_t len, int64_t *bytes)
+{
+    cost_ctx *c = p;
+    char name[16];
+    if (len >= sizeof name)
+        return -1;
+    memcpy(name, type, len);
+    name[len] = '\0';
+    kiln_dtype dt = strcmp(name, "T") == 0 ? c->dt : kiln_dtype_parse(name);
+    if (dt == KILN_DT_INVALID)
+        return -1;
+    *bytes = (int64_t)kiln_dtype_size(dt);
+    return 0;
+}
+
+int kiln_task_cost(const kiln_task *t, const char *expr, const kiln_shape *shape,
+                   kiln_dtype dt, double *out, kiln_error *err)
+{
+    cost_ctx c = {t, shape, dt};
+    kiln_expr_env env = {cost_lookup, cost_sizeof, &c};
+    kiln_value v;
+    if (kiln_expr_eval(expr, &env, &v, err) < 0)
+        return -1;
+    *out = kiln_value_to_double(v);
+    return 0;
+}
+
+void kiln_shape_format(const kiln_task *t, const kiln_shape *s, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < t->ndims && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%s=%lld", i ? " " : "", t->dims[i],
+                                 (long long)s->d[i]);
+}
+
+void kiln_task_cpu_signature(const kiln_task *t, kiln_dtype dt, char *buf, size_t len)
+{
+    size_t used = (size_t)snprintf(buf, len, "void %s(", t->name);
+    for (int i = 0; i < t->nargs && used < len; i++) {
+        const kiln_arg *a = &t->args[i];
+        const char *ct = kiln_dtype_ctype(kiln_arg_dtype(a, dt));
+        const char *sep = i ? ", " : "";
+        if (a->kind == KILN_ARG_INPUT)
+            used += (size_t)snprintf(buf + used, len - used, "%sconst %s *%s", sep, ct, a->name);
+        else if (a->kind == KILN_ARG_OUTPUT)
+            used += (size_t)snprintf(buf + used, len - used, "%s%s *%s", sep, ct, a->name);
+        else
+            used += (size_t)snprintf(buf + used, len - used, "%s%s %s", sep, ct, a->name);
+    }
+    if (used < len)
+        snprintf(buf + used, len - used, ")");
+}

@@ -1,0 +1,141 @@
+/* task.h - a kernel task: its dims, args, inputs, shapes, cost and tolerance.
+ *
+ * A task is a directory with task.json (what an agent may see) and
+ * hidden.json (shapes and random ranges it must not see) plus trusted code.
+ * The loader validates everything up front so later stages can trust the
+ * struct; docs/task-format.md describes the files. */
+#ifndef KILN_TASK_H
+#define KILN_TASK_H
+
+#include <limits.h>
+#include <stdint.h>
+
+#include "dtype.h"
+#include "kiln_error.h"
+
+#define KILN_MAX_DIMS 8
+#define KILN_MAX_ARGS 16
+#define KILN_MAX_SHAPES 48
+#define KILN_MAX_GROUPS 8
+#define KILN_MAX_VARIANTS 16
+#define KILN_MAX_DTYPES 4
+#define KILN_NAME_MAX 32
+#define KILN_EXPR_MAX 256
+
+typedef enum kiln_arg_kind {
+    KILN_ARG_INPUT,
+    KILN_ARG_OUTPUT,
+    KILN_ARG_DIM,
+    KILN_ARG_SCALAR,
+} kiln_arg_kind;
+
+typedef enum kiln_dist {
+    KILN_DIST_NONE,
+    KILN_DIST_NORMAL,   /* a = mean, b = standard deviation */
+    KILN_DIST_UNIFORM,  /* a = low, b = high */
+} kiln_dist;
+
+typedef struct kiln_arg {
+    char name[KILN_NAME_MAX];
+    kiln_arg_kind kind;
+    int dtype_is_var;             /* dtype is the task's type variable T */
+    kiln_dtype dtype;             /* concrete dtype when !dtype_is_var */
+    int rank;
+    int shape[KILN_MAX_DIMS];     /* indices into kiln_task.dims */
+    double value;                 /* scalars: the value passed */
+    kiln_dist dist;               /* inputs: how values are drawn */
+    double dist_a, dist_b;
+} kiln_arg;
+
+typedef enum kiln_pattern {
+    KILN_PAT_NONE,
+    KILN_PAT_CONSTANT_ROWS,       /* each row (last dim) holds one value */
+    KILN_PAT_MIXED,               /* magnitudes spread over 10^-4 .. 10^4 */
+    KILN_PAT_TINY,                /* values near the dtype's smallest normal */
+} kiln_pattern;
+
+typedef struct kiln_variant {
+    char name[KILN_NAME_MAX];
+    int arg;                      /* index of the input it changes */
+    double scale, offset;         /* value = drawn * scale + offset */
+    kiln_pattern pattern;
+} kiln_variant;
+
+typedef struct kiln_shape {
+    int64_t d[KILN_MAX_DIMS];
+} kiln_shape;
+
+typedef struct kiln_group {
+    char name[KILN_NAME_MAX];
+    kiln_shape visible[KILN_MAX_SHAPES];
+    int nvisible;
+    kiln_shape hidden[KILN_MAX_SHAPES];   /* from hidden.json */
+    int nhidden;
+    int nrandom;                          /* fresh shapes drawn per job */
+    int64_t range_lo[KILN_MAX_DIMS], range_hi[KILN_MAX_DIMS];
+} kiln_group;
+
+typedef struct kiln_tolerance_spec {
+    kiln_dtype dtype;
+    double ulps;                  /* base budget in ULPs of the output dtype */
+    double per_sqrt;              /* added per sqrt(reduction length) */
+    double per_n;                 /* added per element of the reduction: the
+                                     worst case of one float accumulator */
+} kiln_tolerance_spec;
+
+typedef struct kiln_task {
+    char dir[PATH_MAX];
+    char name[KILN_NAME_MAX];
+    char description[512];
+    int ndims;
+    char dims[KILN_MAX_DIMS][KILN_NAME_MAX];
+    int nargs;
+    kiln_arg args[KILN_MAX_ARGS];
+    int ncpu_dtypes;
+    kiln_dtype cpu_dtypes[KILN_MAX_DTYPES];
+    int nvariants;
+    kiln_variant variants[KILN_MAX_VARIANTS];
+    int ngroups;
+    kiln_group groups[KILN_MAX_GROUPS];
+    int default_group;
+    char cost_bytes[KILN_EXPR_MAX];
+    char cost_flops[KILN_EXPR_MAX];
+    int reduction_dim;            /* index into dims, -1 if none */
+    double floor_rel;
+    int ntolerances;
+    kiln_tolerance_spec tolerances[KILN_MAX_DTYPES];
+    int deterministic;            /* determinism stage required */
+    char reference_cpu[PATH_MAX]; /* absolute paths */
+    char baseline_cpu[PATH_MAX];
+} kiln_task;
+
+/* Load and validate dir/task.json and dir/hidden.json. */
+int kiln_task_load(const char *dir, kiln_task *task, kiln_error *err);
+
+/* Find a task by name (in $KILN_TASKS, then the built-in tasks directory)
+ * or, when name_or_dir contains a '/', load that directory. */
+int kiln_task_find(const char *name_or_dir, kiln_task *task, kiln_error *err);
+
+int kiln_task_group(const kiln_task *task, const char *name);
+int kiln_task_dim(const kiln_task *task, const char *name);
+const kiln_tolerance_spec *kiln_task_tolerance(const kiln_task *task, kiln_dtype dt);
+int kiln_task_supports(const kiln_task *task, kiln_dtype dt);
+
+/* The concrete dtype of an arg for a run whose type variable is dt. */
+kiln_dtype kiln_arg_dtype(const kiln_arg *arg, kiln_dtype dt);
+
+/* Elements of an input/output arg at a shape. */
+int64_t kiln_arg_elems(const kiln_arg *arg, const kiln_shape *shape);
+
+/* Evaluate a cost expression at a shape; dims and sizeof(T) are known. */
+int kiln_task_cost(const kiln_task *task, const char *expr, const kiln_shape *shape,
+                   kiln_dtype dt, double *out, kiln_error *err);
+
+/* "rows=64 cols=4096" */
+void kiln_shape_format(const kiln_task *task, const kiln_shape *shape, char *buf, size_t len);
+
+/* The C prototype a CPU candidate defines, e.g. for rmsnorm f32:
+ * "void rmsnorm(const float *x, ..., float eps)". */
+void kiln_task_cpu_signature(const kiln_task *task, kiln_dtype dt, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,126 @@
+/* verdict.c - the verdict as JSON (docs/verdict.md), built with cJSON. */
+#include "verdict.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define KILN_VERIFIER_VERSION "0.1.0"
+
+void kiln_verdict_flag(kiln_verdict *v, const char *fmt, ...)
+{
+    if (v->nflags == KILN_MAX_FLAGS)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(v->flags[v->nflags++], sizeof v->flags[0], fmt, ap);
+    va_end(ap);
+}
+
+/* JSON has no Inf/NaN: such numbers become null. */
+static void add_num(cJSON *o, const char *k, double x)
+{
+    if (isfinite(x))
+        cJSON_AddNumberToObject(o, k, x);
+    else
+        cJSON_AddNullToObject(o, k);
+}
+
+static cJSON *stats_json(const kiln_time_stats *s)
+{
+    cJSON *o = cJSON_CreateObject();
+    add_num(o, "median_ns", s->median_ns);
+    add_num(o, "p20_ns", s->p20_ns);
+    add_num(o, "p80_ns", s->p80_ns);
+    cJSON_AddNumberToObject(o, "count", s->count);
+    return o;
+}
+
+static cJSON *shape_json(const kiln_shape_result *r, const kiln_task *t, const char *dtype)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "id", r->id);
+    cJSON_AddBoolToObject(o, "visible", r->visible);
+    if (r->visible) {
+        cJSON *d = cJSON_AddObjectToObject(o, "dims");
+        for (int i = 0; i < t->ndims; i++)
+            cJSON_AddNumberToObject(d, t->dims[i], (double)r->shape.d[i]);
+    }
+    cJSON_AddStringToObject(o, "dtype", dtype);
+    if (r->checked) {
+        add_num(o, "max_err_ulps", r->max_err_ulps);
+        add_num(o, "budget_ulps", r->budget_ulps);
+        add_num(o, "rel_l2", r->rel_l2);
+    }
+    if (r->timed) {
+        cJSON *tm = cJSON_AddObjectToObject(o, "time");
+        cJSON_AddItemToObject(tm, "candidate", stats_json(&r->cand));
+        cJSON_AddItemToObject(tm, "baseline", stats_json(&r->base));
+        cJSON *tim = cJSON_AddObjectToObject(o, "timers");
+        add_num(tim, "candidate_reported_ns", r->cand.median_ns);
+        add_num(tim, "candidate_round_trip_ns", r->cand_rt_ns);
+        add_num(tim, "baseline_reported_ns", r->base.median_ns);
+        add_num(tim, "baseline_round_trip_ns", r->base_rt_ns);
+        add_num(o, "speedup", r->speedup);
+        add_num(o, "bytes", r->bytes);
+        add_num(o, "flops", r->flops);
+        add_num(o, "floor_ns", r->floor_ns);
+        add_num(o, "roofline_fraction", r->roofline_fraction);
+    }
+    return o;
+}
+
+static void add_env(cJSON *root, const kiln_verdict *v)
+{
+    cJSON *env = cJSON_AddObjectToObject(root, "environment");
+    cJSON_AddStringToObject(env, "cpu", v->cpu_model);
+    cJSON_AddStringToObject(env, "host", v->hostname);
+    cJSON_AddStringToObject(env, "kernel", v->kernel);
+    add_num(env, "bandwidth_gbps", v->bandwidth_gbps);
+    cJSON *sb = cJSON_AddObjectToObject(root, "sandbox");
+    cJSON_AddStringToObject(sb, "protections", v->sandbox);
+    cJSON_AddStringToObject(sb, "trust", v->trust_level_cpu
+                                             ? "cpu: candidate shares the worker's address space; "
+                                               "times cross-checked against round trips and rusage"
+                                             : "device code only");
+    cJSON *ru = cJSON_AddObjectToObject(root, "rusage");
+    add_num(ru, "worker_user_s", v->worker_user_s);
+    add_num(ru, "worker_sys_s", v->worker_sys_s);
+    add_num(ru, "worker_wall_s", v->worker_wall_s);
+    cJSON_AddNumberToObject(ru, "worker_maxrss_kb", (double)v->worker_maxrss_kb);
+    add_num(ru, "reported_calls_s", v->reported_s);
+}
+
+char *kiln_verdict_json(const kiln_verdict *v, const kiln_task *t, int pretty)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "status", v->status);
+    cJSON_AddStringToObject(root, "stage", v->stage);
+    cJSON_AddStringToObject(root, "code", v->code);
+    cJSON_AddStringToObject(root, "reason", v->reason);
+    cJSON_AddStringToObject(root, "feedback", v->feedback);
+    cJSON_AddStringToObject(root, "task", v->task);
+    cJSON_AddStringToObject(root, "backend", v->backend);
+    cJSON_AddStringToObject(root, "dtype", v->dtype);
+    cJSON_AddStringToObject(root, "group", v->group);
+    cJSON *shapes = cJSON_AddArrayToObject(root, "shapes");
+    for (int i = 0; i < v->nresults; i++)
+        cJSON_AddItemToArray(shapes, shape_json(&v->results[i], t, v->dtype));
+    cJSON *sum = cJSON_AddObjectToObject(root, "summary");
+    add_num(sum, "geomean_speedup", v->geomean_speedup);
+    add_num(sum, "min_speedup", v->min_speedup);
+    add_num(sum, "median_roofline_fraction", v->median_roofline);
+    cJSON *flags = cJSON_AddArrayToObject(root, "flags");
+    for (int i = 0; i < v->nflags; i++)
+        cJSON_AddItemToArray(flags, cJSON_CreateString(v->flags[i]));
+    add_env(root, v);
+    cJSON_AddStringToObject(root, "source_sha256", v->source_sha256);
+    cJSON_AddStringToObject(root, "verifier_version", KILN_VERIFIER_VERSION);
+    add_num(root, "seconds", v->seconds);
+    cJSON_AddNumberToObject(root, "calls", v->calls);
+    char *s = pretty ? cJSON_Print(root) : cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    return s;
+}

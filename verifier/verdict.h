@@ -1,0 +1,60 @@
+/* verdict.h - what a verification concludes, and its JSON form
+ * (docs/verdict.md). Hidden shapes carry ids (h1, h2 ...) but never dims. */
+#ifndef KILN_VERDICT_H
+#define KILN_VERDICT_H
+
+#include <stdint.h>
+
+#include "task.h"
+
+#define KILN_MAX_RESULTS 96
+#define KILN_MAX_FLAGS 8
+
+typedef struct kiln_time_stats {
+    double median_ns, p20_ns, p80_ns;
+    int count;
+} kiln_time_stats;
+
+typedef struct kiln_shape_result {
+    char id[16];                /* v1.. visible, h1.. hidden */
+    int visible;
+    kiln_shape shape;           /* reported only when visible */
+    double max_err_ulps, budget_ulps, rel_l2;
+    int checked;                /* correctness measured */
+    int timed;
+    kiln_time_stats cand, base; /* worker-reported, per call */
+    double cand_rt_ns, base_rt_ns;   /* median round trip seen by the verifier */
+    double speedup;             /* base median / cand median */
+    double bytes, flops;
+    double floor_ns, roofline_fraction;
+} kiln_shape_result;
+
+typedef struct kiln_verdict {
+    char status[12];            /* pass fail suspect error */
+    char stage[16];
+    char code[32];
+    char reason[640];
+    char feedback[1024];
+    char task[KILN_NAME_MAX], backend[8], dtype[8], group[KILN_NAME_MAX];
+    int nresults;
+    kiln_shape_result results[KILN_MAX_RESULTS];
+    double geomean_speedup, min_speedup, median_roofline;
+    int nflags;
+    char flags[KILN_MAX_FLAGS][160];
+    char sandbox[256];
+    char cpu_model[128], hostname[64], kernel[96];
+    double bandwidth_gbps;      /* at the largest timed shape's size */
+    double worker_user_s, worker_sys_s, worker_wall_s, reported_s;
+    long worker_maxrss_kb;
+    char source_sha256[65];
+    double seconds;
+    int calls;
+    int trust_level_cpu;        /* 1: candidate shares the worker's address space */
+} kiln_verdict;
+
+/* Allocates a JSON string (free with free()). */
+char *kiln_verdict_json(const kiln_verdict *v, const kiln_task *t, int pretty);
+void kiln_verdict_flag(kiln_verdict *v, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#endif

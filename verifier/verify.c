@@ -1,0 +1,691 @@
+/* verify.c - the stages of one CPU verification job (see verify.h).
+ *
+ * The job owns a private temporary directory with two worker directories:
+ * cand/ (candidate and baseline libraries, served by one sandboxed worker
+ * so both are timed by the same code in the same process) and ref/ (the
+ * trusted reference, in a process of its own). Gold outputs, seeds and
+ * hidden dims stay in this process. Stages stop at the first failure. */
+#include "verify.h"
+
+#include <errno.h>
+#include <math.h>
+#include <openssl/evp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "bandwidth.h"
+#include "call.h"
+#include "cpu_build.h"
+#include "paths.h"
+#include "rng.h"
+#include "timing.h"
+#include "worker_client.h"
+
+#define SOURCE_LIMIT (256 * 1024)
+#define MAX_JOB_SHAPES (2 * KILN_MAX_SHAPES + 16)
+
+typedef struct job {
+    const kiln_verify_opts *o;
+    const kiln_task *t;
+    const kiln_group *g;
+    kiln_verdict *v;
+    char dir[4096];
+    kiln_worker cand, ref;
+    kiln_callset cs;
+    int cs_ready;
+    kiln_shape hidden[KILN_MAX_SHAPES + 16];
+    int nhidden;
+    uint64_t deadline_ns;
+    double reported_ns;         /* sum of worker-reported call times */
+    int timer_flags;
+} job;
+
+/* ---- verdict helpers ---------------------------------------------------- */
+
+static void progress(job *j, const char *stage, const char *fmt, ...)
+{
+    if (!j->o->progress)
+        return;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    j->o->progress(j->o->progress_ctx, stage, msg);
+}
+
+static int conclude(job *j, const char *status, const char *stage, const char *code,
+                    const char *fmt, ...)
+{
+    kiln_verdict *v = j->v;
+    snprintf(v->status, sizeof v->status, "%s", status);
+    snprintf(v->stage, sizeof v->stage, "%s", stage);
+    snprintf(v->code, sizeof v->code, "%s", code);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(v->reason, sizeof v->reason, fmt, ap);
+    va_end(ap);
+    snprintf(v->feedback, sizeof v->feedback, "%s at stage %s (%s): %s", status, stage, code,
+             v->reason);
+    return 1;
+}
+
+static kiln_shape_result *result_for(job *j, const char *id, const kiln_shape *s, int visible)
+{
+    kiln_verdict *v = j->v;
+    for (int i = 0; i < v->nresults; i++)
+        if (strcmp(v->results[i].id, id) == 0)
+            return &v->results[i];
+    if (v->nresults == KILN_MAX_RESULTS)
+        return NULL;
+    kiln_shape_result *r = &v->results[v->nresults++];
+    memset(r, 0, sizeof *r);
+    snprintf(r->id, sizeof r->id, "%s", id);
+    r->visible = visible;
+    r->shape = *s;
+    return r;
+}
+
+static int out_of_time(job *j)
+{
+    if (kiln_now_ns() < j->deadline_ns)
+        return 0;
+    return conclude(j, "fail", "timing", "timeout", "the job exceeded its time limit of %d ms",
+                    j->o->job_timeout_ms);
+}
+
+/* ---- static and compile ------------------------------------------------- */
+
+static int read_source(const char *path, unsigned char **buf, size_t *len, kiln_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return kiln_fail(err, "%s: cannot open: %s", path, strerror(errno));
+    *buf = malloc(SOURCE_LIMIT + 1);
+    *len = *buf ? fread(*buf, 1, SOURCE_LIMIT + 1, f) : 0;
+    int bad = ferror(f);
+    fclose(f);
+    if (!*buf || bad)
+        return kiln_fail(err, "%s: cannot read", path);
+    return 0;
+}
+
+static void sha256_hex(const unsigned char *buf, size_t len, char out[65])
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+    EVP_Digest(buf, len, md, &n, EVP_sha256(), NULL);
+    for (unsigned i = 0; i < n && i < 32; i++)
+        sprintf(out + 2 * i, "%02x", md[i]);
+}
+
+static int stage_static(job *j, kiln_error *err)
+{
+    unsigned char *src = NULL;
+    size_t len = 0;
+    if (read_source(j->o->candidate, &src, &len, err) < 0) {
+        free(src);
+        return -1;
+    }
+    sha256_hex(src, len, j->v->source_sha256);
+    int rc = 0;
+    if (len > SOURCE_LIMIT)
+        rc = conclude(j, "fail", "static", "too-large", "the source is larger than %d KiB",
+                      SOURCE_LIMIT / 1024);
+    else if (len == 0)
+        rc = conclude(j, "fail", "static", "empty", "the source file is empty");
+    else if (memchr(src, 0, len))
+        rc = conclude(j, "fail", "static", "not-text", "the source contains NUL bytes");
+    free(src);
+    return rc;
+}
+
+static int build_one(job *j, kiln_build_role role, const char *src, const char *sub,
+                     const char *name, kiln_build_result *res, kiln_error *err)
+{
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/%s", j->dir, sub);
+    if (kiln_mkdirs(dir, err) < 0 ||
+        kiln_cpu_build(j->t, j->o->dtype, role, src, dir, name, res, err) < 0)
+        return -1;
+    return 0;
+}
+
+/* Candidate and baseline are built in separate directories so that one
+ * compile cannot see the other's files; the baseline's .so is then moved
+ * next to the candidate's for the shared worker. */
+static int stage_compile(job *j, kiln_error *err)
+{
+    kiln_build_result res;
+    progress(j, "compile", "compiling the candidate");
+    if (build_one(j, KILN_BUILD_CANDIDATE, j->o->candidate, "cand", "cand.so", &res, err) < 0)
+        return -1;
+    if (!res.ok) {
+        conclude(j, "fail", "compile", "compile-error", "%s",
+                 res.timed_out ? "the compiler timed out" : "the candidate does not compile");
+        snprintf(j->v->feedback, sizeof j->v->feedback, "fail at stage compile: %.900s", res.log);
+        return 1;
+    }
+    if (build_one(j, KILN_BUILD_CANDIDATE, j->t->baseline_cpu, "base", "base.so", &res, err) < 0)
+        return -1;
+    if (!res.ok)
+        return kiln_fail(err, "the task's baseline %s does not compile:\n%s", j->t->baseline_cpu, res.log);
+    if (build_one(j, KILN_BUILD_REFERENCE, j->t->reference_cpu, "ref", "ref.so", &res, err) < 0)
+        return -1;
+    if (!res.ok)
+        return kiln_fail(err, "the task's reference %s does not compile:\n%s", j->t->reference_cpu, res.log);
+    char from[4200], to[4200];
+    snprintf(from, sizeof from, "%s/base/base.so", j->dir);
+    snprintf(to, sizeof to, "%s/cand/base.so", j->dir);
+    if (rename(from, to) < 0)
+        return kiln_fail(err, "cannot move %s: %s", from, strerror(errno));
+    return 0;
+}
+
+/* ---- shapes and workers -------------------------------------------------- */
+
+static void draw_hidden(job *j)
+{
+    const kiln_group *g = j->g;
+    kiln_rng r;
+    kiln_rng_seed(&r, kiln_secret_seed());
+    j->nhidden = 0;
+    for (int i = 0; i < g->nhidden; i++)
+        j->hidden[j->nhidden++] = g->hidden[i];
+    for (int i = 0; i < g->nrandom; i++) {
+        kiln_shape *s = &j->hidden[j->nhidden++];
+        memset(s, 0, sizeof *s);
+        for (int d = 0; d < j->t->ndims; d++)
+            s->d[d] = kiln_rng_range(&r, g->range_lo[d], g->range_hi[d]);
+    }
+}
+
+static int all_shapes(job *j, kiln_shape *out)
+{
+    int n = 0;
+    for (int i = 0; i < j->g->nvisible; i++)
+        out[n++] = j->g->visible[i];
+    for (int i = 0; i < j->nhidden; i++)
+        out[n++] = j->hidden[i];
+    return n;
+}
+
+static int start_workers(job *j, kiln_error *err)
+{
+    kiln_shape shapes[MAX_JOB_SHAPES];
+    int n = all_shapes(j, shapes);
+    char cdir[4200], rdir[4200], clib[4300], blib[4300], rlib[4300];
+    snprintf(cdir, sizeof cdir, "%s/cand", j->dir);
+    snprintf(rdir, sizeof rdir, "%s/ref", j->dir);
+    snprintf(clib, sizeof clib, "%s/cand.so", cdir);
+    snprintf(blib, sizeof blib, "%s/base.so", cdir);
+    snprintf(rlib, sizeof rlib, "%s/ref.so", rdir);
+    kiln_worker_opts ro = {.dir = rdir, .libs = {rlib}, .nlibs = 1,
+                           .arena_bytes = kiln_arena_bytes(j->t, j->o->dtype, shapes, n, 1),
+                           .cpu_seconds = 600};
+    if (kiln_worker_start(&j->ref, &ro, err) < 0)
+        return -1;
+    if (j->ref.fault)
+        return kiln_fail(err, "the reference worker failed to start: %s", j->ref.fault_msg);
+    kiln_worker_opts co = {.dir = cdir, .libs = {clib, blib}, .nlibs = 2,
+                           .arena_bytes = kiln_arena_bytes(j->t, j->o->dtype, shapes, n, 0),
+                           .cpu_seconds = (unsigned)(j->o->job_timeout_ms / 1000 + 1),
+                           .start_timeout_ms = 5000};
+    progress(j, "smoke", "starting the worker");
+    if (kiln_worker_start(&j->cand, &co, err) < 0)
+        return -1;
+    snprintf(j->v->sandbox, sizeof j->v->sandbox, "%s", j->cand.sandbox);
+    if (j->cand.fault)
+        return conclude(j, "fail", "smoke", kiln_fault_code(j->cand.fault),
+                        "the candidate failed while being loaded: %s", j->cand.fault_msg);
+    if (kiln_callset_init(&j->cs, j->t, j->o->dtype, shapes, n, kiln_secret_seed(), err) < 0)
+        return -1;
+    j->cs_ready = 1;
+    j->cs.cand = &j->cand;
+    j->cs.ref = &j->ref;
+    j->cs.call_timeout_ms = j->o->call_timeout_ms;
+    return 0;
+}
+
+/* ---- correctness stages -------------------------------------------------- */
+
+/* One checked call of lib on fresh inputs. 0 ok, 1 verdict reached, -1 internal. */
+static int checked(job *j, const char *stage, const char *label, const kiln_shape *s,
+                   const kiln_variant *var, int lib, kiln_call_result *res, kiln_error *err)
+{
+    if (out_of_time(j))
+        return 1;
+    if (kiln_callset_prepare(&j->cs, s, var, err) < 0)
+        return -1;
+    kiln_callset_run(&j->cs, lib, res);
+    j->reported_ns += (double)res->elapsed_ns;
+    if (res->rt_ns + 1000 < res->elapsed_ns)
+        j->timer_flags++;
+    if (res->outcome == KILN_CALL_OK)
+        return 0;
+    if (lib == 1)
+        return kiln_fail(err, "the task's baseline failed on %s: %s", label, res->detail);
+    const char *code = res->outcome == KILN_CALL_FAULT ? kiln_fault_code(j->cand.fault)
+                                                       : kiln_call_code(res->outcome);
+    return conclude(j, "fail", stage, code, "%s: %s", label, res->detail);
+}
+
+/* Calibrate the per-call timeout on the trusted baseline, so a hang is
+ * caught in about a second rather than after the maximum. */
+static int calibrate(job *j, const kiln_shape *smallest, kiln_error *err)
+{
+    kiln_call_result res;
+    int rc = checked(j, "smoke", "baseline", smallest, NULL, 1, &res, err);
+    if (rc)
+        return rc;
+    double ms = (double)res.elapsed_ns / 1e6 * 200.0;
+    int t = ms < 1000 ? 1000 : ms > j->o->call_timeout_ms ? j->o->call_timeout_ms : (int)ms;
+    j->cs.call_timeout_ms = t;
+    return 0;
+}
+
+static const kiln_shape *smallest_visible(const kiln_group *g, int *index)
+{
+    int best = 0;
+    double bn = INFINITY;
+    for (int i = 0; i < g->nvisible; i++) {
+        double n = 1;
+        for (int d = 0; d < KILN_MAX_DIMS; d++)
+            n *= g->visible[i].d[d] ? (double)g->visible[i].d[d] : 1;
+        if (n < bn) {
+            bn = n;
+            best = i;
+        }
+    }
+    *index = best;
+    return &g->visible[best];
+}
+
+static const kiln_shape *largest_visible(const kiln_group *g, int *index)
+{
+    int best = 0;
+    double bn = -1;
+    for (int i = 0; i < g->nvisible; i++) {
+        double n = 1;
+        for (int d = 0; d < KILN_MAX_DIMS; d++)
+            n *= g->visible[i].d[d] ? (double)g->visible[i].d[d] : 1;
+        if (n > bn) {
+            bn = n;
+            best = i;
+        }
+    }
+    *index = best;
+    return &g->visible[best];
+}
+
+static int check_shape(job *j, const char *stage, const char *id, const kiln_shape *s,
+                       int visible, kiln_error *err)
+{
+    char label[200];
+    if (visible) {
+        char dims[128];
+        kiln_shape_format(j->t, s, dims, sizeof dims);
+        snprintf(label, sizeof label, "shape %s (%s)", id, dims);
+    } else {
+        snprintf(label, sizeof label, "hidden shape %s", id);
+    }
+    kiln_call_result res;
+    int rc = checked(j, stage, label, s, NULL, 0, &res, err);
+    kiln_shape_result *r = result_for(j, id, s, visible);
+    if (r && rc >= 0) {
+        r->checked = 1;
+        r->max_err_ulps = res.max_err_ulps > r->max_err_ulps ? res.max_err_ulps : r->max_err_ulps;
+        r->budget_ulps = res.budget_ulps;
+        r->rel_l2 = res.rel_l2 > r->rel_l2 ? res.rel_l2 : r->rel_l2;
+    }
+    return rc;
+}
+
+static int stage_smoke_visible(job *j, kiln_error *err)
+{
+    int si;
+    const kiln_shape *small = smallest_visible(j->g, &si);
+    int rc = calibrate(j, small, err);
+    char id[16];
+    snprintf(id, sizeof id, "v%d", si + 1);
+    progress(j, "smoke", "shape %s", id);
+    if (rc || (rc = check_shape(j, "smoke", id, small, 1, err)) != 0)
+        return rc;
+    for (int i = 0; i < j->g->nvisible; i++) {
+        snprintf(id, sizeof id, "v%d", i + 1);
+        progress(j, "visible", "shape %s", id);
+        if ((rc = check_shape(j, "visible", id, &j->g->visible[i], 1, err)) != 0)
+            return rc;
+    }
+    return 0;
+}
+
+static int stage_hidden(job *j, kiln_error *err)
+{
+    char id[16];
+    for (int i = 0; i < j->nhidden; i++) {
+        snprintf(id, sizeof id, "h%d", i + 1);
+        progress(j, "hidden", "shape %s", id);
+        int rc = check_shape(j, "hidden", id, &j->hidden[i], 0, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* Each variant on the largest visible shape and on the first hidden one. */
+static int stage_stability(job *j, kiln_error *err)
+{
+    int li;
+    const kiln_shape *shapes[2] = {largest_visible(j->g, &li), &j->hidden[0]};
+    for (int k = 0; k < j->t->nvariants; k++) {
+        const kiln_variant *var = &j->t->variants[k];
+        progress(j, "stability", "variant %s", var->name);
+        for (int s = 0; s < 2; s++) {
+            char label[200];
+            snprintf(label, sizeof label, "variant '%s' on %s shape %s%d", var->name,
+                     s ? "hidden" : "visible", s ? "h" : "v", s ? 1 : li + 1);
+            kiln_call_result res;
+            int rc = checked(j, "stability", label, shapes[s], var, 0, &res, err);
+            if (rc)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+static int stage_determinism(job *j, kiln_error *err)
+{
+    if (!j->t->deterministic)
+        return 0;
+    int li;
+    const kiln_shape *s = largest_visible(j->g, &li);
+    progress(j, "determinism", "shape v%d twice", li + 1);
+    kiln_call_result res;
+    char label[64];
+    snprintf(label, sizeof label, "shape v%d", li + 1);
+    int rc = checked(j, "determinism", label, s, NULL, 0, &res, err);
+    if (rc)
+        return rc;
+    unsigned char *first[KILN_MAX_ARGS] = {0};
+    size_t bytes[KILN_MAX_ARGS] = {0};
+    for (int a = 0; a < j->t->nargs; a++) {
+        const kiln_arg *arg = &j->t->args[a];
+        if (arg->kind != KILN_ARG_OUTPUT)
+            continue;
+        bytes[a] = (size_t)kiln_arg_elems(arg, s) * kiln_dtype_size(kiln_arg_dtype(arg, j->o->dtype));
+        first[a] = malloc(bytes[a]);
+        if (first[a])
+            memcpy(first[a], j->cs.last_out[a], bytes[a]);
+    }
+    kiln_callset_run(&j->cs, 0, &res);   /* the same inputs again */
+    j->reported_ns += (double)res.elapsed_ns;
+    rc = 0;
+    if (res.outcome != KILN_CALL_OK) {
+        const char *code = res.outcome == KILN_CALL_FAULT ? kiln_fault_code(j->cand.fault)
+                                                          : kiln_call_code(res.outcome);
+        rc = conclude(j, "fail", "determinism", code, "%s, second run: %s", label, res.detail);
+    }
+    for (int a = 0; a < j->t->nargs; a++) {
+        if (!rc && first[a] && memcmp(first[a], j->cs.last_out[a], bytes[a]) != 0)
+            rc = conclude(j, "fail", "determinism", "nondeterministic",
+                          "%s: the same inputs gave bitwise different '%s' on a second call",
+                          label, j->t->args[a].name);
+        free(first[a]);
+    }
+    return rc;
+}
+
+/* ---- timing and plausibility --------------------------------------------- */
+
+typedef struct samples {
+    double cand[512], base[512], cand_ovh[512], base_ovh[512];
+    int n;
+} samples;
+
+static int timed_pair(job *j, const char *label, const kiln_shape *s, samples *sm, kiln_error *err)
+{
+    int order[2] = {sm->n % 2, 1 - sm->n % 2};   /* alternate who goes first */
+    for (int k = 0; k < 2; k++) {
+        kiln_call_result res;
+        int rc = checked(j, "timing", label, s, NULL, order[k], &res, err);
+        if (rc)
+            return rc;
+        double ovh = (double)res.rt_ns - (double)res.elapsed_ns;
+        if (order[k] == 0) {
+            sm->cand[sm->n] = (double)res.elapsed_ns;
+            sm->cand_ovh[sm->n] = ovh;
+        } else {
+            sm->base[sm->n] = (double)res.elapsed_ns;
+            sm->base_ovh[sm->n] = ovh;
+        }
+    }
+    sm->n++;
+    return 0;
+}
+
+static int time_shape(job *j, int i, uint64_t budget_ns, kiln_error *err)
+{
+    const kiln_shape *s = &j->g->visible[i];
+    char id[16], label[200], dims[128];
+    snprintf(id, sizeof id, "v%d", i + 1);
+    kiln_shape_format(j->t, s, dims, sizeof dims);
+    snprintf(label, sizeof label, "timed call on shape %s (%s)", id, dims);
+    progress(j, "timing", "shape %s", id);
+    samples *sm = calloc(1, sizeof *sm);
+    if (!sm)
+        return kiln_fail(err, "out of memory");
+    kiln_shape_result *r = result_for(j, id, s, 1);
+    uint64_t t0 = kiln_now_ns();
+    int maxp = j->o->max_pairs < 512 ? j->o->max_pairs : 512, rc = 0;
+    while (sm->n < maxp) {
+        if ((rc = timed_pair(j, label, s, sm, err)) != 0)
+            break;
+        kiln_time_stats_of(sm->cand, sm->n, &r->cand);
+        kiln_time_stats_of(sm->base, sm->n, &r->base);
+        if (sm->n >= j->o->min_pairs &&
+            (kiln_now_ns() - t0 > budget_ns || kiln_timing_converged(&r->cand, &r->base)))
+            break;
+    }
+    if (rc == 0) {
+        r->timed = 1;
+        r->speedup = r->cand.median_ns > 0 ? r->base.median_ns / r->cand.median_ns : 0;
+        double co = kiln_median(sm->cand_ovh, sm->n), bo = kiln_median(sm->base_ovh, sm->n);
+        r->cand_rt_ns = r->cand.median_ns + co;
+        r->base_rt_ns = r->base.median_ns + bo;
+        /* A worker that under-reports the candidate's time shows a larger
+         * gap between its report and the round trip than the baseline's. */
+        double excess = co - bo, allowed = fmax(50e3, 0.25 * r->cand_rt_ns);
+        if (excess > allowed)
+            kiln_verdict_flag(j->v, "timer-disagreement: shape %s: the candidate's reported time "
+                              "is %.0f us below what the verifier observed", id, excess / 1e3);
+    }
+    free(sm);
+    return rc;
+}
+
+static int stage_timing(job *j, kiln_error *err)
+{
+    uint64_t per_shape = (uint64_t)j->o->timing_ms * 1000000u / (uint64_t)j->g->nvisible;
+    for (int i = 0; i < j->g->nvisible; i++) {
+        int rc = time_shape(j, i, per_shape, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static int floor_for(job *j, kiln_shape_result *r, kiln_error *err)
+{
+    double bw;
+    if (kiln_task_cost(j->t, j->t->cost_bytes, &r->shape, j->o->dtype, &r->bytes, err) < 0 ||
+        kiln_task_cost(j->t, j->t->cost_flops, &r->shape, j->o->dtype, &r->flops, err) < 0)
+        return kiln_error_prefix(err, "%s: cost", j->t->name);
+    if (kiln_cpu_bandwidth((size_t)r->bytes, &bw, err) < 0)
+        return -1;
+    j->v->bandwidth_gbps = bw / 1e9;
+    r->floor_ns = r->bytes / bw * 1e9;
+    r->roofline_fraction = r->cand.median_ns > 0 ? r->floor_ns / r->cand.median_ns : 0;
+    return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int stage_plausibility(job *j, kiln_error *err)
+{
+    kiln_verdict *v = j->v;
+    double logsum = 0, minsp = INFINITY, fr[KILN_MAX_RESULTS];
+    int n = 0;
+    for (int i = 0; i < v->nresults; i++) {
+        kiln_shape_result *r = &v->results[i];
+        if (!r->timed)
+            continue;
+        if (floor_for(j, r, err) < 0)
+            return -1;
+        if (r->cand.median_ns < 0.8 * r->floor_ns)
+            kiln_verdict_flag(v, "below-roofline: shape %s ran in %.1f us, under the %.1f us that "
+                              "moving its bytes takes at the measured bandwidth", r->id,
+                              r->cand.median_ns / 1e3, r->floor_ns / 1e3);
+        if (r->base.median_ns < 0.8 * r->floor_ns)
+            kiln_verdict_flag(v, "baseline-below-roofline: shape %s: the measurement is not "
+                              "trustworthy", r->id);
+        if (r->speedup > j->o->speedup_ceiling)
+            kiln_verdict_flag(v, "speedup-ceiling: shape %s is %.1fx faster than the baseline "
+                              "(ceiling %.0fx)", r->id, r->speedup, j->o->speedup_ceiling);
+        logsum += log(r->speedup);
+        minsp = r->speedup < minsp ? r->speedup : minsp;
+        fr[n++] = r->roofline_fraction;
+    }
+    if (j->timer_flags)
+        kiln_verdict_flag(v, "timer-disagreement: %d calls were reported as longer than their "
+                          "round trip", j->timer_flags);
+    if (n) {
+        v->geomean_speedup = exp(logsum / n);
+        v->min_speedup = minsp;
+        qsort(fr, (size_t)n, sizeof fr[0], cmp_double);
+        v->median_roofline = n % 2 ? fr[n / 2] : 0.5 * (fr[n / 2 - 1] + fr[n / 2]);
+    }
+    return 0;
+}
+
+/* The kernel's own accounting of the worker, next to what it reported. */
+static void account_worker(job *j)
+{
+    kiln_verdict *v = j->v;
+    kiln_worker_stop(&j->cand);
+    v->worker_user_s = (double)j->cand.ru.ru_utime.tv_sec + j->cand.ru.ru_utime.tv_usec / 1e6;
+    v->worker_sys_s = (double)j->cand.ru.ru_stime.tv_sec + j->cand.ru.ru_stime.tv_usec / 1e6;
+    v->worker_wall_s = (double)j->cand.lifetime_ns / 1e9;
+    v->worker_maxrss_kb = j->cand.ru.ru_maxrss;
+    v->reported_s = j->reported_ns / 1e9;
+    double cpu = v->worker_user_s + v->worker_sys_s;
+    if (!v->status[0] && j->cand.reaped && v->reported_s > 2.0 * cpu + 0.1)
+        kiln_verdict_flag(v, "timer-disagreement: the worker reported %.3f s of calls but the "
+                          "kernel accounted only %.3f s of CPU time to it", v->reported_s, cpu);
+}
+
+/* ---- the job ------------------------------------------------------------ */
+
+static void describe_env(kiln_verdict *v)
+{
+    struct utsname u;
+    kiln_cpu_model(v->cpu_model, sizeof v->cpu_model);
+    gethostname(v->hostname, sizeof v->hostname - 1);
+    if (uname(&u) == 0)
+        snprintf(v->kernel, sizeof v->kernel, "%.40s %.50s", u.sysname, u.release);
+}
+
+static int run_stages(job *j, kiln_error *err)
+{
+    int rc;
+    if ((rc = stage_static(j, err)) != 0 || (rc = stage_compile(j, err)) != 0)
+        return rc;
+    draw_hidden(j);
+    if ((rc = start_workers(j, err)) != 0 || (rc = stage_smoke_visible(j, err)) != 0 ||
+        (rc = stage_hidden(j, err)) != 0 || (rc = stage_stability(j, err)) != 0 ||
+        (rc = stage_determinism(j, err)) != 0 || (rc = stage_timing(j, err)) != 0)
+        return rc;
+    progress(j, "plausibility", "roofline and timers");
+    return stage_plausibility(j, err);
+}
+
+static void finish_status(job *j)
+{
+    kiln_verdict *v = j->v;
+    if (v->status[0])
+        return;
+    if (v->nflags) {
+        char code[32];
+        snprintf(code, sizeof code, "%.*s", (int)strcspn(v->flags[0], ":"), v->flags[0]);
+        conclude(j, "suspect", "plausibility", code, "%s", v->flags[0]);
+        return;
+    }
+    snprintf(v->status, sizeof v->status, "pass");
+    snprintf(v->stage, sizeof v->stage, "plausibility");
+    snprintf(v->code, sizeof v->code, "ok");
+    snprintf(v->reason, sizeof v->reason,
+             "correct on every shape; geomean speedup %.2fx (min %.2fx), median %.0f%% of roofline",
+             v->geomean_speedup, v->min_speedup, 100 * v->median_roofline);
+    snprintf(v->feedback, sizeof v->feedback, "pass: %s", v->reason);
+}
+
+static void init_verdict(job *j)
+{
+    kiln_verdict *v = j->v;
+    memset(v, 0, sizeof *v);
+    snprintf(v->task, sizeof v->task, "%s", j->t->name);
+    snprintf(v->backend, sizeof v->backend, "cpu");
+    snprintf(v->dtype, sizeof v->dtype, "%s", kiln_dtype_name(j->o->dtype));
+    snprintf(v->group, sizeof v->group, "%s", j->g->name);
+    v->trust_level_cpu = 1;
+    describe_env(v);
+}
+
+int kiln_verify(const kiln_verify_opts *o, kiln_verdict *v, kiln_error *err)
+{
+    job *j = calloc(1, sizeof *j);
+    if (!j)
+        return kiln_fail(err, "out of memory"), KILN_VERIFY_INTERNAL;
+    j->o = o;
+    j->t = o->task;
+    j->g = &o->task->groups[o->group];
+    j->v = v;
+    j->cand.pid = j->ref.pid = -1;
+    j->cand.req_fd = j->cand.resp_fd = j->cand.arena_fd = -1;
+    j->ref.req_fd = j->ref.resp_fd = j->ref.arena_fd = -1;
+    j->deadline_ns = kiln_now_ns() + (uint64_t)o->job_timeout_ms * 1000000u;
+    init_verdict(j);
+    uint64_t t0 = kiln_now_ns();
+    int rc = 0;
+    if (!kiln_task_supports(j->t, o->dtype))
+        rc = kiln_fail(err, "task %s has no CPU variant for dtype %s", j->t->name,
+                       kiln_dtype_name(o->dtype));
+    else if (kiln_make_tempdir("kiln-job", j->dir, sizeof j->dir, err) < 0)
+        rc = -1;
+    else
+        rc = run_stages(j, err);
+    int bad_input = rc < 0 && !v->source_sha256[0] && access(o->candidate, R_OK) != 0;
+    account_worker(j);
+    kiln_worker_stop(&j->ref);
+    if (j->cs_ready) {
+        v->calls = j->cs.calls;
+        kiln_callset_free(&j->cs);
+    }
+    if (rc >= 0)
+        finish_status(j);
+    v->seconds = (double)(kiln_now_ns() - t0) / 1e9;
+    if (j->dir[0] && !o->keep_dir)
+        kiln_remove_tree(j->dir);
+    free(j);
+    if (rc < 0)
+        return bad_input ? KILN_VERIFY_BAD_INPUT : KILN_VERIFY_INTERNAL;
+    return 0;
+}

@@ -1,0 +1,34 @@
+/* verify.h - one verification job for the CPU backend: every stage of
+ * DESIGN.md from static checks to plausibility, ending in a verdict. */
+#ifndef KILN_VERIFY_H
+#define KILN_VERIFY_H
+
+#include "kiln_error.h"
+#include "task.h"
+#include "verdict.h"
+
+typedef void (*kiln_progress_fn)(void *ctx, const char *stage, const char *message);
+
+typedef struct kiln_verify_opts {
+    const kiln_task *task;
+    const char *candidate;      /* path of the candidate source */
+    kiln_dtype dtype;
+    int group;                  /* index into task->groups */
+    int timing_ms;              /* time budget of the timing stage (default 2000) */
+    int call_timeout_ms;        /* most any one call may take (default 10000) */
+    int job_timeout_ms;         /* most the whole job may take (default 300000) */
+    int min_pairs, max_pairs;   /* timed baseline/candidate pairs per shape (5, 200) */
+    double speedup_ceiling;     /* above it: suspect (default 100) */
+    int keep_dir;               /* leave the job directory for debugging */
+    kiln_progress_fn progress;
+    void *progress_ctx;
+} kiln_verify_opts;
+
+#define KILN_VERIFY_BAD_INPUT (-2)
+#define KILN_VERIFY_INTERNAL (-3)
+
+/* 0 when a verdict was reached (see v->status), else KILN_VERIFY_BAD_INPUT
+ * or KILN_VERIFY_INTERNAL with err filled. */
+int kiln_verify(const kiln_verify_opts *o, kiln_verdict *v, kiln_error *err);
+
+#endif

@@ -1,0 +1,398 @@
+/* worker_client.c - spawning, calling and reaping kiln-worker processes.
+ *
+ * The child side of fork() only rearranges descriptors and calls execve():
+ * everything else (limits, Landlock, seccomp) is done by kiln-worker itself,
+ * so this stays safe to use from a multi-threaded daemon. Every worker runs
+ * in its own process group, which is killed as a whole when it is done. */
+#include "worker_client.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "paths.h"
+
+extern char **environ;
+
+uint64_t kiln_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+const char *kiln_fault_code(kiln_fault f)
+{
+    switch (f) {
+    case KILN_FAULT_NONE: return "none";
+    case KILN_FAULT_CRASH: return "crash";
+    case KILN_FAULT_TIMEOUT: return "timeout";
+    case KILN_FAULT_SANDBOX: return "sandbox-violation";
+    case KILN_FAULT_RESOURCE: return "resource-limit";
+    case KILN_FAULT_PROTOCOL: return "crash";
+    }
+    return "crash";
+}
+
+/* The environment a worker gets: nothing of ours but the sanitizer options
+ * a sanitizer build needs to run at all. */
+static void worker_env(char *env[], int cap, const char *tmpdir)
+{
+    static const char *keep[] = {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"};
+    static char buf[3][512], tmp[4200];
+    int n = 0;
+    env[n++] = "PATH=/usr/bin:/bin";
+    env[n++] = "LC_ALL=C";
+    if (tmpdir) {
+        snprintf(tmp, sizeof tmp, "TMPDIR=%s", tmpdir);
+        env[n++] = tmp;
+    }
+    for (int i = 0; i < 3 && n < cap - 1; i++) {
+        const char *v = getenv(keep[i]);
+        if (v) {
+            snprintf(buf[i], sizeof buf[i], "%s=%s", keep[i], v);
+            env[n++] = buf[i];
+        }
+    }
+    env[n] = NULL;
+}
+
+/* In the child: fds[0..2] become 3, 4, 5; log_fd becomes stdout and stderr. */
+static void child_exec(const char *path, char *const argv[], const int fds[3], int log_fd,
+                       const char *tmpdir)
+{
+    char *env[8];
+    worker_env(env, 8, tmpdir);
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    int devnull = open("/dev/null", O_RDONLY);
+    int moved[3];
+    for (int i = 0; i < 3; i++)   /* above 10 first, so dup2 below cannot clobber */
+        moved[i] = fds[i] >= 0 ? fcntl(fds[i], F_DUPFD, 10) : -1;
+    int log2 = fcntl(log_fd, F_DUPFD, 10);
+    dup2(devnull, 0);
+    dup2(log2, 1);
+    dup2(log2, 2);
+    for (int i = 0; i < 3; i++)
+        if (moved[i] >= 0)
+            dup2(moved[i], 3 + i);
+    closefrom(6);
+    execve(path, argv, env);
+    _exit(127);
+}
+
+static int open_log(const char *path, kiln_error *err)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return kiln_fail(err, "cannot create %s: %s", path, strerror(errno));
+    return fd;
+}
+
+static int read_full_deadline(int fd, void *buf, size_t len, uint64_t deadline_ns)
+{
+    char *p = buf;
+    while (len) {
+        uint64_t now = kiln_now_ns();
+        if (now >= deadline_ns)
+            return -2;
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        int ms = (int)((deadline_ns - now) / 1000000u) + 1;
+        int r = poll(&pfd, 1, ms);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r == 0)
+            continue;
+        ssize_t n = read(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static void reap(kiln_worker *w, int wait_ms)
+{
+    if (w->pid <= 0 || w->reaped)
+        return;
+    uint64_t deadline = kiln_now_ns() + (uint64_t)wait_ms * 1000000u;
+    while (kiln_now_ns() < deadline) {
+        pid_t r = wait4(w->pid, &w->wstatus, WNOHANG, &w->ru);
+        if (r == w->pid) {
+            w->reaped = 1;
+            break;
+        }
+        struct timespec ts = {0, 2000000};
+        nanosleep(&ts, NULL);
+    }
+    kill(-w->pid, SIGKILL);   /* the whole group, whatever it started */
+    if (!w->reaped && wait4(w->pid, &w->wstatus, 0, &w->ru) == w->pid)
+        w->reaped = 1;
+    w->lifetime_ns = kiln_now_ns() - w->started_ns;
+}
+
+/* Last line the worker wrote to its log (the sandbox names the syscall there). */
+static void log_tail(const char *path, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    off_t size = lseek(fd, 0, SEEK_END);
+    off_t from = size > 400 ? size - 400 : 0;
+    ssize_t n = pread(fd, buf, len - 1, from);
+    close(fd);
+    buf[n > 0 ? n : 0] = '\0';
+    char *end = buf + strlen(buf);
+    while (end > buf && (end[-1] == '\n' || end[-1] == '\r'))
+        *--end = '\0';
+    char *nl = strrchr(buf, '\n');
+    if (nl)
+        memmove(buf, nl + 1, strlen(nl + 1) + 1);
+}
+
+static void classify_exit(kiln_worker *w)
+{
+    char tail[420];
+    log_tail(w->log_path, tail, sizeof tail);
+    int st = w->wstatus;
+    if (WIFSIGNALED(st)) {
+        int sig = WTERMSIG(st);
+        w->fault = (sig == SIGXCPU || sig == SIGXFSZ) ? KILN_FAULT_RESOURCE
+                   : sig == SIGSYS                  ? KILN_FAULT_SANDBOX
+                                                    : KILN_FAULT_CRASH;
+        snprintf(w->fault_msg, sizeof w->fault_msg, "worker killed by signal %d (%s)%s%s", sig,
+                 strsignal(sig),
+                 sig == SIGXFSZ ? ": output or file size limit exceeded"
+                 : sig == SIGXCPU ? ": CPU time limit exceeded" : "",
+                 "");
+    } else if (WIFEXITED(st) && WEXITSTATUS(st) == KILN_WORKER_EXIT_VIOLATION) {
+        w->fault = KILN_FAULT_SANDBOX;
+        snprintf(w->fault_msg, sizeof w->fault_msg, "forbidden system call (%s)", tail);
+    } else if (WIFEXITED(st) && WEXITSTATUS(st) == KILN_WORKER_EXIT_SETUP) {
+        w->fault = KILN_FAULT_CRASH;
+        snprintf(w->fault_msg, sizeof w->fault_msg, "worker setup failed: %s", tail);
+    } else {
+        w->fault = KILN_FAULT_CRASH;
+        snprintf(w->fault_msg, sizeof w->fault_msg, "worker exited with status %d during the call%s%.300s",
+                 WIFEXITED(st) ? WEXITSTATUS(st) : -1, tail[0] ? ": " : "", tail);
+    }
+}
+
+static void fail_worker(kiln_worker *w, kiln_fault f, const char *msg)
+{
+    if (f == KILN_FAULT_TIMEOUT) {
+        kill(-w->pid, SIGKILL);
+        reap(w, 1000);
+        w->fault = f;
+        snprintf(w->fault_msg, sizeof w->fault_msg, "%s", msg);
+        return;
+    }
+    reap(w, 2000);
+    classify_exit(w);
+    if (f == KILN_FAULT_PROTOCOL && w->fault == KILN_FAULT_CRASH && WIFEXITED(w->wstatus) &&
+        WEXITSTATUS(w->wstatus) == 0)
+        snprintf(w->fault_msg, sizeof w->fault_msg, "%s", msg);
+}
+
+static int make_arena(kiln_worker *w, size_t bytes, kiln_error *err)
+{
+    w->arena_fd = memfd_create("kiln-arena", MFD_CLOEXEC);
+    if (w->arena_fd < 0 || ftruncate(w->arena_fd, (off_t)bytes) < 0)
+        return kiln_fail(err, "cannot create the call arena (%zu bytes): %s", bytes, strerror(errno));
+    w->arena = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, w->arena_fd, 0);
+    if (w->arena == MAP_FAILED) {
+        w->arena = NULL;
+        return kiln_fail(err, "cannot map the call arena: %s", strerror(errno));
+    }
+    w->arena_bytes = bytes;
+    return 0;
+}
+
+static int spawn(kiln_worker *w, const kiln_worker_opts *o, int req[2], int resp[2], kiln_error *err)
+{
+    char path[4096], arena[32], cpu[32];
+    if (kiln_worker_path(path, sizeof path, err) < 0)
+        return -1;
+    snprintf(arena, sizeof arena, "%zu", o->arena_bytes);
+    snprintf(cpu, sizeof cpu, "%u", o->cpu_seconds ? o->cpu_seconds : 60);
+    char *argv[16] = {path, "--dir", (char *)o->dir, "--arena", arena, "--cpu-seconds", cpu};
+    int n = 7;
+    for (int i = 0; i < o->nlibs; i++) {
+        argv[n++] = "--lib";
+        argv[n++] = (char *)o->libs[i];
+    }
+    argv[n] = NULL;
+    int log_fd = open_log(w->log_path, err);
+    if (log_fd < 0)
+        return -1;
+    int fds[3] = {req[0], resp[1], w->arena_fd};
+    w->started_ns = kiln_now_ns();
+    w->pid = fork();
+    if (w->pid == 0)
+        child_exec(path, argv, fds, log_fd, NULL);
+    close(log_fd);
+    if (w->pid < 0)
+        return kiln_fail(err, "fork: %s", strerror(errno));
+    setpgid(w->pid, w->pid);   /* also here, so a kill never races the child's own call */
+    return 0;
+}
+
+int kiln_worker_start(kiln_worker *w, const kiln_worker_opts *o, kiln_error *err)
+{
+    memset(w, 0, sizeof *w);
+    w->req_fd = w->resp_fd = w->arena_fd = -1;
+    snprintf(w->dir, sizeof w->dir, "%s", o->dir);
+    snprintf(w->log_path, sizeof w->log_path, "%s/worker.log", o->dir);
+    int req[2] = {-1, -1}, resp[2] = {-1, -1};
+    if (make_arena(w, o->arena_bytes, err) < 0 || pipe2(req, O_CLOEXEC) < 0 ||
+        pipe2(resp, O_CLOEXEC) < 0 || spawn(w, o, req, resp, err) < 0) {
+        if (!err->msg[0])
+            kiln_fail(err, "cannot start kiln-worker: %s", strerror(errno));
+        for (int i = 0; i < 2; i++) {
+            if (req[i] >= 0) close(req[i]);
+            if (resp[i] >= 0) close(resp[i]);
+        }
+        req[1] = resp[0] = -1;
+        kiln_worker_stop(w);
+        return -1;
+    }
+    close(req[0]);
+    close(resp[1]);
+    w->req_fd = req[1];
+    w->resp_fd = resp[0];
+    signal(SIGPIPE, SIG_IGN);
+    kiln_call_resp ready;
+    uint64_t deadline = kiln_now_ns() + (uint64_t)(o->start_timeout_ms ? o->start_timeout_ms : 10000) * 1000000u;
+    int r = read_full_deadline(w->resp_fd, &ready, sizeof ready, deadline);
+    if (r < 0 || ready.magic != KILN_MSG_READY) {
+        fail_worker(w, r == -2 ? KILN_FAULT_TIMEOUT : KILN_FAULT_PROTOCOL,
+                    r == -2 ? "worker did not start in time (load-time code hung?)" : "worker did not start");
+        return 0;   /* started, but already faulted: the caller reports w->fault */
+    }
+    memcpy(w->sandbox, ready.info, sizeof w->sandbox);
+    w->sandbox[sizeof w->sandbox - 1] = '\0';
+    return 0;
+}
+
+int kiln_worker_call(kiln_worker *w, const kiln_call_req *rq, int timeout_ms,
+                     kiln_call_resp *rs, uint64_t *rt_ns)
+{
+    if (w->fault)
+        return -1;
+    uint64_t t0 = kiln_now_ns();
+    ssize_t n = write(w->req_fd, rq, sizeof *rq);
+    if (n != (ssize_t)sizeof *rq) {
+        fail_worker(w, KILN_FAULT_PROTOCOL, "worker stopped reading requests");
+        return -1;
+    }
+    int r = read_full_deadline(w->resp_fd, rs, sizeof *rs, t0 + (uint64_t)timeout_ms * 1000000u);
+    *rt_ns = kiln_now_ns() - t0;
+    if (r == -2) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "call did not return within %d ms", timeout_ms);
+        fail_worker(w, KILN_FAULT_TIMEOUT, msg);
+        return -1;
+    }
+    if (r < 0) {
+        fail_worker(w, KILN_FAULT_PROTOCOL, "worker exited normally in the middle of a call");
+        return -1;
+    }
+    if (rs->magic != KILN_MSG_DONE || rs->nonce != rq->nonce || rs->status != 0) {
+        fail_worker(w, KILN_FAULT_PROTOCOL, "worker answered out of turn (forged or corrupt reply)");
+        if (!w->fault)
+            w->fault = KILN_FAULT_CRASH;
+        return -1;
+    }
+    return 0;
+}
+
+void kiln_worker_stop(kiln_worker *w)
+{
+    if (w->req_fd >= 0)
+        close(w->req_fd);
+    w->req_fd = -1;
+    if (w->pid > 0 && !w->reaped)
+        reap(w, 500);
+    if (w->resp_fd >= 0)
+        close(w->resp_fd);
+    w->resp_fd = -1;
+    if (w->arena)
+        munmap(w->arena, w->arena_bytes);
+    w->arena = NULL;
+    if (w->arena_fd >= 0)
+        close(w->arena_fd);
+    w->arena_fd = -1;
+}
+
+static void drain_into(int fd, char *out, size_t outlen, size_t *used)
+{
+    char tmp[4096];
+    ssize_t n;
+    while ((n = read(fd, tmp, sizeof tmp)) > 0) {
+        size_t room = outlen - 1 - *used;
+        size_t take = (size_t)n < room ? (size_t)n : room;
+        memcpy(out + *used, tmp, take);
+        *used += take;
+    }
+    out[*used] = '\0';
+}
+
+int kiln_run_confined(const char *dir, char *const argv[], int timeout_ms, char *out,
+                      size_t outlen, int *exit_code, int *timed_out, kiln_error *err)
+{
+    char path[4096], log[4200];
+    if (kiln_worker_path(path, sizeof path, err) < 0)
+        return -1;
+    snprintf(log, sizeof log, "%s/.exec.log", dir);
+    char *full[64] = {path, "--exec", (char *)dir, "--cpu-seconds", "60", "--file-bytes", "268435456", "--"};
+    int n = 8;
+    for (int i = 0; argv[i] && n < 63; i++)
+        full[n++] = argv[i];
+    full[n] = NULL;
+    kiln_worker w = {.req_fd = -1, .resp_fd = -1, .arena_fd = -1};
+    int log_fd = open_log(log, err);
+    if (log_fd < 0)
+        return -1;
+    int none[3] = {-1, -1, -1};
+    w.started_ns = kiln_now_ns();
+    w.pid = fork();
+    if (w.pid == 0)
+        child_exec(path, full, none, log_fd, dir);
+    close(log_fd);
+    if (w.pid < 0)
+        return kiln_fail(err, "fork: %s", strerror(errno));
+    setpgid(w.pid, w.pid);
+    *timed_out = 0;
+    uint64_t deadline = kiln_now_ns() + (uint64_t)timeout_ms * 1000000u;
+    while (!w.reaped && kiln_now_ns() < deadline) {
+        if (wait4(w.pid, &w.wstatus, WNOHANG, &w.ru) == w.pid)
+            w.reaped = 1;
+        else
+            usleep(2000);
+    }
+    *timed_out = !w.reaped;
+    reap(&w, 0);
+    *exit_code = WIFEXITED(w.wstatus) ? WEXITSTATUS(w.wstatus) : 128 + WTERMSIG(w.wstatus);
+    size_t used = 0;
+    int fd = open(log, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        drain_into(fd, out, outlen, &used);
+        close(fd);
+    }
+    out[used] = '\0';
+    unlink(log);
+    return 0;
+}

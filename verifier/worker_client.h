@@ -1,0 +1,72 @@
+/* worker_client.h - the verifier's side of kiln-worker: start one, call it
+ * with a deadline, and turn every way it can die into a classified failure.
+ * Also runs trusted programs (the C compiler) confined by `kiln-worker --exec`. */
+#ifndef KILN_WORKER_CLIENT_H
+#define KILN_WORKER_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include "kiln_error.h"
+#include "worker_proto.h"
+
+/* Why a worker failed, in the verdict's vocabulary. */
+typedef enum kiln_fault {
+    KILN_FAULT_NONE = 0,
+    KILN_FAULT_CRASH,
+    KILN_FAULT_TIMEOUT,
+    KILN_FAULT_SANDBOX,
+    KILN_FAULT_RESOURCE,
+    KILN_FAULT_PROTOCOL,
+} kiln_fault;
+
+const char *kiln_fault_code(kiln_fault f);
+
+typedef struct kiln_worker {
+    pid_t pid;
+    int req_fd, resp_fd;
+    int arena_fd;
+    unsigned char *arena;
+    size_t arena_bytes;
+    char dir[4096];
+    char log_path[4200];
+    char sandbox[232];
+    uint64_t started_ns;
+    uint64_t lifetime_ns;
+    struct rusage ru;       /* as wait4 saw it */
+    int reaped, wstatus;
+    kiln_fault fault;
+    char fault_msg[512];
+} kiln_worker;
+
+typedef struct kiln_worker_opts {
+    const char *dir;                          /* the worker's private directory */
+    const char *libs[KILN_WORKER_MAX_LIBS];   /* .so files inside dir */
+    int nlibs;
+    size_t arena_bytes;
+    unsigned cpu_seconds;
+    int start_timeout_ms;
+} kiln_worker_opts;
+
+int kiln_worker_start(kiln_worker *w, const kiln_worker_opts *o, kiln_error *err);
+
+/* One call. On a fault returns -1 with w->fault and w->fault_msg set and the
+ * worker reaped; the caller reports it. rt_ns is the round trip as seen here. */
+int kiln_worker_call(kiln_worker *w, const kiln_call_req *rq, int timeout_ms,
+                     kiln_call_resp *rs, uint64_t *rt_ns);
+
+/* Close, give it a moment to exit, kill the process group, reap. Idempotent. */
+void kiln_worker_stop(kiln_worker *w);
+
+/* Run argv[0] (absolute) confined to dir via kiln-worker --exec, with stdout
+ * and stderr captured into out (trimmed to outlen). *exit_code is the exit
+ * status or 128+signal; -1 return only for failure to start; timeouts set
+ * *timed_out. */
+int kiln_run_confined(const char *dir, char *const argv[], int timeout_ms, char *out,
+                      size_t outlen, int *exit_code, int *timed_out, kiln_error *err);
+
+uint64_t kiln_now_ns(void);
+
+#endif
