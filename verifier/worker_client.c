@@ -223,13 +223,15 @@ static int make_arena(kiln_worker *w, size_t bytes, kiln_error *err)
 
 static int spawn(kiln_worker *w, const kiln_worker_opts *o, int req[2], int resp[2], kiln_error *err)
 {
-    char path[4096], arena[32], cpu[32];
+    char path[4096], arena[32], cpu[32], as[32];
     if (kiln_worker_path(path, sizeof path, err) < 0)
         return -1;
     snprintf(arena, sizeof arena, "%zu", o->arena_bytes);
     snprintf(cpu, sizeof cpu, "%u", o->cpu_seconds ? o->cpu_seconds : 60);
-    char *argv[16] = {path, "--dir", (char *)o->dir, "--arena", arena, "--cpu-seconds", cpu};
-    int n = 7;
+    snprintf(as, sizeof as, "%zu", o->address_bytes);
+    char *argv[20] = {path, "--dir", (char *)o->dir, "--arena", arena, "--cpu-seconds", cpu,
+                      "--address-bytes", as};
+    int n = 9;
     for (int i = 0; i < o->nlibs; i++) {
         argv[n++] = "--lib";
         argv[n++] = (char *)o->libs[i];

@@ -47,6 +47,7 @@ typedef struct kiln_worker_opts {
     int nlibs;
     size_t arena_bytes;
     unsigned cpu_seconds;
+    size_t address_bytes;                     /* RLIMIT_AS; 0 = none */
     int start_timeout_ms;
 } kiln_worker_opts;
 

@@ -2,7 +2,7 @@
  * kiln-task: rmsnorm
  * kiln-class: 11
  * kiln-expect: fail
- * kiln-stages: hidden stability timing
+ * kiln-stages: visible hidden stability timing
  * kiln-codes: non-finite
  */
 #include <math.h>

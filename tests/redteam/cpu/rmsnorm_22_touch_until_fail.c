@@ -3,7 +3,7 @@
  * kiln-class: 22
  * kiln-expect: fail
  * kiln-stages: smoke
- * kiln-codes: crash resource-limit sandbox-violation
+ * kiln-codes: crash resource-limit sandbox-violation timeout
  */
 #include <stdlib.h>
 #include <math.h>
