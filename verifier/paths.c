@@ -69,9 +69,10 @@ int kiln_state_dir(char *buf, size_t len, kiln_error *err)
     return kiln_mkdirs(buf, err);
 }
 
-int kiln_make_tempdir(const char *prefix, char *buf, size_t len, kiln_error *err)
+int kiln_make_tempdir(const char *root, const char *prefix, char *buf, size_t len,
+                      kiln_error *err)
 {
-    const char *tmp = getenv("TMPDIR");
+    const char *tmp = root ? root : getenv("TMPDIR");
     snprintf(buf, len, "%s/%s-XXXXXX", tmp && *tmp ? tmp : "/tmp", prefix);
     if (!mkdtemp(buf))
         return kiln_fail(err, "cannot create a temporary directory %s: %s", buf, strerror(errno));

@@ -15,8 +15,9 @@ const char *kiln_cpu_include_dir(void);
 int kiln_state_dir(char *buf, size_t len, kiln_error *err);
 /* mkdir -p */
 int kiln_mkdirs(const char *path, kiln_error *err);
-/* A fresh private directory under $TMPDIR (or /tmp): prefix-XXXXXX. */
-int kiln_make_tempdir(const char *prefix, char *buf, size_t len, kiln_error *err);
+/* A fresh private directory under root (NULL: $TMPDIR or /tmp): prefix-XXXXXX. */
+int kiln_make_tempdir(const char *root, const char *prefix, char *buf, size_t len,
+                      kiln_error *err);
 /* rm -rf, without following symlinks; returns -1 if something stayed. */
 int kiln_remove_tree(const char *path);
 

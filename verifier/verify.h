@@ -22,6 +22,12 @@ typedef struct kiln_verify_opts {
     int keep_dir;               /* leave the job directory for debugging */
     kiln_progress_fn progress;
     void *progress_ctx;
+    /* Called after compiling and before the first run stage, and after the
+     * last: kilnd serialises run stages per device with these. */
+    void (*lane_acquire)(void *ctx);
+    void (*lane_release)(void *ctx);
+    void *lane_ctx;
+    const char *work_root;      /* where job directories go (default $TMPDIR) */
 } kiln_verify_opts;
 
 #define KILN_VERIFY_BAD_INPUT (-2)

@@ -44,34 +44,38 @@ const char *kiln_fault_code(kiln_fault f)
 }
 
 /* The environment a worker gets: nothing of ours but the sanitizer options
- * a sanitizer build needs to run at all. */
-static void worker_env(char *env[], int cap, const char *tmpdir)
+ * a sanitizer build needs to run at all. Built before fork(), in the
+ * caller's memory, so the child only has to call execve(). */
+typedef struct child_env {
+    char *env[8];
+    char buf[4][4200];
+} child_env;
+
+static void make_env(child_env *ce, const char *tmpdir)
 {
     static const char *keep[] = {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"};
-    static char buf[3][512], tmp[4200];
     int n = 0;
-    env[n++] = "PATH=/usr/bin:/bin";
-    env[n++] = "LC_ALL=C";
+    ce->env[n++] = "PATH=/usr/bin:/bin";
+    ce->env[n++] = "LC_ALL=C";
     if (tmpdir) {
-        snprintf(tmp, sizeof tmp, "TMPDIR=%s", tmpdir);
-        env[n++] = tmp;
+        snprintf(ce->buf[3], sizeof ce->buf[3], "TMPDIR=%s", tmpdir);
+        ce->env[n++] = ce->buf[3];
     }
-    for (int i = 0; i < 3 && n < cap - 1; i++) {
+    for (int i = 0; i < 3; i++) {
         const char *v = getenv(keep[i]);
         if (v) {
-            snprintf(buf[i], sizeof buf[i], "%s=%s", keep[i], v);
-            env[n++] = buf[i];
+            snprintf(ce->buf[i], sizeof ce->buf[i], "%s=%s", keep[i], v);
+            ce->env[n++] = ce->buf[i];
         }
     }
-    env[n] = NULL;
+    ce->env[n] = NULL;
 }
 
-/* In the child: fds[0..2] become 3, 4, 5; log_fd becomes stdout and stderr. */
+/* In the child: fds[0..2] become 3, 4, 5; log_fd becomes stdout and stderr.
+ * Only async-signal-safe calls: the parent may be multi-threaded. */
 static void child_exec(const char *path, char *const argv[], const int fds[3], int log_fd,
-                       const char *tmpdir)
+                       char *const env[])
 {
-    char *env[8];
-    worker_env(env, 8, tmpdir);
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     int devnull = open("/dev/null", O_RDONLY);
@@ -241,10 +245,12 @@ static int spawn(kiln_worker *w, const kiln_worker_opts *o, int req[2], int resp
     if (log_fd < 0)
         return -1;
     int fds[3] = {req[0], resp[1], w->arena_fd};
+    child_env ce;
+    make_env(&ce, NULL);
     w->started_ns = kiln_now_ns();
     w->pid = fork();
     if (w->pid == 0)
-        child_exec(path, argv, fds, log_fd, NULL);
+        child_exec(path, argv, fds, log_fd, ce.env);
     close(log_fd);
     if (w->pid < 0)
         return kiln_fail(err, "fork: %s", strerror(errno));
@@ -369,10 +375,12 @@ int kiln_run_confined(const char *dir, char *const argv[], int timeout_ms, char 
     if (log_fd < 0)
         return -1;
     int none[3] = {-1, -1, -1};
+    child_env ce;
+    make_env(&ce, dir);
     w.started_ns = kiln_now_ns();
     w.pid = fork();
     if (w.pid == 0)
-        child_exec(path, full, none, log_fd, dir);
+        child_exec(path, full, none, log_fd, ce.env);
     close(log_fd);
     if (w.pid < 0)
         return kiln_fail(err, "fork: %s", strerror(errno));

@@ -1,0 +1,387 @@
+#!/usr/bin/env bash
+# cli_test.sh - integration tests of the kiln command line, run against the
+# real binaries.
+#
+# usage: cli_test.sh KILN_BINARY SOURCE_DIR
+#
+# Prints one "ok - NAME" or "not ok - NAME" line per check (failures followed
+# by "#"-prefixed details), then "N passed, N failed". Exits 1 if any check
+# failed, 2 on bad usage. Needs bash and coreutils only (no python).
+set -u
+
+if [ $# -ne 2 ]; then
+    echo "usage: $0 KILN_BINARY SOURCE_DIR" >&2
+    exit 2
+fi
+KILN=$(readlink -f -- "$1")
+SRC=$(readlink -f -- "$2")
+if [ ! -x "$KILN" ] || [ ! -d "$SRC/tasks/rmsnorm" ]; then
+    echo "$0: $1 is not an executable or $2 is not the kiln source dir" >&2
+    exit 2
+fi
+
+tmp=$(mktemp -d) || exit 2
+trap 'chmod -R u+rwx "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
+export TMPDIR=$tmp
+export KILN_STATE=$tmp/state
+unset KILN_TASKS        # only the built-in tasks of $SRC
+cd "$SRC" || exit 2
+
+STARTER=kernels/rmsnorm/cpu/starter.c
+FAST=(--timing-ms 200)
+# No kiln call may hang the suite: each runs under this limit.
+LIMIT=180
+
+npass=0
+nfail=0
+probs=()
+
+# run ARGS...: run kiln; sets rc, secs, and $tmp/io/{stdout,stderr,cmd}.
+mkdir -p "$tmp/io"
+run() {
+    printf '%s' "kiln $*" > "$tmp/io/cmd"
+    local t0=$SECONDS
+    timeout -k 10 "$LIMIT" "$KILN" "$@" > "$tmp/io/stdout" 2> "$tmp/io/stderr" < /dev/null
+    rc=$?
+    secs=$((SECONDS - t0))
+}
+
+begin() { probs=(); }
+problem() { probs+=("$*"); }
+expect_rc() { [ "$rc" -eq "$1" ] || problem "exit status $rc, expected $1"; }
+# expect_out|expect_err [-F] PATTERN: stdout/stderr matches the ERE (or fixed string).
+expect_in() {
+    local stream=$1 mode=-E
+    shift
+    if [ "$1" = -F ]; then mode=-F; shift; fi
+    grep -q $mode -e "$1" "$tmp/io/$stream" || problem "$stream lacks ${mode#-} '$1'"
+}
+expect_out() { expect_in stdout "$@"; }
+expect_err() { expect_in stderr "$@"; }
+expect_not_out() {
+    local mode=-E
+    if [ "$1" = -F ]; then mode=-F; shift; fi
+    ! grep -q $mode -e "$1" "$tmp/io/stdout" || problem "stdout contains ${mode#-} '$1'"
+}
+# A JSON string field, as cJSON prints it ("key":<tab>"value").
+json_field() { printf '"%s":[[:space:]]*"%s"' "$1" "$2"; }
+
+show_io() {
+    printf '#   command: %s\n' "$(cat "$tmp/io/cmd")"
+    printf '#   exit status: %s (%s s)\n' "$rc" "$secs"
+    local s
+    for s in stdout stderr; do
+        if [ -s "$tmp/io/$s" ]; then
+            printf '#   %s (first 25 lines):\n' "$s"
+            head -n 25 "$tmp/io/$s" | sed 's/^/#     /'
+        fi
+    done
+}
+
+# finish NAME [noio]: report the check begun by begin.
+finish() {
+    if [ ${#probs[@]} -eq 0 ]; then
+        echo "ok - $1"
+        npass=$((npass + 1))
+    else
+        echo "not ok - $1"
+        local p
+        for p in "${probs[@]}"; do printf '#   %s\n' "$p"; done
+        [ "${2:-}" = noio ] || show_io
+        nfail=$((nfail + 1))
+    fi
+}
+
+# starter_passes NAME: the starter verifies as pass (used after hostile candidates).
+starter_passes() {
+    begin
+    run verify "$STARTER" --task rmsnorm --group decode "${FAST[@]}" --json
+    expect_rc 0
+    expect_out "$(json_field status pass)"
+    finish "$1"
+}
+
+# A number N as a whole word that is not part of a decimal number:
+# like grep -w, but "129" does not match in "12.129" or "129.5".
+number_re() { printf '(^|[^0-9A-Za-z_.])%s([^0-9A-Za-z_.]|\\.([^0-9]|$)|$)' "$1"; }
+
+# ---------------------------------------------------------------------------
+# 1. help and usage
+begin
+run --help
+expect_rc 0
+expect_out 'verify'
+finish "kiln --help exits 0 and mentions verify"
+
+begin
+run
+expect_rc 2
+finish "kiln with no arguments exits 2"
+
+begin
+run bogus
+expect_rc 2
+expect_err 'bogus'
+finish "kiln bogus exits 2"
+
+begin
+run verify --help
+expect_rc 0
+expect_out -F '--task'
+finish "kiln verify --help exits 0 and mentions --task"
+
+begin
+run task show --help
+expect_rc 0
+expect_out 'usage'
+finish "kiln task show --help exits 0"
+
+# ---------------------------------------------------------------------------
+# 2. the starter passes, table output (default group prefill)
+begin
+run verify "$STARTER" --task rmsnorm "${FAST[@]}"
+expect_rc 0
+expect_out '(^|[^a-z])pass([^a-z]|$)'
+expect_out -F 'rows=32 cols=1024'
+expect_out '^h[0-9]+ +hidden'
+finish "starter passes (table shows pass, visible dims and hidden rows)"
+
+# ---------------------------------------------------------------------------
+# 3. JSON verdict of the starter; no hidden-only size leaks
+begin
+run verify "$STARTER" --task rmsnorm --group decode "${FAST[@]}" --json
+cp "$tmp/io/stdout" "$tmp/starter.json"
+expect_rc 0
+expect_out "$(json_field status pass)"
+sha=$(sha256sum "$STARTER" | cut -d' ' -f1)
+expect_out "$(json_field source_sha256 "$sha")"
+for key in sandbox rusage environment verifier_version; do
+    expect_out "\"$key\":"
+done
+finish "starter --json: pass, source_sha256 = sha256sum, sandbox, rusage, environment, verifier_version"
+
+# Hidden-only sizes: numbers in hidden.json, >= 100, that are not the size
+# of a dim in any visible shape of task.json.
+task_json=tasks/rmsnorm/task.json
+hidden_json=tasks/rmsnorm/hidden.json
+dims=$(tr -d '\n' < "$task_json" | sed -n 's/.*"dims"[[:space:]]*:[[:space:]]*\[\([^]]*\)\].*/\1/p' |
+       tr -d '" \t' | tr ',' '|')
+visible=$(grep -oE "\"($dims)\"[[:space:]]*:[[:space:]]*[0-9]+" "$task_json" | grep -oE '[0-9]+$' | sort -un)
+hidden_only=()
+for n in $(grep -oE '[0-9]+' "$hidden_json" | sort -un); do
+    [ "$n" -ge 100 ] || continue
+    grep -qx -- "$n" <<< "$visible" || hidden_only+=("$n")
+done
+begin
+[ -n "$dims" ] || problem "could not read the dims of $task_json"
+[ -n "$visible" ] || problem "found no visible sizes in $task_json"
+[ ${#hidden_only[@]} -ge 3 ] || problem "found only ${#hidden_only[@]} hidden-only sizes in $hidden_json"
+finish "hidden-only sizes found (${hidden_only[*]:-none})" noio
+
+# Measurements (times, call and sample counts, rss, byte counts, error
+# budgets) are numbers the run produces, not sizes the task states; they can
+# equal a hidden size by chance, so their lines are left out. Every string
+# (reason, feedback, flags) and every dims object is searched.
+measure='"(count|calls|seconds|[a-z0-9_]*_ns|[a-z0-9_]*_s|worker_maxrss_kb|bytes|flops|speedup|[a-z_]*_speedup|[a-z_]*roofline_fraction|max_err_ulps|budget_ulps|rel_l2|bandwidth_gbps)":'
+grep -Ev "$measure" "$tmp/starter.json" > "$tmp/starter.filtered.json"
+begin
+for n in "${hidden_only[@]}"; do
+    if grep -Eq "$(number_re "$n")" "$tmp/starter.filtered.json"; then
+        problem "hidden-only size $n appears in the verdict: $(grep -nE "$(number_re "$n")" "$tmp/starter.filtered.json" | head -3 | tr '\n' ' ')"
+    fi
+done
+[ -s "$tmp/starter.filtered.json" ] || problem "no verdict to search"
+finish "starter --json verdict names no hidden-only size" noio
+
+begin
+run task show rmsnorm
+expect_rc 0
+expect_out -F 'void rmsnorm('
+for n in "${hidden_only[@]}"; do
+    if grep -Eq "$(number_re "$n")" "$tmp/io/stdout"; then
+        problem "hidden-only size $n appears: $(grep -nE "$(number_re "$n")" "$tmp/io/stdout" | head -3 | tr '\n' ' ')"
+    fi
+done
+finish "kiln task show rmsnorm names no hidden-only size"
+
+# ---------------------------------------------------------------------------
+# 4. bad input: exit 2 with a clear message
+begin
+run verify "$tmp/no-such-kernel.c" --task rmsnorm --group decode "${FAST[@]}"
+expect_rc 2
+expect_err -F 'no-such-kernel.c'
+finish "nonexistent candidate: exit 2, message names the file"
+
+begin
+run verify "$STARTER" --task no_such_task --group decode "${FAST[@]}"
+expect_rc 2
+expect_err -F 'no task named'
+expect_err -F 'no_such_task'
+finish "unknown task name: exit 2, 'no task named'"
+
+cp -r tasks/rmsnorm "$tmp/badtask"
+# Break the first arg shape: "cols" -> "colz".
+sed -i '0,/"shape": \["rows", "cols"\]/s//"shape": ["rows", "colz"]/' "$tmp/badtask/task.json"
+begin
+grep -q '"colz"' "$tmp/badtask/task.json" || problem "test setup: could not break $tmp/badtask/task.json"
+run verify "$STARTER" --task "$tmp/badtask" --group decode "${FAST[@]}"
+expect_rc 2
+expect_err -F 'task.json'
+expect_err -F 'args[0].shape'
+expect_err -F 'colz'
+finish "malformed task.json: exit 2, message names task.json and the field"
+
+begin
+run verify "$STARTER" --task rmsnorm --group decode --dtype f99 "${FAST[@]}"
+expect_rc 2
+expect_err -F 'f99'
+finish "unknown --dtype: exit 2"
+
+begin
+run verify "$STARTER" --task rmsnorm --group nosuchgroup "${FAST[@]}"
+expect_rc 2
+expect_err -F 'nosuchgroup'
+finish "unknown --group: exit 2"
+
+begin
+run verify "$STARTER" --task rmsnorm --group decode --backend cuda "${FAST[@]}"
+expect_rc 2
+expect_err -F 'cuda'
+finish "--backend cuda: exit 2"
+
+begin
+run verify "$STARTER" --group decode "${FAST[@]}"
+expect_rc 2
+expect_err -F '--task'
+finish "missing --task: exit 2"
+
+# ---------------------------------------------------------------------------
+# 5. candidates that do not compile
+cat > "$tmp/syntax_error.c" <<'EOF'
+#include <stdint.h>
+
+void rmsnorm(const float *x, const float *w, float *y, int32_t rows, int32_t cols, float eps)
+{
+    y[0] = x[0] * w[0] +;
+}
+EOF
+begin
+run verify "$tmp/syntax_error.c" --task rmsnorm --group decode "${FAST[@]}"
+expect_rc 1
+expect_out 'compile'
+expect_out ':5:[0-9]+: error:'
+expect_out -F 'y[0] = x[0] * w[0] +;'
+finish "syntax error: exit 1, mentions compile and shows the compiler's error line"
+
+cat > "$tmp/wrong_signature.c" <<'EOF'
+#include <stdint.h>
+
+void rmsnorm(const float *x, float *y)
+{
+    y[0] = x[0];
+}
+EOF
+begin
+run verify "$tmp/wrong_signature.c" --task rmsnorm --group decode "${FAST[@]}" --json
+expect_rc 1
+expect_out "$(json_field status fail)"
+expect_out "$(json_field stage compile)"
+expect_out '"feedback":[[:space:]]*"[^"]*conflicting types'
+finish "wrong signature: exit 1 at stage compile, feedback says conflicting types"
+
+# ---------------------------------------------------------------------------
+# 6. a hanging candidate
+cat > "$tmp/hang.c" <<'EOF'
+#include <stdint.h>
+
+void rmsnorm(const float *x, const float *w, float *y, int32_t rows, int32_t cols, float eps)
+{
+    (void)x; (void)w; (void)y; (void)rows; (void)cols; (void)eps;
+    volatile unsigned long spin = 0;
+    for (;;)
+        spin++;
+}
+EOF
+begin
+run verify "$tmp/hang.c" --task rmsnorm --group decode "${FAST[@]}" --json
+expect_rc 1
+expect_out "$(json_field code timeout)"
+[ "$secs" -le 30 ] || problem "took $secs s, expected at most 30 s"
+finish "hanging candidate: exit 1, code timeout, within 30 s"
+starter_passes "starter passes right after the hanging candidate"
+
+# ---------------------------------------------------------------------------
+# 7. a crashing candidate
+cat > "$tmp/crash.c" <<'EOF'
+#include <stddef.h>
+#include <stdint.h>
+
+void rmsnorm(const float *x, const float *w, float *y, int32_t rows, int32_t cols, float eps)
+{
+    (void)x; (void)w; (void)rows; (void)cols; (void)eps;
+    volatile float *volatile nowhere = NULL;
+    *nowhere = y[0];
+}
+EOF
+begin
+run verify "$tmp/crash.c" --task rmsnorm --group decode "${FAST[@]}" --json
+expect_rc 1
+expect_out "$(json_field code crash)"
+finish "crashing candidate: exit 1, code crash"
+starter_passes "starter passes right after the crashing candidate"
+
+# ---------------------------------------------------------------------------
+# 9. internal error: the task's own baseline does not compile
+# (run before the leftover check so that its job directory is checked too)
+cp -r tasks/rmsnorm "$tmp/brokenbase"
+cat > "$tmp/brokenbase/broken_baseline.c" <<'EOF'
+#include <stdint.h>
+
+void rmsnorm(const float *x, const float *w, float *y, int32_t rows, int32_t cols, float eps)
+{
+    y[0] = x[0] * w[0] +;
+}
+EOF
+sed -i 's|"baseline":[[:space:]]*{"cpu":[[:space:]]*"[^"]*"}|"baseline": {"cpu": "broken_baseline.c"}|' \
+    "$tmp/brokenbase/task.json"
+begin
+grep -q '"broken_baseline.c"' "$tmp/brokenbase/task.json" ||
+    problem "test setup: could not repoint the baseline in $tmp/brokenbase/task.json"
+run verify "$STARTER" --task "$tmp/brokenbase" --group decode "${FAST[@]}"
+expect_rc 3
+expect_err 'baseline'
+finish "baseline that does not compile: exit 3, stderr mentions baseline"
+
+# ---------------------------------------------------------------------------
+# 8. nothing left behind by the verify runs above
+sleep 1     # a killed worker's group may take a moment to be reaped
+begin
+left=$(find "$TMPDIR" -maxdepth 1 -name 'kiln-job-*' 2>/dev/null)
+[ -z "$left" ] || problem "job directories left in \$TMPDIR: $(echo $left)"
+procs=$(pgrep -a -f "kiln-worker.*$tmp")
+[ -z "$procs" ] || problem "kiln-worker processes still running: $procs"
+for p in /proc/[0-9]*; do
+    cwd=$(readlink "$p/cwd" 2>/dev/null) || continue
+    case $cwd in
+        "$tmp"|"$tmp"/*) problem "process ${p#/proc/} still runs in $cwd: $(tr '\0' ' ' < "$p/cmdline" 2>/dev/null)" ;;
+    esac
+done
+finish "no job directories or worker processes left behind" noio
+
+# ---------------------------------------------------------------------------
+# 10. task list and task show
+begin
+run task list
+expect_rc 0
+expect_out '^rmsnorm( |$)'
+expect_out '^softmax( |$)'
+finish "kiln task list lists rmsnorm and softmax"
+
+begin
+run task show softmax
+expect_rc 0
+expect_out -F 'void softmax(const float *x, float *y, int32_t rows, int32_t cols)'
+finish "kiln task show softmax gives the exact signature"
+
+echo "$npass passed, $nfail failed"
+[ "$nfail" -eq 0 ]
