@@ -423,6 +423,8 @@ static int load_groups(ctx *c, const cJSON *root, kiln_task *t)
         snprintf(p, sizeof p, "groups.%s", g->string);
         if (!valid_name(g->string) || strlen(g->string) >= KILN_NAME_MAX)
             return bad(c, p, "group name must be an identifier%s", NULL);
+        if (kiln_task_group(t, g->string) >= 0)
+            return bad(c, p, "duplicate group '%s'", g->string);
         strcpy(grp->name, g->string);
         strcat(p, ".visible");
         if (load_shape_list(c, cJSON_GetObjectItemCaseSensitive(g, "visible"), p, t,
@@ -452,6 +454,15 @@ static int load_expr(ctx *c, const cJSON *obj, const char *key, const char *p,
     for (int i = 0; i < n; i++)
         if (kiln_task_dim(t, names[i]) < 0)
             return bad(c, fp, "unknown name '%.64s' (only dims and sizeof(T) may appear)", names[i]);
+    /* names are not everything: sizeof(float) or a division by zero only
+     * shows on evaluation, so evaluate where the verifier will */
+    for (int g = 0; g < t->ngroups; g++)
+        for (int s = 0; s < t->groups[g].nvisible; s++)
+            for (int d = 0; d < t->ncpu_dtypes; d++) {
+                double v;
+                if (kiln_task_cost(t, buf, &t->groups[g].visible[s], t->cpu_dtypes[d], &v, &e) < 0)
+                    return bad(c, fp, "%.400s", e.msg);
+            }
     return 0;
 }
 
@@ -509,10 +520,12 @@ static int load_path(ctx *c, const cJSON *root, const char *key, kiln_task *t, c
         return -1;
     char joined[PATH_MAX * 2];
     snprintf(joined, sizeof joined, "%s/%s", t->dir, rel);
-    if (!realpath(joined, out)) {
-        snprintf(p, sizeof p, "%s.cpu", key);
+    snprintf(p, sizeof p, "%s.cpu", key);
+    if (!realpath(joined, out))
         return bad(c, p, "file '%.300s' not found", rel);
-    }
+    struct stat st;
+    if (stat(out, &st) != 0 || !S_ISREG(st.st_mode))
+        return bad(c, p, "'%.300s' is not a regular file", rel);
     return 0;
 }
 
@@ -561,10 +574,13 @@ static int load_random(ctx *c, const cJSON *r, const char *p, const kiln_task *t
         if (!cJSON_IsArray(rg) || cJSON_GetArraySize(rg) != 2 ||
             !cJSON_IsNumber(cJSON_GetArrayItem(rg, 0)) || !cJSON_IsNumber(cJSON_GetArrayItem(rg, 1)))
             return bad(c, rp, "ranges needs [low, high] for dim '%s'", t->dims[i]);
-        g->range_lo[i] = (int64_t)cJSON_GetArrayItem(rg, 0)->valuedouble;
-        g->range_hi[i] = (int64_t)cJSON_GetArrayItem(rg, 1)->valuedouble;
-        if (g->range_lo[i] < 1 || g->range_hi[i] < g->range_lo[i] || g->range_hi[i] > (1 << 30))
-            return bad(c, rp, "range of dim '%s' must satisfy 1 <= low <= high <= 2^30", t->dims[i]);
+        double lo = cJSON_GetArrayItem(rg, 0)->valuedouble, hi = cJSON_GetArrayItem(rg, 1)->valuedouble;
+        if (!(lo >= 1 && hi >= lo && hi <= (1 << 30)) || lo != (double)(int64_t)lo ||
+            hi != (double)(int64_t)hi)
+            return bad(c, rp, "range of dim '%s' must satisfy 1 <= low <= high <= 2^30 (integers)",
+                       t->dims[i]);
+        g->range_lo[i] = (int64_t)lo;
+        g->range_hi[i] = (int64_t)hi;
     }
     return 0;
 }

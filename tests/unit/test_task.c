@@ -1,0 +1,923 @@
+/* test_task.c - cmocka tests for the task loader (verifier/task.c).
+ *
+ * Every test writes a task directory into a fresh mkdtemp directory, starting
+ * from a known-good minimal task (GOOD_TASK, GOOD_HIDDEN) with one piece of
+ * text replaced, loads it and checks either the loaded struct or the exact
+ * failure: -1 and a message naming the file, the field path and what is
+ * wrong.  Temp directories are removed and everything is freed, so the test
+ * also runs clean under AddressSanitizer. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "task.h"
+
+/* ---- the known-good task --------------------------------------------- */
+
+static const char GOOD_TASK[] =
+    "{\n"
+    "  \"name\": \"tnorm\",\n"
+    "  \"description\": \"a test task\",\n"
+    "  \"dims\": [\"rows\", \"cols\"],\n"
+    "  \"dtypes\": {\"cpu\": [\"f32\"]},\n"
+    "  \"args\": [\n"
+    "    {\"name\": \"x\", \"kind\": \"input\", \"dtype\": \"T\", \"shape\": [\"rows\", \"cols\"],"
+    " \"init\": {\"dist\": \"normal\", \"mean\": 0.5, \"std\": 2}},\n"
+    "    {\"name\": \"w\", \"kind\": \"input\", \"dtype\": \"T\", \"shape\": [\"cols\"],"
+    " \"init\": {\"dist\": \"uniform\", \"low\": 0.5, \"high\": 1.5}},\n"
+    "    {\"name\": \"y\", \"kind\": \"output\", \"dtype\": \"T\", \"shape\": [\"rows\", \"cols\"]},\n"
+    "    {\"name\": \"rows\", \"kind\": \"dim\"},\n"
+    "    {\"name\": \"cols\", \"kind\": \"dim\", \"dtype\": \"i64\"},\n"
+    "    {\"name\": \"eps\", \"kind\": \"scalar\", \"dtype\": \"f32\", \"value\": 0.001}\n"
+    "  ],\n"
+    "  \"stability\": [\n"
+    "    {\"name\": \"up\", \"input\": \"x\", \"scale\": 1000},\n"
+    "    {\"name\": \"flat\", \"input\": \"x\", \"pattern\": \"constant-rows\"}\n"
+    "  ],\n"
+    "  \"groups\": {\n"
+    "    \"small\": {\"visible\": [{\"rows\": 2, \"cols\": 8}, {\"rows\": 4, \"cols\": 16}]},\n"
+    "    \"large\": {\"visible\": [{\"rows\": 16, \"cols\": 64}]}\n"
+    "  },\n"
+    "  \"default_group\": \"large\",\n"
+    "  \"cost\": {\"bytes\": \"(2 * rows * cols + cols) * sizeof(T)\", \"flops\": \"3 * rows * cols\"},\n"
+    "  \"tolerance\": {\"reduction\": \"cols\", \"floor_rel\": 0.0001,\n"
+    "                \"dtypes\": {\"f32\": {\"ulps\": 4, \"per_sqrt\": 1.5, \"per_n\": 0.25}}},\n"
+    "  \"deterministic\": false,\n"
+    "  \"reference\": {\"cpu\": \"reference.c\"},\n"
+    "  \"baseline\": {\"cpu\": \"base/baseline.c\"}\n"
+    "}\n";
+
+static const char GOOD_HIDDEN[] =
+    "{\n"
+    "  \"groups\": {\n"
+    "    \"small\": {\"shapes\": [{\"rows\": 5, \"cols\": 17}, {\"rows\": 1, \"cols\": 3}],\n"
+    "              \"random\": {\"count\": 2, \"ranges\": {\"rows\": [1, 8], \"cols\": [1, 20]}}},\n"
+    "    \"large\": {\"shapes\": [{\"rows\": 17, \"cols\": 65}]}\n"
+    "  }\n"
+    "}\n";
+
+static const char REFERENCE_C[] =
+    "#include <stdint.h>\n"
+    "void tnorm_reference(const double *x, const double *w, double *y,\n"
+    "                     int64_t rows, int64_t cols, double eps)\n"
+    "{ (void)x; (void)w; (void)y; (void)rows; (void)cols; (void)eps; }\n";
+
+static const char BASELINE_C[] =
+    "#include <stdint.h>\n"
+    "void tnorm(const float *x, const float *w, float *y, int32_t rows, int64_t cols, float eps)\n"
+    "{ (void)x; (void)w; (void)y; (void)rows; (void)cols; (void)eps; }\n";
+
+/* ---- helpers --------------------------------------------------------- */
+
+/* text with the one occurrence of `from` replaced by `to` (malloc'd). */
+static char *replace(const char *text, const char *from, const char *to)
+{
+    const char *at = strstr(text, from);
+    if (!at)
+        fail_msg("replace: '%s' not found", from);
+    if (strstr(at + 1, from))
+        fail_msg("replace: '%s' occurs more than once", from);
+    size_t n = strlen(text) - strlen(from) + strlen(to);
+    char *out = malloc(n + 1);
+    assert_non_null(out);
+    size_t head = (size_t)(at - text);
+    memcpy(out, text, head);
+    strcpy(out + head, to);
+    strcat(out, at + strlen(from));
+    return out;
+}
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        fail_msg("cannot write %s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+static char *make_tmpdir(void)
+{
+    char *dir = strdup("/tmp/kiln-test-task-XXXXXX");
+    assert_non_null(dir);
+    if (!mkdtemp(dir))
+        fail_msg("mkdtemp failed");
+    return dir;
+}
+
+/* Write a task into dir: task.json / hidden.json as given (NULL hidden: no
+ * hidden.json at all), plus reference.c and base/baseline.c. */
+static void write_task(const char *dir, const char *task_json, const char *hidden_json)
+{
+    char sub[PATH_MAX];
+    write_file(dir, "task.json", task_json);
+    if (hidden_json)
+        write_file(dir, "hidden.json", hidden_json);
+    write_file(dir, "reference.c", REFERENCE_C);
+    snprintf(sub, sizeof sub, "%s/base", dir);
+    assert_int_equal(mkdir(sub, 0700), 0);
+    write_file(dir, "base/baseline.c", BASELINE_C);
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static void rm_tree(char *dir)
+{
+    assert_int_equal(nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
+    free(dir);
+}
+
+/* Write and load a task in a fresh temp dir, then remove the dir. */
+static int load_text(const char *task_json, const char *hidden_json, kiln_task *t,
+                     kiln_error *err)
+{
+    char *dir = make_tmpdir();
+    write_task(dir, task_json, hidden_json);
+    memset(err, 0, sizeof *err);
+    int rc = kiln_task_load(dir, t, err);
+    rm_tree(dir);
+    return rc;
+}
+
+/* Expect the load to fail with a message naming `file` (and not the other
+ * file), field `field` (NULL: no field) and containing `phrase`. */
+static void expect_fail(const char *task_json, const char *hidden_json, const char *file,
+                        const char *field, const char *phrase)
+{
+    kiln_task *t = malloc(sizeof *t);
+    kiln_error err;
+    assert_non_null(t);
+    int rc = load_text(task_json, hidden_json, t, &err);
+    free(t);
+    if (rc != -1)
+        fail_msg("expected failure (%s / %s / %s), load returned %d", file,
+                 field ? field : "-", phrase, rc);
+    const char *other = strcmp(file, "task.json") == 0 ? "/hidden.json" : "/task.json";
+    char want_file[64], want_field[256];
+    snprintf(want_file, sizeof want_file, "/%s", file);
+    snprintf(want_field, sizeof want_field, "field '%s'", field ? field : "");
+    if (!strstr(err.msg, want_file) || strstr(err.msg, other))
+        fail_msg("message does not name %s alone: %s", file, err.msg);
+    if (field && !strstr(err.msg, want_field))
+        fail_msg("message does not name %s: %s", want_field, err.msg);
+    if (!field && strstr(err.msg, "field '"))
+        fail_msg("message names a field unexpectedly: %s", err.msg);
+    if (!strstr(err.msg, phrase))
+        fail_msg("message lacks '%s': %s", phrase, err.msg);
+}
+
+/* task.json with one replacement must fail in task.json. */
+static void task_fails(const char *from, const char *to, const char *field, const char *phrase)
+{
+    char *text = replace(GOOD_TASK, from, to);
+    expect_fail(text, GOOD_HIDDEN, "task.json", field, phrase);
+    free(text);
+}
+
+/* hidden.json with one replacement must fail in hidden.json. */
+static void hidden_fails(const char *from, const char *to, const char *field, const char *phrase)
+{
+    char *text = replace(GOOD_HIDDEN, from, to);
+    expect_fail(GOOD_TASK, text, "hidden.json", field, phrase);
+    free(text);
+}
+
+/* task.json with one replacement must load. */
+static void task_loads(const char *from, const char *to)
+{
+    char *text = replace(GOOD_TASK, from, to);
+    kiln_task *t = malloc(sizeof *t);
+    kiln_error err;
+    assert_non_null(t);
+    int rc = load_text(text, GOOD_HIDDEN, t, &err);
+    free(t);
+    free(text);
+    if (rc != 0)
+        fail_msg("expected '%s' -> '%s' to load: %s", from, to, err.msg);
+}
+
+static void load_rmsnorm(kiln_task *t)
+{
+    kiln_error err;
+    if (kiln_task_load(KILN_TASKS_DIR "/rmsnorm", t, &err) != 0)
+        fail_msg("loading rmsnorm: %s", err.msg);
+}
+
+/* ---- the good task ---------------------------------------------------- */
+
+static void test_good_task_loads(void **state)
+{
+    (void)state;
+    char *dir = make_tmpdir();
+    write_task(dir, GOOD_TASK, GOOD_HIDDEN);
+    kiln_task *t = malloc(sizeof *t);
+    kiln_error err;
+    assert_non_null(t);
+    if (kiln_task_load(dir, t, &err) != 0)
+        fail_msg("good task: %s", err.msg);
+
+    char real[PATH_MAX], want[PATH_MAX + 32];
+    assert_non_null(realpath(dir, real));
+    assert_string_equal(t->dir, real);
+    assert_string_equal(t->name, "tnorm");
+    assert_string_equal(t->description, "a test task");
+
+    assert_int_equal(t->ndims, 2);
+    assert_string_equal(t->dims[0], "rows");
+    assert_string_equal(t->dims[1], "cols");
+    assert_int_equal(kiln_task_dim(t, "cols"), 1);
+    assert_int_equal(kiln_task_dim(t, "depth"), -1);
+
+    assert_int_equal(t->nargs, 6);
+    const kiln_arg *a = t->args;
+    assert_string_equal(a[0].name, "x");
+    assert_int_equal(a[0].kind, KILN_ARG_INPUT);
+    assert_true(a[0].dtype_is_var);
+    assert_int_equal(kiln_arg_dtype(&a[0], KILN_DT_F64), KILN_DT_F64);
+    assert_int_equal(a[0].rank, 2);
+    assert_int_equal(a[0].shape[0], 0);
+    assert_int_equal(a[0].shape[1], 1);
+    assert_int_equal(a[0].dist, KILN_DIST_NORMAL);
+    assert_true(a[0].dist_a == 0.5 && a[0].dist_b == 2.0);
+
+    assert_string_equal(a[1].name, "w");
+    assert_int_equal(a[1].kind, KILN_ARG_INPUT);
+    assert_true(a[1].dtype_is_var);
+    assert_int_equal(a[1].rank, 1);
+    assert_int_equal(a[1].shape[0], 1);
+    assert_int_equal(a[1].dist, KILN_DIST_UNIFORM);
+    assert_true(a[1].dist_a == 0.5 && a[1].dist_b == 1.5);
+
+    assert_string_equal(a[2].name, "y");
+    assert_int_equal(a[2].kind, KILN_ARG_OUTPUT);
+    assert_true(a[2].dtype_is_var);
+    assert_int_equal(a[2].rank, 2);
+    assert_int_equal(a[2].dist, KILN_DIST_NONE);
+    kiln_shape s = {{3, 5}};
+    assert_int_equal(kiln_arg_elems(&a[2], &s), 15);
+    assert_int_equal(kiln_arg_elems(&a[1], &s), 5);
+
+    assert_string_equal(a[3].name, "rows");
+    assert_int_equal(a[3].kind, KILN_ARG_DIM);
+    assert_false(a[3].dtype_is_var);
+    assert_int_equal(a[3].dtype, KILN_DT_I32); /* the default */
+    assert_string_equal(a[4].name, "cols");
+    assert_int_equal(a[4].kind, KILN_ARG_DIM);
+    assert_int_equal(a[4].dtype, KILN_DT_I64);
+
+    assert_string_equal(a[5].name, "eps");
+    assert_int_equal(a[5].kind, KILN_ARG_SCALAR);
+    assert_false(a[5].dtype_is_var);
+    assert_int_equal(a[5].dtype, KILN_DT_F32);
+    assert_int_equal(kiln_arg_dtype(&a[5], KILN_DT_F64), KILN_DT_F32);
+    assert_true(a[5].value == 0.001);
+
+    assert_int_equal(t->ncpu_dtypes, 1);
+    assert_int_equal(t->cpu_dtypes[0], KILN_DT_F32);
+    assert_true(kiln_task_supports(t, KILN_DT_F32));
+    assert_false(kiln_task_supports(t, KILN_DT_F64));
+
+    assert_int_equal(t->nvariants, 2);
+    assert_string_equal(t->variants[0].name, "up");
+    assert_int_equal(t->variants[0].arg, 0);
+    assert_true(t->variants[0].scale == 1000.0 && t->variants[0].offset == 0.0);
+    assert_int_equal(t->variants[0].pattern, KILN_PAT_NONE);
+    assert_string_equal(t->variants[1].name, "flat");
+    assert_true(t->variants[1].scale == 1.0);
+    assert_int_equal(t->variants[1].pattern, KILN_PAT_CONSTANT_ROWS);
+
+    assert_int_equal(t->ngroups, 2);
+    const kiln_group *g = t->groups;
+    assert_string_equal(g[0].name, "small");
+    assert_string_equal(g[1].name, "large");
+    assert_int_equal(kiln_task_group(t, "large"), 1);
+    assert_int_equal(kiln_task_group(t, "huge"), -1);
+    assert_int_equal(t->default_group, 1);
+    assert_int_equal(g[0].nvisible, 2);
+    assert_int_equal(g[0].visible[0].d[0], 2);
+    assert_int_equal(g[0].visible[0].d[1], 8);
+    assert_int_equal(g[0].visible[1].d[0], 4);
+    assert_int_equal(g[0].visible[1].d[1], 16);
+    assert_int_equal(g[1].nvisible, 1);
+    assert_int_equal(g[1].visible[0].d[0], 16);
+    assert_int_equal(g[1].visible[0].d[1], 64);
+    /* hidden.json */
+    assert_int_equal(g[0].nhidden, 2);
+    assert_int_equal(g[0].hidden[0].d[0], 5);
+    assert_int_equal(g[0].hidden[0].d[1], 17);
+    assert_int_equal(g[0].hidden[1].d[1], 3);
+    assert_int_equal(g[0].nrandom, 2);
+    assert_int_equal(g[0].range_lo[0], 1);
+    assert_int_equal(g[0].range_hi[0], 8);
+    assert_int_equal(g[0].range_lo[1], 1);
+    assert_int_equal(g[0].range_hi[1], 20);
+    assert_int_equal(g[1].nhidden, 1);
+    assert_int_equal(g[1].hidden[0].d[1], 65);
+    assert_int_equal(g[1].nrandom, 0);
+
+    assert_int_equal(t->reduction_dim, 1);
+    assert_true(t->floor_rel == 0.0001);
+    assert_int_equal(t->ntolerances, 1);
+    const kiln_tolerance_spec *ts = kiln_task_tolerance(t, KILN_DT_F32);
+    assert_non_null(ts);
+    assert_int_equal(ts->dtype, KILN_DT_F32);
+    assert_true(ts->ulps == 4.0 && ts->per_sqrt == 1.5 && ts->per_n == 0.25);
+    assert_null(kiln_task_tolerance(t, KILN_DT_F64));
+
+    assert_string_equal(t->cost_bytes, "(2 * rows * cols + cols) * sizeof(T)");
+    assert_string_equal(t->cost_flops, "3 * rows * cols");
+    assert_false(t->deterministic);
+
+    assert_int_equal(t->reference_cpu[0], '/');
+    snprintf(want, sizeof want, "%s/reference.c", real);
+    assert_string_equal(t->reference_cpu, want);
+    assert_int_equal(t->baseline_cpu[0], '/');
+    snprintf(want, sizeof want, "%s/base/baseline.c", real);
+    assert_string_equal(t->baseline_cpu, want);
+
+    char sig[512];
+    kiln_task_cpu_signature(t, KILN_DT_F32, sig, sizeof sig);
+    assert_string_equal(sig, "void tnorm(const float *x, const float *w, float *y, "
+                             "int32_t rows, int64_t cols, float eps)");
+    free(t);
+    rm_tree(dir);
+}
+
+static void test_defaults_and_optional_fields(void **state)
+{
+    (void)state;
+    /* deterministic defaults to true, stability and per_n are optional */
+    char *a = replace(GOOD_TASK, "  \"deterministic\": false,\n", "");
+    char *b = replace(a, ", \"per_n\": 0.25", "");
+    char *c = replace(b, "\"stability\": [", "\"unused\": [");
+    kiln_task *t = malloc(sizeof *t);
+    kiln_error err;
+    assert_non_null(t);
+    if (load_text(c, GOOD_HIDDEN, t, &err) != 0)
+        fail_msg("%s", err.msg);
+    assert_true(t->deterministic);
+    assert_int_equal(t->nvariants, 0);
+    assert_true(t->tolerances[0].per_n == 0.0);
+    free(t);
+    free(a);
+    free(b);
+    free(c);
+    /* no reduction dim */
+    task_loads("\"reduction\": \"cols\", ", "");
+    /* a relative path through .. */
+    task_loads("\"cpu\": \"base/baseline.c\"", "\"cpu\": \"base/../base/baseline.c\"");
+}
+
+/* ---- task.json: syntax and top level ---------------------------------- */
+
+static void test_malformed_json(void **state)
+{
+    (void)state;
+    /* line 5 holds the bad token */
+    task_fails("\"cpu\": [\"f32\"]", "\"cpu\": [f32]", NULL, "malformed JSON near line 5");
+    /* trailing garbage */
+    char *text = malloc(sizeof GOOD_TASK + 8);
+    assert_non_null(text);
+    strcpy(text, GOOD_TASK);
+    strcat(text, "}\n");
+    expect_fail(text, GOOD_HIDDEN, "task.json", NULL, "malformed JSON near line");
+    free(text);
+    expect_fail("", GOOD_HIDDEN, "task.json", NULL, "malformed JSON near line 1");
+}
+
+static void test_top_level_not_object(void **state)
+{
+    (void)state;
+    expect_fail("[1, 2]\n", GOOD_HIDDEN, "task.json", NULL, "top level must be a JSON object");
+    expect_fail("\"tnorm\"", GOOD_HIDDEN, "task.json", NULL, "top level must be a JSON object");
+}
+
+static void test_name(void **state)
+{
+    (void)state;
+    task_fails("  \"name\": \"tnorm\",\n", "", "name", "missing");
+    task_fails("\"name\": \"tnorm\"", "\"name\": \"t-norm\"", "name", "'t-norm' is not an identifier");
+    task_fails("\"name\": \"tnorm\"", "\"name\": \"9norm\"", "name", "not an identifier");
+    task_fails("\"name\": \"tnorm\"", "\"name\": \"\"", "name", "not an identifier");
+    task_fails("\"name\": \"tnorm\"", "\"name\": 7", "name", "must be a string");
+    task_fails("\"name\": \"tnorm\"", "\"name\": \"a_name_that_is_far_too_long_for_kiln\"", "name",
+               "too long");
+    task_fails("\"description\": \"a test task\"", "\"description\": false", "description",
+               "must be a string");
+    task_fails("\"deterministic\": false", "\"deterministic\": 0", "deterministic",
+               "must be true or false");
+}
+
+/* ---- dims ------------------------------------------------------------- */
+
+static void test_dims(void **state)
+{
+    (void)state;
+    task_fails("  \"dims\": [\"rows\", \"cols\"],\n", "", "dims", "non-empty array");
+    task_fails("\"dims\": [\"rows\", \"cols\"]", "\"dims\": []", "dims", "non-empty array");
+    task_fails("\"dims\": [\"rows\", \"cols\"]", "\"dims\": \"rows\"", "dims", "non-empty array");
+    task_fails("\"dims\": [\"rows\", \"cols\"]", "\"dims\": [\"rows\", \"cols\", \"rows\"]", "dims[2]",
+               "duplicate dim 'rows'");
+    task_fails("\"dims\": [\"rows\", \"cols\"]", "\"dims\": [\"rows\", \"co ls\"]", "dims[1]",
+               "must be an identifier");
+    task_fails("\"dims\": [\"rows\", \"cols\"]", "\"dims\": [\"rows\", 3]", "dims[1]",
+               "must be an identifier");
+    task_fails("\"dims\": [\"rows\", \"cols\"]",
+               "\"dims\": [\"rows\", \"cols\", \"a\", \"b\", \"c\", \"d\", \"e\", \"f\", \"g\"]", "dims",
+               "too many dims");
+}
+
+/* ---- args ------------------------------------------------------------- */
+
+static void test_args_not_array(void **state)
+{
+    (void)state;
+    task_fails("\"args\": [", "\"args\": {\"x\": 1}, \"old_args\": [", "args", "must be a non-empty array");
+    task_fails("\"args\": [", "\"args\": [], \"old_args\": [", "args", "must be a non-empty array");
+    task_fails("\"args\": [", "\"args\": [3, ", "args[0]", "must be an object");
+}
+
+static void test_arg_kind(void **state)
+{
+    (void)state;
+    task_fails("{\"name\": \"y\", \"kind\": \"output\", ", "{\"name\": \"y\", ", "args[2].kind", "missing");
+    task_fails("\"kind\": \"output\"", "\"kind\": \"outptu\"", "args[2]",
+               "unknown kind 'outptu' (input, output, dim, scalar)");
+    task_fails("{\"name\": \"y\", ", "{", "args[2].name", "missing");
+    task_fails("{\"name\": \"y\", ", "{\"name\": \"2y\", ", "args[2]", "name '2y' is not an identifier");
+}
+
+static void test_arg_dtype(void **state)
+{
+    (void)state;
+    task_fails("{\"name\": \"x\", \"kind\": \"input\", \"dtype\": \"T\"",
+               "{\"name\": \"x\", \"kind\": \"input\", \"dtype\": \"f31\"", "args[0]",
+               "unknown dtype 'f31'");
+    task_fails("{\"name\": \"x\", \"kind\": \"input\", \"dtype\": \"T\", ",
+               "{\"name\": \"x\", \"kind\": \"input\", ", "args[0].dtype", "missing");
+    task_fails("\"kind\": \"scalar\", \"dtype\": \"f32\"", "\"kind\": \"scalar\", \"dtype\": \"T\"",
+               "args[5]", "need a concrete dtype, not 'T'");
+    task_fails("{\"name\": \"rows\", \"kind\": \"dim\"}",
+               "{\"name\": \"rows\", \"kind\": \"dim\", \"dtype\": \"T\"}", "args[3]",
+               "need a concrete dtype");
+    task_fails("{\"name\": \"rows\", \"kind\": \"dim\"}",
+               "{\"name\": \"rows\", \"kind\": \"dim\", \"dtype\": \"f32\"}", "args[3]",
+               "a dim is passed as i32 or i64");
+    /* concrete buffer dtypes are fine */
+    task_loads("{\"name\": \"w\", \"kind\": \"input\", \"dtype\": \"T\"",
+               "{\"name\": \"w\", \"kind\": \"input\", \"dtype\": \"bf16\"");
+}
+
+static void test_dim_arg_not_task_dim(void **state)
+{
+    (void)state;
+    task_fails("{\"name\": \"rows\", \"kind\": \"dim\"}", "{\"name\": \"rowz\", \"kind\": \"dim\"}",
+               "args[3]", "dim arg 'rowz' is not one of the task's dims");
+}
+
+static void test_scalar_value(void **state)
+{
+    (void)state;
+    task_fails(", \"value\": 0.001", "", "args[5].value", "missing");
+    task_fails("\"value\": 0.001", "\"value\": \"small\"", "args[5].value", "must be a number");
+}
+
+static void test_input_init(void **state)
+{
+    (void)state;
+    task_fails(", \"init\": {\"dist\": \"normal\", \"mean\": 0.5, \"std\": 2}", "", "args[0].init",
+               "an input needs an object");
+    task_fails("\"dist\": \"normal\"", "\"dist\": \"gauss\"", "args[0].init",
+               "unknown dist 'gauss' (normal, uniform)");
+    task_fails("{\"dist\": \"normal\", ", "{", "args[0].init.dist", "missing");
+    task_fails("\"std\": 2", "\"std\": 0", "args[0].init", "std must be positive");
+    task_fails("\"std\": 2", "\"std\": \"2\"", "args[0].init.std", "must be a number");
+    task_fails("\"low\": 0.5, \"high\": 1.5", "\"low\": 1.5, \"high\": 1.5", "args[1].init",
+               "high must be greater than low");
+    task_fails("\"low\": 0.5, \"high\": 1.5", "\"low\": 2, \"high\": 1.5", "args[1].init",
+               "high must be greater than low");
+    task_fails("\"low\": 0.5, ", "", "args[1].init.low", "missing");
+}
+
+static void test_arg_shape(void **state)
+{
+    (void)state;
+    task_fails("\"shape\": [\"cols\"]", "\"shape\": [\"colz\"]", "args[1].shape", "unknown dim 'colz'");
+    task_fails("\"shape\": [\"cols\"]", "\"shape\": []", "args[1].shape", "non-empty array");
+    task_fails("\"shape\": [\"cols\"]", "\"shape\": [1]", "args[1].shape", "unknown dim '?'");
+    task_fails("{\"name\": \"y\", \"kind\": \"output\", \"dtype\": \"T\", \"shape\": [\"rows\", \"cols\"]}",
+               "{\"name\": \"y\", \"kind\": \"output\", \"dtype\": \"T\"}", "args[2].shape",
+               "non-empty array");
+}
+
+static void test_no_output(void **state)
+{
+    (void)state;
+    task_fails("    {\"name\": \"y\", \"kind\": \"output\", \"dtype\": \"T\", \"shape\": [\"rows\", \"cols\"]},\n",
+               "", "args", "the task has no output");
+}
+
+static void test_duplicate_arg(void **state)
+{
+    (void)state;
+    task_fails("{\"name\": \"w\",", "{\"name\": \"x\",", "args[1]", "duplicate arg 'x'");
+    task_fails("{\"name\": \"eps\",", "{\"name\": \"rows\",", "args[5]", "duplicate arg 'rows'");
+}
+
+/* ---- dtypes ----------------------------------------------------------- */
+
+static void test_cpu_dtypes(void **state)
+{
+    (void)state;
+    task_fails("\"dtypes\": {\"cpu\": [\"f32\"]}", "\"dtypes\": {\"gpu\": [\"f32\"]}", "dtypes.cpu",
+               "must be an array of 1 to 4 dtypes");
+    task_fails("  \"dtypes\": {\"cpu\": [\"f32\"]},\n", "", "dtypes.cpu", "must be an array");
+    task_fails("\"cpu\": [\"f32\"]", "\"cpu\": []", "dtypes.cpu", "must be an array");
+    task_fails("\"cpu\": [\"f32\"]", "\"cpu\": [\"i32\"]", "dtypes.cpu", "'i32' is not a float dtype");
+    task_fails("\"cpu\": [\"f32\"]", "\"cpu\": [\"f32\", \"float\"]", "dtypes.cpu",
+               "'float' is not a float dtype");
+}
+
+/* ---- stability -------------------------------------------------------- */
+
+static void test_stability(void **state)
+{
+    (void)state;
+    task_fails("\"input\": \"x\", \"scale\": 1000", "\"input\": \"y\", \"scale\": 1000", "stability[0]",
+               "input 'y' is not an input arg");
+    task_fails("\"input\": \"x\", \"scale\": 1000", "\"input\": \"q\", \"scale\": 1000", "stability[0]",
+               "input 'q' is not an input arg");
+    task_fails("\"scale\": 1000}", "\"scale\": 1}", "stability[0]", "changes nothing");
+    task_fails("\"scale\": 1000}", "\"offset\": 0}", "stability[0]", "changes nothing");
+    task_fails("\"constant-rows\"", "\"constant-cols\"", "stability[1]", "unknown pattern 'constant-cols'");
+    task_fails("\"stability\": [", "\"stability\": {}, \"old\": [", "stability", "must be an array");
+}
+
+/* ---- groups ----------------------------------------------------------- */
+
+static void test_groups_missing(void **state)
+{
+    (void)state;
+    task_fails("\"groups\": {", "\"groupz\": {", "groups", "must be an object of named shape groups");
+    task_fails("\"groups\": {", "\"groups\": {}, \"old\": {", "groups", "must be an object");
+    task_fails("\"small\": {\"visible\"", "\"sm-all\": {\"visible\"", "groups.sm-all",
+               "group name must be an identifier");
+    task_fails("\"large\": {\"visible\"", "\"small\": {\"visible\"", "groups.small", "duplicate group 'small'");
+    task_fails("\"large\": {\"visible\": [{\"rows\": 16, \"cols\": 64}]}", "\"large\": {}",
+               "groups.large.visible", "must be an array of 1 to 48 shapes");
+}
+
+static void test_visible_shapes(void **state)
+{
+    (void)state;
+    task_fails("{\"rows\": 4, \"cols\": 16}", "{\"rows\": 4}", "groups.small.visible[1]",
+               "missing or non-numeric size of dim 'cols'");
+    task_fails("{\"rows\": 4, \"cols\": 16}", "{\"rows\": 4, \"cols\": \"16\"}", "groups.small.visible[1]",
+               "missing or non-numeric size of dim 'cols'");
+    task_fails("{\"rows\": 4, \"cols\": 16}", "{\"rows\": 4, \"cols\": 16.5}", "groups.small.visible[1]",
+               "size of dim 'cols' must be an integer from 1 to 2^30");
+    task_fails("{\"rows\": 4, \"cols\": 16}", "{\"rows\": 0, \"cols\": 16}", "groups.small.visible[1]",
+               "size of dim 'rows' must be an integer from 1 to 2^30");
+    task_fails("{\"rows\": 4, \"cols\": 16}", "{\"rows\": -4, \"cols\": 16}", "groups.small.visible[1]",
+               "must be an integer");
+    task_fails("{\"rows\": 4, \"cols\": 16}", "{\"rows\": 4, \"cols\": 2000000000}",
+               "groups.small.visible[1]", "must be an integer from 1 to 2^30");
+    task_fails("{\"rows\": 4, \"cols\": 16}", "{\"rows\": 4, \"cols\": 16, \"depth\": 2}",
+               "groups.small.visible[1]", "unknown dim 'depth'");
+    task_fails("{\"rows\": 4, \"cols\": 16}", "7", "groups.small.visible[1]",
+               "must be an object of dim sizes");
+}
+
+static void test_default_group(void **state)
+{
+    (void)state;
+    task_fails("\"default_group\": \"large\"", "\"default_group\": \"huge\"", "default_group",
+               "no group named 'huge'");
+    task_fails("  \"default_group\": \"large\",\n", "", "default_group", "missing");
+}
+
+/* ---- tolerance -------------------------------------------------------- */
+
+static void test_tolerance(void **state)
+{
+    (void)state;
+    task_fails("\"tolerance\": {", "\"tolerancx\": {", "tolerance", "missing or not an object");
+    task_fails("\"dtypes\": {\"f32\": {", "\"dtypes\": {\"f64\": {", "tolerance.dtypes",
+               "no tolerance for dtype f32");
+    task_fails("\"cpu\": [\"f32\"]", "\"cpu\": [\"f32\", \"bf16\"]", "tolerance.dtypes",
+               "no tolerance for dtype bf16");
+    task_fails("\"dtypes\": {\"f32\": {\"ulps\": 4, \"per_sqrt\": 1.5, \"per_n\": 0.25}}",
+               "\"dtypes\": {}", "tolerance.dtypes", "must map each dtype");
+    task_fails("\"dtypes\": {\"f32\": {", "\"dtypes\": {\"i32\": {", "tolerance.dtypes.i32",
+               "'i32' is not a float dtype");
+    task_fails("\"ulps\": 4", "\"ulps\": 0.1", "tolerance.dtypes.f32", "ulps must be in [0.5, 1e6]");
+    task_fails("\"ulps\": 4", "\"ulps\": 2e6", "tolerance.dtypes.f32", "ulps must be in [0.5, 1e6]");
+    task_fails("\"ulps\": 4, ", "", "tolerance.dtypes.f32.ulps", "missing");
+    task_fails("\"per_sqrt\": 1.5", "\"per_sqrt\": -1", "tolerance.dtypes.f32", "per_sqrt in [0, 1e4]");
+    task_fails("\"per_n\": 0.25", "\"per_n\": 17", "tolerance.dtypes.f32", "per_n in [0, 16]");
+    task_fails("\"reduction\": \"cols\"", "\"reduction\": \"colz\"", "tolerance.reduction",
+               "unknown dim 'colz'");
+    task_fails("\"floor_rel\": 0.0001", "\"floor_rel\": 1", "tolerance.floor_rel", "must be in [0, 1)");
+}
+
+/* ---- cost ------------------------------------------------------------- */
+
+static void test_cost_expressions(void **state)
+{
+    (void)state;
+    task_fails("\"bytes\": \"(2 * rows * cols + cols) * sizeof(T)\"", "\"bytes\": \"rows*colz\"",
+               "cost.bytes", "unknown name 'colz' (only dims and sizeof(T) may appear)");
+    task_fails("\"flops\": \"3 * rows * cols\"", "\"flops\": \"3 * (rows * cols\"", "cost.flops",
+               "missing ')' at column 17");
+    task_fails("\"flops\": \"3 * rows * cols\"", "\"flops\": \"3 * rows cols\"", "cost.flops",
+               "unexpected");
+    task_fails(", \"flops\": \"3 * rows * cols\"", "", "cost.flops", "missing");
+    task_fails("\"cost\": {", "\"costs\": {", "cost", "must be an object");
+    /* a type inside sizeof() that no run can size */
+    task_fails("sizeof(T)", "sizeof(float)", "cost.bytes", "unknown type 'float' in sizeof()");
+    task_fails("sizeof(T)", "sizeof(rows)", "cost.bytes", "unknown type 'rows' in sizeof()");
+    /* functions and concrete dtypes are fine */
+    task_loads("\"flops\": \"3 * rows * cols\"", "\"flops\": \"max(rows, cdiv(cols, 4)) * sizeof(f64)\"");
+}
+
+/* ---- reference / baseline --------------------------------------------- */
+
+static void test_paths(void **state)
+{
+    (void)state;
+    task_fails("\"cpu\": \"reference.c\"", "\"cpu\": \"nothere.c\"", "reference.cpu",
+               "file 'nothere.c' not found");
+    task_fails("\"cpu\": \"base/baseline.c\"", "\"cpu\": \"base/gone.c\"", "baseline.cpu",
+               "file 'base/gone.c' not found");
+    task_fails("\"reference\": {\"cpu\": \"reference.c\"}", "\"reference\": \"reference.c\"", "reference",
+               "must be an object");
+    task_fails("\"cpu\": \"base/baseline.c\"", "\"cpu\": \"base\"", "baseline.cpu", "not a regular file");
+}
+
+/* ---- hidden.json ------------------------------------------------------ */
+
+static void test_hidden_missing(void **state)
+{
+    (void)state;
+    expect_fail(GOOD_TASK, NULL, "hidden.json", NULL, "cannot open");
+    expect_fail(GOOD_TASK, "{\"groups\": [}", "hidden.json", NULL, "malformed JSON near line 1");
+    expect_fail(GOOD_TASK, "[]", "hidden.json", NULL, "top level must be a JSON object");
+    expect_fail(GOOD_TASK, "{}", "hidden.json", "groups", "must be an object keyed by group name");
+}
+
+static void test_hidden_groups(void **state)
+{
+    (void)state;
+    hidden_fails("\"large\": {\"shapes\"", "\"huge\": {\"shapes\"", "groups.large",
+                 "missing: every group needs hidden shapes");
+    hidden_fails("\"large\": {\"shapes\"",
+                 "\"extra\": {\"shapes\": [{\"rows\": 1, \"cols\": 1}]}, \"large\": {\"shapes\"", "groups",
+                 "'extra' is not a group of task.json");
+    hidden_fails("{\"shapes\": [{\"rows\": 17, \"cols\": 65}]}", "{\"random\": {}}", "groups.large.shapes",
+                 "must be an array of 1 to 48 shapes");
+    hidden_fails("{\"rows\": 17, \"cols\": 65}", "{\"rows\": 17, \"cols\": 65, \"depth\": 1}",
+                 "groups.large.shapes[0]", "unknown dim 'depth'");
+    hidden_fails("{\"rows\": 1, \"cols\": 3}", "{\"rows\": 1}", "groups.small.shapes[1]",
+                 "missing or non-numeric size of dim 'cols'");
+}
+
+static void test_hidden_cover(void **state)
+{
+    (void)state;
+    /* 65 was the only cols beyond the visible 64 */
+    hidden_fails("{\"rows\": 17, \"cols\": 65}", "{\"rows\": 17, \"cols\": 64}", "groups.large",
+                 "no hidden size of dim 'cols' exceeds the largest visible one");
+    hidden_fails("{\"rows\": 5, \"cols\": 17}", "{\"rows\": 4, \"cols\": 17}", "groups.small",
+                 "no hidden size of dim 'rows' exceeds");
+    /* every hidden cols a multiple of 4 */
+    hidden_fails("[{\"rows\": 5, \"cols\": 17}, {\"rows\": 1, \"cols\": 3}]",
+                 "[{\"rows\": 5, \"cols\": 20}, {\"rows\": 1, \"cols\": 4}]", "groups.small",
+                 "every hidden size of dim 'cols' is a multiple of 4; add odd sizes");
+    hidden_fails("{\"rows\": 17, \"cols\": 65}", "{\"rows\": 20, \"cols\": 65}", "groups.large",
+                 "every hidden size of dim 'rows' is a multiple of 4");
+}
+
+static void test_hidden_random(void **state)
+{
+    (void)state;
+    hidden_fails("\"count\": 2", "\"count\": 17", "groups.small.random",
+                 "count must be an integer from 0 to 16");
+    hidden_fails("\"count\": 2", "\"count\": -1", "groups.small.random", "count must be an integer");
+    hidden_fails("\"count\": 2", "\"count\": 1.5", "groups.small.random", "count must be an integer");
+    hidden_fails("\"count\": 2, ", "", "groups.small.random.count", "missing");
+    hidden_fails("\"rows\": [1, 8]", "\"rows\": [9, 8]", "groups.small.random",
+                 "range of dim 'rows' must satisfy 1 <= low <= high <= 2^30");
+    hidden_fails("\"rows\": [1, 8]", "\"rows\": [0, 8]", "groups.small.random", "range of dim 'rows'");
+    hidden_fails("\"cols\": [1, 20]", "\"cols\": [1, 2000000000]", "groups.small.random",
+                 "range of dim 'cols'");
+    hidden_fails("\"cols\": [1, 20]", "\"cols\": [1, 1e300]", "groups.small.random", "range of dim 'cols'");
+    hidden_fails("\"cols\": [1, 20]", "\"cols\": [1.5, 20]", "groups.small.random", "range of dim 'cols'");
+    hidden_fails(", \"cols\": [1, 20]", "", "groups.small.random", "ranges needs [low, high] for dim 'cols'");
+    hidden_fails("\"rows\": [1, 8]", "\"rows\": [1]", "groups.small.random",
+                 "ranges needs [low, high] for dim 'rows'");
+    hidden_fails("\"random\": {", "\"random\": 3, \"old\": {", "groups.small.random", "must be an object");
+}
+
+/* ---- limits ----------------------------------------------------------- */
+
+static void test_file_too_large(void **state)
+{
+    (void)state;
+    /* valid JSON, padded with whitespace past 1 MiB */
+    size_t pad = (1u << 20) + 16;
+    char *big = malloc(sizeof GOOD_TASK + pad);
+    assert_non_null(big);
+    memcpy(big, GOOD_TASK, sizeof GOOD_TASK - 1);
+    memset(big + sizeof GOOD_TASK - 1, ' ', pad);
+    big[sizeof GOOD_TASK - 1 + pad] = '\0';
+    expect_fail(big, GOOD_HIDDEN, "task.json", NULL, "too large (limit 1 MiB)");
+    /* the same padding in hidden.json */
+    char *bigh = malloc(sizeof GOOD_HIDDEN + pad);
+    assert_non_null(bigh);
+    memcpy(bigh, GOOD_HIDDEN, sizeof GOOD_HIDDEN - 1);
+    memset(bigh + sizeof GOOD_HIDDEN - 1, ' ', pad);
+    bigh[sizeof GOOD_HIDDEN - 1 + pad] = '\0';
+    expect_fail(GOOD_TASK, bigh, "hidden.json", NULL, "too large (limit 1 MiB)");
+    free(big);
+    free(bigh);
+}
+
+static void test_missing_dir(void **state)
+{
+    (void)state;
+    kiln_task *t = malloc(sizeof *t);
+    kiln_error err;
+    assert_non_null(t);
+    assert_int_equal(kiln_task_load("/nonexistent/kiln/task", t, &err), -1);
+    assert_non_null(strstr(err.msg, "/nonexistent/kiln/task"));
+    free(t);
+}
+
+/* ---- helpers on the real rmsnorm task --------------------------------- */
+
+static void test_cost_rmsnorm(void **state)
+{
+    (void)state;
+    kiln_task *t = malloc(sizeof *t);
+    kiln_error err;
+    double v = 0;
+    assert_non_null(t);
+    load_rmsnorm(t);
+    kiln_shape s = {{2, 3}};
+    if (kiln_task_cost(t, t->cost_bytes, &s, KILN_DT_F32, &v, &err) != 0)
+        fail_msg("%s", err.msg);
+    assert_true(v == (2.0 * 2 * 3 + 3) * 4);
+    assert_int_equal(kiln_task_cost(t, t->cost_bytes, &s, KILN_DT_F64, &v, &err), 0);
+    assert_true(v == (2.0 * 2 * 3 + 3) * 8);
+    assert_int_equal(kiln_task_cost(t, t->cost_flops, &s, KILN_DT_F32, &v, &err), 0);
+    assert_true(v == 4.0 * 2 * 3);
+    assert_int_equal(kiln_task_cost(t, "rows * depth", &s, KILN_DT_F32, &v, &err), -1);
+    assert_non_null(strstr(err.msg, "depth"));
+    free(t);
+}
+
+static void test_signature_rmsnorm(void **state)
+{
+    (void)state;
+    kiln_task *t = malloc(sizeof *t);
+    char sig[512];
+    assert_non_null(t);
+    load_rmsnorm(t);
+    kiln_task_cpu_signature(t, KILN_DT_F32, sig, sizeof sig);
+    assert_string_equal(sig, "void rmsnorm(const float *x, const float *w, float *y, "
+                             "int32_t rows, int32_t cols, float eps)");
+    /* truncation is safe and terminated */
+    char small[20];
+    kiln_task_cpu_signature(t, KILN_DT_F32, small, sizeof small);
+    assert_int_equal(strlen(small), sizeof small - 1);
+    assert_memory_equal(small, "void rmsnorm(const float *x", sizeof small - 1);
+    free(t);
+}
+
+static void test_shape_format(void **state)
+{
+    (void)state;
+    kiln_task *t = malloc(sizeof *t);
+    char buf[64];
+    assert_non_null(t);
+    load_rmsnorm(t);
+    kiln_shape s = {{64, 4096}};
+    kiln_shape_format(t, &s, buf, sizeof buf);
+    assert_string_equal(buf, "rows=64 cols=4096");
+    char small[10];
+    kiln_shape_format(t, &s, small, sizeof small);
+    assert_string_equal(small, "rows=64 c");
+    free(t);
+}
+
+static void test_find(void **state)
+{
+    (void)state;
+    kiln_task *t = malloc(sizeof *t);
+    kiln_error err;
+    assert_non_null(t);
+    char *old = getenv("KILN_TASKS") ? strdup(getenv("KILN_TASKS")) : NULL;
+
+    /* the built-in tasks directory */
+    unsetenv("KILN_TASKS");
+    if (kiln_task_find("rmsnorm", t, &err) != 0)
+        fail_msg("%s", err.msg);
+    assert_string_equal(t->name, "rmsnorm");
+
+    /* $KILN_TASKS first, by name; and the same task by path */
+    char *root = make_tmpdir();
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/tnorm", root);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    write_task(dir, GOOD_TASK, GOOD_HIDDEN);
+    setenv("KILN_TASKS", root, 1);
+    if (kiln_task_find("tnorm", t, &err) != 0)
+        fail_msg("%s", err.msg);
+    assert_string_equal(t->name, "tnorm");
+    if (kiln_task_find("rmsnorm", t, &err) != 0) /* falls back to the built-in */
+        fail_msg("%s", err.msg);
+    assert_string_equal(t->name, "rmsnorm");
+    unsetenv("KILN_TASKS");
+    if (kiln_task_find(dir, t, &err) != 0)
+        fail_msg("%s", err.msg);
+    assert_string_equal(t->name, "tnorm");
+
+    /* unknown names and bad names */
+    assert_int_equal(kiln_task_find("tnorm", t, &err), -1);
+    assert_non_null(strstr(err.msg, "no task named 'tnorm'"));
+    assert_int_equal(kiln_task_find("nosuchtask", t, &err), -1);
+    assert_non_null(strstr(err.msg, "no task named 'nosuchtask'"));
+    assert_non_null(strstr(err.msg, KILN_TASKS_DIR));
+    assert_int_equal(kiln_task_find("bad name", t, &err), -1);
+    assert_non_null(strstr(err.msg, "is not a task name"));
+
+    if (old) {
+        setenv("KILN_TASKS", old, 1);
+        free(old);
+    }
+    rm_tree(root);
+    free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_good_task_loads),
+        cmocka_unit_test(test_defaults_and_optional_fields),
+        cmocka_unit_test(test_malformed_json),
+        cmocka_unit_test(test_top_level_not_object),
+        cmocka_unit_test(test_name),
+        cmocka_unit_test(test_dims),
+        cmocka_unit_test(test_args_not_array),
+        cmocka_unit_test(test_arg_kind),
+        cmocka_unit_test(test_arg_dtype),
+        cmocka_unit_test(test_dim_arg_not_task_dim),
+        cmocka_unit_test(test_scalar_value),
+        cmocka_unit_test(test_input_init),
+        cmocka_unit_test(test_arg_shape),
+        cmocka_unit_test(test_no_output),
+        cmocka_unit_test(test_duplicate_arg),
+        cmocka_unit_test(test_cpu_dtypes),
+        cmocka_unit_test(test_stability),
+        cmocka_unit_test(test_groups_missing),
+        cmocka_unit_test(test_visible_shapes),
+        cmocka_unit_test(test_default_group),
+        cmocka_unit_test(test_tolerance),
+        cmocka_unit_test(test_cost_expressions),
+        cmocka_unit_test(test_paths),
+        cmocka_unit_test(test_hidden_missing),
+        cmocka_unit_test(test_hidden_groups),
+        cmocka_unit_test(test_hidden_cover),
+        cmocka_unit_test(test_hidden_random),
+        cmocka_unit_test(test_file_too_large),
+        cmocka_unit_test(test_missing_dir),
+        cmocka_unit_test(test_cost_rmsnorm),
+        cmocka_unit_test(test_signature_rmsnorm),
+        cmocka_unit_test(test_shape_format),
+        cmocka_unit_test(test_find),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,459 @@
+/* kilnd_jobs.c - kilnd's queue: compile threads take jobs in order, compile
+ * in parallel, then each waits for its device lane, so no two run stages
+ * ever overlap on one device. Every accepted job ends in exactly one final
+ * event, stored in the spool's results before it is sent. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kilnd.h"
+#include "task.h"
+#include "verdict.h"
+#include "verify.h"
+#include "worker_client.h"
+
+/* ---- lanes ---------------------------------------------------------------- */
+
+typedef struct lane_use {
+    kilnd_lane *lane;
+    const char *job;
+} lane_use;
+
+static void lane_acquire(void *ctx)
+{
+    lane_use *u = ctx;
+    pthread_mutex_lock(&u->lane->mu);
+    while (u->lane->busy)
+        pthread_cond_wait(&u->lane->cv, &u->lane->mu);
+    u->lane->busy = 1;
+    snprintf(u->lane->job, sizeof u->lane->job, "%s", u->job);
+    pthread_mutex_unlock(&u->lane->mu);
+}
+
+static void lane_release(void *ctx)
+{
+    lane_use *u = ctx;
+    pthread_mutex_lock(&u->lane->mu);
+    u->lane->busy = 0;
+    u->lane->job[0] = '\0';
+    pthread_cond_signal(&u->lane->cv);
+    pthread_mutex_unlock(&u->lane->mu);
+}
+
+/* ---- events --------------------------------------------------------------- */
+
+typedef struct progress_ctx {
+    kilnd *d;
+    kilnd_job *job;
+} progress_ctx;
+
+static void on_progress(void *ctx, const char *stage, const char *message)
+{
+    progress_ctx *p = ctx;
+    if (!p->job->conn)
+        return;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "id", p->job->rq.id);
+    cJSON_AddStringToObject(o, "job", p->job->id);
+    cJSON_AddStringToObject(o, "event", "progress");
+    cJSON_AddStringToObject(o, "stage", stage);
+    cJSON_AddStringToObject(o, "message", message);
+    char *s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    if (s)
+        kilnd_send(p->d, p->job->conn, s);
+    free(s);
+}
+
+/* Replace the "id" of a stored final event with the asking client's. */
+static char *with_client_id(const char *event, const char *client_id)
+{
+    cJSON *o = cJSON_Parse(event);
+    if (!o)
+        return kiln_event_error(client_id, NULL, "internal", "stored result is unreadable");
+    cJSON_DeleteItemFromObject(o, "id");
+    cJSON_AddStringToObject(o, "id", client_id);
+    char *s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return s;
+}
+
+/* Store the final event, then deliver it to the submitter and any waiters. */
+static void finish(kilnd *d, kilnd_job *job, char *event)
+{
+    if (kiln_spool_finish(&d->spool, job->id, event) < 0)
+        kilnd_log(d, "job %s: cannot store its result in %s", job->id, d->spool.results);
+    if (job->conn)
+        kilnd_send(d, job->conn, event);
+    pthread_mutex_lock(&d->mu);
+    kilnd_waiter **pp = &d->waiters;
+    while (*pp) {
+        kilnd_waiter *w = *pp;
+        if (strcmp(w->job, job->id) != 0) {
+            pp = &w->next;
+            continue;
+        }
+        char *mine = with_client_id(event, w->client_id);
+        if (mine)
+            kilnd_send(d, w->conn, mine);
+        free(mine);
+        kilnd_conn_release(w->conn);
+        *pp = w->next;
+        free(w);
+    }
+    pthread_mutex_unlock(&d->mu);
+}
+
+/* ---- running one job ---------------------------------------------------- */
+
+static char *verdict_event(const kilnd_job *job, const kiln_verdict *v, const kiln_task *t)
+{
+    char *vj = kiln_verdict_json(v, t, 0);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "id", job->rq.id);
+    cJSON_AddStringToObject(o, "job", job->id);
+    cJSON_AddStringToObject(o, "event", "verdict");
+    cJSON_AddItemToObject(o, "verdict", vj ? cJSON_Parse(vj) : cJSON_CreateNull());
+    char *s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    free(vj);
+    return s;
+}
+
+static int resolve(const kiln_verify_request *rq, const kiln_task *t, kiln_dtype *dt, int *group,
+                   kiln_error *err)
+{
+    *dt = rq->dtype[0] ? kiln_dtype_parse(rq->dtype) : t->cpu_dtypes[0];
+    if (!kiln_task_supports(t, *dt))
+        return kiln_fail(err, "task %s has no CPU variant for dtype '%s'", t->name, rq->dtype);
+    *group = rq->group[0] ? kiln_task_group(t, rq->group) : t->default_group;
+    if (*group < 0)
+        return kiln_fail(err, "task %s has no group '%s'", t->name, rq->group);
+    return 0;
+}
+
+static int write_source(kilnd *d, kilnd_job *job, char *path, size_t len, kiln_error *err)
+{
+    snprintf(path, len, "%s/%s.c", d->spool.work, job->id);
+    FILE *f = fopen(path, "wb");
+    int ok = f && fputs(job->rq.source, f) >= 0;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    return ok ? 0 : kiln_fail(err, "cannot write %s", path);
+}
+
+static char *verify_job(kilnd *d, kilnd_job *job, char *status, size_t slen)
+{
+    kiln_error err = {{0}};
+    kiln_task *t = calloc(1, sizeof *t);
+    kiln_verdict *v = calloc(1, sizeof *v);
+    char src[4200];
+    char *event = NULL;
+    kiln_dtype dt = KILN_DT_INVALID;
+    int group = 0, rc;
+    snprintf(status, slen, "error");
+    if (!t || !v) {
+        event = kiln_event_error(job->rq.id, job->id, "internal", "out of memory");
+    } else if (kiln_task_find(job->rq.task, t, &err) < 0 || resolve(&job->rq, t, &dt, &group, &err) < 0) {
+        event = kiln_event_error(job->rq.id, job->id, "bad-input", err.msg);
+    } else if (write_source(d, job, src, sizeof src, &err) < 0) {
+        event = kiln_event_error(job->rq.id, job->id, "internal", err.msg);
+    } else {
+        progress_ctx pc = {d, job};
+        lane_use lu = {&d->lanes[0], job->id};
+        kiln_verify_opts o = {.task = t, .candidate = src, .dtype = dt, .group = group,
+                              .timing_ms = job->rq.timing_ms,
+                              .call_timeout_ms = job->rq.call_timeout_ms,
+                              .job_timeout_ms = 300000, .min_pairs = 5, .max_pairs = 200,
+                              .speedup_ceiling = 100, .progress = on_progress, .progress_ctx = &pc,
+                              .lane_acquire = lane_acquire, .lane_release = lane_release,
+                              .lane_ctx = &lu, .work_root = d->spool.work};
+        rc = kiln_verify(&o, v, &err);
+        if (rc == 0) {
+            event = verdict_event(job, v, t);
+            snprintf(status, slen, "%s stage=%s code=%s", v->status, v->stage, v->code);
+        } else {
+            event = kiln_event_error(job->rq.id, job->id,
+                                     rc == KILN_VERIFY_BAD_INPUT ? "bad-input" : "internal", err.msg);
+        }
+        unlink(src);
+    }
+    free(t);
+    free(v);
+    return event;
+}
+
+static void run_job(kilnd *d, kilnd_job *job)
+{
+    uint64_t t0 = kiln_now_ns();
+    kiln_spool_mark_running(&d->spool, job->id);
+    char status[128];
+    char *event = verify_job(d, job, status, sizeof status);
+    if (!event)
+        event = kiln_event_error(job->rq.id, job->id, "internal", "out of memory");
+    finish(d, job, event);
+    kilnd_log(d, "job %s task=%s status=%s wall=%.2fs", job->id, job->rq.task, status,
+              (double)(kiln_now_ns() - t0) / 1e9);
+    pthread_mutex_lock(&d->mu);
+    d->done++;
+    d->failed += strncmp(status, "pass", 4) != 0;
+    pthread_mutex_unlock(&d->mu);
+    free(event);
+}
+
+static void free_job(kilnd_job *job)
+{
+    if (job->conn)
+        kilnd_conn_release(job->conn);
+    kiln_verify_request_free(&job->rq);
+    free(job);
+}
+
+static void *compile_thread(void *arg)
+{
+    kilnd *d = arg;
+    for (;;) {
+        pthread_mutex_lock(&d->mu);
+        while (!d->head && !d->stopping)
+            pthread_cond_wait(&d->cv, &d->mu);
+        if (d->stopping) {
+            pthread_mutex_unlock(&d->mu);
+            return NULL;
+        }
+        kilnd_job *job = d->head;
+        d->head = job->next;
+        if (!d->head)
+            d->tail = NULL;
+        d->queued--;
+        d->active++;
+        pthread_mutex_unlock(&d->mu);
+        run_job(d, job);
+        free_job(job);
+        pthread_mutex_lock(&d->mu);
+        d->active--;
+        pthread_cond_broadcast(&d->cv);
+        pthread_mutex_unlock(&d->mu);
+    }
+}
+
+/* ---- queue ---------------------------------------------------------------- */
+
+static void enqueue(kilnd *d, kilnd_job *job)
+{
+    pthread_mutex_lock(&d->mu);
+    if (d->tail)
+        d->tail->next = job;
+    else
+        d->head = job;
+    d->tail = job;
+    d->queued++;
+    pthread_cond_signal(&d->cv);
+    pthread_mutex_unlock(&d->mu);
+}
+
+void kilnd_submit(kilnd *d, kilnd_conn *c, const cJSON *msg, const char *client_id)
+{
+    kiln_error err = {{0}};
+    kilnd_job *job = calloc(1, sizeof *job);
+    if (!job || kiln_parse_verify(msg, &job->rq, &err) < 0) {
+        char *e = kiln_event_error(client_id, NULL, "bad-request", job ? err.msg : "out of memory");
+        kilnd_send(d, c, e);
+        free(e);
+        if (job)
+            kiln_verify_request_free(&job->rq);
+        free(job);
+        return;
+    }
+    if (d->stopping || kiln_spool_accept(&d->spool, &job->rq, job->id, &err) < 0) {
+        char *e = kiln_event_error(client_id, NULL, d->stopping ? "shutting-down" : "internal",
+                                   d->stopping ? "kilnd is shutting down" : err.msg);
+        kilnd_send(d, c, e);
+        free(e);
+        kiln_verify_request_free(&job->rq);
+        free(job);
+        return;
+    }
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "id", job->rq.id);
+    cJSON_AddStringToObject(o, "job", job->id);
+    cJSON_AddStringToObject(o, "event", "accepted");
+    char *s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    if (s)
+        kilnd_send(d, c, s);
+    free(s);
+    kilnd_conn_retain(c);
+    job->conn = c;
+    enqueue(d, job);
+}
+
+void kilnd_result(kilnd *d, kilnd_conn *c, const char *client_id, const char *job)
+{
+    if (!kiln_valid_job_id(job)) {
+        char *e = kiln_event_error(client_id, NULL, "bad-request", "field 'job' is not a job id");
+        kilnd_send(d, c, e);
+        free(e);
+        return;
+    }
+    pthread_mutex_lock(&d->mu);   /* ordered against finish(): no lost wake-up */
+    char *stored = kiln_spool_result(&d->spool, job);
+    if (stored) {
+        pthread_mutex_unlock(&d->mu);
+        char *mine = with_client_id(stored, client_id);
+        kilnd_send(d, c, mine);
+        free(mine);
+        free(stored);
+        return;
+    }
+    if (!kiln_spool_pending(&d->spool, job)) {
+        pthread_mutex_unlock(&d->mu);
+        char *e = kiln_event_error(client_id, job, "unknown-job", "no such job");
+        kilnd_send(d, c, e);
+        free(e);
+        return;
+    }
+    kilnd_waiter *w = calloc(1, sizeof *w);
+    if (w) {
+        snprintf(w->job, sizeof w->job, "%s", job);
+        snprintf(w->client_id, sizeof w->client_id, "%s", client_id);
+        kilnd_conn_retain(c);
+        w->conn = c;
+        w->next = d->waiters;
+        d->waiters = w;
+    }
+    pthread_mutex_unlock(&d->mu);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "id", client_id);
+    cJSON_AddStringToObject(o, "job", job);
+    cJSON_AddStringToObject(o, "event", "pending");
+    char *ack = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    if (ack)
+        kilnd_send(d, c, ack);
+    free(ack);
+}
+
+typedef struct recover_ctx {
+    kilnd *d;
+    int requeued, answered;
+} recover_ctx;
+
+static void recover_one(void *ctx, const char *id, int was_running, cJSON *request)
+{
+    recover_ctx *r = ctx;
+    kilnd_job *job = calloc(1, sizeof *job);
+    kiln_error err = {{0}};
+    int ok = job && request && kiln_parse_verify(request, &job->rq, &err) == 0;
+    if (job)
+        snprintf(job->id, sizeof job->id, "%s", id);
+    if (ok && !was_running) {
+        enqueue(r->d, job);
+        r->requeued++;
+    } else {
+        const char *msg = was_running
+                              ? "kilnd restarted while this job was running; it was not retried "
+                                "(a job that brings the daemon down must not do it twice)"
+                              : "kilnd restarted and could not read this job's spool record";
+        char *e = kiln_event_error(ok ? job->rq.id : "", id, "daemon-restarted", msg);
+        kiln_spool_finish(&r->d->spool, id, e);
+        free(e);
+        if (job)
+            kiln_verify_request_free(&job->rq);
+        free(job);
+        r->answered++;
+    }
+    cJSON_Delete(request);
+}
+
+int kilnd_recover(kilnd *d, kiln_error *err)
+{
+    recover_ctx r = {d, 0, 0};
+    if (kiln_spool_recover(&d->spool, recover_one, &r, err) < 0)
+        return -1;
+    if (r.requeued || r.answered)
+        kilnd_log(d, "recovered the spool: %d jobs queued again, %d answered with daemon-restarted",
+                  r.requeued, r.answered);
+    return 0;
+}
+
+int kilnd_jobs_start(kilnd *d, kiln_error *err)
+{
+    d->threads = calloc((size_t)d->compile_jobs, sizeof *d->threads);
+    if (!d->threads)
+        return kiln_fail(err, "out of memory");
+    for (int i = 0; i < d->compile_jobs; i++)
+        if (pthread_create(&d->threads[i], NULL, compile_thread, d) != 0)
+            return kiln_fail(err, "cannot start thread %d", i);
+    return 0;
+}
+
+void kilnd_jobs_stop(kilnd *d)
+{
+    pthread_mutex_lock(&d->mu);
+    d->stopping = 1;
+    pthread_cond_broadcast(&d->cv);
+    pthread_mutex_unlock(&d->mu);
+    for (int i = 0; d->threads && i < d->compile_jobs; i++)
+        pthread_join(d->threads[i], NULL);
+    free(d->threads);
+    d->threads = NULL;
+    /* Queued jobs stay in the spool and run when kilnd starts again. */
+    while (d->head) {
+        kilnd_job *job = d->head;
+        d->head = job->next;
+        if (job->conn) {
+            char *e = kiln_event_error(job->rq.id, job->id, "shutting-down",
+                                       "kilnd stopped before this job ran; it stays spooled and "
+                                       "runs when kilnd starts again (ask for it with its job id)");
+            kilnd_send(d, job->conn, e);
+            free(e);
+        }
+        free_job(job);
+    }
+    d->tail = NULL;
+    while (d->waiters) {
+        kilnd_waiter *w = d->waiters;
+        d->waiters = w->next;
+        kilnd_conn_release(w->conn);
+        free(w);
+    }
+}
+
+int kilnd_idle(kilnd *d)
+{
+    pthread_mutex_lock(&d->mu);
+    int idle = !d->head && d->active == 0;
+    pthread_mutex_unlock(&d->mu);
+    return idle;
+}
+
+char *kilnd_status_json(kilnd *d, const char *client_id)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "id", client_id);
+    cJSON_AddStringToObject(o, "event", "status");
+    cJSON_AddStringToObject(o, "version", KILN_PROTO_VERSION);
+    cJSON_AddNumberToObject(o, "pid", getpid());
+    cJSON_AddNumberToObject(o, "uptime_s", (double)(time(NULL) - d->started));
+    pthread_mutex_lock(&d->mu);
+    cJSON_AddNumberToObject(o, "queued", d->queued);
+    cJSON_AddNumberToObject(o, "active", d->active);
+    cJSON_AddNumberToObject(o, "jobs_done", (double)d->done);
+    cJSON_AddNumberToObject(o, "jobs_not_passed", (double)d->failed);
+    pthread_mutex_unlock(&d->mu);
+    cJSON_AddNumberToObject(o, "compile_jobs", d->compile_jobs);
+    cJSON *lanes = cJSON_AddArrayToObject(o, "devices");
+    for (int i = 0; i < d->nlanes; i++) {
+        cJSON *l = cJSON_CreateObject();
+        pthread_mutex_lock(&d->lanes[i].mu);
+        cJSON_AddStringToObject(l, "name", d->lanes[i].name);
+        cJSON_AddStringToObject(l, "job", d->lanes[i].busy ? d->lanes[i].job : "");
+        pthread_mutex_unlock(&d->lanes[i].mu);
+        cJSON_AddItemToArray(lanes, l);
+    }
+    char *s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return s;
+}

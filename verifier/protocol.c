@@ -1,0 +1,163 @@
+/* protocol.c - parsing and formatting kilnd messages (see protocol.h). */
+#include "protocol.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+static int get_str(const cJSON *msg, const char *key, int required, char *buf, size_t len,
+                   kiln_error *err)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(msg, key);
+    if (!it) {
+        if (required)
+            return kiln_fail(err, "field '%s' is missing", key);
+        buf[0] = '\0';
+        return 0;
+    }
+    if (!cJSON_IsString(it))
+        return kiln_fail(err, "field '%s' must be a string", key);
+    if (strlen(it->valuestring) >= len)
+        return kiln_fail(err, "field '%s' is too long (limit %zu)", key, len - 1);
+    strcpy(buf, it->valuestring);
+    return 0;
+}
+
+static int get_int(const cJSON *msg, const char *key, int dflt, int lo, int hi, int *out,
+                   kiln_error *err)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(msg, key);
+    if (!it) {
+        *out = dflt;
+        return 0;
+    }
+    if (!cJSON_IsNumber(it) || it->valuedouble < lo || it->valuedouble > hi)
+        return kiln_fail(err, "field '%s' must be a number from %d to %d", key, lo, hi);
+    *out = (int)it->valuedouble;
+    return 0;
+}
+
+int kiln_parse_verify(const cJSON *msg, kiln_verify_request *rq, kiln_error *err)
+{
+    memset(rq, 0, sizeof *rq);
+    char language[16];
+    if (get_str(msg, "id", 0, rq->id, sizeof rq->id, err) < 0 ||
+        get_str(msg, "task", 1, rq->task, sizeof rq->task, err) < 0 ||
+        get_str(msg, "language", 0, language, sizeof language, err) < 0 ||
+        get_str(msg, "backend", 0, rq->backend, sizeof rq->backend, err) < 0 ||
+        get_str(msg, "dtype", 0, rq->dtype, sizeof rq->dtype, err) < 0 ||
+        get_str(msg, "group", 0, rq->group, sizeof rq->group, err) < 0 ||
+        get_str(msg, "mode", 0, rq->mode, sizeof rq->mode, err) < 0 ||
+        get_int(msg, "timing_ms", 2000, 1, 600000, &rq->timing_ms, err) < 0 ||
+        get_int(msg, "call_timeout_ms", 10000, 100, 600000, &rq->call_timeout_ms, err) < 0)
+        return -1;
+    snprintf(rq->language, sizeof rq->language, "%.7s", language[0] ? language : "c");
+    if (!rq->backend[0])
+        strcpy(rq->backend, "cpu");
+    if (!rq->mode[0])
+        strcpy(rq->mode, "full");
+    if (strcmp(rq->language, "c") != 0 || strcmp(rq->backend, "cpu") != 0)
+        return kiln_fail(err, "backend '%s' with language '%s' is not available (cpu and c only)",
+                         rq->backend, rq->language);
+    if (strcmp(rq->mode, "full") != 0)
+        return kiln_fail(err, "unknown mode '%s' (full)", rq->mode);
+    const cJSON *src = cJSON_GetObjectItemCaseSensitive(msg, "source");
+    if (!cJSON_IsString(src))
+        return kiln_fail(err, "field 'source' is missing or not a string");
+    rq->source = strdup(src->valuestring);
+    if (!rq->source)
+        return kiln_fail(err, "out of memory");
+    return 0;
+}
+
+void kiln_verify_request_free(kiln_verify_request *rq)
+{
+    free(rq->source);
+    rq->source = NULL;
+}
+
+cJSON *kiln_verify_request_json(const kiln_verify_request *rq)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "op", "verify");
+    cJSON_AddStringToObject(o, "id", rq->id);
+    cJSON_AddStringToObject(o, "task", rq->task);
+    cJSON_AddStringToObject(o, "language", rq->language);
+    cJSON_AddStringToObject(o, "backend", rq->backend);
+    cJSON_AddStringToObject(o, "dtype", rq->dtype);
+    cJSON_AddStringToObject(o, "group", rq->group);
+    cJSON_AddStringToObject(o, "mode", rq->mode);
+    cJSON_AddNumberToObject(o, "timing_ms", rq->timing_ms);
+    cJSON_AddNumberToObject(o, "call_timeout_ms", rq->call_timeout_ms);
+    cJSON_AddStringToObject(o, "source", rq->source ? rq->source : "");
+    return o;
+}
+
+char *kiln_event_error(const char *id, const char *job, const char *code, const char *message)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (id)
+        cJSON_AddStringToObject(o, "id", id);
+    else
+        cJSON_AddNullToObject(o, "id");
+    if (job)
+        cJSON_AddStringToObject(o, "job", job);
+    cJSON_AddStringToObject(o, "event", "error");
+    cJSON *e = cJSON_AddObjectToObject(o, "error");
+    cJSON_AddStringToObject(e, "code", code);
+    cJSON_AddStringToObject(e, "message", message);
+    char *s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return s;
+}
+
+static int connect_tcp(const char *hostport, kiln_error *err)
+{
+    char host[256];
+    snprintf(host, sizeof host, "%s", hostport);
+    char *colon = strrchr(host, ':');
+    if (!colon)
+        return kiln_fail(err, "tcp address '%s' needs host:port", hostport);
+    *colon = '\0';
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
+    int rc = getaddrinfo(host, colon + 1, &hints, &res);
+    if (rc != 0)
+        return kiln_fail(err, "cannot resolve %s: %s", hostport, gai_strerror(rc));
+    int fd = -1;
+    for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+        if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
+            close(fd);
+            fd = -1;
+        }
+    }
+    freeaddrinfo(res);
+    if (fd < 0)
+        return kiln_fail(err, "cannot connect to %s: %s", hostport, strerror(errno));
+    return fd;
+}
+
+int kiln_connect(const char *address, kiln_error *err)
+{
+    if (strncmp(address, "tcp://", 6) == 0)
+        return connect_tcp(address + 6, err);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (strlen(address) >= sizeof sa.sun_path)
+        return kiln_fail(err, "socket path too long: %s", address);
+    strcpy(sa.sun_path, address);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return kiln_fail(err, "socket: %s", strerror(errno));
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return kiln_fail(err, "cannot connect to kilnd at %s: %s", address, strerror(e));
+    }
+    return fd;
+}
