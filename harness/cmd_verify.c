@@ -1,20 +1,26 @@
-/* cmd_verify.c - `kiln verify`: run one verification and show the verdict
- * as a table for people or as JSON for scripts. */
-#include <math.h>
+/* cmd_verify.c - `kiln verify`: run one verification, through kilnd when
+ * possible (starting it if none runs) or in this process with --no-daemon,
+ * and show the verdict as a table for people or as JSON for scripts. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "daemon_client.h"
 #include "task.h"
+#include "verdict_print.h"
 #include "verify.h"
+
+#define SEND_LIMIT (512 * 1024)   /* larger files are judged in process */
 
 static const char usage[] =
     "usage: kiln verify FILE --task NAME|DIR [options]\n"
     "\n"
     "Compile FILE in a sandbox, check it on visible, hidden and adversarial inputs,\n"
-    "time it against the task's baseline and print the verdict.\n"
+    "time it against the task's baseline and print the verdict. The job goes to kilnd\n"
+    "(started on demand) unless --no-daemon is given.\n"
     "\n"
     "options:\n"
     "  --task NAME|DIR      the task (required)\n"
@@ -24,13 +30,15 @@ static const char usage[] =
     "  --json               print the verdict as JSON\n"
     "  --timing-ms N        time budget of the timing stage (default 2000)\n"
     "  --call-timeout-ms N  longest a single call may take (default 10000)\n"
-    "  --keep               keep the job directory (for debugging)\n"
+    "  --socket ADDR        kilnd's socket path or tcp://HOST:PORT (default $KILN_SOCKET)\n"
+    "  --no-daemon          verify in this process instead of through kilnd\n"
+    "  --keep               keep the job directory (with --no-daemon, for debugging)\n"
     "\n"
     "Exit status: 0 pass, 1 fail or suspect, 2 bad input, 3 internal error.\n";
 
 typedef struct args {
-    const char *file, *task, *backend, *dtype, *group;
-    int json, keep, timing_ms, call_timeout_ms;
+    const char *file, *task, *backend, *dtype, *group, *socket;
+    int json, keep, no_daemon, timing_ms, call_timeout_ms;
 } args;
 
 static int parse_int(const char *s, int *out)
@@ -43,13 +51,20 @@ static int parse_int(const char *s, int *out)
     return 0;
 }
 
+static int bad(const char *fmt, const char *what)
+{
+    fprintf(stderr, "kiln verify: ");
+    fprintf(stderr, fmt, what);
+    fprintf(stderr, "\n");
+    return -1;
+}
+
 static int parse(int argc, char **argv, args *a)
 {
     *a = (args){.backend = "cpu", .timing_ms = 2000, .call_timeout_ms = 10000};
     for (int i = 1; i < argc; i++) {
         int miss = 0;
-        const char *v;
-        const char *arg = argv[i];
+        const char *v, *arg = argv[i];
         if (kiln_is_help(arg)) {
             fputs(usage, stdout);
             exit(KILN_EXIT_OK);
@@ -61,20 +76,24 @@ static int parse(int argc, char **argv, args *a)
             a->dtype = v;
         } else if ((v = kiln_flag_value(argc, argv, &i, "--group", &miss))) {
             a->group = v;
+        } else if ((v = kiln_flag_value(argc, argv, &i, "--socket", &miss))) {
+            a->socket = v;
         } else if ((v = kiln_flag_value(argc, argv, &i, "--timing-ms", &miss))) {
             if (parse_int(v, &a->timing_ms) < 0)
-                return fprintf(stderr, "kiln verify: --timing-ms needs a positive integer\n"), -1;
+                return bad("--timing-ms needs a positive integer, got '%s'", v);
         } else if ((v = kiln_flag_value(argc, argv, &i, "--call-timeout-ms", &miss))) {
             if (parse_int(v, &a->call_timeout_ms) < 0)
-                return fprintf(stderr, "kiln verify: --call-timeout-ms needs a positive integer\n"), -1;
+                return bad("--call-timeout-ms needs a positive integer, got '%s'", v);
         } else if (strcmp(arg, "--json") == 0) {
             a->json = 1;
         } else if (strcmp(arg, "--keep") == 0) {
             a->keep = 1;
+        } else if (strcmp(arg, "--no-daemon") == 0) {
+            a->no_daemon = 1;
         } else if (miss) {
-            return fprintf(stderr, "kiln verify: %s needs a value\n", arg), -1;
+            return bad("%s needs a value", arg);
         } else if (arg[0] == '-' || a->file) {
-            return fprintf(stderr, "kiln verify: unexpected argument '%s'\n", arg), -1;
+            return bad("unexpected argument '%s'", arg);
         } else {
             a->file = arg;
         }
@@ -84,6 +103,18 @@ static int parse(int argc, char **argv, args *a)
     return 0;
 }
 
+static int show(const args *a, cJSON *verdict)
+{
+    if (a->json) {
+        char *s = cJSON_Print(verdict);
+        puts(s ? s : "{}");
+        free(s);
+    } else {
+        kiln_print_verdict(stdout, verdict);
+    }
+    return kiln_verdict_exit_code(verdict);
+}
+
 static void on_progress(void *ctx, const char *stage, const char *msg)
 {
     (void)ctx;
@@ -91,46 +122,64 @@ static void on_progress(void *ctx, const char *stage, const char *msg)
     fflush(stderr);
 }
 
-static void fmt_time(double ns, char *buf, size_t len)
+/* Check what can be checked before any work: the task, dtype and group. */
+static int check_task(const args *a, kiln_task *task, kiln_dtype *dt, int *group)
 {
-    if (ns <= 0)
-        snprintf(buf, len, "-");
-    else if (ns < 1e4)
-        snprintf(buf, len, "%.2f us", ns / 1e3);
-    else if (ns < 1e7)
-        snprintf(buf, len, "%.1f us", ns / 1e3);
-    else
-        snprintf(buf, len, "%.2f ms", ns / 1e6);
+    kiln_error err = {{0}};
+    if (kiln_task_find(a->task, task, &err) < 0) {
+        fprintf(stderr, "kiln verify: %s\n", err.msg);
+        return -1;
+    }
+    *dt = a->dtype ? kiln_dtype_parse(a->dtype) : task->cpu_dtypes[0];
+    *group = a->group ? kiln_task_group(task, a->group) : task->default_group;
+    if (!kiln_task_supports(task, *dt))
+        return bad("the task has no CPU variant for dtype '%s'", a->dtype ? a->dtype : "?");
+    if (*group < 0)
+        return bad("the task has no group '%s'", a->group);
+    return 0;
 }
 
-static void print_table(const kiln_verdict *v, const kiln_task *t)
+static int verify_here(const args *a, kiln_task *task, kiln_dtype dt, int group)
 {
-    printf("%-4s %-24s %16s %11s %11s %8s %8s\n", "id", "dims", "err/budget ULP", "candidate",
-           "baseline", "speedup", "roofline");
-    for (int i = 0; i < v->nresults; i++) {
-        const kiln_shape_result *r = &v->results[i];
-        char dims[128] = "hidden", err[48] = "-", ct[32], bt[32], sp[16] = "-", rf[16] = "-";
-        if (r->visible)
-            kiln_shape_format(t, &r->shape, dims, sizeof dims);
-        if (r->checked)
-            snprintf(err, sizeof err, "%.1f / %.0f", r->max_err_ulps, r->budget_ulps);
-        fmt_time(r->timed ? r->cand.median_ns : 0, ct, sizeof ct);
-        fmt_time(r->timed ? r->base.median_ns : 0, bt, sizeof bt);
-        if (r->timed) {
-            snprintf(sp, sizeof sp, "%.2fx", r->speedup);
-            snprintf(rf, sizeof rf, "%.0f%%", 100 * r->roofline_fraction);
-        }
-        printf("%-4s %-24s %16s %11s %11s %8s %8s\n", r->id, dims, err, ct, bt, sp, rf);
+    int tty = isatty(STDERR_FILENO) && !a->json;
+    kiln_verify_opts o = {.task = task, .candidate = a->file, .dtype = dt, .group = group,
+                          .timing_ms = a->timing_ms, .call_timeout_ms = a->call_timeout_ms,
+                          .job_timeout_ms = 300000, .min_pairs = 5, .max_pairs = 200,
+                          .speedup_ceiling = 100, .keep_dir = a->keep,
+                          .progress = tty ? on_progress : NULL};
+    kiln_verdict *v = calloc(1, sizeof *v);
+    kiln_error err = {{0}};
+    int rc = v ? kiln_verify(&o, v, &err) : KILN_VERIFY_INTERNAL;
+    if (tty)
+        fprintf(stderr, "\r\033[K");
+    if (rc < 0) {
+        fprintf(stderr, "kiln verify: %s\n", v ? err.msg : "out of memory");
+        free(v);
+        return rc == KILN_VERIFY_BAD_INPUT ? KILN_EXIT_BAD_INPUT : KILN_EXIT_INTERNAL;
     }
-    if (v->geomean_speedup > 0)
-        printf("\nspeedup: geomean %.2fx, min %.2fx; median roofline fraction %.0f%%\n",
-               v->geomean_speedup, v->min_speedup, 100 * v->median_roofline);
-    for (int i = 0; i < v->nflags; i++)
-        printf("flag: %s\n", v->flags[i]);
-    printf("sandbox: %s\n", v->sandbox[0] ? v->sandbox : "(worker not started)");
-    printf("\n%s (stage %s, %s): %s\n", v->status, v->stage, v->code, v->reason);
-    if (strcmp(v->code, "compile-error") == 0)
-        printf("\n%s\n", v->feedback);
+    char *s = kiln_verdict_json(v, task, 0);
+    cJSON *j = s ? cJSON_Parse(s) : NULL;
+    free(s);
+    free(v);
+    if (!j)
+        return fprintf(stderr, "kiln verify: out of memory\n"), KILN_EXIT_INTERNAL;
+    rc = show(a, j);
+    cJSON_Delete(j);
+    return rc;
+}
+
+static int kiln_remote_verify(const args *a, const char *task_ref, const char *source);
+
+static char *read_all(const char *path, size_t limit, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = f ? malloc(limit + 1) : NULL;
+    *len = buf ? fread(buf, 1, limit + 1, f) : 0;
+    if (f)
+        fclose(f);
+    if (buf)
+        buf[*len <= limit ? *len : limit] = '\0';
+    return buf;
 }
 
 int kiln_cmd_verify(int argc, char **argv)
@@ -138,52 +187,129 @@ int kiln_cmd_verify(int argc, char **argv)
     args a;
     if (parse(argc, argv, &a) < 0)
         return KILN_EXIT_BAD_INPUT;
-    if (strcmp(a.backend, "cpu") != 0) {
-        fprintf(stderr, "kiln verify: backend '%s' is not available in this build (cpu only)\n",
-                a.backend);
-        return KILN_EXIT_BAD_INPUT;
-    }
-    if (access(a.file, R_OK) != 0) {
-        fprintf(stderr, "kiln verify: cannot read %s\n", a.file);
-        return KILN_EXIT_BAD_INPUT;
-    }
+    if (strcmp(a.backend, "cpu") != 0)
+        return bad("backend '%s' is not available in this build (cpu only)", a.backend),
+               KILN_EXIT_BAD_INPUT;
+    if (access(a.file, R_OK) != 0)
+        return bad("cannot read %s", a.file), KILN_EXIT_BAD_INPUT;
     static kiln_task task;
+    kiln_dtype dt;
+    int group;
+    if (check_task(&a, &task, &dt, &group) < 0)
+        return KILN_EXIT_BAD_INPUT;
+    size_t len = 0;
+    char *src = a.no_daemon ? NULL : read_all(a.file, SEND_LIMIT, &len);
+    if (!src || len > SEND_LIMIT || memchr(src, 0, len)) {
+        free(src);
+        return verify_here(&a, &task, dt, group);
+    }
+    /* The daemon resolves names itself; a directory is sent as a full path. */
+    char ref[PATH_MAX];
+    if (strchr(a.task, '/') || strcmp(a.task, ".") == 0)
+        snprintf(ref, sizeof ref, "%s", task.dir);
+    else
+        snprintf(ref, sizeof ref, "%s", a.task);
+    int rc = kiln_remote_verify(&a, ref, src);
+    free(src);
+    return rc;
+}
+
+/* ---- through kilnd ---------------------------------------------------------- */
+
+static cJSON *verify_request(const args *a, const char *task_ref, const char *source)
+{
+    cJSON *m = cJSON_CreateObject();
+    char id[32];
+    snprintf(id, sizeof id, "verify-%d", (int)getpid());
+    cJSON_AddStringToObject(m, "op", "verify");
+    cJSON_AddStringToObject(m, "id", id);
+    cJSON_AddStringToObject(m, "task", task_ref);
+    cJSON_AddStringToObject(m, "language", "c");
+    cJSON_AddStringToObject(m, "backend", a->backend);
+    if (a->dtype)
+        cJSON_AddStringToObject(m, "dtype", a->dtype);
+    if (a->group)
+        cJSON_AddStringToObject(m, "group", a->group);
+    cJSON_AddNumberToObject(m, "timing_ms", a->timing_ms);
+    cJSON_AddNumberToObject(m, "call_timeout_ms", a->call_timeout_ms);
+    cJSON_AddStringToObject(m, "source", source);
+    return m;
+}
+
+static int error_exit(const cJSON *ev)
+{
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(ev, "error");
+    const char *code = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "code"));
+    const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "message"));
+    fprintf(stderr, "kiln verify: %s (%s)\n", msg ? msg : "error", code ? code : "?");
+    if (code && (strcmp(code, "bad-input") == 0 || strcmp(code, "bad-request") == 0))
+        return KILN_EXIT_BAD_INPUT;
+    return KILN_EXIT_INTERNAL;
+}
+
+/* Read events until the final one. Returns an exit code, or -1 when the
+ * connection was lost (the caller reconnects and asks for the result). */
+static int follow(const args *a, kiln_client *c, char job[32])
+{
+    int tty = isatty(STDERR_FILENO) && !a->json;
+    for (;;) {
+        kiln_error err = {{0}};
+        cJSON *ev = kiln_client_next(c, 3600 * 1000, &err);
+        if (!ev)
+            return -1;
+        const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "event"));
+        const char *jid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "job"));
+        int rc = -2;
+        if (jid && !job[0])
+            snprintf(job, 32, "%s", jid);
+        if (kind && strcmp(kind, "progress") == 0 && tty) {
+            on_progress(NULL, cJSON_GetStringValue(cJSON_GetObjectItem(ev, "stage")),
+                        cJSON_GetStringValue(cJSON_GetObjectItem(ev, "message")));
+        } else if (kind && strcmp(kind, "verdict") == 0) {
+            if (tty)
+                fprintf(stderr, "\r\033[K");
+            rc = show(a, cJSON_GetObjectItemCaseSensitive(ev, "verdict"));
+        } else if (kind && strcmp(kind, "error") == 0) {
+            if (tty)
+                fprintf(stderr, "\r\033[K");
+            rc = error_exit(ev);
+        }
+        cJSON_Delete(ev);
+        if (rc != -2)
+            return rc;
+    }
+}
+
+static int kiln_remote_verify(const args *a, const char *task_ref, const char *source)
+{
+    char addr[4096], job[32] = "";
     kiln_error err = {{0}};
-    if (kiln_task_find(a.task, &task, &err) < 0) {
+    kiln_client c;
+    if (kiln_client_address(a->socket, addr, sizeof addr, &err) < 0 ||
+        kiln_client_open(&c, addr, 1, &err) < 0) {
         fprintf(stderr, "kiln verify: %s\n", err.msg);
-        return KILN_EXIT_BAD_INPUT;
+        return KILN_EXIT_INTERNAL;
     }
-    kiln_dtype dt = a.dtype ? kiln_dtype_parse(a.dtype) : task.cpu_dtypes[0];
-    int group = a.group ? kiln_task_group(&task, a.group) : task.default_group;
-    if (!kiln_task_supports(&task, dt)) {
-        fprintf(stderr, "kiln verify: task %s has no CPU variant for dtype '%s'\n", task.name,
-                a.dtype ? a.dtype : "?");
-        return KILN_EXIT_BAD_INPUT;
+    cJSON *m = verify_request(a, task_ref, source);
+    int rc = kiln_client_send(&c, m, &err) < 0 ? -1 : follow(a, &c, job);
+    cJSON_Delete(m);
+    /* The daemon went away mid-job: the job is spooled, so ask again. */
+    for (int tries = 0; rc == -1 && job[0] && tries < 60; tries++) {
+        kiln_client_close(&c);
+        sleep(1);
+        if (kiln_client_open(&c, addr, 1, &err) < 0)
+            continue;
+        cJSON *r = cJSON_CreateObject();
+        cJSON_AddStringToObject(r, "op", "result");
+        cJSON_AddStringToObject(r, "id", "result");
+        cJSON_AddStringToObject(r, "job", job);
+        rc = kiln_client_send(&c, r, &err) < 0 ? -1 : follow(a, &c, job);
+        cJSON_Delete(r);
     }
-    if (group < 0) {
-        fprintf(stderr, "kiln verify: task %s has no group '%s'\n", task.name, a.group);
-        return KILN_EXIT_BAD_INPUT;
+    kiln_client_close(&c);
+    if (rc == -1) {
+        fprintf(stderr, "kiln verify: lost kilnd at %s%s%s\n", addr, job[0] ? " during job " : "", job);
+        return KILN_EXIT_INTERNAL;
     }
-    int tty = isatty(STDERR_FILENO) && !a.json;
-    kiln_verify_opts o = {.task = &task, .candidate = a.file, .dtype = dt, .group = group,
-                          .timing_ms = a.timing_ms, .call_timeout_ms = a.call_timeout_ms,
-                          .job_timeout_ms = 300000, .min_pairs = 5, .max_pairs = 200,
-                          .speedup_ceiling = 100, .keep_dir = a.keep,
-                          .progress = tty ? on_progress : NULL};
-    static kiln_verdict v;
-    int rc = kiln_verify(&o, &v, &err);
-    if (tty)
-        fprintf(stderr, "\r\033[K");
-    if (rc < 0) {
-        fprintf(stderr, "kiln verify: %s\n", err.msg);
-        return rc == KILN_VERIFY_BAD_INPUT ? KILN_EXIT_BAD_INPUT : KILN_EXIT_INTERNAL;
-    }
-    if (a.json) {
-        char *s = kiln_verdict_json(&v, &task, 1);
-        puts(s ? s : "{}");
-        free(s);
-    } else {
-        print_table(&v, &task);
-    }
-    return strcmp(v.status, "pass") == 0 ? KILN_EXIT_OK : KILN_EXIT_FAIL;
+    return rc;
 }

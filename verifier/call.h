@@ -34,6 +34,7 @@ typedef struct kiln_callset {
     size_t cap_elems[KILN_MAX_ARGS];
     unsigned char *last_out[KILN_MAX_ARGS];   /* outputs of the last call */
     int calls;
+    int hidden;                 /* the shape is hidden: details must not reveal its size */
 } kiln_callset;
 
 typedef enum kiln_call_outcome {

@@ -530,19 +530,7 @@ static int default_paths(kilnd *d, kiln_error *err)
         return -1;
     if (d->socket_path[0])
         return 0;
-    const char *env = getenv("KILN_SOCKET"), *rt = getenv("XDG_RUNTIME_DIR");
-    if (env && *env) {
-        snprintf(d->socket_path, sizeof d->socket_path, "%s", env);
-    } else if (rt && *rt) {
-        char dir[4000];
-        snprintf(dir, sizeof dir, "%.3990s/kiln", rt);
-        if (kiln_mkdirs(dir, err) < 0)
-            return -1;
-        snprintf(d->socket_path, sizeof d->socket_path, "%s/kilnd.sock", dir);
-    } else {
-        snprintf(d->socket_path, sizeof d->socket_path, "%.4080s/kilnd.sock", d->state_dir);
-    }
-    return 0;
+    return kiln_default_socket(d->socket_path, sizeof d->socket_path, err);
 }
 
 /* One daemon per state directory: the spool is not shared. */

@@ -95,3 +95,22 @@ int kiln_remove_tree(const char *path)
     chmod(path, 0700);
     return nftw(path, remove_one, 32, FTW_DEPTH | FTW_PHYS);
 }
+
+int kiln_default_socket(char *buf, size_t len, kiln_error *err)
+{
+    const char *env = getenv("KILN_SOCKET"), *rt = getenv("XDG_RUNTIME_DIR");
+    char dir[4000];
+    if (env && *env) {
+        snprintf(buf, len, "%s", env);
+        return 0;
+    }
+    if (rt && *rt) {
+        snprintf(dir, sizeof dir, "%.3990s/kiln", rt);
+    } else if (kiln_state_dir(dir, sizeof dir, err) < 0) {
+        return -1;
+    }
+    if (kiln_mkdirs(dir, err) < 0)
+        return -1;
+    snprintf(buf, len, "%.4000s/kilnd.sock", dir);
+    return 0;
+}

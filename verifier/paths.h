@@ -13,6 +13,9 @@ int kiln_worker_path(char *buf, size_t len, kiln_error *err);
 const char *kiln_cpu_include_dir(void);
 /* $KILN_STATE, else $XDG_STATE_HOME/kiln, else ~/.local/state/kiln; created. */
 int kiln_state_dir(char *buf, size_t len, kiln_error *err);
+/* Where kilnd listens by default: $KILN_SOCKET, else
+ * $XDG_RUNTIME_DIR/kiln/kilnd.sock, else STATE/kilnd.sock. */
+int kiln_default_socket(char *buf, size_t len, kiln_error *err);
 /* mkdir -p */
 int kiln_mkdirs(const char *path, kiln_error *err);
 /* A fresh private directory under root (NULL: $TMPDIR or /tmp): prefix-XXXXXX. */

@@ -51,7 +51,9 @@ static cJSON *shape_json(const kiln_shape_result *r, const kiln_task *t, const c
     cJSON_AddStringToObject(o, "dtype", dtype);
     if (r->checked) {
         add_num(o, "max_err_ulps", r->max_err_ulps);
-        add_num(o, "budget_ulps", r->budget_ulps);
+        if (r->visible)   /* a hidden shape's budget would reveal its size */
+            add_num(o, "budget_ulps", r->budget_ulps);
+        add_num(o, "budget_fraction", r->budget_ulps > 0 ? r->max_err_ulps / r->budget_ulps : 0);
         add_num(o, "rel_l2", r->rel_l2);
     }
     if (r->timed) {

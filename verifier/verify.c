@@ -336,7 +336,9 @@ static int check_shape(job *j, const char *stage, const char *id, const kiln_sha
         snprintf(label, sizeof label, "hidden shape %s", id);
     }
     kiln_call_result res;
+    j->cs.hidden = !visible;
     int rc = checked(j, stage, label, s, NULL, 0, &res, err);
+    j->cs.hidden = 0;
     kiln_shape_result *r = result_for(j, id, s, visible);
     if (r && rc >= 0) {
         r->checked = 1;
@@ -392,7 +394,9 @@ static int stage_stability(job *j, kiln_error *err)
             snprintf(label, sizeof label, "variant '%s' on %s shape %s%d", var->name,
                      s ? "hidden" : "visible", s ? "h" : "v", s ? 1 : li + 1);
             kiln_call_result res;
+            j->cs.hidden = s == 1;
             int rc = checked(j, "stability", label, shapes[s], var, 0, &res, err);
+            j->cs.hidden = 0;
             if (rc)
                 return rc;
         }

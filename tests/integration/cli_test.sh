@@ -21,9 +21,11 @@ if [ ! -x "$KILN" ] || [ ! -d "$SRC/tasks/rmsnorm" ]; then
 fi
 
 tmp=$(mktemp -d) || exit 2
-trap 'chmod -R u+rwx "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
+# kiln verify starts kilnd on demand on this socket; stop it when done.
+trap '"$KILN" daemon stop >/dev/null 2>&1; chmod -R u+rwx "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
 export TMPDIR=$tmp
 export KILN_STATE=$tmp/state
+export KILN_SOCKET=$tmp/kilnd.sock
 unset KILN_TASKS        # only the built-in tasks of $SRC
 cd "$SRC" || exit 2
 
@@ -356,8 +358,8 @@ finish "baseline that does not compile: exit 3, stderr mentions baseline"
 # 8. nothing left behind by the verify runs above
 sleep 1     # a killed worker's group may take a moment to be reaped
 begin
-left=$(find "$TMPDIR" -maxdepth 1 -name 'kiln-job-*' 2>/dev/null)
-[ -z "$left" ] || problem "job directories left in \$TMPDIR: $(echo $left)"
+left=$(find "$TMPDIR" "$KILN_STATE/work" -maxdepth 1 -name 'kiln-job-*' 2>/dev/null)
+[ -z "$left" ] || problem "job directories left behind: $(echo $left)"
 procs=$(pgrep -a -f "kiln-worker.*$tmp")
 [ -z "$procs" ] || problem "kiln-worker processes still running: $procs"
 for p in /proc/[0-9]*; do

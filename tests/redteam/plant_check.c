@@ -55,7 +55,7 @@ static int in_list(const char *list, const char *word)
 static char *run_kiln(int argc, char **argv, const expect *e, int *exit_code)
 {
     char cmd[8192];
-    size_t u = (size_t)snprintf(cmd, sizeof cmd, "'%s' verify '%s' --task %s --json --timing-ms 300",
+    size_t u = (size_t)snprintf(cmd, sizeof cmd, "'%s' verify '%s' --task %s --json --no-daemon --timing-ms 300",
                                 argv[1], argv[2], e->task);
     for (int i = 3; i < argc && u < sizeof cmd; i++)
         u += (size_t)snprintf(cmd + u, sizeof cmd - u, " '%s'", argv[i]);

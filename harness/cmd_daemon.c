@@ -1,0 +1,137 @@
+/* cmd_daemon.c - `kiln daemon start|stop|status`: kilnd for people. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "daemon_client.h"
+
+static const char usage[] =
+    "usage: kiln daemon start|stop|status [--socket ADDR] [--json]\n"
+    "\n"
+    "start   start kilnd on the socket (default $KILN_SOCKET or the per-user path)\n"
+    "stop    ask kilnd to stop: running jobs finish, queued jobs stay spooled\n"
+    "status  queue, devices, uptime and jobs done\n";
+
+static int start(const char *addr)
+{
+    kiln_error err = {{0}};
+    kiln_client c;
+    if (kiln_client_open(&c, addr, 0, &err) == 0) {
+        kiln_client_close(&c);
+        printf("kilnd is already running at %s\n", addr);
+        return KILN_EXIT_OK;
+    }
+    if (strncmp(addr, "tcp://", 6) == 0) {
+        fprintf(stderr, "kiln daemon: cannot start a daemon on another machine (%s)\n", addr);
+        return KILN_EXIT_BAD_INPUT;
+    }
+    if (kiln_start_daemon(addr, 0, &err) < 0 || kiln_client_open(&c, addr, 0, &err) < 0) {
+        for (int i = 0; i < 100 && c.fd < 0; i++) {
+            usleep(50000);
+            kiln_client_open(&c, addr, 0, &err);
+        }
+        if (c.fd < 0) {
+            fprintf(stderr, "kiln daemon: %s\n", err.msg);
+            return KILN_EXIT_INTERNAL;
+        }
+    }
+    kiln_client_close(&c);
+    printf("kilnd started at %s\n", addr);
+    return KILN_EXIT_OK;
+}
+
+static int stop(const char *addr)
+{
+    kiln_error err = {{0}};
+    kiln_client c;
+    if (kiln_client_open(&c, addr, 0, &err) < 0) {
+        printf("kilnd is not running at %s\n", addr);
+        return KILN_EXIT_OK;
+    }
+    cJSON *r = kiln_client_request(&c, "shutdown", 10000, &err);
+    cJSON_Delete(r);
+    /* Wait until it has finished running jobs and closed the connection. */
+    cJSON *more;
+    while ((more = kiln_client_next(&c, 600000, &err)) != NULL)
+        cJSON_Delete(more);
+    kiln_client_close(&c);
+    printf("kilnd at %s stopped\n", addr);
+    return KILN_EXIT_OK;
+}
+
+static int status(const char *addr, int json)
+{
+    kiln_error err = {{0}};
+    kiln_client c;
+    if (kiln_client_open(&c, addr, 0, &err) < 0) {
+        printf("kilnd is not running at %s\n", addr);
+        return KILN_EXIT_FAIL;
+    }
+    cJSON *r = kiln_client_request(&c, "status", 10000, &err);
+    kiln_client_close(&c);
+    if (!r) {
+        fprintf(stderr, "kiln daemon: %s\n", err.msg);
+        return KILN_EXIT_INTERNAL;
+    }
+    if (json) {
+        char *s = cJSON_Print(r);
+        puts(s ? s : "{}");
+        free(s);
+    } else {
+        printf("kilnd %s at %s: pid %.0f, up %.0f s\n",
+               cJSON_GetStringValue(cJSON_GetObjectItem(r, "version")), addr,
+               cJSON_GetNumberValue(cJSON_GetObjectItem(r, "pid")),
+               cJSON_GetNumberValue(cJSON_GetObjectItem(r, "uptime_s")));
+        printf("jobs: %.0f queued, %.0f active, %.0f done (%.0f did not pass)\n",
+               cJSON_GetNumberValue(cJSON_GetObjectItem(r, "queued")),
+               cJSON_GetNumberValue(cJSON_GetObjectItem(r, "active")),
+               cJSON_GetNumberValue(cJSON_GetObjectItem(r, "jobs_done")),
+               cJSON_GetNumberValue(cJSON_GetObjectItem(r, "jobs_not_passed")));
+        const cJSON *d;
+        cJSON_ArrayForEach(d, cJSON_GetObjectItem(r, "devices")) {
+            const char *job = cJSON_GetStringValue(cJSON_GetObjectItem(d, "job"));
+            printf("device %s: %s%s\n", cJSON_GetStringValue(cJSON_GetObjectItem(d, "name")),
+                   job && *job ? "running " : "idle", job ? job : "");
+        }
+    }
+    cJSON_Delete(r);
+    return KILN_EXIT_OK;
+}
+
+int kiln_cmd_daemon(int argc, char **argv)
+{
+    if (argc < 2 || kiln_is_help(argv[1])) {
+        fputs(usage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? KILN_EXIT_BAD_INPUT : KILN_EXIT_OK;
+    }
+    const char *sock = NULL;
+    int json = 0;
+    for (int i = 2; i < argc; i++) {
+        int miss = 0;
+        const char *v = kiln_flag_value(argc, argv, &i, "--socket", &miss);
+        if (v) {
+            sock = v;
+        } else if (strcmp(argv[i], "--json") == 0) {
+            json = 1;
+        } else {
+            fprintf(stderr, "kiln daemon: unexpected argument '%s'\n%s", argv[i], usage);
+            return KILN_EXIT_BAD_INPUT;
+        }
+    }
+    char addr[4096];
+    kiln_error err = {{0}};
+    if (kiln_client_address(sock, addr, sizeof addr, &err) < 0) {
+        fprintf(stderr, "kiln daemon: %s\n", err.msg);
+        return KILN_EXIT_BAD_INPUT;
+    }
+    if (strcmp(argv[1], "start") == 0)
+        return start(addr);
+    if (strcmp(argv[1], "stop") == 0)
+        return stop(addr);
+    if (strcmp(argv[1], "status") == 0)
+        return status(addr, json);
+    fprintf(stderr, "kiln daemon: unknown action '%s'\n%s", argv[1], usage);
+    return KILN_EXIT_BAD_INPUT;
+}

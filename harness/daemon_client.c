@@ -1,0 +1,193 @@
+/* daemon_client.c - the client side of kilnd's protocol (see daemon_client.h). */
+#include "daemon_client.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "paths.h"
+#include "protocol.h"
+
+int kiln_client_address(const char *flag, char *buf, size_t len, kiln_error *err)
+{
+    if (flag && *flag) {
+        snprintf(buf, len, "%s", flag);
+        return 0;
+    }
+    return kiln_default_socket(buf, len, err);
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+int kiln_start_daemon(const char *socket_path, int idle_s, kiln_error *err)
+{
+    char self[PATH_MAX], kilnd[PATH_MAX + 16], idle[16];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        return kiln_fail(err, "cannot find the kiln executable");
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    if (slash)
+        *slash = '\0';
+    const char *env = getenv("KILND");
+    snprintf(kilnd, sizeof kilnd, "%s", env && *env ? env : self);
+    if (!(env && *env))
+        strcat(kilnd, "/kilnd");
+    snprintf(idle, sizeof idle, "%d", idle_s);
+    pid_t pid = fork();
+    if (pid == 0) {
+        char *argv[] = {kilnd, "--socket", (char *)socket_path, "--idle-exit", idle, NULL};
+        execv(kilnd, argv);
+        _exit(127);
+    }
+    int st = 0;
+    if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        return kiln_fail(err, "could not start %s (exit status %d)", kilnd,
+                         WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    return 0;
+}
+
+static int authenticate(kiln_client *c, kiln_error *err)
+{
+    const char *path = getenv("KILN_TOKEN_FILE");
+    char token[256] = "";
+    FILE *f = path ? fopen(path, "r") : NULL;
+    if (!f)
+        return kiln_fail(err, "%s needs a token: set KILN_TOKEN_FILE", c->address);
+    if (!fgets(token, sizeof token, f))
+        token[0] = '\0';
+    fclose(f);
+    token[strcspn(token, "\r\n")] = '\0';
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddStringToObject(m, "op", "auth");
+    cJSON_AddStringToObject(m, "token", token);
+    int rc = kiln_client_send(c, m, err);
+    cJSON_Delete(m);
+    cJSON *r = rc < 0 ? NULL : kiln_client_next(c, 10000, err);
+    const char *ev = r ? cJSON_GetStringValue(cJSON_GetObjectItem(r, "event")) : NULL;
+    rc = ev && strcmp(ev, "authenticated") == 0 ? 0 : kiln_fail(err, "kilnd at %s refused the token", c->address);
+    cJSON_Delete(r);
+    return rc;
+}
+
+int kiln_client_open(kiln_client *c, const char *address, int autostart, kiln_error *err)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->address, sizeof c->address, "%s", address);
+    int tcp = strncmp(address, "tcp://", 6) == 0;
+    c->fd = kiln_connect(address, err);
+    if (c->fd < 0 && autostart && !tcp) {
+        if (kiln_start_daemon(address, 600, err) < 0)
+            return -1;
+        for (int i = 0; i < 200 && c->fd < 0; i++) {   /* up to 10 s */
+            sleep_ms(50);
+            c->fd = kiln_connect(address, err);
+        }
+    }
+    if (c->fd < 0)
+        return -1;
+    return tcp ? authenticate(c, err) : 0;
+}
+
+void kiln_client_close(kiln_client *c)
+{
+    if (c->fd >= 0)
+        close(c->fd);
+    c->fd = -1;
+    free(c->buf);
+    c->buf = NULL;
+    c->len = c->cap = 0;
+}
+
+int kiln_client_send(kiln_client *c, const cJSON *msg, kiln_error *err)
+{
+    char *s = cJSON_PrintUnformatted(msg);
+    if (!s)
+        return kiln_fail(err, "out of memory");
+    size_t n = strlen(s);
+    s[n] = '\n';   /* overwrite the NUL: we send n + 1 bytes */
+    size_t off = 0;
+    while (off < n + 1) {
+        ssize_t w = send(c->fd, s + off, n + 1 - off, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            free(s);
+            return kiln_fail(err, "lost the connection to kilnd: %s", strerror(errno));
+        }
+        off += (size_t)w;
+    }
+    free(s);
+    return 0;
+}
+
+static cJSON *take_line(kiln_client *c, kiln_error *err)
+{
+    char *nl = memchr(c->buf, '\n', c->len);
+    if (!nl)
+        return NULL;
+    size_t n = (size_t)(nl - c->buf);
+    cJSON *o = cJSON_ParseWithLength(c->buf, n);
+    memmove(c->buf, nl + 1, c->len - n - 1);
+    c->len -= n + 1;
+    if (!o)
+        kiln_fail(err, "kilnd sent a line that is not JSON");
+    return o;
+}
+
+cJSON *kiln_client_next(kiln_client *c, int timeout_ms, kiln_error *err)
+{
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        if (c->buf && memchr(c->buf, '\n', c->len))
+            return take_line(c, err);
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long spent = (now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000;
+        if (spent >= timeout_ms) {
+            kiln_fail(err, "kilnd did not answer within %d ms", timeout_ms);
+            return NULL;
+        }
+        struct pollfd p = {.fd = c->fd, .events = POLLIN};
+        if (poll(&p, 1, (int)(timeout_ms - spent)) <= 0)
+            continue;
+        if (c->cap - c->len < 65536) {
+            size_t cap = c->cap ? c->cap * 2 : 131072;
+            char *nb = cap <= (64u << 20) ? realloc(c->buf, cap) : NULL;
+            if (!nb) {
+                kiln_fail(err, "kilnd sent an event larger than 64 MiB");
+                return NULL;
+            }
+            c->buf = nb;
+            c->cap = cap;
+        }
+        ssize_t r = read(c->fd, c->buf + c->len, c->cap - c->len);
+        if (r <= 0) {
+            kiln_fail(err, "kilnd closed the connection");
+            return NULL;
+        }
+        c->len += (size_t)r;
+    }
+}
+
+cJSON *kiln_client_request(kiln_client *c, const char *op, int timeout_ms, kiln_error *err)
+{
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddStringToObject(m, "op", op);
+    cJSON_AddStringToObject(m, "id", op);
+    int rc = kiln_client_send(c, m, err);
+    cJSON_Delete(m);
+    return rc < 0 ? NULL : kiln_client_next(c, timeout_ms, err);
+}

@@ -1,0 +1,99 @@
+/* verdict_print.c - the table `kiln verify` prints (see verdict_print.h).
+ * Works from the JSON form, so a verdict from kilnd and one computed in
+ * process print the same way. */
+#include "verdict_print.h"
+
+#include <string.h>
+
+#include "cli.h"
+
+static double num(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+static const char *str(const cJSON *o, const char *k)
+{
+    const char *s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, k));
+    return s ? s : "";
+}
+
+static void fmt_time(double ns, char *buf, size_t len)
+{
+    if (ns <= 0)
+        snprintf(buf, len, "-");
+    else if (ns < 1e4)
+        snprintf(buf, len, "%.2f us", ns / 1e3);
+    else if (ns < 1e7)
+        snprintf(buf, len, "%.1f us", ns / 1e3);
+    else
+        snprintf(buf, len, "%.2f ms", ns / 1e6);
+}
+
+static void fmt_dims(const cJSON *shape, char *buf, size_t len)
+{
+    const cJSON *dims = cJSON_GetObjectItemCaseSensitive(shape, "dims");
+    if (!cJSON_IsObject(dims)) {
+        snprintf(buf, len, "hidden");
+        return;
+    }
+    size_t u = 0;
+    buf[0] = '\0';
+    const cJSON *d;
+    cJSON_ArrayForEach(d, dims) {
+        if (u < len)
+            u += (size_t)snprintf(buf + u, len - u, "%s%s=%.0f", u ? " " : "", d->string,
+                                  d->valuedouble);
+    }
+}
+
+static void print_shape(FILE *out, const cJSON *s)
+{
+    char dims[128], err[48] = "-", ct[32], bt[32], sp[16] = "-", rf[16] = "-";
+    fmt_dims(s, dims, sizeof dims);
+    const cJSON *tm = cJSON_GetObjectItemCaseSensitive(s, "time");
+    if (cJSON_GetObjectItemCaseSensitive(s, "budget_ulps"))
+        snprintf(err, sizeof err, "%.1f / %.0f", num(s, "max_err_ulps"), num(s, "budget_ulps"));
+    else if (cJSON_GetObjectItemCaseSensitive(s, "max_err_ulps"))
+        snprintf(err, sizeof err, "%.0f%% of budget", 100 * num(s, "budget_fraction"));
+    fmt_time(num(cJSON_GetObjectItemCaseSensitive(tm, "candidate"), "median_ns"), ct, sizeof ct);
+    fmt_time(num(cJSON_GetObjectItemCaseSensitive(tm, "baseline"), "median_ns"), bt, sizeof bt);
+    if (tm) {
+        snprintf(sp, sizeof sp, "%.2fx", num(s, "speedup"));
+        snprintf(rf, sizeof rf, "%.0f%%", 100 * num(s, "roofline_fraction"));
+    }
+    fprintf(out, "%-4s %-24s %16s %11s %11s %8s %8s\n", str(s, "id"), dims, err, ct, bt, sp, rf);
+}
+
+void kiln_print_verdict(FILE *out, const cJSON *v)
+{
+    fprintf(out, "%-4s %-24s %16s %11s %11s %8s %8s\n", "id", "dims", "error ULP/budget",
+            "candidate", "baseline", "speedup", "roofline");
+    const cJSON *s;
+    cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(v, "shapes")) print_shape(out, s);
+    const cJSON *sum = cJSON_GetObjectItemCaseSensitive(v, "summary");
+    if (num(sum, "geomean_speedup") > 0)
+        fprintf(out, "\nspeedup: geomean %.2fx, min %.2fx; median roofline fraction %.0f%%\n",
+                num(sum, "geomean_speedup"), num(sum, "min_speedup"),
+                100 * num(sum, "median_roofline_fraction"));
+    const cJSON *f;
+    cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(v, "flags"))
+        fprintf(out, "flag: %s\n", cJSON_GetStringValue(f));
+    const char *sb = str(cJSON_GetObjectItemCaseSensitive(v, "sandbox"), "protections");
+    fprintf(out, "sandbox: %s\n", sb[0] ? sb : "(worker not started)");
+    fprintf(out, "\n%s (stage %s, %s): %s\n", str(v, "status"), str(v, "stage"), str(v, "code"),
+            str(v, "reason"));
+    if (strcmp(str(v, "code"), "compile-error") == 0)
+        fprintf(out, "\n%s\n", str(v, "feedback"));
+}
+
+int kiln_verdict_exit_code(const cJSON *v)
+{
+    const char *st = str(v, "status");
+    if (strcmp(st, "pass") == 0)
+        return KILN_EXIT_OK;
+    if (strcmp(st, "fail") == 0 || strcmp(st, "suspect") == 0)
+        return KILN_EXIT_FAIL;
+    return KILN_EXIT_INTERNAL;
+}
