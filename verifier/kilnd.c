@@ -231,7 +231,11 @@ static void consume_input(kilnd *d, kilnd_conn *c)
     for (size_t i = 0; i < c->in_len; i++) {
         if (c->in[i] != '\n')
             continue;
-        if (!c->discarding && i > start)
+        /* A whole line can arrive in one read, past the limit: check it
+         * here too, not only what is left over without a newline. */
+        if (!c->discarding && i - start > KILN_PROTO_MAX_LINE)
+            send_error(d, c, NULL, "too-large", "a request line may be at most 1 MiB");
+        else if (!c->discarding && i > start)
             handle_line(d, c, c->in + start, i - start);
         c->discarding = 0;
         start = i + 1;
@@ -528,9 +532,16 @@ static int default_paths(kilnd *d, kiln_error *err)
         return -1;
     if (kiln_mkdirs(d->state_dir, err) < 0)
         return -1;
-    if (d->socket_path[0])
-        return 0;
-    return kiln_default_socket(d->socket_path, sizeof d->socket_path, err);
+    if (!d->socket_path[0] && kiln_default_socket(d->socket_path, sizeof d->socket_path, err) < 0)
+        return -1;
+    char parent[4096];
+    snprintf(parent, sizeof parent, "%s", d->socket_path);
+    char *slash = strrchr(parent, '/');
+    if (slash && slash != parent) {
+        *slash = '\0';
+        return kiln_mkdirs(parent, err);
+    }
+    return 0;
 }
 
 /* One daemon per state directory: the spool is not shared. */

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# soak.sh - throw many good and faulty candidates at one kilnd from several
+# concurrent clients and report what came back. Not a ctest: run by hand.
+#
+#   bench/soak.sh [JOBS] [CLIENTS]      (default 1000 jobs, 8 clients)
+#
+# Needs a built tree (scripts/setup.sh). Reports jobs answered, wrong
+# verdicts, daemon restarts needed, leaked processes and job directories,
+# peak daemon memory and throughput.
+set -u
+cd "$(dirname "$0")/.."
+JOBS=${1:-1000}
+CLIENTS=${2:-8}
+KILN=$PWD/build/kiln
+KILND=$PWD/build/kilnd
+tmp=$(mktemp -d)
+sock=$tmp/k.sock
+state=$tmp/state
+trap 'kill $dpid 2>/dev/null; wait $dpid 2>/dev/null; rm -rf "$tmp"' EXIT
+
+# Candidates and what each must get (status code). About 40% are faulty:
+# a crash, a hang, garbage output, NaNs, an out-of-bounds write and three
+# escape attempts (file, socket, fork).
+plants=(
+  "kernels/rmsnorm/cpu/starter.c pass ok"
+  "tests/redteam/cpu/rmsnorm_honest_unroll8.c pass ok"
+  "tests/redteam/cpu/rmsnorm_honest_blocked.c pass ok"
+  "tests/redteam/cpu/rmsnorm_honest_plain.c pass ok"
+  "tests/redteam/cpu/rmsnorm_honest_double_acc.c pass ok"
+  "tests/redteam/cpu/rmsnorm_honest_scratch.c pass ok"
+  "tests/redteam/cpu/rmsnorm_21_null_write.c fail crash"
+  "tests/redteam/cpu/rmsnorm_20_spin.c fail timeout"
+  "tests/redteam/cpu/rmsnorm_09_zeros.c fail wrong-output"
+  "tests/redteam/cpu/rmsnorm_11_nan_odd_cols.c fail non-finite"
+  "tests/redteam/cpu/rmsnorm_07_oob_write.c fail guard-corrupted"
+  "tests/redteam/cpu/rmsnorm_23_open_passwd.c fail sandbox-violation"
+  "tests/redteam/cpu/rmsnorm_23_socket_connect.c fail sandbox-violation"
+  "tests/redteam/cpu/rmsnorm_23_fork.c fail sandbox-violation"
+)
+
+"$KILND" --foreground --socket "$sock" --state "$state" --compile-jobs 2 2>"$tmp/kilnd.err" &
+dpid=$!
+for _ in $(seq 100); do "$KILN" daemon status --socket "$sock" >/dev/null 2>&1 && break; sleep 0.1; done
+
+client() {   # client INDEX: runs every CLIENTS-th job
+  local i=$1 n=0
+  for ((j = i; j < JOBS; j += CLIENTS)); do
+    read -r file want code <<<"${plants[j % ${#plants[@]}]}"
+    out=$("$KILN" verify "$file" --task rmsnorm --group decode --timing-ms 100 \
+           --socket "$sock" --json 2>>"$tmp/client.err")
+    got=$(grep -m1 '"status"' <<<"$out" | sed 's/.*"status":[[:space:]]*"\([a-z]*\)".*/\1/')
+    gotcode=$(grep -m1 '"code"' <<<"$out" | sed 's/.*"code":[[:space:]]*"\([a-z-]*\)".*/\1/')
+    echo "$j $file $want $code ${got:-none} ${gotcode:-none}"
+  done >"$tmp/client.$i"
+}
+
+start=$(date +%s.%N)
+for ((c = 0; c < CLIENTS; c++)); do client "$c" & done
+wait $(jobs -p | grep -v "^$dpid$")
+end=$(date +%s.%N)
+
+cat "$tmp"/client.* >"$tmp/all"
+answered=$(awk '$5 != "none"' "$tmp/all" | wc -l)
+wrong=$(awk '$5 != "none" && ($5 != $3 || $6 != $4)' "$tmp/all" | wc -l)
+alive=$(kill -0 $dpid 2>/dev/null && echo yes || echo no)
+peak=$(awk '/VmHWM/ {print $2, $3}' /proc/$dpid/status 2>/dev/null)
+"$KILN" daemon stop --socket "$sock" >/dev/null 2>&1
+wait $dpid 2>/dev/null
+sleep 1
+workers=$(pgrep -f "kiln-worker.*$tmp" | wc -l)
+dirs=$(find "$state/work" /tmp -maxdepth 1 -name 'kiln-job-*' -newer "$tmp/kilnd.err" 2>/dev/null | wc -l)
+secs=$(awk -v a="$start" -v b="$end" 'BEGIN {print b - a}')
+
+echo "soak: $JOBS jobs from $CLIENTS clients, $(awk '$3 == "fail"' "$tmp/all" | wc -l) faulty"
+echo "jobs answered:          $answered / $JOBS"
+echo "wrong verdicts:         $wrong"
+awk '$5 != "none" && ($5 != $3 || $6 != $4) {print "  wrong: " $0}' "$tmp/all" | head -20
+echo "daemon alive at end:    $alive (restarts needed: $([ "$alive" = yes ] && echo 0 || echo 1))"
+echo "leaked worker procs:    $workers"
+echo "leaked job directories: $dirs"
+echo "peak daemon memory:     ${peak:-unknown}"
+awk -v j="$JOBS" -v s="$secs" 'BEGIN {printf "throughput:             %.2f jobs/s (%.0f s)\n", j / s, s}'
+grep -m3 -i "leak\|error" "$tmp/kilnd.err" | sed 's/^/kilnd stderr: /'
