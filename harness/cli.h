@@ -4,6 +4,8 @@
 
 #include <stdio.h>
 
+#include "task.h"
+
 /* Exit statuses of every kiln command. */
 #define KILN_EXIT_OK 0
 #define KILN_EXIT_FAIL 1        /* verdict fail or suspect */
@@ -13,10 +15,14 @@
 int kiln_cmd_verify(int argc, char **argv);
 int kiln_cmd_task(int argc, char **argv);
 int kiln_cmd_daemon(int argc, char **argv);
+int kiln_cmd_search(int argc, char **argv);
 
 /* "--flag value" or "--flag=value": returns the value and advances *i, or
  * NULL when argv[*i] is not this flag. Sets *missing when the value is absent. */
 const char *kiln_flag_value(int argc, char **argv, int *i, const char *flag, int *missing);
 int kiln_is_help(const char *arg);
+
+/* A task as an agent may see it: description, signature, args, visible shapes. */
+void kiln_task_describe(FILE *out, const kiln_task *t, kiln_dtype dt);
 
 #endif

@@ -22,37 +22,52 @@ static const char *kind_name(kiln_arg_kind k)
     return names[k];
 }
 
-static void print_args(const kiln_task *t, kiln_dtype dt)
+static void print_args(FILE *out, const kiln_task *t, kiln_dtype dt)
 {
-    printf("\narguments:\n");
+    fprintf(out, "\narguments:\n");
     for (int i = 0; i < t->nargs; i++) {
         const kiln_arg *a = &t->args[i];
-        printf("  %-8s %-6s %-5s", a->name, kind_name(a->kind),
+        fprintf(out, "  %-8s %-6s %-5s", a->name, kind_name(a->kind),
                kiln_dtype_name(kiln_arg_dtype(a, dt)));
         if (a->rank) {
-            printf(" [");
+            fprintf(out, " [");
             for (int d = 0; d < a->rank; d++)
-                printf("%s%s", d ? ", " : "", t->dims[a->shape[d]]);
-            printf("]");
+                fprintf(out, "%s%s", d ? ", " : "", t->dims[a->shape[d]]);
+            fprintf(out, "]");
         }
         if (a->kind == KILN_ARG_SCALAR)
-            printf(" = %g", a->value);
-        printf("\n");
+            fprintf(out, " = %g", a->value);
+        fprintf(out, "\n");
     }
 }
 
-static void print_groups(const kiln_task *t)
+static void print_groups(FILE *out, const kiln_task *t)
 {
     for (int g = 0; g < t->ngroups; g++) {
         const kiln_group *grp = &t->groups[g];
-        printf("\ngroup %s%s: visible shapes\n", grp->name, g == t->default_group ? " (default)" : "");
+        fprintf(out, "\ngroup %s%s: visible shapes\n", grp->name, g == t->default_group ? " (default)" : "");
         for (int i = 0; i < grp->nvisible; i++) {
             char dims[128];
             kiln_shape_format(t, &grp->visible[i], dims, sizeof dims);
-            printf("  v%-3d %s\n", i + 1, dims);
+            fprintf(out, "  v%-3d %s\n", i + 1, dims);
         }
-        printf("  plus hidden shapes (larger and odder in every dim, named h1, h2, ...)\n");
+        fprintf(out, "  plus hidden shapes (larger and odder in every dim, named h1, h2, ...)\n");
     }
+}
+
+void kiln_task_describe(FILE *out, const kiln_task *t, kiln_dtype dt)
+{
+    char sig[1024];
+    kiln_task_cpu_signature(t, dt, sig, sizeof sig);
+    fprintf(out, "task %s (dtype %s)\n\n%s\n\ncandidate signature (CPU, C17, one file, may include "
+            "\"kiln_cpu.h\"):\n  %s;\n", t->name, kiln_dtype_name(dt), t->description, sig);
+    print_args(out, t, dt);
+    print_groups(out, t);
+    const kiln_tolerance_spec *ts = kiln_task_tolerance(t, dt);
+    const char *red = t->reduction_dim >= 0 ? t->dims[t->reduction_dim] : "1";
+    fprintf(out, "\ntolerance: %g ULPs of %s + %g * sqrt(%s) + %g * %s, at the reference's magnitude\n",
+            ts->ulps, kiln_dtype_name(dt), ts->per_sqrt, red, ts->per_n, red);
+    fprintf(out, "cost: bytes = %s; flops = %s\n", t->cost_bytes, t->cost_flops);
 }
 
 static int show(const char *name, const char *dtype)
@@ -69,17 +84,7 @@ static int show(const char *name, const char *dtype)
                 dtype ? dtype : "?");
         return KILN_EXIT_BAD_INPUT;
     }
-    char sig[1024];
-    kiln_task_cpu_signature(&t, dt, sig, sizeof sig);
-    printf("task %s (dtype %s)\n\n%s\n\ncandidate signature (CPU, C17, one file, may include "
-           "\"kiln_cpu.h\"):\n  %s;\n", t.name, kiln_dtype_name(dt), t.description, sig);
-    print_args(&t, dt);
-    print_groups(&t);
-    const kiln_tolerance_spec *ts = kiln_task_tolerance(&t, dt);
-    const char *red = t.reduction_dim >= 0 ? t.dims[t.reduction_dim] : "1";
-    printf("\ntolerance: %g ULPs of %s + %g * sqrt(%s) + %g * %s, at the reference's magnitude\n",
-           ts->ulps, kiln_dtype_name(dt), ts->per_sqrt, red, ts->per_n, red);
-    printf("cost: bytes = %s; flops = %s\n", t.cost_bytes, t.cost_flops);
+    kiln_task_describe(stdout, &t, dt);
     return KILN_EXIT_OK;
 }
 

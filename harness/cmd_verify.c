@@ -24,6 +24,7 @@ static const char usage[] =
     "\n"
     "options:\n"
     "  --task NAME|DIR      the task (required)\n"
+    "  --baseline FILE      time against FILE instead of the task's baseline\n"
     "  --backend cpu|cuda   backend (default cpu; cuda needs a CUDA build)\n"
     "  --dtype T            element type (default: the task's first)\n"
     "  --group G            shape group (default: the task's default group)\n"
@@ -37,7 +38,7 @@ static const char usage[] =
     "Exit status: 0 pass, 1 fail or suspect, 2 bad input, 3 internal error.\n";
 
 typedef struct args {
-    const char *file, *task, *backend, *dtype, *group, *socket;
+    const char *file, *task, *backend, *dtype, *group, *socket, *baseline;
     int json, keep, no_daemon, timing_ms, call_timeout_ms;
 } args;
 
@@ -70,6 +71,8 @@ static int parse(int argc, char **argv, args *a)
             exit(KILN_EXIT_OK);
         } else if ((v = kiln_flag_value(argc, argv, &i, "--task", &miss))) {
             a->task = v;
+        } else if ((v = kiln_flag_value(argc, argv, &i, "--baseline", &miss))) {
+            a->baseline = v;
         } else if ((v = kiln_flag_value(argc, argv, &i, "--backend", &miss))) {
             a->backend = v;
         } else if ((v = kiln_flag_value(argc, argv, &i, "--dtype", &miss))) {
@@ -143,7 +146,7 @@ static int verify_here(const args *a, kiln_task *task, kiln_dtype dt, int group)
 {
     int tty = isatty(STDERR_FILENO) && !a->json;
     kiln_verify_opts o = {.task = task, .candidate = a->file, .dtype = dt, .group = group,
-                          .timing_ms = a->timing_ms, .call_timeout_ms = a->call_timeout_ms,
+                          .baseline = a->baseline, .timing_ms = a->timing_ms, .call_timeout_ms = a->call_timeout_ms,
                           .job_timeout_ms = 300000, .min_pairs = 5, .max_pairs = 200,
                           .speedup_ceiling = 100, .keep_dir = a->keep,
                           .progress = tty ? on_progress : NULL};
@@ -168,7 +171,8 @@ static int verify_here(const args *a, kiln_task *task, kiln_dtype dt, int group)
     return rc;
 }
 
-static int kiln_remote_verify(const args *a, const char *task_ref, const char *source);
+static int kiln_remote_verify(const args *a, const char *task_ref, const char *source,
+                              const char *baseline);
 
 static char *read_all(const char *path, size_t limit, size_t *len)
 {
@@ -197,10 +201,14 @@ int kiln_cmd_verify(int argc, char **argv)
     int group;
     if (check_task(&a, &task, &dt, &group) < 0)
         return KILN_EXIT_BAD_INPUT;
-    size_t len = 0;
+    if (a.baseline && access(a.baseline, R_OK) != 0)
+        return bad("cannot read %s", a.baseline), KILN_EXIT_BAD_INPUT;
+    size_t len = 0, blen = 0;
     char *src = a.no_daemon ? NULL : read_all(a.file, SEND_LIMIT, &len);
-    if (!src || len > SEND_LIMIT || memchr(src, 0, len)) {
+    char *base = a.baseline && src ? read_all(a.baseline, SEND_LIMIT, &blen) : NULL;
+    if (!src || len > SEND_LIMIT || memchr(src, 0, len) || (a.baseline && (!base || blen > SEND_LIMIT))) {
         free(src);
+        free(base);
         return verify_here(&a, &task, dt, group);
     }
     /* The daemon resolves names itself; a directory is sent as a full path. */
@@ -209,14 +217,16 @@ int kiln_cmd_verify(int argc, char **argv)
         snprintf(ref, sizeof ref, "%s", task.dir);
     else
         snprintf(ref, sizeof ref, "%s", a.task);
-    int rc = kiln_remote_verify(&a, ref, src);
+    int rc = kiln_remote_verify(&a, ref, src, base);
     free(src);
+    free(base);
     return rc;
 }
 
 /* ---- through kilnd ---------------------------------------------------------- */
 
-static cJSON *verify_request(const args *a, const char *task_ref, const char *source)
+static cJSON *verify_request(const args *a, const char *task_ref, const char *source,
+                             const char *baseline)
 {
     cJSON *m = cJSON_CreateObject();
     char id[32];
@@ -233,6 +243,8 @@ static cJSON *verify_request(const args *a, const char *task_ref, const char *so
     cJSON_AddNumberToObject(m, "timing_ms", a->timing_ms);
     cJSON_AddNumberToObject(m, "call_timeout_ms", a->call_timeout_ms);
     cJSON_AddStringToObject(m, "source", source);
+    if (baseline)
+        cJSON_AddStringToObject(m, "baseline", baseline);
     return m;
 }
 
@@ -280,7 +292,8 @@ static int follow(const args *a, kiln_client *c, char job[32])
     }
 }
 
-static int kiln_remote_verify(const args *a, const char *task_ref, const char *source)
+static int kiln_remote_verify(const args *a, const char *task_ref, const char *source,
+                              const char *baseline)
 {
     char addr[4096], job[32] = "";
     kiln_error err = {{0}};
@@ -290,7 +303,7 @@ static int kiln_remote_verify(const args *a, const char *task_ref, const char *s
         fprintf(stderr, "kiln verify: %s\n", err.msg);
         return KILN_EXIT_INTERNAL;
     }
-    cJSON *m = verify_request(a, task_ref, source);
+    cJSON *m = verify_request(a, task_ref, source, baseline);
     int rc = kiln_client_send(&c, m, &err) < 0 ? -1 : follow(a, &c, job);
     cJSON_Delete(m);
     /* The daemon went away mid-job: the job is spooled, so ask again. */

@@ -97,7 +97,11 @@ int kiln_client_open(kiln_client *c, const char *address, int autostart, kiln_er
     }
     if (c->fd < 0)
         return -1;
-    return tcp ? authenticate(c, err) : 0;
+    if (tcp && authenticate(c, err) < 0) {
+        kiln_client_close(c);   /* its descriptor and read buffer */
+        return -1;
+    }
+    return 0;
 }
 
 void kiln_client_close(kiln_client *c)

@@ -10,6 +10,7 @@ static const char usage[] =
     "kiln searches for fast kernels and verifies that they are really correct and fast.\n"
     "\n"
     "commands:\n"
+    "  search TASK               search for a faster kernel (offline tuner by default)\n"
     "  verify FILE --task NAME   verify one candidate kernel and print its verdict\n"
     "  task show NAME            print a task as the agent sees it\n"
     "  task list                 list the built-in tasks\n"
@@ -50,6 +51,8 @@ int main(int argc, char **argv)
         puts("kiln 0.1.0");
         return KILN_EXIT_OK;
     }
+    if (strcmp(argv[1], "search") == 0)
+        return kiln_cmd_search(argc - 1, argv + 1);
     if (strcmp(argv[1], "verify") == 0)
         return kiln_cmd_verify(argc - 1, argv + 1);
     if (strcmp(argv[1], "task") == 0)

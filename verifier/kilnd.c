@@ -206,7 +206,18 @@ static void handle_op(kilnd *d, kilnd_conn *c, const cJSON *msg, const char *id,
 
 static void handle_line(kilnd *d, kilnd_conn *c, const char *line, size_t len)
 {
-    cJSON *msg = cJSON_ParseWithLength(line, len);
+    /* One JSON value and nothing else: cJSON alone would stop at a NUL byte
+     * (truncating a string) and ignore whatever follows the value. */
+    const char *end = NULL;
+    cJSON *msg = memchr(line, '\0', len) ? NULL : cJSON_ParseWithLengthOpts(line, len, &end, 0);
+    if (msg) {
+        while (end < line + len && (*end == ' ' || *end == '\t' || *end == '\r'))
+            end++;
+        if (end != line + len) {
+            cJSON_Delete(msg);
+            msg = NULL;
+        }
+    }
     if (!msg || !cJSON_IsObject(msg)) {
         send_error(d, c, NULL, "malformed", msg ? "a request must be a JSON object"
                                                  : "a request must be one line of valid JSON");
@@ -422,6 +433,8 @@ static void serve(kilnd *d, int ufd, int tfd)
             int dead = (pfd[i].revents & POLLIN) && read_conn(d, c) < 0;
             if (!dead)
                 dead = flush_conn(c) < 0 || (pfd[i].revents & (POLLERR | POLLNVAL));
+            else
+                flush_conn(c);   /* a client that half-closed still reads its answers */
             if (dead)
                 close_conn(d, c);
         }

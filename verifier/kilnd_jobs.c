@@ -134,14 +134,24 @@ static int resolve(const kiln_verify_request *rq, const kiln_task *t, kiln_dtype
     return 0;
 }
 
-static int write_source(kilnd *d, kilnd_job *job, char *path, size_t len, kiln_error *err)
+static int write_text(const char *path, const char *text, kiln_error *err)
 {
-    snprintf(path, len, "%s/%s.c", d->spool.work, job->id);
     FILE *f = fopen(path, "wb");
-    int ok = f && fputs(job->rq.source, f) >= 0;
+    int ok = f && fputs(text, f) >= 0;
     if (f && fclose(f) != 0)
         ok = 0;
     return ok ? 0 : kiln_fail(err, "cannot write %s", path);
+}
+
+/* The candidate (and a given baseline) as files the build can copy. */
+static int write_sources(kilnd *d, kilnd_job *job, char *src, char *base, size_t len,
+                         kiln_error *err)
+{
+    snprintf(src, len, "%s/%s.c", d->spool.work, job->id);
+    snprintf(base, len, "%s/%s-baseline.c", d->spool.work, job->id);
+    if (write_text(src, job->rq.source, err) < 0)
+        return -1;
+    return job->rq.baseline ? write_text(base, job->rq.baseline, err) : 0;
 }
 
 static char *verify_job(kilnd *d, kilnd_job *job, char *status, size_t slen)
@@ -149,7 +159,7 @@ static char *verify_job(kilnd *d, kilnd_job *job, char *status, size_t slen)
     kiln_error err = {{0}};
     kiln_task *t = calloc(1, sizeof *t);
     kiln_verdict *v = calloc(1, sizeof *v);
-    char src[4200];
+    char src[4200], base[4200];
     char *event = NULL;
     kiln_dtype dt = KILN_DT_INVALID;
     int group = 0, rc;
@@ -158,12 +168,13 @@ static char *verify_job(kilnd *d, kilnd_job *job, char *status, size_t slen)
         event = kiln_event_error(job->rq.id, job->id, "internal", "out of memory");
     } else if (kiln_task_find(job->rq.task, t, &err) < 0 || resolve(&job->rq, t, &dt, &group, &err) < 0) {
         event = kiln_event_error(job->rq.id, job->id, "bad-input", err.msg);
-    } else if (write_source(d, job, src, sizeof src, &err) < 0) {
+    } else if (write_sources(d, job, src, base, sizeof src, &err) < 0) {
         event = kiln_event_error(job->rq.id, job->id, "internal", err.msg);
     } else {
         progress_ctx pc = {d, job};
         lane_use lu = {&d->lanes[0], job->id};
         kiln_verify_opts o = {.task = t, .candidate = src, .dtype = dt, .group = group,
+                              .baseline = job->rq.baseline ? base : NULL,
                               .timing_ms = job->rq.timing_ms,
                               .call_timeout_ms = job->rq.call_timeout_ms,
                               .job_timeout_ms = 300000, .min_pairs = 5, .max_pairs = 200,
@@ -179,6 +190,7 @@ static char *verify_job(kilnd *d, kilnd_job *job, char *status, size_t slen)
                                      rc == KILN_VERIFY_BAD_INPUT ? "bad-input" : "internal", err.msg);
         }
         unlink(src);
+        unlink(base);
     }
     free(t);
     free(v);

@@ -72,13 +72,19 @@ int kiln_parse_verify(const cJSON *msg, kiln_verify_request *rq, kiln_error *err
     rq->source = strdup(src->valuestring);
     if (!rq->source)
         return kiln_fail(err, "out of memory");
+    const cJSON *base = cJSON_GetObjectItemCaseSensitive(msg, "baseline");
+    if (base && !cJSON_IsString(base) && !cJSON_IsNull(base))
+        return kiln_fail(err, "field 'baseline' must be a string (a source to time against)");
+    if (cJSON_IsString(base) && !(rq->baseline = strdup(base->valuestring)))
+        return kiln_fail(err, "out of memory");
     return 0;
 }
 
 void kiln_verify_request_free(kiln_verify_request *rq)
 {
     free(rq->source);
-    rq->source = NULL;
+    free(rq->baseline);
+    rq->source = rq->baseline = NULL;
 }
 
 cJSON *kiln_verify_request_json(const kiln_verify_request *rq)
@@ -95,6 +101,8 @@ cJSON *kiln_verify_request_json(const kiln_verify_request *rq)
     cJSON_AddNumberToObject(o, "timing_ms", rq->timing_ms);
     cJSON_AddNumberToObject(o, "call_timeout_ms", rq->call_timeout_ms);
     cJSON_AddStringToObject(o, "source", rq->source ? rq->source : "");
+    if (rq->baseline)
+        cJSON_AddStringToObject(o, "baseline", rq->baseline);
     return o;
 }
 

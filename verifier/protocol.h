@@ -21,6 +21,7 @@ typedef struct kiln_verify_request {
     char mode[16];              /* "full" */
     int timing_ms, call_timeout_ms;
     char *source;               /* malloc'd */
+    char *baseline;             /* malloc'd source to time against, or NULL: the task's */
 } kiln_verify_request;
 
 /* Parse the fields of a verify request; -1 with err naming the field. */

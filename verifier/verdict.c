@@ -119,6 +119,9 @@ char *kiln_verdict_json(const kiln_verdict *v, const kiln_task *t, int pretty)
         cJSON_AddItemToArray(flags, cJSON_CreateString(v->flags[i]));
     add_env(root, v);
     cJSON_AddStringToObject(root, "source_sha256", v->source_sha256);
+    cJSON *base = cJSON_AddObjectToObject(root, "baseline");
+    cJSON_AddStringToObject(base, "kind", v->baseline_is_task ? "task" : "given");
+    cJSON_AddStringToObject(base, "sha256", v->baseline_sha256);
     cJSON_AddStringToObject(root, "verifier_version", KILN_VERIFIER_VERSION);
     add_num(root, "seconds", v->seconds);
     cJSON_AddNumberToObject(root, "calls", v->calls);

@@ -47,6 +47,8 @@ typedef struct kiln_verdict {
     double worker_user_s, worker_sys_s, worker_wall_s, reported_s;
     long worker_maxrss_kb;
     char source_sha256[65];
+    char baseline_sha256[65];   /* what the candidate was timed against */
+    int baseline_is_task;       /* 1: the task's own baseline */
     double seconds;
     int calls;
     int trust_level_cpu;        /* 1: candidate shares the worker's address space */

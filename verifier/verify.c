@@ -123,10 +123,24 @@ static void sha256_hex(const unsigned char *buf, size_t len, char out[65])
         sprintf(out + 2 * i, "%02x", md[i]);
 }
 
+static int hash_file(const char *path, char out[65], kiln_error *err)
+{
+    unsigned char *src = NULL;
+    size_t len = 0;
+    int rc = read_source(path, &src, &len, err);
+    if (rc == 0)
+        sha256_hex(src, len < SOURCE_LIMIT ? len : SOURCE_LIMIT, out);
+    free(src);
+    return rc;
+}
+
 static int stage_static(job *j, kiln_error *err)
 {
     unsigned char *src = NULL;
     size_t len = 0;
+    j->v->baseline_is_task = j->o->baseline == NULL;
+    if (hash_file(j->o->baseline ? j->o->baseline : j->t->baseline_cpu, j->v->baseline_sha256, err) < 0)
+        return -1;
     if (read_source(j->o->candidate, &src, &len, err) < 0) {
         free(src);
         return -1;
@@ -170,10 +184,11 @@ static int stage_compile(job *j, kiln_error *err)
         snprintf(j->v->feedback, sizeof j->v->feedback, "fail at stage compile: %.900s", res.log);
         return 1;
     }
-    if (build_one(j, KILN_BUILD_CANDIDATE, j->t->baseline_cpu, "base", "base.so", &res, err) < 0)
+    const char *base = j->o->baseline ? j->o->baseline : j->t->baseline_cpu;
+    if (build_one(j, KILN_BUILD_CANDIDATE, base, "base", "base.so", &res, err) < 0)
         return -1;
     if (!res.ok)
-        return kiln_fail(err, "the task's baseline %s does not compile:\n%s", j->t->baseline_cpu, res.log);
+        return kiln_fail(err, "the baseline %s does not compile:\n%s", base, res.log);
     if (build_one(j, KILN_BUILD_REFERENCE, j->t->reference_cpu, "ref", "ref.so", &res, err) < 0)
         return -1;
     if (!res.ok)
@@ -270,7 +285,7 @@ static int checked(job *j, const char *stage, const char *label, const kiln_shap
     if (res->outcome == KILN_CALL_OK)
         return 0;
     if (lib == 1)
-        return kiln_fail(err, "the task's baseline failed on %s: %s", label, res->detail);
+        return kiln_fail(err, "the baseline failed on %s: %s", label, res->detail);
     const char *code = res->outcome == KILN_CALL_FAULT ? kiln_fault_code(j->cand.fault)
                                                        : kiln_call_code(res->outcome);
     return conclude(j, "fail", stage, code, "%s: %s", label, res->detail);

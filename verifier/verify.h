@@ -12,6 +12,8 @@ typedef void (*kiln_progress_fn)(void *ctx, const char *stage, const char *messa
 typedef struct kiln_verify_opts {
     const kiln_task *task;
     const char *candidate;      /* path of the candidate source */
+    const char *baseline;       /* path of what to time against; NULL: the task's
+                                   baseline (a search times against the parent) */
     kiln_dtype dtype;
     int group;                  /* index into task->groups */
     int timing_ms;              /* time budget of the timing stage (default 2000) */

@@ -220,6 +220,7 @@ int main(int argc, char **argv)
     }
     if (print_request) {
         fwrite(pending.p, 1, pending.len, stdout);
+        free(pending.p);
         return fflush(stdout) == 0 ? 0 : 2;
     }
 
@@ -232,6 +233,7 @@ int main(int argc, char **argv)
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
         fprintf(stderr, "kiln_probe: cannot connect to %s: %s\n", sock, strerror(errno));
+        free(pending.p);
         return 2;
     }
 
@@ -239,8 +241,8 @@ int main(int argc, char **argv)
     size_t off = 0;   /* written part of pending */
     long finals = 0;
     long long deadline = now_ms() + timeout_ms;
-    int eof = 0;
-    while (finals < finals_wanted && !eof) {
+    int eof = 0, accepted = 0;
+    while (finals < finals_wanted && !eof && !accepted) {
         long long left = deadline - now_ms();
         if (left <= 0)
             break;
@@ -291,8 +293,10 @@ int main(int argc, char **argv)
                 printf("%s\n", line);
                 fflush(stdout);
                 start = (size_t)(nl - in.p) + 1;
-                if (close_after_accept && event_is(line, "accepted"))
-                    return 0;
+                if (close_after_accept && event_is(line, "accepted")) {
+                    accepted = 1;
+                    break;
+                }
                 if (is_final(line) && ++finals >= finals_wanted)
                     break;
             }
@@ -300,7 +304,7 @@ int main(int argc, char **argv)
             in.len -= start;
         }
     }
-    if (in.len > 0 && finals < finals_wanted) {   /* a last line without its newline */
+    if (in.len > 0 && finals < finals_wanted && !accepted) {   /* a last line without its newline */
         fwrite(in.p, 1, in.len, stdout);
         printf("\n");
     }
@@ -309,6 +313,6 @@ int main(int argc, char **argv)
     free(in.p);
     free(pending.p);
     if (close_after_accept)
-        return 1;
+        return accepted ? 0 : 1;
     return finals >= finals_wanted ? 0 : 1;
 }

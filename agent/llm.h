@@ -1,0 +1,58 @@
+/* llm.h - one client for OpenAI-compatible chat completions and Anthropic
+ * Messages: n drafts of one prompt are requested concurrently (curl multi),
+ * each with its own retries and backoff.  Non-streaming, text only. */
+#ifndef KILN_LLM_H
+#define KILN_LLM_H
+
+#include "kiln_error.h"
+
+typedef enum kiln_llm_dialect { KILN_LLM_OPENAI, KILN_LLM_ANTHROPIC } kiln_llm_dialect;
+
+typedef struct kiln_llm_config {
+    kiln_llm_dialect dialect;
+    char base_url[512];     /* openai: e.g. https://api.openai.com/v1 -> POST {base}/chat/completions;
+                               anthropic: e.g. https://api.anthropic.com -> POST {base}/v1/messages */
+    char model[128];
+    char api_key[512];      /* may be empty for local servers (openai dialect only: then no Authorization header) */
+    int max_tokens;         /* per answer; default 4096 */
+    double temperature;     /* < 0: not sent (default -1: the server's default) */
+    long timeout_ms;        /* whole request, per attempt; default 300000 */
+    long connect_timeout_ms;/* default 10000 */
+    int max_retries;        /* default 4 */
+    double backoff_base_s;  /* default 0.5; cap 8 s; tests set it small */
+} kiln_llm_config;
+
+/* Fill defaults and read the key / base URL from the environment when not set:
+   OPENAI_API_KEY, OPENAI_BASE_URL (default https://api.openai.com/v1),
+   ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL (default https://api.anthropic.com).
+   base_url may be NULL or "" (then the environment / default is used).
+   Returns -1 with a clear error when the key is required but missing
+   (anthropic always; openai when the base URL is api.openai.com).
+   Also performs curl_global_init once (not thread-safe: call it from the
+   main thread before any threads start). */
+int kiln_llm_config_init(kiln_llm_config *cfg, kiln_llm_dialect d, const char *model,
+                         const char *base_url, kiln_error *err);
+
+typedef struct kiln_llm_result {
+    int ok;                 /* 1: text is the answer */
+    char *text;             /* malloc'd answer text (openai: choices[0].message.content; anthropic: concatenated text blocks) */
+    char finish[32];        /* finish_reason / stop_reason */
+    long prompt_tokens, completion_tokens;   /* from usage; 0 if absent */
+    double latency_s;       /* whole call including retries */
+    int attempts;
+    long http_status;       /* of the last attempt (0 = no HTTP response) */
+    int fatal;              /* retrying cannot help: 401/403 (key rejected), 400, 404, other 4xx */
+    char error[512];        /* when !ok: what went wrong */
+} kiln_llm_result;
+
+/* Ask n completions of the same prompt concurrently (curl multi), each with
+   its own retries.  out[0..n-1] are overwritten (not freed first).  Returns 0
+   (even if some failed; see out[i].ok) or -1 only when nothing could be
+   attempted (bad arguments, out of memory, curl could not start). */
+int kiln_llm_complete(const kiln_llm_config *cfg, const char *system, const char *user,
+                      int n, kiln_llm_result *out, kiln_error *err);
+
+/* Free r->text; safe on a zeroed or already freed result. */
+void kiln_llm_result_free(kiln_llm_result *r);
+
+#endif

@@ -1,0 +1,537 @@
+/* prompt.c - the system and user prompts (see prompt.h).
+ *
+ * The user prompt is rendered whole from a small "plan" (which attempts, how
+ * much of each compile log, how much of the lessons); when it is over budget
+ * the plan gives up the least useful context and the prompt is rendered
+ * again.  Rendering is cheap next to a model call, and one renderer means the
+ * length checked is exactly the length sent. */
+#include "prompt.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#define LOG_LINES_FULL 15
+#define LOG_LINES_SHORT 5
+#define LOG_LINE_CHARS 200
+#define FIELD_CHARS 300
+
+/* ---- a growing string --------------------------------------------------- */
+
+typedef struct sbuf {
+    char *p;
+    size_t len, cap;
+    int oom;
+} sbuf;
+
+static void sb_addn(sbuf *b, const char *s, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *np = realloc(b->p, cap);
+        if (!np) {
+            b->oom = 1;
+            return;
+        }
+        b->p = np;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+static void sb_add(sbuf *b, const char *s)
+{
+    sb_addn(b, s, strlen(s));
+}
+
+static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void sb_printf(sbuf *b, const char *fmt, ...)
+{
+    char small[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        b->oom = 1;
+        return;
+    }
+    if ((size_t)n < sizeof small) {
+        sb_addn(b, small, (size_t)n);
+        return;
+    }
+    char *big = malloc((size_t)n + 1);
+    if (!big) {
+        b->oom = 1;
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    sb_addn(b, big, (size_t)n);
+    free(big);
+}
+
+/* How many bytes of s[0, n) fit in max without splitting a UTF-8 sequence. */
+static size_t utf8_cut(const char *s, size_t n, size_t max)
+{
+    if (n <= max)
+        return n;
+    while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
+        max--;
+    return max;
+}
+
+/* s as one line of at most max bytes: newlines and tabs become spaces. */
+static void sb_oneline(sbuf *b, const char *s, size_t max)
+{
+    size_t n = strlen(s), start = b->len;
+    int cut = n > max;
+    sb_addn(b, s, utf8_cut(s, n, max));
+    if (b->oom)
+        return;
+    for (size_t i = start; i < b->len; i++)
+        if (b->p[i] == '\n' || b->p[i] == '\r' || b->p[i] == '\t')
+            b->p[i] = ' ';
+    if (cut)
+        sb_add(b, "...");
+}
+
+/* ---- the system prompt -------------------------------------------------- */
+
+static const char sys_role[] =
+    "You are an expert performance engineer. Your job: write a faster version of a compute "
+    "kernel that is still correct. Every answer is compiled, checked and timed by a verifier "
+    "you cannot see or influence; only a candidate that passes every check and is measurably "
+    "faster than its parent is kept.\n\n";
+
+static const char sys_c[] =
+    "The candidate (CPU, C):\n"
+    "- One C17 file that defines the function `%s` with exactly the signature shown in the "
+    "task (same name, parameters and types; inputs are const pointers). Make helper functions "
+    "static.\n"
+    "- It may include \"kiln_cpu.h\" (the kiln_f16 / kiln_bf16 storage types and their "
+    "conversions) and standard C headers, nothing else.\n"
+    "- It is compiled with the system C compiler at -O2 -march=native into a shared object; "
+    "compiler builtins and this machine's vector intrinsics are fine.\n"
+    "- No threads, files, system calls or processes: the sandbox kills the worker and the "
+    "candidate fails.\n";
+
+static const char sys_cuda[] =
+    "The candidate (CUDA):\n"
+    "- One .cu file of device code only, compiled by NVRTC for this GPU's exact architecture; "
+    "only CUDA's own device headers (such as <cuda_bf16.h>) can be included. No host code.\n"
+    "- Kernels are declared extern \"C\" __global__. The main kernel is `%s`.\n"
+    "- The file ends with a launch manifest in a comment:\n"
+    "  /*@kiln launch\n"
+    "  {\"launches\": [{\"kernel\": \"NAME\", \"grid\": [\"rows\"], \"block\": [\"BLOCK\"], "
+    "\"smem\": \"0\", \"args\": [\"x\", \"w\", \"y\", \"cols\", \"eps\"]}],\n"
+    "   \"scratch\": []}\n"
+    "  @*/\n"
+    "  launches run in order on kiln's stream; grid, block and smem are integers or "
+    "expressions over the task's dims and the file's knobs (+ - * / %% min max cdiv), with "
+    "optional cluster dims; args name task args (buffers become device pointers, dims are "
+    "32-bit int unless the task says 64-bit, scalars by their dtype) or scratch buffers; "
+    "scratch buffers ({\"name\", \"bytes\", \"init\": \"zero\"|\"none\"}) are allocated by "
+    "kiln, and a zero init is paid for inside the timed region.\n";
+
+static const char sys_knobs[] =
+    "- A line `#define NAME VALUE //@kiln tune V1 V2 ...` declares a tuning knob: an offline "
+    "tuner may try each listed value, so the code must be correct for all of them.\n\n";
+
+static const char sys_judged[] =
+    "How a candidate is judged (the first failure ends the check and is reported back):\n"
+    "- static checks, then compilation (compiler errors come back to you);\n"
+    "- correctness on the visible shapes, then on hidden shapes that are larger and odder in "
+    "every dim (never specialise for the visible sizes; handle any size and any remainder), "
+    "then on adversarial inputs (huge, tiny, mixed magnitudes, constant rows);\n"
+    "- every call gets fresh random inputs; outputs are pre-filled with NaN poison (write "
+    "every output element), every buffer has guard bytes (no out-of-bounds writes), inputs "
+    "must stay unchanged, and the error must stay within the task's tolerance;\n"
+    "- determinism where the task requires it: the same inputs give bitwise the same "
+    "outputs;\n"
+    "- timing: interleaved with the baseline on fresh inputs, median of many calls, reported "
+    "as speedup and as a fraction of the memory roofline; a time faster than the roofline allows or more "
+    "than 100x faster than the baseline is flagged as suspect, so skipping or caching work "
+    "does not pay.\n\n";
+
+static const char sys_answer[] =
+    "Answer format: the complete file (not a diff, not a fragment) in ONE fenced code block, "
+    "and one line outside it:\n"
+    "HYPOTHESIS: <what you changed and why it should be faster>\n"
+    "Keep any other text short.\n";
+
+static char *build_system(const char *lang, const char *entry)
+{
+    sbuf b = {0};
+    sb_add(&b, sys_role);
+    sb_printf(&b, strcmp(lang, "cuda") == 0 ? sys_cuda : sys_c, entry);
+    sb_add(&b, sys_knobs);
+    sb_add(&b, sys_judged);
+    sb_add(&b, sys_answer);
+    if (b.oom) {
+        free(b.p);
+        return NULL;
+    }
+    return b.p;
+}
+
+/* ---- the parent's results ----------------------------------------------- */
+
+static const char *jstr(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) && v->valuestring ? v->valuestring : NULL;
+}
+
+static int jnum(const cJSON *o, const char *key, double *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsNumber(v))
+        return 0;
+    *out = v->valuedouble;
+    return 1;
+}
+
+static void sb_percent(sbuf *b, double frac)
+{
+    sb_printf(b, frac * 100 < 1 ? "%.1f%%" : "%.0f%%", frac * 100);
+}
+
+static void add_verdict_head(sbuf *b, const cJSON *v)
+{
+    const char *st = jstr(v, "status"), *stage = jstr(v, "stage"), *reason = jstr(v, "reason");
+    sb_printf(b, "Parent's verdict: %s", st ? st : "?");
+    if (stage)
+        sb_printf(b, " at %s", stage);
+    if (reason) {
+        sb_add(b, ": ");
+        sb_oneline(b, reason, FIELD_CHARS);
+    }
+    sb_add(b, "\n");
+    const cJSON *sum = cJSON_GetObjectItemCaseSensitive(v, "summary");
+    double g, m, r;
+    if (jnum(sum, "geomean_speedup", &g) && jnum(sum, "min_speedup", &m)) {
+        sb_printf(b, "Summary: geomean speedup %.2fx over the baseline (min %.2fx)", g, m);
+        if (jnum(sum, "median_roofline_fraction", &r)) {
+            sb_add(b, ", median ");
+            sb_percent(b, r);
+            sb_add(b, " of roofline");
+        }
+        sb_add(b, "\n");
+    }
+}
+
+static void add_dims(sbuf *b, const cJSON *shape)
+{
+    const cJSON *dims = cJSON_GetObjectItemCaseSensitive(shape, "dims");
+    const cJSON *d;
+    int first = 1;
+    cJSON_ArrayForEach(d, dims) {
+        if (!d->string || !cJSON_IsNumber(d))
+            continue;
+        sb_printf(b, "%s%.64s=%.0f", first ? "" : " ", d->string, d->valuedouble);
+        first = 0;
+    }
+    if (first)
+        sb_add(b, "-");
+}
+
+/* One row; hidden shapes show their id only, whatever the JSON holds. */
+static void add_shape_row(sbuf *b, const cJSON *s)
+{
+    const char *id = jstr(s, "id");
+    int visible = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "visible"));
+    double x;
+    sb_printf(b, "| %.16s | ", id ? id : "?");
+    if (!visible) {
+        sb_add(b, "(hidden) | - | - |\n");
+        return;
+    }
+    add_dims(b, s);
+    if (jnum(s, "speedup", &x))
+        sb_printf(b, " | %.2fx | ", x);
+    else
+        sb_add(b, " | - | ");
+    if (jnum(s, "roofline_fraction", &x))
+        sb_percent(b, x);
+    else
+        sb_add(b, "-");
+    sb_add(b, " |\n");
+}
+
+/* The (up to) two visible shapes with the lowest speedup: where to look. */
+static void add_weakest(sbuf *b, const cJSON *shapes)
+{
+    const cJSON *best[2] = {NULL, NULL}, *s;
+    double sp[2] = {0, 0}, x;
+    int timed = 0;
+    cJSON_ArrayForEach(s, shapes) {
+        if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "visible")) ||
+            !jnum(s, "speedup", &x) || !jstr(s, "id"))
+            continue;
+        timed++;
+        if (!best[0] || x < sp[0]) {
+            best[1] = best[0], sp[1] = sp[0];
+            best[0] = s, sp[0] = x;
+        } else if (!best[1] || x < sp[1]) {
+            best[1] = s, sp[1] = x;
+        }
+    }
+    if (timed < 2)
+        return;
+    sb_add(b, "Weakest shapes:");
+    for (int i = 0; i < 2; i++) {
+        sb_printf(b, "%s %.16s (%.2fx", i ? "," : "", jstr(best[i], "id"), sp[i]);
+        if (jnum(best[i], "roofline_fraction", &x)) {
+            sb_add(b, ", ");
+            sb_percent(b, x);
+            sb_add(b, " of roofline");
+        }
+        sb_add(b, ")");
+    }
+    sb_add(b, "\n");
+}
+
+static void add_results(sbuf *b, const char *verdict_json)
+{
+    if (!verdict_json || !*verdict_json) {
+        sb_add(b, "Parent's results: not measured yet.\n\n");
+        return;
+    }
+    cJSON *v = cJSON_Parse(verdict_json);
+    if (!cJSON_IsObject(v)) {
+        cJSON_Delete(v);
+        sb_add(b, "Parent's results: unavailable (its verdict could not be read).\n\n");
+        return;
+    }
+    add_verdict_head(b, v);
+    const cJSON *shapes = cJSON_GetObjectItemCaseSensitive(v, "shapes"), *s;
+    if (cJSON_GetArraySize(shapes) > 0) {
+        sb_add(b, "Parent's results per shape (speedup over the baseline; share of the "
+                  "roofline):\n| shape | dims | speedup | roofline |\n|---|---|---|---|\n");
+        cJSON_ArrayForEach(s, shapes)
+            add_shape_row(b, s);
+        add_weakest(b, shapes);
+    }
+    sb_add(b, "\n");
+    cJSON_Delete(v);
+}
+
+/* ---- attempts ------------------------------------------------------------ */
+
+static void add_log(sbuf *b, const char *log, int max_lines)
+{
+    int shown = 0, more = 0;
+    for (const char *p = log; *p;) {
+        size_t len = strcspn(p, "\n");
+        if (shown < max_lines) {
+            size_t n = len > 0 && p[len - 1] == '\r' ? len - 1 : len;
+            sb_add(b, "    ");
+            sb_addn(b, p, utf8_cut(p, n, LOG_LINE_CHARS));
+            sb_add(b, n > LOG_LINE_CHARS ? "...\n" : "\n");
+            shown++;
+        } else if (len > 0) {
+            more++;
+        }
+        p += len + (p[len] == '\n');
+    }
+    if (more)
+        sb_printf(b, "    ... (%d more lines)\n", more);
+}
+
+static void add_attempt(sbuf *b, const kiln_attempt *a, int log_lines)
+{
+    sb_printf(b, "#%d ", a->n);
+    sb_oneline(b, a->hypothesis && *a->hypothesis ? a->hypothesis : "(no hypothesis given)",
+               FIELD_CHARS);
+    sb_printf(b, " \xE2\x86\x92 %.40s", a->status ? a->status : "?");
+    if (a->stage && *a->stage)
+        sb_printf(b, " at %.40s", a->stage);
+    if (a->reason && *a->reason) {
+        sb_add(b, ": ");
+        sb_oneline(b, a->reason, FIELD_CHARS);
+    }
+    if (a->speedup_vs_parent > 0)
+        sb_printf(b, " (%.2fx vs parent)", a->speedup_vs_parent);
+    sb_add(b, "\n");
+    if (log_lines > 0 && a->compile_log && *a->compile_log) {
+        sb_add(b, "  compile log (first lines):\n");
+        add_log(b, a->compile_log, log_lines);
+    }
+}
+
+/* ---- the user prompt and its budget -------------------------------------- */
+
+typedef struct plan {
+    int first;            /* oldest attempt shown */
+    int *log_lines;       /* per attempt */
+    size_t lessons_len;   /* bytes of lessons shown */
+} plan;
+
+static const char *fence_for(const char *src)
+{
+    /* a source holding ``` would end a ``` fence early */
+    return strstr(src, "```") ? "~~~~" : "```";
+}
+
+static void add_parent(sbuf *b, const kiln_prompt_input *in)
+{
+    const char *f = fence_for(in->parent_source);
+    size_t n = strlen(in->parent_source);
+    sb_printf(b, "Parent (the current best; your answer replaces this whole file):\n%s%s\n", f,
+              strcmp(in->lang, "cuda") == 0 ? "cuda" : "c");
+    sb_add(b, in->parent_source);
+    sb_printf(b, "%s%s\n\n", n && in->parent_source[n - 1] != '\n' ? "\n" : "", f);
+}
+
+static void add_attempts(sbuf *b, const kiln_prompt_input *in, const plan *pl)
+{
+    if (pl->first >= in->nattempts)
+        return;
+    sb_add(b, "Recent attempts in this lineage (oldest first):\n");
+    if (pl->first > 0)
+        sb_printf(b, "(%d older attempt%s not shown)\n", pl->first, pl->first == 1 ? "" : "s");
+    for (int i = pl->first; i < in->nattempts; i++)
+        add_attempt(b, &in->attempts[i], pl->log_lines[i]);
+    sb_add(b, "\n");
+}
+
+static void add_lessons(sbuf *b, const kiln_prompt_input *in, const plan *pl)
+{
+    if (pl->lessons_len == 0)
+        return;
+    sb_add(b, "Lessons:\n");
+    sb_addn(b, in->lessons, pl->lessons_len);
+    if (pl->lessons_len < strlen(in->lessons))
+        sb_add(b, "\n(more lessons cut for length)");
+    sb_add(b, "\n\n");
+}
+
+static void render(sbuf *b, const kiln_prompt_input *in, const plan *pl, const char *head)
+{
+    b->len = 0;
+    if (b->p)
+        b->p[0] = '\0';
+    sb_add(b, head);
+    add_attempts(b, in, pl);
+    add_lessons(b, in, pl);
+    sb_add(b, "Write the next candidate. Answer with the complete file in one fenced code block "
+              "and one line:\nHYPOTHESIS: <what you changed and why it should be faster>\n");
+}
+
+/* Give up the least useful context; 0 when nothing is left to give. */
+static int shrink(const kiln_prompt_input *in, plan *pl, size_t over)
+{
+    int last = in->nattempts - 1;
+    for (int i = pl->first; i < last; i++)   /* older attempts' logs, oldest first */
+        if (pl->log_lines[i] > 0)
+            return pl->log_lines[i] = 0, 1;
+    if (pl->first < last)
+        return pl->first++, 1;
+    if (pl->first == last && pl->log_lines[last] > LOG_LINES_SHORT)
+        return pl->log_lines[last] = LOG_LINES_SHORT, 1;
+    if (pl->first == last && pl->log_lines[last] > 0)
+        return pl->log_lines[last] = 0, 1;
+    if (pl->first == last)
+        return pl->first++, 1;
+    if (pl->lessons_len == 0)
+        return 0;
+    /* cut the lessons by the excess plus room for the note, at a line end */
+    size_t cut = over + 64, keep = pl->lessons_len > cut ? pl->lessons_len - cut : 0;
+    while (keep > 0 && in->lessons[keep - 1] != '\n')
+        keep--;
+    pl->lessons_len = keep > 0 ? keep - 1 : 0;
+    return 1;
+}
+
+static int check_input(const kiln_prompt_input *in, kiln_error *err)
+{
+    if (!in || !in->task_text || !in->parent_source || !in->entry || !*in->entry || !in->lang)
+        return kiln_fail(err, "prompt: task text, parent source, lang and entry are required");
+    if (strcmp(in->lang, "c") != 0 && strcmp(in->lang, "cuda") != 0)
+        return kiln_fail(err, "prompt: unknown language '%s' (want c or cuda)", in->lang);
+    if (in->nattempts < 0 || (in->nattempts > 0 && !in->attempts))
+        return kiln_fail(err, "prompt: %d attempts but no attempt array", in->nattempts);
+    return 0;
+}
+
+static char *build_head(const kiln_prompt_input *in)
+{
+    sbuf b = {0};
+    sb_add(&b, "Task:\n");
+    sb_add(&b, in->task_text);
+    sb_add(&b, "\n\n");
+    add_parent(&b, in);
+    add_results(&b, in->parent_verdict_json);
+    if (b.oom) {
+        free(b.p);
+        return NULL;
+    }
+    return b.p;
+}
+
+static int build_user(const kiln_prompt_input *in, char **user, kiln_error *err)
+{
+    char *head = build_head(in);
+    plan pl = {.first = 0, .lessons_len = in->lessons ? strlen(in->lessons) : 0};
+    pl.log_lines = malloc((size_t)(in->nattempts + 1) * sizeof *pl.log_lines);
+    sbuf b = {0};
+    int rc = -1;
+    if (!head || !pl.log_lines) {
+        kiln_fail(err, "prompt: out of memory");
+        goto out;
+    }
+    for (int i = 0; i < in->nattempts; i++)
+        pl.log_lines[i] = LOG_LINES_FULL;
+    for (;;) {
+        render(&b, in, &pl, head);
+        if (b.oom) {
+            kiln_fail(err, "prompt: out of memory");
+            goto out;
+        }
+        if (in->max_chars == 0 || b.len <= in->max_chars)
+            break;
+        if (!shrink(in, &pl, b.len - in->max_chars)) {
+            kiln_fail(err, "prompt: the task, parent source and results alone take %zu "
+                           "characters; the budget is %zu", b.len, in->max_chars);
+            goto out;
+        }
+    }
+    *user = b.p;
+    b.p = NULL;
+    rc = 0;
+out:
+    free(b.p);
+    free(head);
+    free(pl.log_lines);
+    return rc;
+}
+
+int kiln_prompt_build(const kiln_prompt_input *in, char **system, char **user, kiln_error *err)
+{
+    if (!system || !user)
+        return kiln_fail(err, "prompt: no place for the result");
+    *system = *user = NULL;
+    if (check_input(in, err) < 0)
+        return -1;
+    *system = build_system(in->lang, in->entry);
+    if (!*system)
+        return kiln_fail(err, "prompt: out of memory");
+    if (build_user(in, user, err) < 0) {
+        free(*system);
+        *system = NULL;
+        return -1;
+    }
+    return 0;
+}

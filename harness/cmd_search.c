@@ -1,0 +1,155 @@
+/* cmd_search.c - `kiln search`: parse the command line, run the search. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "search.h"
+
+static const char usage[] =
+    "usage: kiln search TASK [options]\n"
+    "\n"
+    "Search for a faster kernel: propose candidates, verify each against its parent,\n"
+    "keep the ones that are correct and faster (confirmed by a re-time), and record\n"
+    "everything in a git workspace and its database.\n"
+    "\n"
+    "options:\n"
+    "  --agent A          tune (default without --model), openai, anthropic, replay\n"
+    "  --model M          the model (openai / anthropic)\n"
+    "  --base-url URL     OpenAI-compatible server (default $OPENAI_BASE_URL or OpenAI)\n"
+    "  --from FILE|DIR    start kernel (default: the task's starter); replay: the directory\n"
+    "  --drafts N         proposals per iteration, verified together (default 1)\n"
+    "  --iterations N     stop after N iterations\n"
+    "  --budget DURATION  stop after this much time (90s, 30m, 8h, 1h30m)\n"
+    "  --max-tokens N     stop after N model tokens\n"
+    "  --answer-tokens N  longest model answer (default 4096)\n"
+    "  --seed S           seed of the tuner (default 1)\n"
+    "  --backend cpu      backend (cpu in this build)\n"
+    "  --dtype T, --group G   as for kiln verify\n"
+    "  --workspace DIR    the git workspace (default ./kiln-work)\n"
+    "  --resume RUN       continue a run (RUN or 'last')\n"
+    "  --timing-ms N      timing budget of each verification (default 1000)\n"
+    "  --socket ADDR      kilnd to use (default $KILN_SOCKET; started on demand)\n"
+    "  --no-daemon        verify in this process\n"
+    "  --json             one JSON event per line\n"
+    "\n"
+    "Ctrl-C stops after the current step; a second Ctrl-C aborts. Resume with --resume.\n";
+
+/* "90", "90s", "30m", "8h", "1h30m" -> seconds; -1 if malformed. */
+static double parse_duration(const char *s)
+{
+    double total = 0;
+    int any = 0;
+    while (*s) {
+        char *end;
+        double v = strtod(s, &end);
+        if (end == s || v < 0)
+            return -1;
+        double unit = 1;
+        if (*end == 'h')
+            unit = 3600;
+        else if (*end == 'm')
+            unit = 60;
+        else if (*end == 's')
+            unit = 1;
+        else if (*end)
+            return -1;
+        total += v * unit;
+        any = 1;
+        s = *end ? end + 1 : end;
+    }
+    return any ? total : -1;
+}
+
+static int parse_count(const char *v, long long max, long long *out)
+{
+    char *end;
+    long long n = strtoll(v, &end, 10);
+    if (!*v || *end || n < 0 || n > max)
+        return -1;
+    *out = n;
+    return 0;
+}
+
+static int bad(const char *flag, const char *v)
+{
+    fprintf(stderr, "kiln search: bad value for %s: '%s'\n", flag, v);
+    return -1;
+}
+
+static int numeric(kiln_search_opts *o, const char *flag, const char *v)
+{
+    long long n;
+    if (strcmp(flag, "--budget") == 0)
+        return (o->budget_s = parse_duration(v)) <= 0 ? bad(flag, v) : 0;
+    if (parse_count(v, 1LL << 40, &n) < 0)
+        return bad(flag, v);
+    if (strcmp(flag, "--drafts") == 0 && (n < 1 || n > 16))
+        return bad(flag, v);
+    if (strcmp(flag, "--drafts") == 0)
+        o->drafts = (int)n;
+    else if (strcmp(flag, "--iterations") == 0)
+        o->iterations = (int)n;
+    else if (strcmp(flag, "--max-tokens") == 0)
+        o->max_tokens = n;
+    else if (strcmp(flag, "--answer-tokens") == 0)
+        o->answer_tokens = (int)n;
+    else if (strcmp(flag, "--seed") == 0)
+        o->seed = (unsigned long long)n;
+    else if (strcmp(flag, "--timing-ms") == 0)
+        o->timing_ms = (int)n;
+    return 0;
+}
+
+static int parse(int argc, char **argv, kiln_search_opts *o)
+{
+    static const char *strings[] = {"--agent", "--model", "--base-url", "--from", "--backend",
+                                    "--dtype", "--group", "--workspace", "--resume", "--socket"};
+    static const char *numbers[] = {"--drafts", "--iterations", "--budget", "--max-tokens",
+                                    "--answer-tokens", "--seed", "--timing-ms"};
+    const char **slots[] = {&o->agent, &o->model, &o->base_url, &o->from, &o->backend,
+                            &o->dtype, &o->group, &o->workspace, &o->resume, &o->socket};
+    for (int i = 1; i < argc; i++) {
+        int miss = 0, done = 0;
+        const char *v;
+        if (kiln_is_help(argv[i])) {
+            fputs(usage, stdout);
+            exit(KILN_EXIT_OK);
+        }
+        for (size_t k = 0; k < sizeof strings / sizeof *strings && !done; k++)
+            if ((v = kiln_flag_value(argc, argv, &i, strings[k], &miss)))
+                *slots[k] = v, done = 1;
+        for (size_t k = 0; k < sizeof numbers / sizeof *numbers && !done; k++)
+            if ((v = kiln_flag_value(argc, argv, &i, numbers[k], &miss))) {
+                if (numeric(o, numbers[k], v) < 0)
+                    return -1;
+                done = 1;
+            }
+        if (done)
+            continue;
+        if (miss)
+            return fprintf(stderr, "kiln search: %s needs a value\n", argv[i]), -1;
+        if (strcmp(argv[i], "--json") == 0)
+            o->json = 1;
+        else if (strcmp(argv[i], "--no-daemon") == 0)
+            o->no_daemon = 1;
+        else if (argv[i][0] == '-' || o->task)
+            return fprintf(stderr, "kiln search: unexpected argument '%s'\n", argv[i]), -1;
+        else
+            o->task = argv[i];
+    }
+    if (!o->task && !o->resume)
+        return fprintf(stderr, "kiln search: need TASK (or --resume RUN)\n\n%s", usage), -1;
+    return 0;
+}
+
+int kiln_cmd_search(int argc, char **argv)
+{
+    kiln_search_opts o = {.drafts = 1, .seed = 1, .timing_ms = 1000};
+    if (parse(argc, argv, &o) < 0)
+        return KILN_EXIT_BAD_INPUT;
+    if (!o.task)
+        o.task = "";
+    return kiln_search(&o);
+}

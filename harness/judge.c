@@ -1,0 +1,149 @@
+/* judge.c - running verifications for a search (see judge.h). */
+#include "judge.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon_client.h"
+#include "paths.h"
+#include "verdict.h"
+#include "verify.h"
+
+static int write_temp(const char *dir, const char *name, const char *text, char *path, size_t len,
+                      kiln_error *err)
+{
+    snprintf(path, len, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    int ok = f && fputs(text, f) >= 0;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    return ok ? 0 : kiln_fail(err, "cannot write %s", path);
+}
+
+static cJSON *run_here(kiln_judge *j, const char *source, const char *baseline, kiln_error *err)
+{
+    char dir[4096], src[4200], base[4200];
+    cJSON *out = NULL;
+    if (kiln_make_tempdir(NULL, "kiln-judge", dir, sizeof dir, err) < 0)
+        return NULL;
+    kiln_verdict *v = calloc(1, sizeof *v);
+    kiln_dtype dt = j->dtype && *j->dtype ? kiln_dtype_parse(j->dtype) : j->task->cpu_dtypes[0];
+    int group = j->group && *j->group ? kiln_task_group(j->task, j->group) : j->task->default_group;
+    if (v && write_temp(dir, "candidate.c", source, src, sizeof src, err) == 0 &&
+        (!baseline || write_temp(dir, "baseline.c", baseline, base, sizeof base, err) == 0)) {
+        kiln_verify_opts o = {.task = j->task, .candidate = src, .dtype = dt, .group = group,
+                              .baseline = baseline ? base : NULL, .timing_ms = j->timing_ms,
+                              .call_timeout_ms = 10000, .job_timeout_ms = 300000, .min_pairs = 5,
+                              .max_pairs = 200, .speedup_ceiling = 100};
+        if (kiln_verify(&o, v, err) == 0) {
+            char *s = kiln_verdict_json(v, j->task, 0);
+            out = s ? cJSON_Parse(s) : NULL;
+            free(s);
+        }
+    }
+    free(v);
+    kiln_remove_tree(dir);
+    return out;
+}
+
+static cJSON *request(kiln_judge *j, const char *source, const char *baseline, const char *job)
+{
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddStringToObject(m, "id", "search");
+    if (job[0]) {
+        cJSON_AddStringToObject(m, "op", "result");
+        cJSON_AddStringToObject(m, "job", job);
+        return m;
+    }
+    cJSON_AddStringToObject(m, "op", "verify");
+    cJSON_AddStringToObject(m, "task", j->task_ref);
+    cJSON_AddStringToObject(m, "language", "c");
+    cJSON_AddStringToObject(m, "backend", "cpu");
+    if (j->dtype && *j->dtype)
+        cJSON_AddStringToObject(m, "dtype", j->dtype);
+    if (j->group && *j->group)
+        cJSON_AddStringToObject(m, "group", j->group);
+    cJSON_AddNumberToObject(m, "timing_ms", j->timing_ms);
+    cJSON_AddStringToObject(m, "source", source);
+    if (baseline)
+        cJSON_AddStringToObject(m, "baseline", baseline);
+    return m;
+}
+
+/* One exchange with kilnd: 1 final event, 0 connection lost, -1 error. */
+static int exchange(kiln_judge *j, const char *source, const char *baseline, char job[32],
+                    kiln_judge_accepted on_accepted, void *ctx, cJSON **final, kiln_error *err)
+{
+    kiln_client c;
+    if (kiln_client_open(&c, j->address, 1, err) < 0)
+        return 0;
+    cJSON *m = request(j, source, baseline, job);
+    int rc = kiln_client_send(&c, m, err) < 0 ? 0 : -2;
+    cJSON_Delete(m);
+    while (rc == -2) {
+        cJSON *ev = kiln_client_next(&c, 3600 * 1000, err);
+        if (!ev) {
+            rc = 0;
+            break;
+        }
+        const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "event"));
+        const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "job"));
+        if (kind && strcmp(kind, "accepted") == 0 && id) {
+            snprintf(job, 32, "%s", id);
+            if (on_accepted)
+                on_accepted(ctx, job);
+        }
+        if (kind && (strcmp(kind, "verdict") == 0 || strcmp(kind, "error") == 0)) {
+            *final = ev;
+            rc = 1;
+        } else {
+            cJSON_Delete(ev);
+        }
+    }
+    kiln_client_close(&c);
+    return rc;
+}
+
+static cJSON *run_daemon(kiln_judge *j, const char *source, const char *baseline, char job[32],
+                         kiln_judge_accepted on_accepted, void *ctx, kiln_error *err)
+{
+    for (int attempt = 0; attempt < 30; attempt++) {
+        cJSON *final = NULL;
+        int rc = exchange(j, source, baseline, job, on_accepted, ctx, &final, err);
+        if (rc == 0) {   /* kilnd went away: the job is spooled; ask again */
+            sleep(1);
+            continue;
+        }
+        const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(final, "event"));
+        if (strcmp(kind, "verdict") == 0) {
+            cJSON *v = cJSON_DetachItemFromObject(final, "verdict");
+            cJSON_Delete(final);
+            return v;
+        }
+        const cJSON *e = cJSON_GetObjectItemCaseSensitive(final, "error");
+        const char *code = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "code"));
+        const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "message"));
+        int lost = code && (strcmp(code, "daemon-restarted") == 0 || strcmp(code, "unknown-job") == 0);
+        int later = code && strcmp(code, "shutting-down") == 0;
+        kiln_fail(err, "kilnd: %s (%s)", msg ? msg : "error", code ? code : "?");
+        cJSON_Delete(final);
+        if (!lost && !later)
+            return NULL;
+        /* A job that never produced a verdict may be submitted again without
+         * verifying anything twice; a spooled one is waited for. */
+        if (lost)
+            job[0] = '\0';
+        sleep(1);
+    }
+    return NULL;
+}
+
+cJSON *kiln_judge_run(kiln_judge *j, const char *source, const char *baseline, char job[32],
+                      kiln_judge_accepted on_accepted, void *ctx, kiln_error *err)
+{
+    if (j->in_process)
+        return run_here(j, source, baseline, err);
+    return run_daemon(j, source, baseline, job, on_accepted, ctx, err);
+}

@@ -1,0 +1,277 @@
+/* propose.c - asking the run's proposer for the next candidates: the
+ * offline tuner, a directory to replay, or a language model. Every
+ * proposal becomes a candidate row with its source stored before anything
+ * else happens to it; an unusable answer is recorded with the reason, so the
+ * next prompt can say what went wrong. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "parse.h"
+#include "prompt.h"
+#include "replay.h"
+#include "search_state.h"
+
+#define MAX_DRAFTS 16
+#define MAX_TRIED 4096
+
+static int add_candidate(search *s, int it, int n, int draft, const char *proposer,
+                         const char *hypothesis, const char *source, const char *failure,
+                         kiln_error *err)
+{
+    kiln_cand c = {.n = n, .iteration = it, .draft = draft};
+    snprintf(c.run, sizeof c.run, "%s", s->run.id);
+    snprintf(c.parent, sizeof c.parent, "%s", s->run.head_commit);
+    snprintf(c.proposer, sizeof c.proposer, "%s", proposer);
+    snprintf(c.hypothesis, sizeof c.hypothesis, "%s", hypothesis ? hypothesis : "");
+    if (failure) {   /* nothing to verify: recorded and finished */
+        snprintf(c.state, sizeof c.state, "done");
+        snprintf(c.status, sizeof c.status, "error");
+        snprintf(c.stage, sizeof c.stage, "propose");
+        snprintf(c.code, sizeof c.code, "%s", strncmp(failure, "answer:", 7) == 0 ? "bad-answer" : "llm-error");
+        snprintf(c.reason, sizeof c.reason, "%s", failure);
+        snprintf(c.decision, sizeof c.decision, "revert");
+    } else {
+        snprintf(c.state, sizeof c.state, "proposed");
+    }
+    if (kiln_db_cand_upsert(s->db, &c, err) < 0)
+        return -1;
+    return source ? kiln_db_cand_verdict(s->db, s->run.id, n, "source", source, err) : 0;
+}
+
+/* ---- tune ------------------------------------------------------------------ */
+
+/* Knob settings already tried in this run, read back from the stored
+ * sources, so a resumed run never repeats one either. */
+static int tried_keys(search *s, const kiln_knob *knobs, int nk, char ***keys, int *n, kiln_error *err)
+{
+    kiln_cand *all;
+    int nall;
+    if (kiln_db_cands(s->db, s->run.id, &all, &nall, err) < 0)
+        return -1;
+    *keys = calloc((size_t)nall + MAX_DRAFTS + 1, sizeof **keys);
+    *n = 0;
+    for (int i = 0; *keys && i < nall; i++) {
+        char *src = kiln_db_cand_get_verdict(s->db, s->run.id, all[i].n, "source");
+        kiln_knob k[32];
+        kiln_error e;
+        int m = src ? kiln_knobs_parse(src, k, 32, &e) : -1;
+        free(src);
+        if (m != nk)
+            continue;
+        char values[32][64], key[1024];
+        for (int j = 0; j < m; j++)
+            snprintf(values[j], 64, "%s", k[j].value);
+        kiln_knobs_key(knobs, nk, (const char(*)[64])values, key, sizeof key);
+        (*keys)[(*n)++] = strdup(key);
+    }
+    free(all);
+    return *keys ? 0 : kiln_fail(err, "out of memory");
+}
+
+static int propose_tune(search *s, int it, int first, const char *parent_src, kiln_error *err)
+{
+    kiln_knob knobs[32];
+    int nk = kiln_knobs_parse(parent_src, knobs, 32, err);
+    if (nk < 0)
+        return -1;
+    if (nk == 0) {
+        snprintf(s->stop_reason, sizeof s->stop_reason, "the kernel has no //@kiln tune knobs");
+        return 1;
+    }
+    char **keys;
+    int nkeys, made = 0, rc = 0;
+    if (tried_keys(s, knobs, nk, &keys, &nkeys, err) < 0)
+        return -1;
+    for (int d = 0; d < s->run.drafts && rc == 0; d++) {
+        char values[32][64], hyp[512], key[1024];
+        int r = kiln_tuner_propose(&s->tuner, knobs, nk, (const char *const *)keys, nkeys, values,
+                                   hyp, sizeof hyp);
+        if (r <= 0)
+            break;
+        char *src = kiln_knobs_apply(parent_src, knobs, nk, (const char(*)[64])values);
+        kiln_knobs_key(knobs, nk, (const char(*)[64])values, key, sizeof key);
+        keys[nkeys++] = strdup(key);
+        rc = src ? add_candidate(s, it, first + made, d, "tune", hyp, src, NULL, err) : -1;
+        free(src);
+        made++;
+    }
+    for (int i = 0; i < nkeys; i++)
+        free(keys[i]);
+    free(keys);
+    if (rc == 0 && made == 0) {
+        snprintf(s->stop_reason, sizeof s->stop_reason, "the tuner has tried every knob setting");
+        return 1;
+    }
+    return rc;
+}
+
+/* ---- replay ------------------------------------------------------------------ */
+
+static int propose_replay(search *s, int it, int first, kiln_error *err)
+{
+    /* Files are used in name order, one per candidate after the start. */
+    int used = first - 1, made = 0;
+    for (int d = 0; d < s->run.drafts && used + made < s->nreplay; d++, made++) {
+        const char *path = s->replay[used + made];
+        FILE *f = fopen(path, "rb");
+        char *src = f ? calloc(1, (256 << 10) + 1) : NULL;
+        if (src)
+            (void)!fread(src, 1, 256 << 10, f);
+        if (f)
+            fclose(f);
+        char hyp[512];
+        kiln_replay_hypothesis(src ? src : "", path, hyp, sizeof hyp);
+        int rc = src ? add_candidate(s, it, first + made, d, "replay", hyp, src, NULL, err)
+                     : add_candidate(s, it, first + made, d, "replay", hyp, NULL,
+                                     "answer: the replay file could not be read", err);
+        free(src);
+        if (rc < 0)
+            return -1;
+    }
+    if (made == 0) {
+        snprintf(s->stop_reason, sizeof s->stop_reason, "every replay file has been judged");
+        return 1;
+    }
+    return 0;
+}
+
+/* ---- language models ----------------------------------------------------------- */
+
+static char *task_text(search *s)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return NULL;
+    kiln_task_describe(f, &s->task, s->dt);
+    fclose(f);
+    return buf;
+}
+
+/* The last attempts of the run, newest last, for the prompt. */
+typedef struct history {
+    kiln_cand *all;
+    int nall;
+    kiln_attempt att[8];
+    char *logs[8];
+    int n;
+} history;
+
+static int load_history(search *s, history *h, kiln_error *err)
+{
+    memset(h, 0, sizeof *h);
+    if (kiln_db_cands(s->db, s->run.id, &h->all, &h->nall, err) < 0)
+        return -1;
+    int from = h->nall > 9 ? h->nall - 8 : 1;
+    for (int i = from; i < h->nall && h->n < 8; i++) {
+        kiln_cand *c = &h->all[i];
+        kiln_attempt *a = &h->att[h->n];
+        a->n = c->n;
+        a->hypothesis = c->hypothesis;
+        a->status = strcmp(c->decision, "keep") == 0 ? "kept" : c->status;
+        a->stage = c->stage;
+        a->reason = c->reason;
+        a->speedup_vs_parent = c->speedup;
+        if (strcmp(c->code, "compile-error") == 0) {
+            char *t = kiln_db_cand_get_verdict(s->db, s->run.id, c->n, "verdict");
+            cJSON *v = t ? cJSON_Parse(t) : NULL;
+            const char *fb = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "feedback"));
+            h->logs[h->n] = fb ? strdup(fb) : NULL;
+            a->compile_log = h->logs[h->n];
+            cJSON_Delete(v);
+            free(t);
+        }
+        h->n++;
+    }
+    return 0;
+}
+
+static void free_history(history *h)
+{
+    for (int i = 0; i < h->n; i++)
+        free(h->logs[i]);
+    free(h->all);
+}
+
+static int record_answers(search *s, int it, int first, kiln_llm_result *res, int n,
+                          kiln_error *err)
+{
+    int fatal = 0, rc = 0;
+    for (int d = 0; d < n && rc == 0; d++) {
+        kiln_llm_result *r = &res[d];
+        s->run.tokens_used += r->prompt_tokens + r->completion_tokens;
+        kiln_db_llm_call(s->db, s->run.id, first + d, d, s->run.agent, s->run.model,
+                         r->prompt_tokens, r->completion_tokens, r->latency_s, r->attempts,
+                         r->http_status, r->ok, r->error, err);
+        if (!r->ok) {
+            fatal |= r->fatal;
+            char why[600];
+            snprintf(why, sizeof why, "the model call failed: %.500s", r->error);
+            rc = add_candidate(s, it, first + d, d, s->run.agent, "", NULL, why, err);
+            continue;
+        }
+        kiln_proposal p;
+        kiln_parse_answer(r->text, "c", s->task.name, &p);
+        char why[400];
+        snprintf(why, sizeof why, "answer: %.380s", p.error);
+        rc = add_candidate(s, it, first + d, d, s->run.agent,
+                           p.hypothesis[0] ? p.hypothesis : "(no hypothesis given)",
+                           p.ok ? p.source : NULL, p.ok ? NULL : why, err);
+        kiln_proposal_free(&p);
+    }
+    if (rc == 0 && fatal)
+        return kiln_fail(err, "the %s API refused the request: %s", s->run.agent, res[0].error);
+    return rc;
+}
+
+static void say_asking(search *s, int n)
+{
+    snprintf(s->progress.last, sizeof s->progress.last, "asking %s (%s) for %d draft%s",
+             s->run.agent, s->run.model, n, n == 1 ? "" : "s");
+    kiln_progress_update(&s->progress, 0);
+}
+
+static int propose_llm(search *s, int it, int first, const char *parent_src,
+                       const char *parent_verdict, kiln_error *err)
+{
+    history h;
+    char *text = task_text(s), *system = NULL, *user = NULL;
+    if (!text || load_history(s, &h, err) < 0) {
+        free(text);
+        return text ? -1 : kiln_fail(err, "out of memory");
+    }
+    kiln_prompt_input in = {.task_text = text, .lang = "c", .entry = s->task.name,
+                            .parent_source = parent_src, .parent_verdict_json = parent_verdict,
+                            .attempts = h.att, .nattempts = h.n, .lessons = NULL,
+                            .max_chars = 60000};
+    int rc = kiln_prompt_build(&in, &system, &user, err);
+    free_history(&h);
+    free(text);
+    int n = s->run.drafts < MAX_DRAFTS ? s->run.drafts : MAX_DRAFTS;
+    kiln_llm_result res[MAX_DRAFTS];
+    memset(res, 0, sizeof res);
+    if (rc == 0) {
+        say_asking(s, n);
+        rc = kiln_llm_complete(&s->llm, system, user, n, res, err);
+    }
+    if (rc == 0)
+        rc = record_answers(s, it, first, res, n, err);
+    for (int d = 0; d < n; d++)
+        kiln_llm_result_free(&res[d]);
+    free(system);
+    free(user);
+    return rc;
+}
+
+int kiln_propose(search *s, int it, int first, const char *parent_src, const char *parent_verdict,
+                 kiln_error *err)
+{
+    if (strcmp(s->run.agent, "tune") == 0)
+        return propose_tune(s, it, first, parent_src, err);
+    if (strcmp(s->run.agent, "replay") == 0)
+        return propose_replay(s, it, first, err);
+    return propose_llm(s, it, first, parent_src, parent_verdict, err);
+}

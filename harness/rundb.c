@@ -1,0 +1,372 @@
+/* rundb.c - SQLite records of search runs (see rundb.h). */
+#include "rundb.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char schema_v1[] =
+    "CREATE TABLE IF NOT EXISTS runs ("
+    " id TEXT PRIMARY KEY, task TEXT NOT NULL, backend TEXT, dtype TEXT, grp TEXT, agent TEXT,"
+    " model TEXT, seed INTEGER, branch TEXT, start_commit TEXT, head_commit TEXT, status TEXT,"
+    " iterations_done INTEGER, budget_iterations INTEGER, drafts INTEGER, budget_seconds REAL,"
+    " seconds_used REAL, budget_tokens INTEGER, tokens_used INTEGER, best_speedup REAL,"
+    " started_at REAL, updated_at REAL);"
+    "CREATE TABLE IF NOT EXISTS candidates ("
+    " run TEXT NOT NULL REFERENCES runs(id), n INTEGER NOT NULL, iteration INTEGER, draft INTEGER,"
+    " parent TEXT, commit_id TEXT, proposer TEXT, state TEXT, hypothesis TEXT, job TEXT,"
+    " confirm_job TEXT, record_job TEXT, status TEXT, stage TEXT, code TEXT, reason TEXT,"
+    " decision TEXT, speedup REAL, confirm_speedup REAL, speedup_vs_baseline REAL, roofline REAL,"
+    " verdict TEXT, confirm_verdict TEXT, record_verdict TEXT, source TEXT, updated_at REAL,"
+    " PRIMARY KEY (run, n));"
+    "CREATE TABLE IF NOT EXISTS llm_calls ("
+    " id INTEGER PRIMARY KEY, run TEXT, n INTEGER, draft INTEGER, provider TEXT, model TEXT,"
+    " prompt_tokens INTEGER, completion_tokens INTEGER, latency_s REAL, attempts INTEGER,"
+    " http_status INTEGER, ok INTEGER, error TEXT, created_at REAL);"
+    "CREATE INDEX IF NOT EXISTS candidates_state ON candidates(run, state);";
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int db_fail(sqlite3 *db, kiln_error *err, const char *what)
+{
+    return kiln_fail(err, "database: %s: %s", what, sqlite3_errmsg(db));
+}
+
+static int exec(sqlite3 *db, const char *sql, kiln_error *err)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        kiln_fail(err, "database: %s", msg ? msg : sqlite3_errmsg(db));
+        sqlite3_free(msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int user_version(sqlite3 *db, int *v)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL);
+    if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        *v = sqlite3_column_int(st, 0);
+    else
+        rc = SQLITE_ERROR;
+    sqlite3_finalize(st);
+    return rc == SQLITE_OK ? 0 : -1;
+}
+
+/* A database this kiln did not create is refused rather than changed. */
+static int check_foreign(sqlite3 *db, int version, const char *path, kiln_error *err)
+{
+    if (version > KILN_DB_SCHEMA_VERSION)
+        return kiln_fail(err, "%s: database schema version %d is newer than this kiln (%d)", path,
+                         version, KILN_DB_SCHEMA_VERSION);
+    sqlite3_stmt *st = NULL;
+    int tables = 0;
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE type='table' AND "
+                           "name NOT IN ('runs','candidates','llm_calls')", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        tables = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    if (version == 0 && tables > 0)
+        return kiln_fail(err, "%s: not a kiln database (it has other tables)", path);
+    return 0;
+}
+
+int kiln_db_open(sqlite3 **db, const char *path, kiln_error *err)
+{
+    int version = 0;
+    if (sqlite3_open_v2(path, db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+        kiln_fail(err, "%s: cannot open: %s", path, sqlite3_errmsg(*db));
+        sqlite3_close(*db);
+        *db = NULL;
+        return -1;
+    }
+    sqlite3_busy_timeout(*db, 10000);
+    if (user_version(*db, &version) < 0) {
+        kiln_fail(err, "%s: not a SQLite database or corrupt: %s", path, sqlite3_errmsg(*db));
+    } else if (check_foreign(*db, version, path, err) == 0 &&
+               exec(*db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", err) == 0 &&
+               exec(*db, schema_v1, err) == 0 &&
+               exec(*db, "PRAGMA user_version=1", err) == 0) {
+        return 0;
+    }
+    sqlite3_close(*db);
+    *db = NULL;
+    return -1;
+}
+
+void kiln_db_close(sqlite3 *db)
+{
+    sqlite3_close(db);
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+    sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+}
+
+static int run_write(sqlite3 *db, const kiln_run *r, const char *sql, kiln_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return db_fail(db, err, "preparing a run update");
+    bind_text(st, 1, r->id);
+    bind_text(st, 2, r->task);
+    bind_text(st, 3, r->backend);
+    bind_text(st, 4, r->dtype);
+    bind_text(st, 5, r->grp);
+    bind_text(st, 6, r->agent);
+    bind_text(st, 7, r->model);
+    sqlite3_bind_int64(st, 8, r->seed);
+    bind_text(st, 9, r->branch);
+    bind_text(st, 10, r->start_commit);
+    bind_text(st, 11, r->head_commit);
+    bind_text(st, 12, r->status);
+    sqlite3_bind_int(st, 13, r->iterations_done);
+    sqlite3_bind_int(st, 14, r->budget_iterations);
+    sqlite3_bind_int(st, 15, r->drafts);
+    sqlite3_bind_double(st, 16, r->budget_seconds);
+    sqlite3_bind_double(st, 17, r->seconds_used);
+    sqlite3_bind_int64(st, 18, r->budget_tokens);
+    sqlite3_bind_int64(st, 19, r->tokens_used);
+    sqlite3_bind_double(st, 20, r->best_speedup);
+    sqlite3_bind_double(st, 21, now_s());
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_fail(db, err, "writing the run");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int kiln_db_run_insert(sqlite3 *db, const kiln_run *r, kiln_error *err)
+{
+    return run_write(db, r,
+                     "INSERT INTO runs (id, task, backend, dtype, grp, agent, model, seed, branch,"
+                     " start_commit, head_commit, status, iterations_done, budget_iterations, drafts,"
+                     " budget_seconds, seconds_used, budget_tokens, tokens_used, best_speedup,"
+                     " started_at, updated_at) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,"
+                     "?14,?15,?16,?17,?18,?19,?20,?21,?21)",
+                     err);
+}
+
+int kiln_db_run_update(sqlite3 *db, const kiln_run *r, kiln_error *err)
+{
+    return run_write(db, r,
+                     "UPDATE runs SET task=?2, backend=?3, dtype=?4, grp=?5, agent=?6, model=?7,"
+                     " seed=?8, branch=?9, start_commit=?10, head_commit=?11, status=?12,"
+                     " iterations_done=?13, budget_iterations=?14, drafts=?15, budget_seconds=?16,"
+                     " seconds_used=?17, budget_tokens=?18, tokens_used=?19, best_speedup=?20,"
+                     " updated_at=?21 WHERE id=?1",
+                     err);
+}
+
+static void col_text(sqlite3_stmt *st, int i, char *buf, size_t len)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+    snprintf(buf, len, "%s", t ? (const char *)t : "");
+}
+
+int kiln_db_run_get(sqlite3 *db, const char *id, kiln_run *r, kiln_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT id, task, backend, dtype, grp, agent, model, seed, branch,"
+                           " start_commit, head_commit, status, iterations_done, budget_iterations,"
+                           " drafts, budget_seconds, seconds_used, budget_tokens, tokens_used,"
+                           " best_speedup FROM runs WHERE id=?1", -1, &st, NULL) != SQLITE_OK)
+        return db_fail(db, err, "reading the run");
+    bind_text(st, 1, id);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        memset(r, 0, sizeof *r);
+        col_text(st, 0, r->id, sizeof r->id);
+        col_text(st, 1, r->task, sizeof r->task);
+        col_text(st, 2, r->backend, sizeof r->backend);
+        col_text(st, 3, r->dtype, sizeof r->dtype);
+        col_text(st, 4, r->grp, sizeof r->grp);
+        col_text(st, 5, r->agent, sizeof r->agent);
+        col_text(st, 6, r->model, sizeof r->model);
+        r->seed = sqlite3_column_int64(st, 7);
+        col_text(st, 8, r->branch, sizeof r->branch);
+        col_text(st, 9, r->start_commit, sizeof r->start_commit);
+        col_text(st, 10, r->head_commit, sizeof r->head_commit);
+        col_text(st, 11, r->status, sizeof r->status);
+        r->iterations_done = sqlite3_column_int(st, 12);
+        r->budget_iterations = sqlite3_column_int(st, 13);
+        r->drafts = sqlite3_column_int(st, 14);
+        r->budget_seconds = sqlite3_column_double(st, 15);
+        r->seconds_used = sqlite3_column_double(st, 16);
+        r->budget_tokens = sqlite3_column_int64(st, 17);
+        r->tokens_used = sqlite3_column_int64(st, 18);
+        r->best_speedup = sqlite3_column_double(st, 19);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return db_fail(db, err, "reading the run");
+    return rc == SQLITE_ROW;
+}
+
+int kiln_db_cand_upsert(sqlite3 *db, const kiln_cand *c, kiln_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    const char *sql =
+        "INSERT INTO candidates (run, n, iteration, draft, parent, commit_id, proposer, state,"
+        " hypothesis, job, confirm_job, record_job, status, stage, code, reason, decision, speedup,"
+        " confirm_speedup, speedup_vs_baseline, roofline, updated_at) VALUES (?1,?2,?3,?4,?5,?6,?7,"
+        "?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22) ON CONFLICT(run, n) DO UPDATE"
+        " SET iteration=?3, draft=?4, parent=?5, commit_id=?6, proposer=?7, state=?8, hypothesis=?9,"
+        " job=?10, confirm_job=?11, record_job=?12, status=?13, stage=?14, code=?15, reason=?16,"
+        " decision=?17, speedup=?18, confirm_speedup=?19, speedup_vs_baseline=?20, roofline=?21,"
+        " updated_at=?22";
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return db_fail(db, err, "preparing a candidate update");
+    const char *texts[] = {c->parent, c->commit, c->proposer, c->state, c->hypothesis, c->job,
+                           c->confirm_job, c->record_job, c->status, c->stage, c->code, c->reason,
+                           c->decision};
+    bind_text(st, 1, c->run);
+    sqlite3_bind_int(st, 2, c->n);
+    sqlite3_bind_int(st, 3, c->iteration);
+    sqlite3_bind_int(st, 4, c->draft);
+    for (int i = 0; i < 13; i++)
+        bind_text(st, 5 + i, texts[i]);
+    sqlite3_bind_double(st, 18, c->speedup);
+    sqlite3_bind_double(st, 19, c->confirm_speedup);
+    sqlite3_bind_double(st, 20, c->speedup_vs_baseline);
+    sqlite3_bind_double(st, 21, c->roofline);
+    sqlite3_bind_double(st, 22, now_s());
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_fail(db, err, "writing a candidate");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static void read_cand(sqlite3_stmt *st, kiln_cand *c)
+{
+    memset(c, 0, sizeof *c);
+    col_text(st, 0, c->run, sizeof c->run);
+    c->n = sqlite3_column_int(st, 1);
+    c->iteration = sqlite3_column_int(st, 2);
+    c->draft = sqlite3_column_int(st, 3);
+    col_text(st, 4, c->parent, sizeof c->parent);
+    col_text(st, 5, c->commit, sizeof c->commit);
+    col_text(st, 6, c->proposer, sizeof c->proposer);
+    col_text(st, 7, c->state, sizeof c->state);
+    col_text(st, 8, c->hypothesis, sizeof c->hypothesis);
+    col_text(st, 9, c->job, sizeof c->job);
+    col_text(st, 10, c->confirm_job, sizeof c->confirm_job);
+    col_text(st, 11, c->record_job, sizeof c->record_job);
+    col_text(st, 12, c->status, sizeof c->status);
+    col_text(st, 13, c->stage, sizeof c->stage);
+    col_text(st, 14, c->code, sizeof c->code);
+    col_text(st, 15, c->reason, sizeof c->reason);
+    col_text(st, 16, c->decision, sizeof c->decision);
+    c->speedup = sqlite3_column_double(st, 17);
+    c->confirm_speedup = sqlite3_column_double(st, 18);
+    c->speedup_vs_baseline = sqlite3_column_double(st, 19);
+    c->roofline = sqlite3_column_double(st, 20);
+}
+
+int kiln_db_cands(sqlite3 *db, const char *run, kiln_cand **out, int *n, kiln_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    *out = NULL;
+    *n = 0;
+    if (sqlite3_prepare_v2(db, "SELECT run, n, iteration, draft, parent, commit_id, proposer,"
+                           " state, hypothesis, job, confirm_job, record_job, status, stage, code,"
+                           " reason, decision, speedup, confirm_speedup, speedup_vs_baseline,"
+                           " roofline FROM candidates WHERE run=?1 ORDER BY n", -1, &st, NULL) != SQLITE_OK)
+        return db_fail(db, err, "reading candidates");
+    bind_text(st, 1, run);
+    int cap = 0, rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 16;
+            kiln_cand *p = realloc(*out, (size_t)cap * sizeof *p);
+            if (!p) {
+                sqlite3_finalize(st);
+                return kiln_fail(err, "out of memory");
+            }
+            *out = p;
+        }
+        read_cand(st, &(*out)[(*n)++]);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : db_fail(db, err, "reading candidates");
+}
+
+static const char *verdict_column(const char *which)
+{
+    if (strcmp(which, "confirm") == 0)
+        return "confirm_verdict";
+    if (strcmp(which, "record") == 0)
+        return "record_verdict";
+    if (strcmp(which, "source") == 0)
+        return "source";
+    return "verdict";
+}
+
+int kiln_db_cand_verdict(sqlite3 *db, const char *run, int n, const char *which,
+                         const char *json, kiln_error *err)
+{
+    char sql[128];
+    snprintf(sql, sizeof sql, "UPDATE candidates SET %s=?3 WHERE run=?1 AND n=?2",
+             verdict_column(which));
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return db_fail(db, err, "storing a verdict");
+    bind_text(st, 1, run);
+    sqlite3_bind_int(st, 2, n);
+    bind_text(st, 3, json);
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_fail(db, err, "storing a verdict");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+char *kiln_db_cand_get_verdict(sqlite3 *db, const char *run, int n, const char *which)
+{
+    char sql[128];
+    snprintf(sql, sizeof sql, "SELECT %s FROM candidates WHERE run=?1 AND n=?2",
+             verdict_column(which));
+    sqlite3_stmt *st = NULL;
+    char *out = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return NULL;
+    bind_text(st, 1, run);
+    sqlite3_bind_int(st, 2, n);
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+        out = strdup((const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return out;
+}
+
+int kiln_db_llm_call(sqlite3 *db, const char *run, int n, int draft, const char *provider,
+                     const char *model, long prompt_tokens, long completion_tokens,
+                     double latency_s, int attempts, long http_status, int ok, const char *error,
+                     kiln_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "INSERT INTO llm_calls (run, n, draft, provider, model,"
+                           " prompt_tokens, completion_tokens, latency_s, attempts, http_status, ok,"
+                           " error, created_at) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return db_fail(db, err, "recording an LLM call");
+    bind_text(st, 1, run);
+    sqlite3_bind_int(st, 2, n);
+    sqlite3_bind_int(st, 3, draft);
+    bind_text(st, 4, provider);
+    bind_text(st, 5, model);
+    sqlite3_bind_int64(st, 6, prompt_tokens);
+    sqlite3_bind_int64(st, 7, completion_tokens);
+    sqlite3_bind_double(st, 8, latency_s);
+    sqlite3_bind_int(st, 9, attempts);
+    sqlite3_bind_int64(st, 10, http_status);
+    sqlite3_bind_int(st, 11, ok);
+    bind_text(st, 12, error ? error : "");
+    sqlite3_bind_double(st, 13, now_s());
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_fail(db, err, "recording an LLM call");
+    sqlite3_finalize(st);
+    return rc;
+}

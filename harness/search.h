@@ -1,0 +1,27 @@
+/* search.h - `kiln search`: the loop that proposes candidates, verifies
+ * them, keeps the ones that are faster and correct, and records it all. */
+#ifndef KILN_SEARCH_H
+#define KILN_SEARCH_H
+
+typedef struct kiln_search_opts {
+    const char *task;           /* name or directory */
+    const char *backend;        /* "cpu" */
+    const char *dtype, *group;  /* NULL: the task's defaults */
+    const char *agent;          /* tune | openai | anthropic | replay */
+    const char *model, *base_url;
+    const char *from;           /* start file (tune/llm) or replay directory */
+    int drafts;
+    int iterations;             /* 0: no limit */
+    double budget_s;            /* 0: no limit */
+    long long max_tokens;       /* 0: no limit */
+    unsigned long long seed;
+    const char *workspace;
+    const char *resume;         /* run id */
+    const char *socket;
+    int json, no_daemon, timing_ms, answer_tokens;
+} kiln_search_opts;
+
+/* Returns a kiln exit status. */
+int kiln_search(const kiln_search_opts *o);
+
+#endif

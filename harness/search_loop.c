@@ -1,0 +1,562 @@
+/* search_loop.c - one iteration at a time, each step recorded before the
+ * next (see search.c for the shape of an iteration). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "search_state.h"
+
+#define MAX_DRAFTS 16
+
+/* ---- verification steps -------------------------------------------------- */
+
+typedef struct accept_ctx {
+    search *s;
+    kiln_cand *c;
+    char *job_field;
+} accept_ctx;
+
+/* Record the job id as soon as kilnd accepts it: a resumed run then asks
+ * for this job's result instead of verifying the candidate again. */
+static void on_accepted(void *p, const char *job)
+{
+    accept_ctx *a = p;
+    kiln_error e;
+    if (a->job_field != job)
+        snprintf(a->job_field, 32, "%s", job);
+    kiln_db_cand_upsert(a->s->db, a->c, &e);
+}
+
+/* which: "verdict" (against the parent), "confirm" (again, fresh worker),
+ * "record" (against the task's baseline). */
+static cJSON *judge(search *s, kiln_cand *c, const char *which, const char *parent_src,
+                    kiln_error *err)
+{
+    char *src = kiln_db_cand_get_verdict(s->db, s->run.id, c->n, "source");
+    if (!src)
+        return kiln_fail(err, "candidate %d has no stored source", c->n), NULL;
+    char *job = strcmp(which, "verdict") == 0   ? c->job
+                : strcmp(which, "confirm") == 0 ? c->confirm_job
+                                                : c->record_job;
+    accept_ctx a = {s, c, job};
+    const char *base = strcmp(which, "record") == 0 ? NULL : parent_src;
+    cJSON *v = kiln_judge_run(&s->judge, src, base, job, on_accepted, &a, err);
+    free(src);
+    if (!v)
+        return NULL;
+    char *text = cJSON_PrintUnformatted(v);
+    int rc = text ? kiln_db_cand_verdict(s->db, s->run.id, c->n, which, text, err) : -1;
+    free(text);
+    if (rc < 0) {
+        cJSON_Delete(v);
+        return NULL;
+    }
+    return v;
+}
+
+static void say(search *s, kiln_cand *c, const char *what)
+{
+    snprintf(s->progress.last, sizeof s->progress.last, "#%d %s", c->n, what);
+    kiln_progress_update(&s->progress, 0);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "candidate", c->n);
+    cJSON_AddStringToObject(o, "what", what);
+    cJSON_AddStringToObject(o, "hypothesis", c->hypothesis);
+    kiln_progress_event(&s->progress, "step", o);
+}
+
+static int verify_step(search *s, kiln_cand *c, const char *parent_src, kiln_error *err)
+{
+    say(s, c, "verifying against its parent");
+    cJSON *v = judge(s, c, "verdict", parent_src, err);
+    if (!v)
+        return -1;
+    kiln_cand_from_verdict(c, v);
+    cJSON_Delete(v);
+    snprintf(c->state, sizeof c->state, "verified");
+    return kiln_db_cand_upsert(s->db, c, err);
+}
+
+static int faster(const cJSON *v, double *speedup, double *noise)
+{
+    const char *st = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "status"));
+    *speedup = kiln_verdict_speedup(v);
+    *noise = kiln_verdict_noise(v);
+    return st && strcmp(st, "pass") == 0 && *speedup > 1 + *noise;
+}
+
+static void decide(kiln_cand *c, const char *decision, const char *why)
+{
+    snprintf(c->decision, sizeof c->decision, "%s", decision);
+    if (why)
+        snprintf(c->reason, sizeof c->reason, "%.630s", why);
+    snprintf(c->state, sizeof c->state, "decided");
+}
+
+/* The keep rule: pass, faster than the parent beyond the measured noise,
+ * and again in a fresh worker. Returns 1 kept, 0 reverted, -1 error. */
+static int confirm_step(search *s, kiln_cand *c, const char *parent_src, kiln_error *err)
+{
+    say(s, c, "re-timing in a fresh worker");
+    cJSON *v = judge(s, c, "confirm", parent_src, err);
+    if (!v)
+        return -1;
+    double sp, noise;
+    int ok = faster(v, &sp, &noise);
+    c->confirm_speedup = sp;
+    char why[400];
+    snprintf(why, sizeof why, "the re-time in a fresh worker gave %.3fx against its parent "
+             "(needs > %.3fx): %.200s", sp, 1 + noise,
+             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "reason")));
+    cJSON_Delete(v);
+    if (ok) {
+        snprintf(c->state, sizeof c->state, "confirmed");
+    } else {
+        decide(c, "revert", why);
+    }
+    return kiln_db_cand_upsert(s->db, c, err) < 0 ? -1 : ok;
+}
+
+static int record_step(search *s, kiln_cand *c, kiln_error *err)
+{
+    say(s, c, "measuring against the task's baseline");
+    cJSON *v = judge(s, c, "record", NULL, err);
+    if (!v)
+        return -1;
+    const cJSON *sum = cJSON_GetObjectItemCaseSensitive(v, "summary");
+    c->speedup_vs_baseline = kiln_verdict_speedup(v);
+    c->roofline = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(sum, "median_roofline_fraction"));
+    const char *st = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "status"));
+    int pass = st && strcmp(st, "pass") == 0;
+    cJSON_Delete(v);
+    if (pass)
+        decide(c, "keep", NULL);
+    else
+        decide(c, "revert", "failed its measurement against the task's baseline");
+    return kiln_db_cand_upsert(s->db, c, err);
+}
+
+/* Why a verified candidate is not kept, before any re-time. */
+static void screen(search *s, kiln_cand *c)
+{
+    char *text = kiln_db_cand_get_verdict(s->db, s->run.id, c->n, "verdict");
+    cJSON *v = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    double sp = 0, noise = 0;
+    if (v && faster(v, &sp, &noise)) {
+        cJSON_Delete(v);
+        return;   /* a contender */
+    }
+    char why[700];
+    if (strcmp(c->status, "pass") != 0)
+        snprintf(why, sizeof why, "%s at %s (%s): %.500s", c->status, c->stage, c->code, c->reason);
+    else
+        snprintf(why, sizeof why, "not faster than its parent beyond the noise: %.3fx, needs > %.3fx",
+                 sp, 1 + noise);
+    cJSON_Delete(v);
+    decide(c, "revert", why);
+}
+
+/* ---- git ------------------------------------------------------------------ */
+
+static char *note_json(search *s, const kiln_cand *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "run", s->run.id);
+    cJSON_AddNumberToObject(o, "candidate", c->n);
+    cJSON_AddStringToObject(o, "proposer", c->proposer);
+    cJSON_AddStringToObject(o, "hypothesis", c->hypothesis);
+    cJSON_AddStringToObject(o, "decision", c->decision);
+    cJSON_AddStringToObject(o, "reason", c->reason);
+    static const char *which[] = {"verdict", "confirm", "record"};
+    for (int i = 0; i < 3; i++) {
+        char *t = kiln_db_cand_get_verdict(s->db, s->run.id, c->n, which[i]);
+        cJSON *v = t ? cJSON_Parse(t) : NULL;
+        free(t);
+        if (v)
+            cJSON_AddItemToObject(o, which[i], v);
+    }
+    char *s2 = cJSON_Print(o);
+    cJSON_Delete(o);
+    return s2;
+}
+
+static int commit_step(search *s, kiln_cand *c, kiln_error *err)
+{
+    char *src = kiln_db_cand_get_verdict(s->db, s->run.id, c->n, "source");
+    if (!src)
+        return kiln_fail(err, "candidate %d has no stored source", c->n);
+    char msg[2048];
+    snprintf(msg, sizeof msg,
+             "%s\n\nkiln run %s, candidate %d (iteration %d, draft %d, proposer %s)\n"
+             "verdict against parent: %s at %s (%s), %.3fx\ndecision: %s%s%.600s\n",
+             c->hypothesis[0] ? c->hypothesis : "(no hypothesis given)", s->run.id, c->n,
+             c->iteration, c->draft, c->proposer, c->status, c->stage, c->code, c->speedup,
+             c->decision, strcmp(c->decision, "keep") ? ": " : "",
+             strcmp(c->decision, "keep") ? c->reason : "");
+    int rc = kiln_ws_commit(&s->ws, c->parent, s->relpath, src, msg, c->commit, err);
+    free(src);
+    if (rc < 0)
+        return -1;
+    snprintf(c->state, sizeof c->state, "committed");
+    return kiln_db_cand_upsert(s->db, c, err);
+}
+
+/* Tag the kernel when it beats what the tag points to (both measured
+ * against the task's baseline, as recorded in their notes). */
+static int maybe_tag(search *s, const kiln_cand *c, kiln_error *err)
+{
+    char tag[256], ref[300], old[41];
+    snprintf(tag, sizeof tag, "kiln/best/%s/%s/%s", s->task.name, s->run.backend, s->run.dtype);
+    snprintf(ref, sizeof ref, "refs/tags/%s", tag);
+    kiln_error e;
+    if (kiln_ws_resolve(&s->ws, ref, old, &e) == 0) {
+        git_oid id;
+        git_note *note = NULL;
+        double best = 0;
+        if (git_oid_fromstr(&id, old) == 0 && git_note_read(&note, s->ws.repo, KILN_NOTES_REF, &id) == 0) {
+            cJSON *n = cJSON_Parse(git_note_message(note));
+            best = kiln_verdict_speedup(cJSON_GetObjectItemCaseSensitive(n, "record"));
+            cJSON_Delete(n);
+        }
+        git_note_free(note);
+        if (best >= c->speedup_vs_baseline)
+            return 0;
+    }
+    return kiln_ws_tag(&s->ws, tag, c->commit, err);
+}
+
+static int apply_step(search *s, kiln_cand *c, kiln_error *err)
+{
+    char *note = note_json(s, c);
+    int rc = note ? kiln_ws_note(&s->ws, c->commit, note, err) : kiln_fail(err, "out of memory");
+    free(note);
+    if (rc < 0)
+        return -1;
+    if (strcmp(c->decision, "keep") == 0) {
+        if (kiln_ws_reset_hard(&s->ws, c->commit, err) < 0 || maybe_tag(s, c, err) < 0)
+            return -1;
+    } else {
+        char ref[128];
+        snprintf(ref, sizeof ref, "refs/kiln/rejected/%s/%d", s->run.id, c->n);
+        if (kiln_ws_set_ref(&s->ws, ref, c->commit, err) < 0 ||
+            kiln_ws_reset_hard(&s->ws, c->parent, err) < 0)
+            return -1;
+    }
+    snprintf(c->state, sizeof c->state, "done");
+    return kiln_db_cand_upsert(s->db, c, err);
+}
+
+/* ---- an iteration ----------------------------------------------------------- */
+
+static int load_iteration(search *s, int it, kiln_cand **out, int *n, kiln_error *err)
+{
+    kiln_cand *all;
+    int nall;
+    if (kiln_db_cands(s->db, s->run.id, &all, &nall, err) < 0)
+        return -1;
+    *n = 0;
+    for (int i = 0; i < nall; i++)
+        if (all[i].iteration == it)
+            all[(*n)++] = all[i];
+    *out = all;
+    return 0;
+}
+
+static int by_speedup(const void *a, const void *b)
+{
+    const kiln_cand *x = a, *y = b;
+    return (x->speedup < y->speedup) - (x->speedup > y->speedup);
+}
+
+/* Steps that need no ordering: verify every proposal, screen the results. */
+static int verify_all(search *s, kiln_cand *c, int n, const char *parent_src, kiln_error *err)
+{
+    for (int i = 0; i < n; i++) {
+        if (kiln_search_should_stop())
+            return 1;
+        if (strcmp(c[i].state, "proposed") == 0 && verify_step(s, &c[i], parent_src, err) < 0)
+            return -1;
+        if (strcmp(c[i].state, "verified") == 0) {
+            screen(s, &c[i]);
+            if (c[i].decision[0] && kiln_db_cand_upsert(s->db, &c[i], err) < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* Contenders in order of speedup: the first confirmed one wins. */
+static int choose(search *s, kiln_cand *c, int n, const char *parent_src, kiln_error *err)
+{
+    qsort(c, (size_t)n, sizeof *c, by_speedup);
+    int won = 0;
+    for (int i = 0; i < n; i++) {
+        if (kiln_search_should_stop())
+            return 1;
+        if (strcmp(c[i].state, "verified") == 0 && !c[i].decision[0]) {
+            if (won) {
+                decide(&c[i], "revert", "another draft of this iteration was kept");
+                if (kiln_db_cand_upsert(s->db, &c[i], err) < 0)
+                    return -1;
+                continue;
+            }
+            if (confirm_step(s, &c[i], parent_src, err) < 0)
+                return -1;
+        }
+        if (strcmp(c[i].state, "confirmed") == 0 && record_step(s, &c[i], err) < 0)
+            return -1;
+        won |= strcmp(c[i].decision, "keep") == 0;
+    }
+    return 0;
+}
+
+static int finish_all(search *s, kiln_cand *c, int n, kiln_cand **winner, kiln_error *err)
+{
+    *winner = NULL;
+    for (int i = 0; i < n; i++) {   /* reverts first, so the branch ends on the winner */
+        int keep = strcmp(c[i].decision, "keep") == 0;
+        if (keep)
+            *winner = &c[i];
+        if (keep || strcmp(c[i].state, "done") == 0)
+            continue;
+        if (strcmp(c[i].state, "decided") == 0 && commit_step(s, &c[i], err) < 0)
+            return -1;
+        if (strcmp(c[i].state, "committed") == 0 && apply_step(s, &c[i], err) < 0)
+            return -1;
+    }
+    kiln_cand *w = *winner;
+    if (w && strcmp(w->state, "decided") == 0 && commit_step(s, w, err) < 0)
+        return -1;
+    if (w && strcmp(w->state, "committed") == 0 && apply_step(s, w, err) < 0)
+        return -1;
+    return 0;
+}
+
+static void report(search *s, const kiln_cand *c)
+{
+    char line[256];
+    if (strcmp(c->decision, "keep") == 0)
+        snprintf(line, sizeof line, "#%d kept: %.2fx vs parent, %.2fx vs baseline", c->n,
+                 c->speedup, c->speedup_vs_baseline);
+    else
+        snprintf(line, sizeof line, "#%d reverted: %.180s", c->n, c->reason);
+    snprintf(s->progress.last, sizeof s->progress.last, "%s", line);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "candidate", c->n);
+    cJSON_AddNumberToObject(o, "iteration", c->iteration);
+    cJSON_AddStringToObject(o, "proposer", c->proposer);
+    cJSON_AddStringToObject(o, "hypothesis", c->hypothesis);
+    cJSON_AddStringToObject(o, "status", c->status);
+    cJSON_AddStringToObject(o, "stage", c->stage);
+    cJSON_AddStringToObject(o, "code", c->code);
+    cJSON_AddStringToObject(o, "decision", c->decision);
+    cJSON_AddStringToObject(o, "reason", c->reason);
+    cJSON_AddNumberToObject(o, "speedup_vs_parent", c->speedup);
+    cJSON_AddStringToObject(o, "commit", c->commit);
+    kiln_progress_event(&s->progress, "candidate", o);
+}
+
+static int parent_state(search *s, char **src, char **verdict, kiln_error *err)
+{
+    *verdict = NULL;
+    if (kiln_ws_read(&s->ws, s->run.head_commit, s->relpath, src, err) < 0)
+        return -1;
+    /* The head's measurement against the baseline: what the prompt shows. */
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->db, "SELECT record_verdict FROM candidates WHERE run=?1 AND "
+                           "commit_id=?2 AND record_verdict IS NOT NULL", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, s->run.id, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 2, s->run.head_commit, -1, SQLITE_TRANSIENT);
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+            *verdict = strdup((const char *)sqlite3_column_text(st, 0));
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+static int next_n(search *s, kiln_error *err)
+{
+    kiln_cand *all;
+    int n;
+    if (kiln_db_cands(s->db, s->run.id, &all, &n, err) < 0)
+        return -1;
+    int next = n ? all[n - 1].n + 1 : 0;
+    free(all);
+    return next;
+}
+
+/* 0 done, 1 interrupted, 2 the proposer has nothing left, -1 error. */
+static int iteration(search *s, int it, kiln_error *err)
+{
+    kiln_cand *c = NULL;
+    int n = 0, rc;
+    char *parent_src = NULL, *parent_verdict = NULL;
+    if (parent_state(s, &parent_src, &parent_verdict, err) < 0 ||
+        load_iteration(s, it, &c, &n, err) < 0) {
+        free(parent_src);
+        return -1;
+    }
+    if (n == 0) {
+        free(c);
+        int first = next_n(s, err);
+        rc = first < 0 ? -1 : kiln_propose(s, it, first, parent_src, parent_verdict, err);
+        if (rc == 0)
+            rc = load_iteration(s, it, &c, &n, err);
+        if (rc != 0) {
+            free(parent_src);
+            free(parent_verdict);
+            return rc == 1 ? 2 : -1;
+        }
+    }
+    free(parent_verdict);
+    rc = verify_all(s, c, n, parent_src, err);
+    if (rc == 0)
+        rc = choose(s, c, n, parent_src, err);
+    kiln_cand *winner = NULL;
+    if (rc == 0)
+        rc = finish_all(s, c, n, &winner, err);
+    free(parent_src);
+    if (rc == 0) {
+        for (int i = 0; i < n; i++)
+            report(s, &c[i]);
+        if (winner) {
+            snprintf(s->run.head_commit, sizeof s->run.head_commit, "%s", winner->commit);
+            s->run.best_speedup = winner->speedup_vs_baseline;
+            s->progress.best_speedup = winner->speedup_vs_baseline;
+            s->progress.best_roofline = winner->roofline;
+        }
+        s->run.iterations_done = it;
+    }
+    free(c);
+    return rc;
+}
+
+/* Candidate 0, the start kernel: measured against the task's baseline and
+ * committed as the first commit of the run's branch. */
+static int start_step(search *s, kiln_error *err)
+{
+    kiln_cand *all;
+    int n;
+    if (kiln_db_cands(s->db, s->run.id, &all, &n, err) < 0)
+        return -1;
+    kiln_cand c = all[0];
+    free(all);
+    if (strcmp(c.state, "done") == 0)
+        return 0;
+    if (kiln_ws_resolve(&s->ws, "HEAD", c.parent, err) < 0)
+        return -1;
+    if (strcmp(c.state, "proposed") == 0) {
+        say(s, &c, "measuring the start kernel");
+        cJSON *v = judge(s, &c, "record", NULL, err);
+        if (!v)
+            return -1;
+        kiln_cand_from_verdict(&c, v);
+        c.speedup_vs_baseline = c.speedup;
+        c.roofline = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(v, "summary"), "median_roofline_fraction"));
+        cJSON_Delete(v);
+        if (strcmp(c.status, "pass") != 0)
+            return kiln_fail(err, "the start kernel does not pass verification: %s at %s (%s): %s",
+                             c.status, c.stage, c.code, c.reason);
+        decide(&c, "keep", NULL);
+        if (kiln_db_cand_upsert(s->db, &c, err) < 0)
+            return -1;
+    }
+    if (strcmp(c.state, "decided") == 0 && commit_step(s, &c, err) < 0)
+        return -1;
+    if (strcmp(c.state, "committed") == 0 && apply_step(s, &c, err) < 0)
+        return -1;
+    snprintf(s->run.head_commit, sizeof s->run.head_commit, "%s", c.commit);
+    snprintf(s->run.start_commit, sizeof s->run.start_commit, "%s", c.commit);
+    s->run.best_speedup = c.speedup_vs_baseline;
+    s->progress.best_speedup = c.speedup_vs_baseline;
+    s->progress.best_roofline = c.roofline;
+    return kiln_db_run_update(s->db, &s->run, err);
+}
+
+/* Bring git back in line with the database after a crash: the branch
+ * points at the last kept commit and stray files are gone. */
+static int reconcile(search *s, kiln_error *err)
+{
+    if (kiln_ws_clean(&s->ws, err) < 0)
+        return -1;
+    if (s->run.head_commit[0])
+        return kiln_ws_reset_hard(&s->ws, s->run.head_commit, err);
+    return 0;
+}
+
+static const char *budget_left(search *s)
+{
+    kiln_run *r = &s->run;
+    if (r->budget_iterations > 0 && r->iterations_done >= r->budget_iterations)
+        return "iteration budget reached";
+    if (r->budget_seconds > 0 && r->seconds_used >= r->budget_seconds)
+        return "time budget reached";
+    if (r->budget_tokens > 0 && r->tokens_used >= r->budget_tokens)
+        return "token budget reached";
+    return NULL;
+}
+
+static void tick(search *s)
+{
+    s->run.seconds_used = s->seconds_before + (kiln_wall_now() - s->t0);
+    s->progress.iteration = s->run.iterations_done;
+    s->progress.budget_iterations = s->run.budget_iterations;
+    s->progress.elapsed_s = s->run.seconds_used;
+    s->progress.budget_s = s->run.budget_seconds;
+}
+
+void kiln_search_summary(search *s);
+
+int kiln_search_loop(search *s, kiln_error *err)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "task", s->task.name);
+    cJSON_AddStringToObject(o, "agent", s->run.agent);
+    cJSON_AddStringToObject(o, "branch", s->run.branch);
+    cJSON_AddStringToObject(o, "workspace", s->ws.dir);
+    kiln_progress_event(&s->progress, "run", o);
+    if (!s->o->json)
+        printf("kiln search: run %s on branch %s in %s (agent %s)\n", s->run.id, s->run.branch,
+               s->ws.dir, s->run.agent);
+    int rc = reconcile(s, err) < 0 ? -1 : start_step(s, err);
+    const char *why = NULL;
+    while (rc == 0) {
+        tick(s);
+        if ((why = budget_left(s)) != NULL)
+            break;
+        if (kiln_search_should_stop()) {
+            why = "interrupted";
+            break;
+        }
+        rc = iteration(s, s->run.iterations_done + 1, err);
+        tick(s);
+        if (rc == 0)
+            kiln_progress_update(&s->progress, 1);
+        if (rc == 1)
+            why = "interrupted";
+        else if (rc == 2 && !s->stop_reason[0])
+            why = "the proposer has nothing more to try";
+        else if (rc == 2)
+            why = "";   /* the proposer said why */
+        if (rc >= 0 && kiln_db_run_update(s->db, &s->run, err) < 0)
+            rc = -1;
+        if (rc > 0) {
+            rc = 0;
+            break;
+        }
+    }
+    tick(s);
+    snprintf(s->run.status, sizeof s->run.status, "%s",
+             rc < 0 ? "failed" : why && strcmp(why, "interrupted") == 0 ? "stopped" : "done");
+    if (why && *why)
+        snprintf(s->stop_reason, sizeof s->stop_reason, "%s", why);
+    kiln_error e2;
+    kiln_db_run_update(s->db, &s->run, rc < 0 ? &e2 : err);
+    kiln_progress_finish_line(&s->progress);
+    kiln_search_summary(s);
+    return rc < 0 ? -1 : 0;
+}

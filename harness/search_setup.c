@@ -1,0 +1,222 @@
+/* search_setup.c - starting or resuming a search run: task, workspace,
+ * database, verifier, proposer, and the run's start kernel. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "paths.h"
+#include "replay.h"
+#include "search_state.h"
+
+static char *read_text(const char *path, kiln_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        kiln_fail(err, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    char *buf = malloc((256 << 10) + 1);
+    size_t n = buf ? fread(buf, 1, 256 << 10, f) : 0;
+    fclose(f);
+    if (buf)
+        buf[n] = '\0';
+    return buf;
+}
+
+static int setup_task(search *s, const char *task, const char *dtype, kiln_error *err)
+{
+    if (kiln_task_find(task, &s->task, err) < 0)
+        return -2;
+    s->dt = dtype && *dtype ? kiln_dtype_parse(dtype) : s->task.cpu_dtypes[0];
+    if (!kiln_task_supports(&s->task, s->dt))
+        return kiln_fail(err, "task %s has no CPU variant for dtype '%s'", s->task.name,
+                         dtype ? dtype : "?"), -2;
+    snprintf(s->relpath, sizeof s->relpath, "%s/cpu/kernel.c", s->task.name);
+    return 0;
+}
+
+static int setup_judge(search *s, kiln_error *err)
+{
+    kiln_judge *j = &s->judge;
+    j->in_process = s->o->no_daemon;
+    j->task = &s->task;
+    snprintf(j->task_ref, sizeof j->task_ref, "%s", strchr(s->run.task, '/') ? s->task.dir : s->run.task);
+    j->dtype = s->run.dtype;
+    j->group = s->run.grp;
+    j->timing_ms = s->o->timing_ms > 0 ? s->o->timing_ms : 1000;
+    if (j->in_process)
+        return 0;
+    const char *sock = s->o->socket ? s->o->socket : getenv("KILN_SOCKET");
+    if (sock && *sock) {
+        snprintf(j->address, sizeof j->address, "%s", sock);
+        return 0;
+    }
+    return kiln_default_socket(j->address, sizeof j->address, err);
+}
+
+static const char *default_agent(const kiln_search_opts *o)
+{
+    if (o->agent)
+        return o->agent;
+    if (!o->model)
+        return "tune";   /* no model configured: offline */
+    return getenv("ANTHROPIC_API_KEY") && !getenv("OPENAI_API_KEY") ? "anthropic" : "openai";
+}
+
+static int setup_proposer(search *s, kiln_error *err)
+{
+    const char *a = s->run.agent;
+    kiln_tuner_init(&s->tuner, (uint64_t)s->run.seed);
+    if (strcmp(a, "tune") == 0)
+        return 0;
+    if (strcmp(a, "replay") == 0) {
+        if (!s->o->from)
+            return kiln_fail(err, "--agent replay needs --from DIR (the candidate files)"), -2;
+        return kiln_replay_list(s->o->from, "c", &s->replay, &s->nreplay, err) < 0 ? -2 : 0;
+    }
+    kiln_llm_dialect d;
+    if (strcmp(a, "openai") == 0)
+        d = KILN_LLM_OPENAI;
+    else if (strcmp(a, "anthropic") == 0)
+        d = KILN_LLM_ANTHROPIC;
+    else
+        return kiln_fail(err, "unknown agent '%s' (tune, openai, anthropic, replay)", a), -2;
+    const char *model = s->run.model[0] ? s->run.model : NULL;
+    if (!model)
+        return kiln_fail(err, "--agent %s needs --model", a), -2;
+    if (kiln_llm_config_init(&s->llm, d, model, s->o->base_url, err) < 0)
+        return -2;
+    if (s->o->answer_tokens > 0)
+        s->llm.max_tokens = s->o->answer_tokens;
+    s->use_llm = 1;
+    return 0;
+}
+
+static void new_run_id(sqlite3 *db, char *id, size_t len)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    char base[20];
+    strftime(base, sizeof base, "%Y%m%d-%H%M%S", &tm);
+    kiln_run tmp;
+    kiln_error e;
+    snprintf(id, len, "%s", base);
+    for (int i = 2; kiln_db_run_get(db, id, &tmp, &e) == 1; i++)
+        snprintf(id, len, "%.15s-%d", base, i % 1000);
+}
+
+/* Candidate 0: the start kernel, measured against the task's baseline. */
+static int start_kernel(search *s, kiln_error *err)
+{
+    char *src = read_text(s->o->from && strcmp(s->run.agent, "replay") != 0 ? s->o->from
+                                                                           : s->task.baseline_cpu, err);
+    if (!src)
+        return -2;
+    kiln_cand c = {.n = 0, .iteration = 0};
+    snprintf(c.run, sizeof c.run, "%s", s->run.id);
+    snprintf(c.proposer, sizeof c.proposer, "start");
+    snprintf(c.state, sizeof c.state, "proposed");
+    snprintf(c.hypothesis, sizeof c.hypothesis, "start: %s",
+             s->o->from && strcmp(s->run.agent, "replay") != 0 ? s->o->from : "the task's starter kernel");
+    int rc = kiln_db_cand_upsert(s->db, &c, err) < 0 ||
+             kiln_db_cand_verdict(s->db, s->run.id, 0, "source", src, err) < 0;
+    free(src);
+    return rc ? -1 : 0;
+}
+
+static int create_run(search *s, kiln_error *err)
+{
+    const kiln_search_opts *o = s->o;
+    kiln_run *r = &s->run;
+    memset(r, 0, sizeof *r);
+    new_run_id(s->db, r->id, sizeof r->id);
+    snprintf(r->task, sizeof r->task, "%s", o->task);
+    snprintf(r->backend, sizeof r->backend, "cpu");
+    snprintf(r->dtype, sizeof r->dtype, "%s", kiln_dtype_name(s->dt));
+    snprintf(r->grp, sizeof r->grp, "%s", o->group ? o->group : s->task.groups[s->task.default_group].name);
+    if (kiln_task_group(&s->task, r->grp) < 0)
+        return kiln_fail(err, "task %s has no group '%s'", s->task.name, r->grp), -2;
+    snprintf(r->agent, sizeof r->agent, "%s", default_agent(o));
+    snprintf(r->model, sizeof r->model, "%s", o->model ? o->model : "");
+    snprintf(r->branch, sizeof r->branch, "kiln/%s/%s", s->task.name, r->id);
+    snprintf(r->status, sizeof r->status, "running");
+    r->seed = (long long)o->seed;
+    r->budget_iterations = o->iterations;
+    r->budget_seconds = o->budget_s;
+    r->budget_tokens = o->max_tokens;
+    r->drafts = o->drafts > 0 ? o->drafts : 1;
+    if (kiln_db_run_insert(s->db, r, err) < 0)
+        return -1;
+    return start_kernel(s, err);
+}
+
+static int resume_run(search *s, kiln_error *err)
+{
+    char id[64];
+    snprintf(id, sizeof id, "%s", s->o->resume);
+    if (strcmp(id, "last") == 0) {
+        sqlite3_stmt *st = NULL;
+        id[0] = '\0';
+        if (sqlite3_prepare_v2(s->db, "SELECT id FROM runs ORDER BY started_at DESC LIMIT 1", -1,
+                               &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+            snprintf(id, sizeof id, "%s", (const char *)sqlite3_column_text(st, 0));
+        sqlite3_finalize(st);
+    }
+    int rc = kiln_db_run_get(s->db, id, &s->run, err);
+    if (rc <= 0)
+        return rc < 0 ? -1 : (kiln_fail(err, "no run '%s' in this workspace", s->o->resume), -2);
+    /* Budgets given again extend or replace the recorded ones. */
+    if (s->o->iterations)
+        s->run.budget_iterations = s->o->iterations;
+    if (s->o->budget_s)
+        s->run.budget_seconds = s->o->budget_s;
+    if (s->o->max_tokens)
+        s->run.budget_tokens = s->o->max_tokens;
+    snprintf(s->run.status, sizeof s->run.status, "running");
+    return setup_task(s, s->run.task, s->run.dtype, err);
+}
+
+int kiln_search_setup(search *s, kiln_error *err)
+{
+    const kiln_search_opts *o = s->o;
+    char db[PATH_MAX + 32];
+    int rc;
+    if (strcmp(o->backend ? o->backend : "cpu", "cpu") != 0)
+        return kiln_fail(err, "backend '%s' is not available in this build (cpu only)", o->backend), -2;
+    if (!o->resume && (rc = setup_task(s, o->task, o->dtype, err)) != 0)
+        return rc;
+    if (kiln_ws_open(&s->ws, o->workspace ? o->workspace : "kiln-work", err) < 0)
+        return -2;
+    snprintf(db, sizeof db, "%s/.kiln/kiln.db", s->ws.dir);
+    if (kiln_db_open(&s->db, db, err) < 0)
+        return -2;
+    rc = o->resume ? resume_run(s, err) : create_run(s, err);
+    if (rc != 0)
+        return rc;
+    kiln_progress_init(&s->progress, o->json);
+    snprintf(s->progress.run, sizeof s->progress.run, "%s", s->run.id);
+    s->progress.best_speedup = s->run.best_speedup;
+    s->seconds_before = s->run.seconds_used;
+    s->t0 = kiln_wall_now();
+    if ((rc = setup_judge(s, err)) != 0 || (rc = setup_proposer(s, err)) != 0)
+        return rc;
+    if (kiln_ws_checkout_branch(&s->ws, s->run.branch, err) < 0)
+        return -1;
+    return kiln_db_run_update(s->db, &s->run, err) < 0 ? -1 : 0;
+}
+
+void kiln_search_teardown(search *s)
+{
+    if (s->replay)
+        kiln_replay_free(s->replay, s->nreplay);
+    if (s->db)
+        kiln_db_close(s->db);
+    if (s->ws.repo || s->ws.lock_fd >= 0)
+        kiln_ws_close(&s->ws);
+}

@@ -1,0 +1,55 @@
+/* search_state.h - what the parts of `kiln search` share: setup and resume
+ * (search_setup.c), the iteration (search_loop.c), proposers (propose.c). */
+#ifndef KILN_SEARCH_STATE_H
+#define KILN_SEARCH_STATE_H
+
+#include <cjson/cJSON.h>
+#include <sqlite3.h>
+
+#include "judge.h"
+#include "llm.h"
+#include "progress.h"
+#include "rundb.h"
+#include "search.h"
+#include "task.h"
+#include "tune.h"
+#include "workspace.h"
+
+typedef struct search {
+    const kiln_search_opts *o;
+    kiln_task task;
+    kiln_dtype dt;
+    kiln_ws ws;
+    sqlite3 *db;
+    kiln_run run;
+    kiln_judge judge;
+    char relpath[512];          /* the candidate file in the workspace */
+    kiln_tuner tuner;
+    char **replay;
+    int nreplay;
+    kiln_llm_config llm;
+    int use_llm;
+    double t0;                  /* this session's start (wall budget) */
+    double seconds_before;      /* used by earlier sessions of the run */
+    char stop_reason[256];
+    kiln_progress progress;
+} search;
+
+int kiln_search_setup(search *s, kiln_error *err);
+void kiln_search_teardown(search *s);
+/* 0 when the run ended (budget, exhausted proposer, Ctrl-C); -1 on error. */
+int kiln_search_loop(search *s, kiln_error *err);
+
+/* Proposals for iteration `it` as candidate rows (state "proposed" with the
+ * source stored, or "done" for an answer that could not be used). 1 when
+ * the proposer has nothing left, 0 ok, -1 error (a rejected API key). */
+int kiln_propose(search *s, int it, int first_n, const char *parent_source,
+                 const char *parent_verdict, kiln_error *err);
+
+int kiln_search_should_stop(void);
+double kiln_wall_now(void);
+double kiln_verdict_speedup(const cJSON *v);
+double kiln_verdict_noise(const cJSON *v);
+void kiln_cand_from_verdict(kiln_cand *c, const cJSON *v);
+
+#endif

@@ -1,0 +1,99 @@
+/* search_summary.c - what a finished (or stopped) search prints: iterations,
+ * kept candidates, rejections by stage, the best kernel's per-shape
+ * results, tokens and time; and the same as a JSON event. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search_state.h"
+
+void kiln_search_summary(search *s);
+
+static void rejections(search *s, cJSON *by_stage, int *kept, int *total)
+{
+    sqlite3_stmt *st = NULL;
+    *kept = *total = 0;
+    if (sqlite3_prepare_v2(s->db, "SELECT decision, CASE WHEN status='pass' THEN 'timing' ELSE "
+                           "stage END, CASE WHEN status='pass' THEN 'not-faster' ELSE code END, "
+                           "count(*) FROM candidates WHERE run=?1 AND n > 0 GROUP BY 1, 2, 3 "
+                           "ORDER BY 4 DESC", -1, &st, NULL) != SQLITE_OK)
+        return;
+    sqlite3_bind_text(st, 1, s->run.id, -1, SQLITE_TRANSIENT);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *dec = (const char *)sqlite3_column_text(st, 0);
+        int count = sqlite3_column_int(st, 3);
+        *total += count;
+        if (dec && strcmp(dec, "keep") == 0) {
+            *kept += count;
+            continue;
+        }
+        char key[96];
+        snprintf(key, sizeof key, "%s/%s", sqlite3_column_text(st, 1) ? (const char *)sqlite3_column_text(st, 1) : "",
+                 sqlite3_column_text(st, 2) ? (const char *)sqlite3_column_text(st, 2) : "");
+        cJSON_AddNumberToObject(by_stage, key, count);
+    }
+    sqlite3_finalize(st);
+}
+
+static cJSON *best_verdict(search *s)
+{
+    sqlite3_stmt *st = NULL;
+    cJSON *v = NULL;
+    if (sqlite3_prepare_v2(s->db, "SELECT record_verdict FROM candidates WHERE run=?1 AND "
+                           "commit_id=?2", -1, &st, NULL) != SQLITE_OK)
+        return NULL;
+    sqlite3_bind_text(st, 1, s->run.id, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, s->run.head_commit, -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+        v = cJSON_Parse((const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return v;
+}
+
+static void print_text(search *s, const cJSON *by_stage, int kept, int total, const cJSON *best)
+{
+    printf("\nrun %s: %s (%s)\n", s->run.id, s->run.status, s->stop_reason);
+    printf("iterations: %d, candidates: %d, kept: %d\n", s->run.iterations_done, total, kept);
+    const cJSON *e;
+    cJSON_ArrayForEach(e, by_stage) printf("  rejected at %-28s %d\n", e->string, (int)e->valuedouble);
+    printf("best: commit %.12s, %.2fx against the task's baseline\n", s->run.head_commit,
+           s->run.best_speedup);
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(best, "shapes")) {
+        if (!cJSON_GetObjectItemCaseSensitive(e, "time"))
+            continue;
+        printf("  %-4s speedup %.2fx, %.0f%% of roofline\n",
+               cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "id")),
+               cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(e, "speedup")),
+               100 * cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(e, "roofline_fraction")));
+    }
+    printf("tokens: %lld, time: %.0f s\n", s->run.tokens_used, s->run.seconds_used);
+    printf("branch %s in %s; resume with: kiln search %s --workspace %s --resume %s\n",
+           s->run.branch, s->ws.dir, s->task.name, s->ws.dir, s->run.id);
+}
+
+void kiln_search_summary(search *s)
+{
+    cJSON *by_stage = cJSON_CreateObject();
+    int kept, total;
+    rejections(s, by_stage, &kept, &total);
+    cJSON *best = best_verdict(s);
+    if (s->o->json) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "status", s->run.status);
+        cJSON_AddStringToObject(o, "reason", s->stop_reason);
+        cJSON_AddNumberToObject(o, "iterations", s->run.iterations_done);
+        cJSON_AddNumberToObject(o, "candidates", total);
+        cJSON_AddNumberToObject(o, "kept", kept);
+        cJSON_AddItemToObject(o, "rejected", by_stage);
+        cJSON_AddStringToObject(o, "best_commit", s->run.head_commit);
+        cJSON_AddNumberToObject(o, "best_speedup", s->run.best_speedup);
+        cJSON_AddItemToObject(o, "best_verdict", best ? best : cJSON_CreateNull());
+        cJSON_AddNumberToObject(o, "tokens", (double)s->run.tokens_used);
+        cJSON_AddNumberToObject(o, "seconds", s->run.seconds_used);
+        kiln_progress_event(&s->progress, "summary", o);
+        return;
+    }
+    print_text(s, by_stage, kept, total, best);
+    cJSON_Delete(by_stage);
+    cJSON_Delete(best);
+}

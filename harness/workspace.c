@@ -1,0 +1,331 @@
+/* workspace.c - git operations of a search (see workspace.h), with libgit2. */
+#include "workspace.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "paths.h"
+
+static int git_fail(kiln_error *err, const char *what)
+{
+    const git_error *e = git_error_last();
+    return kiln_fail(err, "git: %s: %s", what, e && e->message ? e->message : "unknown error");
+}
+
+static int signature(git_repository *repo, git_signature **sig)
+{
+    if (git_signature_default(sig, repo) == 0)
+        return 0;
+    return git_signature_now(sig, "kiln", "kiln@localhost");
+}
+
+static int write_file(const char *path, const char *content, kiln_error *err)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) {
+        *slash = '\0';
+        if (kiln_mkdirs(dir, err) < 0)
+            return -1;
+    }
+    FILE *f = fopen(path, "wb");
+    int ok = f && fputs(content, f) >= 0;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    return ok ? 0 : kiln_fail(err, "cannot write %s: %s", path, strerror(errno));
+}
+
+/* A tree of the index with relpath set to content; the working tree too. */
+static int stage(kiln_ws *ws, const char *relpath, const char *content, git_oid *tree,
+                 kiln_error *err)
+{
+    char path[PATH_MAX * 2];
+    git_index *idx = NULL;
+    snprintf(path, sizeof path, "%s/%s", ws->dir, relpath);
+    if (write_file(path, content, err) < 0)
+        return -1;
+    int rc = git_repository_index(&idx, ws->repo);
+    if (rc == 0)
+        rc = git_index_add_bypath(idx, relpath);
+    if (rc == 0)
+        rc = git_index_write_tree(tree, idx);
+    if (rc == 0)
+        rc = git_index_write(idx);
+    git_index_free(idx);
+    return rc < 0 ? git_fail(err, "staging the candidate") : 0;
+}
+
+static int first_commit(kiln_ws *ws, kiln_error *err)
+{
+    static const char readme[] =
+        "# kiln workspace\n\n"
+        "Each search run is a branch `kiln/<task>/<run>`; every candidate is a commit.\n"
+        "Rejected candidates are kept under `refs/kiln/rejected/<run>/<n>`; verdicts are\n"
+        "notes: `git log --notes=kiln`. The best kernels are tagged `kiln/best/...`.\n"
+        "The run database is `.kiln/kiln.db` (SQLite).\n";
+    git_oid tree_id, commit_id;
+    git_tree *tree = NULL;
+    git_signature *sig = NULL;
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/.gitignore", ws->dir);
+    if (write_file(path, ".kiln/\n", err) < 0 || stage(ws, "README.md", readme, &tree_id, err) < 0)
+        return -1;
+    git_index *idx = NULL;
+    int rc = git_repository_index(&idx, ws->repo);
+    if (rc == 0 && (rc = git_index_add_bypath(idx, ".gitignore")) == 0 &&
+        (rc = git_index_write_tree(&tree_id, idx)) == 0)
+        rc = git_index_write(idx);
+    git_index_free(idx);
+    if (rc == 0 && (rc = git_tree_lookup(&tree, ws->repo, &tree_id)) == 0 &&
+        (rc = signature(ws->repo, &sig)) == 0)
+        rc = git_commit_create_v(&commit_id, ws->repo, "HEAD", sig, sig, NULL,
+                                 "kiln workspace\n", tree, 0);
+    git_tree_free(tree);
+    git_signature_free(sig);
+    return rc < 0 ? git_fail(err, "creating the first commit") : 0;
+}
+
+static int take_lock(kiln_ws *ws, kiln_error *err)
+{
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/.kiln", ws->dir);
+    if (kiln_mkdirs(path, err) < 0)
+        return -1;
+    strcat(path, "/lock");
+    ws->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (ws->lock_fd < 0 || flock(ws->lock_fd, LOCK_EX | LOCK_NB) < 0)
+        return kiln_fail(err, "another kiln search is using the workspace %s", ws->dir);
+    return 0;
+}
+
+int kiln_ws_open(kiln_ws *ws, const char *dir, kiln_error *err)
+{
+    memset(ws, 0, sizeof *ws);
+    ws->lock_fd = -1;
+    git_libgit2_init();
+    if (kiln_mkdirs(dir, err) < 0 || !realpath(dir, ws->dir))
+        return kiln_fail(err, "workspace %s: %s", dir, err->msg[0] ? err->msg : strerror(errno));
+    int rc = git_repository_open_ext(&ws->repo, ws->dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
+    if (rc == GIT_ENOTFOUND) {
+        if (git_repository_init(&ws->repo, ws->dir, 0) < 0)
+            return git_fail(err, "creating the workspace repository");
+    } else if (rc < 0) {
+        return git_fail(err, "opening the workspace (is it a git repository?)");
+    }
+    if (git_repository_is_bare(ws->repo))
+        return kiln_fail(err, "workspace %s is a bare repository", ws->dir);
+    if (take_lock(ws, err) < 0)
+        return -1;
+    return git_repository_head_unborn(ws->repo) == 1 ? first_commit(ws, err) : 0;
+}
+
+void kiln_ws_close(kiln_ws *ws)
+{
+    git_repository_free(ws->repo);
+    ws->repo = NULL;
+    if (ws->lock_fd >= 0)
+        close(ws->lock_fd);
+    ws->lock_fd = -1;
+    git_libgit2_shutdown();
+}
+
+static int lookup_commit(kiln_ws *ws, const char *spec, git_commit **out, kiln_error *err)
+{
+    git_object *obj = NULL;
+    if (git_revparse_single(&obj, ws->repo, spec) < 0)
+        return git_fail(err, spec);
+    int rc = git_object_peel((git_object **)out, obj, GIT_OBJECT_COMMIT);
+    git_object_free(obj);
+    return rc < 0 ? git_fail(err, spec) : 0;
+}
+
+/* The root commit: where every run branch starts. */
+static int root_commit(kiln_ws *ws, git_oid *out, kiln_error *err)
+{
+    git_revwalk *walk = NULL;
+    int rc = git_revwalk_new(&walk, ws->repo);
+    if (rc == 0)
+        rc = git_revwalk_push_head(walk);
+    if (rc == 0)
+        git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_REVERSE);
+    if (rc == 0)
+        rc = git_revwalk_next(out, walk);
+    git_revwalk_free(walk);
+    return rc < 0 ? git_fail(err, "finding the first commit") : 0;
+}
+
+int kiln_ws_checkout_branch(kiln_ws *ws, const char *branch, kiln_error *err)
+{
+    char ref[512];
+    snprintf(ref, sizeof ref, "refs/heads/%s", branch);
+    git_reference *r = NULL;
+    if (git_reference_lookup(&r, ws->repo, ref) == GIT_ENOTFOUND) {
+        git_oid root;
+        if (root_commit(ws, &root, err) < 0)
+            return -1;
+        if (git_reference_create(&r, ws->repo, ref, &root, 0, "kiln: start run") < 0)
+            return git_fail(err, "creating the run branch");
+    }
+    git_reference_free(r);
+    git_checkout_options co;
+    git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
+    co.checkout_strategy = GIT_CHECKOUT_FORCE;
+    if (git_repository_set_head(ws->repo, ref) < 0 || git_checkout_head(ws->repo, &co) < 0)
+        return git_fail(err, "checking out the run branch");
+    return 0;
+}
+
+int kiln_ws_commit(kiln_ws *ws, const char *parent, const char *relpath, const char *content,
+                   const char *message, char oid[41], kiln_error *err)
+{
+    git_commit *par = NULL;
+    git_tree *tree = NULL;
+    git_signature *sig = NULL;
+    git_oid tree_id, id;
+    if (lookup_commit(ws, parent ? parent : "HEAD", &par, err) < 0)
+        return -1;
+    /* Stage on top of the parent's tree so nothing else leaks in. */
+    git_tree *ptree = NULL;
+    git_index *idx = NULL;
+    int rc = git_commit_tree(&ptree, par);
+    if (rc == 0 && (rc = git_repository_index(&idx, ws->repo)) == 0)
+        rc = git_index_read_tree(idx, ptree);
+    if (rc == 0)
+        rc = git_index_write(idx);
+    git_index_free(idx);
+    git_tree_free(ptree);
+    if (rc < 0 || stage(ws, relpath, content, &tree_id, err) < 0) {
+        git_commit_free(par);
+        return rc < 0 ? git_fail(err, "reading the parent's tree") : -1;
+    }
+    rc = git_tree_lookup(&tree, ws->repo, &tree_id);
+    if (rc == 0)
+        rc = signature(ws->repo, &sig);
+    if (rc == 0)
+        rc = git_commit_create_v(&id, ws->repo, NULL, sig, sig, NULL, message, tree, 1, par);
+    git_commit_free(par);
+    git_tree_free(tree);
+    git_signature_free(sig);
+    if (rc < 0)
+        return git_fail(err, "committing the candidate");
+    git_oid_tostr(oid, 41, &id);
+    return 0;
+}
+
+int kiln_ws_reset_hard(kiln_ws *ws, const char *commit, kiln_error *err)
+{
+    git_commit *c = NULL;
+    if (lookup_commit(ws, commit, &c, err) < 0)
+        return -1;
+    git_checkout_options co;
+    git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
+    co.checkout_strategy = GIT_CHECKOUT_FORCE;
+    int rc = git_reset(ws->repo, (git_object *)c, GIT_RESET_HARD, &co);
+    git_commit_free(c);
+    return rc < 0 ? git_fail(err, "resetting the branch") : 0;
+}
+
+int kiln_ws_set_ref(kiln_ws *ws, const char *ref, const char *commit, kiln_error *err)
+{
+    git_oid id;
+    git_reference *r = NULL;
+    if (git_oid_fromstr(&id, commit) < 0)
+        return kiln_fail(err, "bad commit id %s", commit);
+    int rc = git_reference_create(&r, ws->repo, ref, &id, 1, "kiln");
+    git_reference_free(r);
+    return rc < 0 ? git_fail(err, ref) : 0;
+}
+
+int kiln_ws_note(kiln_ws *ws, const char *commit, const char *text, kiln_error *err)
+{
+    git_oid id, note;
+    git_signature *sig = NULL;
+    if (git_oid_fromstr(&id, commit) < 0)
+        return kiln_fail(err, "bad commit id %s", commit);
+    int rc = signature(ws->repo, &sig);
+    if (rc == 0)
+        rc = git_note_create(&note, ws->repo, KILN_NOTES_REF, sig, sig, &id, text, 1);
+    git_signature_free(sig);
+    return rc < 0 ? git_fail(err, "writing the verdict note") : 0;
+}
+
+int kiln_ws_tag(kiln_ws *ws, const char *tag, const char *commit, kiln_error *err)
+{
+    git_object *obj = NULL;
+    git_oid out;
+    if (git_revparse_single(&obj, ws->repo, commit) < 0)
+        return git_fail(err, commit);
+    int rc = git_tag_create_lightweight(&out, ws->repo, tag, obj, 1);
+    git_object_free(obj);
+    return rc < 0 ? git_fail(err, "tagging the best kernel") : 0;
+}
+
+int kiln_ws_resolve(kiln_ws *ws, const char *spec, char oid[41], kiln_error *err)
+{
+    git_commit *c = NULL;
+    if (lookup_commit(ws, spec, &c, err) < 0)
+        return -1;
+    git_oid_tostr(oid, 41, git_commit_id(c));
+    git_commit_free(c);
+    return 0;
+}
+
+int kiln_ws_read(kiln_ws *ws, const char *commit, const char *relpath, char **content,
+                 kiln_error *err)
+{
+    git_commit *c = NULL;
+    git_tree *tree = NULL;
+    git_tree_entry *entry = NULL;
+    git_blob *blob = NULL;
+    *content = NULL;
+    if (lookup_commit(ws, commit, &c, err) < 0)
+        return -1;
+    int rc = git_commit_tree(&tree, c);
+    if (rc == 0)
+        rc = git_tree_entry_bypath(&entry, tree, relpath);
+    if (rc == 0)
+        rc = git_blob_lookup(&blob, ws->repo, git_tree_entry_id(entry));
+    if (rc == 0) {
+        size_t n = (size_t)git_blob_rawsize(blob);
+        *content = malloc(n + 1);
+        if (*content) {
+            memcpy(*content, git_blob_rawcontent(blob), n);
+            (*content)[n] = '\0';
+        }
+    }
+    git_blob_free(blob);
+    git_tree_entry_free(entry);
+    git_tree_free(tree);
+    git_commit_free(c);
+    if (rc < 0)
+        return git_fail(err, relpath);
+    return *content ? 0 : kiln_fail(err, "out of memory");
+}
+
+static int remove_untracked(const char *path, unsigned int status, void *payload)
+{
+    kiln_ws *ws = payload;
+    if (!(status & GIT_STATUS_WT_NEW) || strncmp(path, ".kiln", 5) == 0)
+        return 0;
+    char full[PATH_MAX * 2];
+    snprintf(full, sizeof full, "%s/%s", ws->dir, path);
+    kiln_remove_tree(full);
+    return 0;
+}
+
+int kiln_ws_clean(kiln_ws *ws, kiln_error *err)
+{
+    git_status_options so;
+    git_status_options_init(&so, GIT_STATUS_OPTIONS_VERSION);
+    so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS;
+    if (git_status_foreach_ext(ws->repo, &so, remove_untracked, ws) < 0)
+        return git_fail(err, "listing stray files");
+    return 0;
+}

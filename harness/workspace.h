@@ -1,0 +1,46 @@
+/* workspace.h - the search's git repository (libgit2): one branch per run,
+ * one commit per candidate, rejected candidates kept under refs/kiln/,
+ * verdicts as notes, the best kernel tagged. Plain `git log` and
+ * `git notes --ref=kiln show` read everything it writes. */
+#ifndef KILN_WORKSPACE_H
+#define KILN_WORKSPACE_H
+
+#include <git2.h>
+#include <limits.h>
+
+#include "kiln_error.h"
+
+#define KILN_NOTES_REF "refs/notes/kiln"
+
+typedef struct kiln_ws {
+    git_repository *repo;
+    char dir[PATH_MAX];
+    int lock_fd;
+} kiln_ws;
+
+/* Open dir as a workspace, creating the repository (with a first commit
+ * holding a README and .gitignore) when missing. Takes .kiln/lock so that
+ * two searches cannot share one workspace. */
+int kiln_ws_open(kiln_ws *ws, const char *dir, kiln_error *err);
+void kiln_ws_close(kiln_ws *ws);
+
+/* Create refs/heads/<branch> at the first commit (if missing) and check it out. */
+int kiln_ws_checkout_branch(kiln_ws *ws, const char *branch, kiln_error *err);
+/* Commit content at relpath as a child of parent (hex; NULL: HEAD) without
+ * moving any branch. oid gets the new commit. */
+int kiln_ws_commit(kiln_ws *ws, const char *parent, const char *relpath, const char *content,
+                   const char *message, char oid[41], kiln_error *err);
+/* Move the checked-out branch to commit and make the working tree match. */
+int kiln_ws_reset_hard(kiln_ws *ws, const char *commit, kiln_error *err);
+int kiln_ws_set_ref(kiln_ws *ws, const char *ref, const char *commit, kiln_error *err);
+int kiln_ws_note(kiln_ws *ws, const char *commit, const char *text, kiln_error *err);
+int kiln_ws_tag(kiln_ws *ws, const char *tag, const char *commit, kiln_error *err);
+/* The commit HEAD (or a ref) points to. */
+int kiln_ws_resolve(kiln_ws *ws, const char *spec, char oid[41], kiln_error *err);
+/* relpath's content at commit (malloc'd). */
+int kiln_ws_read(kiln_ws *ws, const char *commit, const char *relpath, char **content,
+                 kiln_error *err);
+/* Remove untracked files (not .kiln/): whatever a build left behind. */
+int kiln_ws_clean(kiln_ws *ws, kiln_error *err);
+
+#endif
