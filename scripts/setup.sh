@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 packages=(
   build-essential cmake pkg-config
   libcurl4-openssl-dev libcjson-dev libgit2-dev libsqlite3-dev libcmocka-dev
-  libseccomp-dev libssl-dev
+  libseccomp-dev libssl-dev git sqlite3
 )
 
 missing=()

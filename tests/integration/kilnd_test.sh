@@ -65,6 +65,9 @@ CRASH=tests/redteam/cpu/rmsnorm_21_null_write.c
 SPIN=tests/redteam/cpu/rmsnorm_20_spin.c
 ZEROS=tests/redteam/cpu/rmsnorm_09_zeros.c
 FAST=(--timing-ms 200 --group decode)
+# A job that holds the device for several seconds (the default group times
+# more shapes; decode ones reach their pair limit long before the budget).
+LONG=(--timing-ms 8000)
 
 npass=0
 nfail=0
@@ -389,7 +392,7 @@ end "d. the abandoned job's verdict can be fetched with result"
 
 begin
 {
-    "$PROBE" --print-request --verify-file "$HONEST" --task rmsnorm --id e1 --timing-ms 3000 --group decode
+    "$PROBE" --print-request --verify-file "$HONEST" --task rmsnorm --id e1 "${LONG[@]}"
     for i in 2 3 4; do
         "$PROBE" --print-request --verify-file "$HONEST2" --task rmsnorm --id e$i --timing-ms 200 --group decode
     done
@@ -440,7 +443,7 @@ end "e. no kiln-job-* directories or spool entries left after the restart settle
 # ---- f. kiln verify across a daemon restart -----------------------------------
 
 begin
-timeout -k 5 150 "$KILN" verify "$HONEST" --task rmsnorm --socket "$S" --json --timing-ms 3000 --group decode \
+timeout -k 5 150 "$KILN" verify "$HONEST" --task rmsnorm --socket "$S" --json "${LONG[@]}" \
     >"$tmp/io/f.out" 2>"$tmp/io/f.err" </dev/null &
 fpid=$!
 BGPIDS+=("$fpid")
@@ -467,7 +470,7 @@ end "f. kiln verify survives a kill -9 and restart of kilnd mid-job (exit $rc)"
 
 begin
 {
-    "$PROBE" --print-request --verify-file "$HONEST" --task rmsnorm --id g1 --timing-ms 3000 --group decode
+    "$PROBE" --print-request --verify-file "$HONEST" --task rmsnorm --id g1 "${LONG[@]}"
     for i in 2 3 4; do
         "$PROBE" --print-request --verify-file "$HONEST2" --task rmsnorm --id g$i --timing-ms 200 --group decode
     done
