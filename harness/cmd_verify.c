@@ -40,6 +40,7 @@ static const char usage[] =
 typedef struct args {
     const char *file, *task, *backend, *dtype, *group, *socket, *baseline;
     int json, keep, no_daemon, timing_ms, call_timeout_ms;
+    double report_scale;
 } args;
 
 static int parse_int(const char *s, int *out)
@@ -87,6 +88,9 @@ static int parse(int argc, char **argv, args *a)
         } else if ((v = kiln_flag_value(argc, argv, &i, "--call-timeout-ms", &miss))) {
             if (parse_int(v, &a->call_timeout_ms) < 0)
                 return bad("--call-timeout-ms needs a positive integer, got '%s'", v);
+        } else if ((v = kiln_flag_value(argc, argv, &i, "--test-report-scale", &miss))) {
+            a->report_scale = strtod(v, NULL);   /* fault injection, implies --no-daemon */
+            a->no_daemon = 1;
         } else if (strcmp(arg, "--json") == 0) {
             a->json = 1;
         } else if (strcmp(arg, "--keep") == 0) {
@@ -146,7 +150,8 @@ static int verify_here(const args *a, kiln_task *task, kiln_dtype dt, int group)
 {
     int tty = isatty(STDERR_FILENO) && !a->json;
     kiln_verify_opts o = {.task = task, .candidate = a->file, .dtype = dt, .group = group,
-                          .baseline = a->baseline, .timing_ms = a->timing_ms, .call_timeout_ms = a->call_timeout_ms,
+                          .baseline = a->baseline, .test_report_scale = a->report_scale,
+                          .timing_ms = a->timing_ms, .call_timeout_ms = a->call_timeout_ms,
                           .job_timeout_ms = 300000, .min_pairs = 5, .max_pairs = 200,
                           .speedup_ceiling = 100, .keep_dir = a->keep,
                           .progress = tty ? on_progress : NULL};

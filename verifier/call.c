@@ -146,10 +146,10 @@ static int run_reference(kiln_callset *cs, kiln_error *err)
     }
     kiln_call_req rq;
     kiln_call_resp rs;
-    uint64_t rt;
+    uint64_t rt, cpu;
     fill_request(cs, off, 1, 0, &rq);
     rq.nonce = kiln_rng_next(&cs->rng);
-    if (kiln_worker_call(cs->ref, &rq, 120000, &rs, &rt) < 0)
+    if (kiln_worker_call(cs->ref, &rq, 120000, &rs, &rt, &cpu) < 0)
         return kiln_fail(err, "the reference failed: %s", cs->ref->fault_msg);
     for (int a = 0; a < t->nargs; a++)
         if (t->args[a].kind == KILN_ARG_OUTPUT)
@@ -310,7 +310,7 @@ void kiln_callset_run(kiln_callset *cs, int lib, kiln_call_result *r)
     rq.nonce = kiln_rng_next(&cs->rng);
     rq.scribble = (uint32_t)(kiln_rng_next(&cs->rng) & 0xff);
     cs->calls++;
-    if (kiln_worker_call(cs->cand, &rq, cs->call_timeout_ms, &rs, &r->rt_ns) < 0) {
+    if (kiln_worker_call(cs->cand, &rq, cs->call_timeout_ms, &rs, &r->rt_ns, &r->cpu_ns) < 0) {
         r->outcome = KILN_CALL_FAULT;
         snprintf(r->detail, sizeof r->detail, "%.300s", cs->cand->fault_msg);
         return;

@@ -51,7 +51,7 @@ typedef struct kiln_call_result {
     kiln_call_outcome outcome;
     char detail[320];
     double max_err_ulps, budget_ulps, rel_l2;
-    uint64_t elapsed_ns, rt_ns;
+    uint64_t elapsed_ns, rt_ns, cpu_ns;
 } kiln_call_result;
 
 const char *kiln_call_code(kiln_call_outcome o);

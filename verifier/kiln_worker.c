@@ -31,6 +31,7 @@ typedef struct opts {
     uint64_t arena_bytes;
     kiln_limits lim;
     char **exec_argv;       /* --exec mode: the program to run */
+    double report_scale;    /* fault injection for tests: scale the candidate's times */
 } opts;
 
 /* Paths a loaded candidate may read: shared libraries and the loader cache. */
@@ -97,6 +98,8 @@ static void parse_args(int argc, char **argv, opts *o)
             o->lim.file_bytes = parse_u64(v, a);
         } else if (strcmp(a, "--address-bytes") == 0) {
             o->lim.address_bytes = parse_u64(v, a);
+        } else if (strcmp(a, "--report-scale") == 0) {
+            o->report_scale = strtod(v ? v : "1", NULL);
         } else {
             die("unknown argument", a);
         }
@@ -206,6 +209,10 @@ static int decode(const kiln_call_req *rq, unsigned char *arena, uint64_t arena_
     return 0;
 }
 
+/* A worker that lies about the candidate's times, for the tests that prove
+ * the verifier notices (kiln verify --test-report-scale). */
+static double report_scale = 1.0;
+
 static void serve(kiln_entry_fn entry[], int nlibs, unsigned char *arena, uint64_t arena_bytes)
 {
     kiln_call_req rq;
@@ -224,6 +231,8 @@ static void serve(kiln_entry_fn entry[], int nlibs, unsigned char *arena, uint64
             uint64_t t0 = now_ns();
             entry[rq.lib](argv);
             rs.elapsed_ns = now_ns() - t0;
+            if (rq.lib == 0 && report_scale > 0)
+                rs.elapsed_ns = (uint64_t)((double)rs.elapsed_ns * report_scale);
         }
         if (write_full(KILN_WORKER_RESP_FD, &rs, sizeof rs) < 0)
             break;
@@ -264,6 +273,8 @@ static int run_worker_mode(opts *o)
                 sizeof ready.info - strlen(ready.info) - 1);
     if (write_full(KILN_WORKER_RESP_FD, &ready, sizeof ready) < 0)
         _exit(KILN_WORKER_EXIT_SETUP);
+    if (o->report_scale > 0)
+        report_scale = o->report_scale;
     serve(entry, o->nlibs, arena, o->arena_bytes);
     /* _exit: no atexit handlers (leak checkers need syscalls we forbid). */
     _exit(0);

@@ -425,9 +425,17 @@ void kilnd_jobs_stop(kilnd *d)
         free_job(job);
     }
     d->tail = NULL;
+    /* The running jobs have answered their waiters; the rest wait for a job
+     * that stays spooled: tell them, as its submitter was told. */
     while (d->waiters) {
         kilnd_waiter *w = d->waiters;
         d->waiters = w->next;
+        char *e = kiln_event_error(w->client_id, w->job, "shutting-down",
+                                   "kilnd stopped before this job ran; it stays spooled and runs "
+                                   "when kilnd starts again (ask for it then)");
+        if (e)
+            kilnd_send(d, w->conn, e);
+        free(e);
         kilnd_conn_release(w->conn);
         free(w);
     }

@@ -65,6 +65,8 @@ static cJSON *shape_json(const kiln_shape_result *r, const kiln_task *t, const c
         add_num(tim, "candidate_round_trip_ns", r->cand_rt_ns);
         add_num(tim, "baseline_reported_ns", r->base.median_ns);
         add_num(tim, "baseline_round_trip_ns", r->base_rt_ns);
+        add_num(tim, "candidate_cpu_ns", r->cand_cpu_ns);
+        add_num(tim, "baseline_cpu_ns", r->base_cpu_ns);
         add_num(o, "speedup", r->speedup);
         add_num(o, "bytes", r->bytes);
         add_num(o, "flops", r->flops);
@@ -84,8 +86,10 @@ static void add_env(cJSON *root, const kiln_verdict *v)
     cJSON *sb = cJSON_AddObjectToObject(root, "sandbox");
     cJSON_AddStringToObject(sb, "protections", v->sandbox);
     cJSON_AddStringToObject(sb, "trust", v->trust_level_cpu
-                                             ? "cpu: candidate shares the worker's address space; "
-                                               "times cross-checked against round trips and rusage"
+                                             ? "cpu: the candidate shares the worker's address space; "
+                                               "its reported times are cross-checked against the CPU "
+                                               "time the kernel charged the worker (lies under about "
+                                               "5 us or 10% per call can go unnoticed)"
                                              : "device code only");
     cJSON *ru = cJSON_AddObjectToObject(root, "rusage");
     add_num(ru, "worker_user_s", v->worker_user_s);

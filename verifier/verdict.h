@@ -24,6 +24,7 @@ typedef struct kiln_shape_result {
     int timed;
     kiln_time_stats cand, base; /* worker-reported, per call */
     double cand_rt_ns, base_rt_ns;   /* median round trip seen by the verifier */
+    double cand_cpu_ns, base_cpu_ns; /* median CPU time the kernel charged per call */
     double speedup;             /* base median / cand median */
     double bytes, flops;
     double floor_ns, roofline_fraction;

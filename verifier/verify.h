@@ -30,6 +30,8 @@ typedef struct kiln_verify_opts {
     void (*lane_release)(void *ctx);
     void *lane_ctx;
     const char *work_root;      /* where job directories go (default $TMPDIR) */
+    double test_report_scale;   /* fault injection: the worker scales the candidate's
+                                   reported times (tests of the timer cross-checks) */
 } kiln_verify_opts;
 
 #define KILN_VERIFY_BAD_INPUT (-2)

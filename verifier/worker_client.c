@@ -233,12 +233,18 @@ static int spawn(kiln_worker *w, const kiln_worker_opts *o, int req[2], int resp
     snprintf(arena, sizeof arena, "%zu", o->arena_bytes);
     snprintf(cpu, sizeof cpu, "%u", o->cpu_seconds ? o->cpu_seconds : 60);
     snprintf(as, sizeof as, "%zu", o->address_bytes);
-    char *argv[20] = {path, "--dir", (char *)o->dir, "--arena", arena, "--cpu-seconds", cpu,
+    char *argv[24] = {path, "--dir", (char *)o->dir, "--arena", arena, "--cpu-seconds", cpu,
                       "--address-bytes", as};
     int n = 9;
     for (int i = 0; i < o->nlibs; i++) {
         argv[n++] = "--lib";
         argv[n++] = (char *)o->libs[i];
+    }
+    char scale[32];
+    if (o->report_scale > 0) {
+        snprintf(scale, sizeof scale, "%g", o->report_scale);
+        argv[n++] = "--report-scale";
+        argv[n++] = scale;
     }
     argv[n] = NULL;
     int log_fd = open_log(w->log_path, err);
@@ -255,7 +261,16 @@ static int spawn(kiln_worker *w, const kiln_worker_opts *o, int req[2], int resp
     if (w->pid < 0)
         return kiln_fail(err, "fork: %s", strerror(errno));
     setpgid(w->pid, w->pid);   /* also here, so a kill never races the child's own call */
+    w->has_cpu_clock = clock_getcpuclockid(w->pid, &w->cpu_clock) == 0;
     return 0;
+}
+
+static uint64_t worker_cpu_ns(const kiln_worker *w)
+{
+    struct timespec ts;
+    if (!w->has_cpu_clock || clock_gettime(w->cpu_clock, &ts) < 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 int kiln_worker_start(kiln_worker *w, const kiln_worker_opts *o, kiln_error *err)
@@ -296,10 +311,11 @@ int kiln_worker_start(kiln_worker *w, const kiln_worker_opts *o, kiln_error *err
 }
 
 int kiln_worker_call(kiln_worker *w, const kiln_call_req *rq, int timeout_ms,
-                     kiln_call_resp *rs, uint64_t *rt_ns)
+                     kiln_call_resp *rs, uint64_t *rt_ns, uint64_t *cpu_ns)
 {
     if (w->fault)
         return -1;
+    uint64_t c0 = worker_cpu_ns(w);   /* the worker is blocked reading: its clock is still */
     uint64_t t0 = kiln_now_ns();
     ssize_t n = write(w->req_fd, rq, sizeof *rq);
     if (n != (ssize_t)sizeof *rq) {
@@ -308,6 +324,8 @@ int kiln_worker_call(kiln_worker *w, const kiln_call_req *rq, int timeout_ms,
     }
     int r = read_full_deadline(w->resp_fd, rs, sizeof *rs, t0 + (uint64_t)timeout_ms * 1000000u);
     *rt_ns = kiln_now_ns() - t0;
+    uint64_t c1 = worker_cpu_ns(w);
+    *cpu_ns = c0 && c1 > c0 ? c1 - c0 : 0;
     if (r == -2) {
         char msg[128];
         snprintf(msg, sizeof msg, "call did not return within %d ms", timeout_ms);

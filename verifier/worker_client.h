@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <sys/resource.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "kiln_error.h"
 #include "worker_proto.h"
@@ -36,6 +37,8 @@ typedef struct kiln_worker {
     uint64_t started_ns;
     uint64_t lifetime_ns;
     struct rusage ru;       /* as wait4 saw it */
+    clockid_t cpu_clock;    /* the worker's CPU-time clock, as the kernel keeps it */
+    int has_cpu_clock;
     int reaped, wstatus;
     kiln_fault fault;
     char fault_msg[512];
@@ -48,15 +51,18 @@ typedef struct kiln_worker_opts {
     size_t arena_bytes;
     unsigned cpu_seconds;
     size_t address_bytes;                     /* RLIMIT_AS; 0 = none */
+    double report_scale;                      /* fault injection (tests); 0 = off */
     int start_timeout_ms;
 } kiln_worker_opts;
 
 int kiln_worker_start(kiln_worker *w, const kiln_worker_opts *o, kiln_error *err);
 
 /* One call. On a fault returns -1 with w->fault and w->fault_msg set and the
- * worker reaped; the caller reports it. rt_ns is the round trip as seen here. */
+ * worker reaped; the caller reports it. rt_ns is the round trip as seen here;
+ * cpu_ns the CPU time the kernel charged the worker meanwhile (0 if unknown):
+ * unlike the round trip it does not grow when the machine is busy. */
 int kiln_worker_call(kiln_worker *w, const kiln_call_req *rq, int timeout_ms,
-                     kiln_call_resp *rs, uint64_t *rt_ns);
+                     kiln_call_resp *rs, uint64_t *rt_ns, uint64_t *cpu_ns);
 
 /* Close, give it a moment to exit, kill the process group, reap. Idempotent. */
 void kiln_worker_stop(kiln_worker *w);

@@ -217,6 +217,22 @@ result() {
     res=$(printf '{"op":"result","id":"r-%s","job":"%s"}\n' "$2" "$2" |
           timeout -k 5 150 "$PROBE" "$1" --timeout-ms 120000 | grep -v '"event":"pending"' | tail -1)
 }
+# An honest kernel passes; on a loaded machine (or a sanitizer build) its
+# timings can be noisy enough for a "suspect" at plausibility, which is the
+# verifier's judgement, not kilnd's: accept it, never a "fail".
+# honest_line LINE: an unformatted verdict event.
+honest_line() {
+    [ "$(ev_of "$1")" = verdict ] && grep -Eq '"status":"(pass|suspect)"' <<<"$1"
+}
+# honest_out RC FILE: kiln verify --json's exit status and output.
+honest_out() {
+    case $1 in
+    0) grep -Eq '"status":[[:space:]]*"pass"' "$2" ;;
+    1) grep -Eq '"status":[[:space:]]*"suspect"' "$2" ;;
+    *) return 1 ;;
+    esac
+}
+
 # sanitizer_check LOG WHAT: a sanitizer build reports leaks (at a graceful
 # exit), memory errors and undefined behaviour on kilnd's stderr.
 sanitizer_check() {
@@ -349,15 +365,16 @@ done
 for k in h1 h2 h3 crash spin zeros; do
     wait "${cpid[$k]}"
     rc=$?
-    [ "$rc" -eq "${want_rc[$k]}" ] ||
-        problem "$k (${file[$k]}): exit $rc, expected ${want_rc[$k]}: $(head -c 300 "$tmp/io/c.$k.err")"
+    what="$(grep -E '"(status|stage|code)"' "$tmp/io/c.$k.out" | head -3 | tr -d '\t\n')"
     if [ "${want_rc[$k]}" -eq 0 ]; then
-        grep -Eq '"status":[[:space:]]*"pass"' "$tmp/io/c.$k.out" || problem "$k: status is not pass"
+        honest_out "$rc" "$tmp/io/c.$k.out" ||
+            problem "$k (${file[$k]}): exit $rc, not a pass: $what $(head -c 300 "$tmp/io/c.$k.err")"
     else
-        grep -Eq '"status":[[:space:]]*"fail"' "$tmp/io/c.$k.out" || problem "$k: status is not fail"
+        [ "$rc" -eq 1 ] && grep -Eq '"status":[[:space:]]*"fail"' "$tmp/io/c.$k.out" ||
+            problem "$k (${file[$k]}): exit $rc, not a fail: $what $(head -c 300 "$tmp/io/c.$k.err")"
+        grep -Eq "\"code\":[[:space:]]*\"(${want_code[$k]})\"" "$tmp/io/c.$k.out" ||
+            problem "$k: code is not ${want_code[$k]}: $what"
     fi
-    grep -Eq "\"code\":[[:space:]]*\"(${want_code[$k]})\"" "$tmp/io/c.$k.out" ||
-        problem "$k: code is not ${want_code[$k]}: $(grep -E '"(status|stage|code)"' "$tmp/io/c.$k.out" | head -3 | tr -d '\t\n')"
 done
 end "c. 6 concurrent kiln verify clients get their own verdicts ($((SECONDS - t0)) s)"
 
@@ -382,7 +399,7 @@ if [ -n "$djob" ]; then
     [ "$(ev_of "$res")" = verdict ] || problem "result of $djob: ${res:0:300}"
     grep -q "\"job\":\"$djob\"" <<<"$res" || problem "result names another job: ${res:0:200}"
     grep -q "\"id\":\"r-$djob\"" <<<"$res" || problem "result does not carry the asker's id: ${res:0:200}"
-    grep -q '"status":"pass"' <<<"$res" || problem "abandoned honest job did not pass: ${res:0:300}"
+    honest_line "$res" || problem "abandoned honest job did not pass: ${res:0:300}"
 else
     problem "no job id from the previous check"
 fi
@@ -417,7 +434,7 @@ for j in "${ejobs[@]}"; do
     ev=$(ev_of "$res")
     code=$(code_of "$res")
     if [ "$ev" = verdict ]; then
-        grep -q '"status":"pass"' <<<"$res" || problem "$j: verdict is not pass: ${res:0:300}"
+        honest_line "$res" || problem "$j: verdict is not pass: ${res:0:300}"
         [ "$j" != "$running" ] || problem "$j was running at the kill but got a verdict"
     elif [ "$ev" = error ] && [ "$code" = daemon-restarted ]; then
         :
@@ -459,7 +476,7 @@ else
     rc=hang
 fi
 case $rc in
-0) grep -Eq '"status":[[:space:]]*"pass"' "$tmp/io/f.out" || problem "exit 0 without a pass verdict" ;;
+0 | 1) honest_out "$rc" "$tmp/io/f.out" || problem "exit $rc without a verdict: $(head -c 300 "$tmp/io/f.out")" ;;
 3) grep -q daemon-restarted "$tmp/io/f.err" || problem "exit 3 without daemon-restarted: $(head -c 300 "$tmp/io/f.err")" ;;
 *) problem "kiln verify: exit $rc after $((SECONDS - t0)) s: $(head -c 300 "$tmp/io/f.err")" ;;
 esac
@@ -482,6 +499,12 @@ wait_lines "$tmp/io/g.out" '"event":"accepted"' 4 20 || problem "not 4 accepted 
 mapfile -t gjobs < <(grep '"event":"accepted"' "$tmp/io/g.out" | sed -n 's/.*"job":"\(j[0-9]*\)".*/\1/p')
 # One on the device, one compiled and waiting for it (--compile-jobs 2), two queued.
 wait_lane_busy "$S" 30 2 || problem "not one running and two queued: $st"
+# A client waiting (result op) for a queued job is answered too.
+printf '{"op":"result","id":"gw","job":"%s"}\n' "${gjobs[3]:-}" |
+    timeout -k 5 120 "$PROBE" "$S" --finals 1 --timeout-ms 100000 >"$tmp/io/g.wait" 2>&1 &
+gwpid=$!
+BGPIDS+=("$gwpid")
+wait_lines "$tmp/io/g.wait" '"event":"pending"' 1 10 || problem "result of a queued job: $(cat "$tmp/io/g.wait")"
 t0=$SECONDS
 timeout -k 5 90 "$KILN" daemon stop --socket "$S" >"$tmp/io/g.stop" 2>&1
 src=$?
@@ -495,19 +518,23 @@ for j in "${gjobs[@]}"; do
     gfinal[$j]="$(ev_of "$line") $(code_of "$line")"
 done
 g1=${gjobs[0]:-} g3=${gjobs[2]:-} g4=${gjobs[3]:-}
-[ "${gfinal[$g1]:-}" = "verdict ok" ] || problem "running job $g1: ${gfinal[$g1]:-nothing}"
+[ "${gfinal[$g1]:-}" != "${gfinal[$g1]#verdict}" ] || problem "running job $g1: ${gfinal[$g1]:-nothing}"
 for j in "$g3" "$g4"; do
     [ "${gfinal[$j]:-}" = "error shutting-down" ] || problem "queued job $j: ${gfinal[$j]:-nothing}"
 done
+wait "$gwpid"
+line=$(tail -1 "$tmp/io/g.wait")
+[ "$(ev_of "$line")" = error ] && [ "$(code_of "$line")" = shutting-down ] ||
+    problem "the result waiter for ${gjobs[3]:-}: $(cat "$tmp/io/g.wait")"
 sanitizer_check "$LOG" "kilnd (graceful stop while busy)"
-end "g. shutdown while busy: running job answered, queued ones get shutting-down, kilnd exits ($((SECONDS - t0)) s)"
+end "g. shutdown while busy: running job answered, queued ones and a result waiter get shutting-down, kilnd exits ($((SECONDS - t0)) s)"
 
 begin
 start_kilnd "$S" "$ST" "$LOG" || problem "kilnd did not restart: $(tail -5 "$LOG")"
 MAINPID=$KPID
 for j in "${gjobs[@]}"; do
     result "$S" "$j"
-    [ "$(ev_of "$res")" = verdict ] && grep -q '"status":"pass"' <<<"$res" || problem "$j: ${res:0:300}"
+    honest_line "$res" || problem "$j: ${res:0:300}"
 done
 end "g. after a restart the spooled jobs run and their results can be fetched"
 
@@ -535,7 +562,7 @@ if [ -n "$port" ]; then
     KILN_TOKEN_FILE=$tmp/token timeout -k 5 120 "$KILN" verify "$HONEST" --task rmsnorm \
         --socket "tcp://127.0.0.1:$port" --json "${FAST[@]}" >"$tmp/io/i.out" 2>"$tmp/io/i.err" </dev/null
     rc=$?
-    [ $rc -eq 0 ] && grep -Eq '"status":[[:space:]]*"pass"' "$tmp/io/i.out" ||
+    honest_out "$rc" "$tmp/io/i.out" ||
         problem "exit $rc: $(head -c 300 "$tmp/io/i.err")"
     end "i. kiln verify over TCP with the right token passes"
 

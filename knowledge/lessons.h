@@ -1,0 +1,194 @@
+/* lessons.h - kiln's knowledge layer: scoped lessons (situation -> action)
+ * with measured evidence, kept in the workspace database (.kiln/kiln.db).
+ *
+ * The search loop records a note or a lesson after every verdict
+ * (kiln_lessons_record), asks for the few lessons that fit the next prompt
+ * (kiln_lessons_for_prompt), remembers what it showed (kiln_lessons_shown)
+ * and reports how that candidate fared (kiln_lessons_outcome). Everything
+ * else here serves `kiln lessons` (list, edit, export, distill, stats).
+ * See docs/knowledge.md for the schema, the confidence rule and the ranking. */
+#ifndef KILN_LESSONS_H
+#define KILN_LESSONS_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+
+#include "kiln_error.h"
+
+/* Create or upgrade the lessons tables, FTS5 index and triggers; idempotent.
+ * Works inside or outside a transaction (it uses a savepoint). */
+int kiln_knowledge_schema(sqlite3 *db, kiln_error *err);
+
+/* ---- the search loop's API ------------------------------------------- */
+
+typedef struct kiln_lesson_event {     /* one verdict in a search */
+    const char *run; int candidate;
+    const char *task, *dtype, *backend, *group;   /* scope: see kiln_lesson_scope */
+    const char *arch;                  /* may be NULL (cpu) */
+    const char *proposer;              /* tune | openai | anthropic | replay */
+    const char *hypothesis;            /* what changed ("UNROLL 1 -> 8" for tune) */
+    const char *status, *stage, *code, *reason;   /* the verdict against the parent */
+    double speedup;                    /* against the parent; 0 if not timed */
+    double noise;                      /* the relative noise of that speedup */
+    const char *decision;              /* keep | revert */
+} kiln_lesson_event;
+
+/* Failure note (kind 'note') for a failed verdict; a lesson (kind 'lesson')
+ * when speedup > 1+2*noise (helped) or < 1-2*noise (hurt). Nothing is stored
+ * for a neutral verdict or an empty hypothesis. Returns the id stored, 0 if
+ * nothing was stored, -1 on error. */
+long long kiln_lessons_record(sqlite3 *db, const kiln_lesson_event *ev, kiln_error *err);
+
+typedef struct kiln_lesson_query {
+    /* The current scope. A lesson applies when each of its tags equals one
+     * of these or is an ancestor of one (op/norm applies to op/norm/rmsnorm;
+     * dtype/bf16 does not apply to dtype/f32). A lesson without tags applies
+     * everywhere. */
+    const char *const *tags; int ntags;
+    const char *context;                  /* free text: task summary + the parent's latest failure */
+    size_t budget_chars;                  /* 0: 1500 */
+    double confidence_floor;              /* 0: 0.3 (pass a tiny positive value to accept all) */
+    int max_lessons;                      /* 0: 5 */
+} kiln_lesson_query;
+
+/* The text block for the prompt (malloc'd, "" when none; never longer than
+ * budget_chars) and the ids shown, best first (*n <= cap). */
+int kiln_lessons_for_prompt(sqlite3 *db, const kiln_lesson_query *q, char **text, long long *ids,
+                            int cap, int *n, kiln_error *err);
+
+/* Remember which lessons a candidate's prompt showed, and how many characters
+ * they and the whole prompt took (for stats). Calling it again for the same
+ * (run, candidate) updates the sizes without counting the lessons twice. */
+int kiln_lessons_shown(sqlite3 *db, const char *run, int candidate, const long long *ids, int n,
+                       size_t lesson_chars, size_t prompt_chars, kiln_error *err);
+
+/* The outcome of that candidate: +1 kept (shown lessons gain confidence,
+ * helped++), -1 regressed (lose it, hurt++), 0 neither. Idempotent per
+ * (run, candidate): only the first outcome counts. */
+int kiln_lessons_outcome(sqlite3 *db, const char *run, int candidate, int outcome, kiln_error *err);
+
+/* The scope tags of a task: op/<family>/<task>, dtype/<dtype>,
+ * backend/<backend>, shape/<group> and arch/<arch> (when arch is non-NULL),
+ * skipping NULL or empty parts. Returns the count (at most 5). */
+#define KILN_TAG_MAX 96
+int kiln_lesson_scope(const char *task, const char *dtype, const char *backend, const char *group,
+                      const char *arch, char tags[][KILN_TAG_MAX]);
+
+/* ---- lessons as records (for `kiln lessons`) ------------------------- */
+
+#define KILN_LESSON_TEXT 1024   /* situation, action: at most 1023 bytes */
+#define KILN_LESSON_TAGS 16
+
+typedef struct kiln_lesson {
+    long long id;
+    char kind[8];                       /* lesson | note */
+    char situation[KILN_LESSON_TEXT], action[KILN_LESSON_TEXT];
+    char change[512];                   /* the hypothesis it came from (recorded ones) */
+    char evidence[1024];                /* JSON object: effect, noise, run, candidate, ... */
+    char run[32];
+    int candidate;                      /* -1 when none */
+    double effect;                      /* measured speedup; 0 when none */
+    char tags[KILN_LESSON_TAGS][KILN_TAG_MAX];
+    int ntags;
+    char source[12];                    /* measured | model | person */
+    char status[12];                    /* active | retired */
+    char retired_reason[256];
+    int shown, helped, hurt;
+    double confidence;                  /* < 0 on add: the source's default */
+    double created, updated, last_used; /* Unix seconds; 0 on add: now (last_used: never) */
+} kiln_lesson;
+
+/* Initialise a lesson to "nothing set" (source person, confidence default). */
+void kiln_lesson_init(kiln_lesson *l);
+
+/* Validate and store a new lesson; *id is its id. A lesson needs a situation
+ * and an action; tags must be paths of [a-z0-9_.+-] segments. */
+int kiln_lesson_add(sqlite3 *db, const kiln_lesson *l, long long *id, kiln_error *err);
+/* 1 found, 0 not found, -1 error. */
+int kiln_lesson_get(sqlite3 *db, long long id, kiln_lesson *l, kiln_error *err);
+
+/* Change the given fields (NULL / ntags < 0 / confidence < 0: keep). 1 changed, 0 no such lesson. */
+int kiln_lesson_edit(sqlite3 *db, long long id, const char *situation, const char *action,
+                     const char *const *tags, int ntags, double confidence, kiln_error *err);
+/* 1 retired, 0 no such lesson (or already retired), -1 error. */
+int kiln_lesson_retire(sqlite3 *db, long long id, const char *reason, kiln_error *err);
+
+typedef struct kiln_lesson_filter {
+    const char *const *tags; int ntags; /* each must have a tag equal to it or below it */
+    const char *status;                 /* active (NULL), retired, all */
+    const char *kind;                   /* lesson (NULL), note, all */
+    const char *sort;                   /* confidence (NULL), recent, uses, id */
+    const char *query;                  /* full-text search (ranked by BM25), NULL for none */
+    int limit;                          /* 0: no limit */
+} kiln_lesson_filter;
+
+/* Matching lessons, *out malloc'd (free it). */
+int kiln_lessons_list(sqlite3 *db, const kiln_lesson_filter *f, kiln_lesson **out, int *n,
+                      kiln_error *err);
+
+/* Export in the import format: {"format":"kiln-lessons","version":1,"lessons":[...]}. */
+char *kiln_lessons_export_json(const kiln_lesson *ls, int n);
+char *kiln_lessons_export_md(const kiln_lesson *ls, int n);
+/* One lesson as a JSON object (cJSON *, returned as void * to keep cJSON out of this header). */
+void *kiln_lesson_json(const kiln_lesson *l);
+/* Import an export (all or nothing); lessons already present (same kind,
+ * situation, action and tags) are skipped, so importing twice adds nothing. */
+int kiln_lessons_import_json(sqlite3 *db, const char *text, int *added, int *skipped,
+                             kiln_error *err);
+
+/* ---- distill --------------------------------------------------------- */
+
+typedef struct kiln_distill_opts {
+    double floor;          /* 0: 0.3 */
+    double decay_days;     /* 0: 30 */
+    double decay_factor;   /* 0: 0.9 */
+    double now;            /* 0: the clock (tests pass a time) */
+    int dry_run;           /* compute and report, change nothing */
+} kiln_distill_opts;
+
+typedef struct kiln_distill_change {
+    long long id;
+    char what[8];          /* merge | retire | decay */
+    long long into;        /* merge: the lesson kept */
+    double before, after;  /* confidence */
+    char reason[256];
+} kiln_distill_change;
+
+/* Merge near-duplicates, retire contradicted and low-confidence lessons,
+ * decay unused ones; every change reported in *changes (malloc'd). */
+int kiln_lessons_distill(sqlite3 *db, const kiln_distill_opts *o, kiln_distill_change **changes,
+                         int *n, kiln_error *err);
+
+/* ---- stats ----------------------------------------------------------- */
+
+typedef struct kiln_tag_count {
+    char tag[KILN_TAG_MAX];
+    int active, retired;
+} kiln_tag_count;
+
+typedef struct kiln_lesson_stats {
+    int active, retired, notes;         /* lessons by status; failure notes */
+    int measured, model, person;        /* active lessons by source */
+    long long prompts;                  /* prompts that reported their sizes */
+    long long shown;                    /* lessons shown, summed over prompts */
+    long long lesson_chars, prompt_chars;
+    long long kept, regressed;          /* outcomes of those prompts */
+    kiln_tag_count *tags;               /* malloc'd, by tag */
+    int ntags;
+} kiln_lesson_stats;
+
+int kiln_lessons_stats(sqlite3 *db, kiln_lesson_stats *s, kiln_error *err);
+void kiln_lessons_stats_free(kiln_lesson_stats *s);
+
+/* ---- helpers exposed for tests --------------------------------------- */
+
+/* An FTS5 MATCH expression for free text: every token double-quoted
+ * (embedded quotes doubled), joined by OR (any) or AND. NULL when the text
+ * has no tokens or memory ran out. malloc'd. */
+char *kiln_fts_query(const char *text, int any);
+/* Does a lesson tag apply to a scope tag (equal, or an ancestor path)? */
+int kiln_tag_applies(const char *lesson_tag, const char *scope_tag);
+/* Is a tag well formed? */
+int kiln_tag_valid(const char *tag);
+
+#endif

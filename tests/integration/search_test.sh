@@ -1,0 +1,526 @@
+#!/usr/bin/env bash
+# search_test.sh - integration tests of `kiln search`: the offline tuner,
+# replay, the OpenAI and Anthropic agents against tests/fake_llm, kill -9
+# and resume, Ctrl-C, bad input and the time budget. After each run the git
+# workspace and the run database are checked against each other.
+#
+# usage: search_test.sh BUILD_DIR SOURCE_DIR
+#
+# BUILD_DIR holds kiln, kilnd, kiln-worker and tests/fake_llm. Prints one
+# "ok - NAME" or "not ok - NAME" line per check (failures followed by
+# "#"-prefixed details), then "N passed, N failed". Exits 1 if any check
+# failed, 2 on bad usage. Needs bash, coreutils, grep, sed, git and sqlite3:
+# no python. In a sanitizer build every kiln call's stderr is searched for
+# LeakSanitizer / AddressSanitizer reports; one fails the check it belongs to.
+set -u
+
+if [ $# -ne 2 ]; then
+    echo "usage: $0 BUILD_DIR SOURCE_DIR" >&2
+    exit 2
+fi
+BUILD=$(readlink -f -- "$1")
+SRC=$(readlink -f -- "$2")
+KILN=$BUILD/kiln
+FAKE=$BUILD/tests/fake_llm
+for x in "$KILN" "$BUILD/kilnd" "$BUILD/kiln-worker" "$FAKE"; do
+    [ -x "$x" ] || { echo "$0: $x is not an executable" >&2; exit 2; }
+done
+[ -d "$SRC/tasks/rmsnorm" ] || { echo "$0: $SRC is not the kiln source dir" >&2; exit 2; }
+for t in git sqlite3; do
+    command -v "$t" >/dev/null || { echo "$0: needs $t (scripts/setup.sh installs it)" >&2; exit 2; }
+done
+
+tmp=$(mktemp -d) || exit 2
+FAKEPIDS=()   # every fake_llm started here
+BGPIDS=()     # every background kiln started here
+cleanup() {
+    local p
+    for p in "${BGPIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+    "$KILN" daemon stop >/dev/null 2>&1
+    for p in "${FAKEPIDS[@]}"; do kill "$p" 2>/dev/null; done
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+export KILN_SOCKET=$tmp/k.sock
+export KILN_STATE=$tmp/state
+export TMPDIR=$tmp
+unset KILN_TASKS KILN_TOKEN_FILE OPENAI_BASE_URL ANTHROPIC_BASE_URL
+# Commits made by kiln and by git here never depend on the user's setup.
+export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+cd "$SRC" || exit 2
+
+PLANTS=$SRC/tests/redteam/cpu
+FIX=$SRC/tests/integration/search
+FAST=(--group decode --timing-ms 200)
+DAEMONLOG=$KILN_STATE/kilnd.log
+
+# ---- reporting ---------------------------------------------------------------
+
+npass=0
+nfail=0
+probs=()
+begin() { probs=(); T0=$(date +%s); }
+problem() { probs+=("$*"); }
+end() {
+    if [ ${#probs[@]} -eq 0 ]; then
+        echo "ok - $1 ($(( $(date +%s) - T0 )) s)"
+        npass=$((npass + 1))
+    else
+        echo "not ok - $1 ($(( $(date +%s) - T0 )) s)"
+        local p
+        for p in "${probs[@]}"; do printf '%s\n' "$p" | sed 's/^/#   /'; done
+        nfail=$((nfail + 1))
+    fi
+}
+
+# A sanitizer report in a kiln call's stderr fails the current check.
+san_check() {   # STDERR_FILE WHAT
+    if grep -q -E 'LeakSanitizer|AddressSanitizer|runtime error:' "$1" 2>/dev/null; then
+        problem "$2: sanitizer report in stderr:"
+        problem "$(grep -A 40 -m 1 -E 'LeakSanitizer|AddressSanitizer|runtime error:' "$1" | head -60)"
+    fi
+}
+
+# kiln OUT ERR ARGS...: run kiln in the foreground, stdout to OUT, stderr to
+# ERR; sets RC and SECS and checks stderr for sanitizer reports.
+kiln() {
+    local out=$1 err=$2 t0
+    shift 2
+    t0=$(date +%s)
+    "$KILN" "$@" >"$out" 2>"$err"
+    RC=$?
+    SECS=$(( $(date +%s) - t0 ))
+    san_check "$err" "kiln $*"
+    return 0
+}
+
+tail_of() { sed 's/^/  | /' "$1" | tail -n "${2:-15}"; }
+
+sq() {   # DB SQL
+    sqlite3 -cmd '.timeout 5000' "$1" "$2" 2>&1
+}
+
+last_run() { sq "$1/.kiln/kiln.db" "SELECT id FROM runs ORDER BY started_at DESC LIMIT 1"; }
+
+# ---- git and the database agree ---------------------------------------------------
+
+# consistent WS RUN [stopped]: the run's branch tip is runs.head_commit, each
+# reverted commit is parked under refs/kiln/rejected/RUN/N, each candidate
+# commit has a note with the same decision, kept commits are on the branch,
+# the working tree is clean and the best-kernel tag exists. Unless "stopped"
+# is given, every candidate is done. Adds problems; returns 1 if any.
+consistent() {
+    local ws=$1 run=$2 partial=${3:-} db=$1/.kiln/kiln.db before=${#probs[@]}
+    local branch head tip n dec commit state ref note ndec
+    branch=$(sq "$db" "SELECT branch FROM runs WHERE id='$run'")
+    head=$(sq "$db" "SELECT head_commit FROM runs WHERE id='$run'")
+    if [ -z "$branch" ] || [ -z "$head" ]; then
+        problem "consistent $run: no branch or head_commit in runs (branch='$branch' head='$head')"
+        return 1
+    fi
+    tip=$(git -C "$ws" rev-parse -q --verify "refs/heads/$branch^{commit}" 2>&1)
+    [ "$tip" = "$head" ] || problem "consistent $run: branch $branch is at '$tip', runs.head_commit is $head"
+    local cur
+    cur=$(git -C "$ws" symbolic-ref -q HEAD 2>&1)
+    [ "$cur" = "refs/heads/$branch" ] || problem "consistent $run: HEAD is '$cur', not refs/heads/$branch"
+    while IFS='|' read -r n dec commit state; do
+        [ -n "$n" ] || continue
+        if [ -z "$partial" ] && [ "$state" != done ]; then
+            problem "consistent $run: candidate $n is in state '$state' after a finished run"
+        fi
+        [ -n "$commit" ] || continue
+        if [ "$dec" = revert ]; then
+            ref=$(git -C "$ws" rev-parse -q --verify "refs/kiln/rejected/$run/$n" 2>&1)
+            [ "$ref" = "$commit" ] ||
+                problem "consistent $run: candidate $n reverted at $commit but refs/kiln/rejected/$run/$n is '$ref'"
+        elif [ "$dec" = keep ]; then
+            git -C "$ws" merge-base --is-ancestor "$commit" "$tip" 2>/dev/null ||
+                problem "consistent $run: kept candidate $n ($commit) is not on branch $branch"
+        fi
+        [ "$state" = done ] || continue   # the note is written by the last step
+        if ! note=$(git -C "$ws" notes --ref=kiln show "$commit" 2>&1); then
+            problem "consistent $run: candidate $n ($commit) has no note on refs/notes/kiln: $note"
+            continue
+        fi
+        ndec=$(printf '%s\n' "$note" | grep -o -m 1 '"decision":[[:space:]]*"[a-z]*"' | sed 's/.*"\([a-z]*\)"$/\1/')
+        [ "$ndec" = "$dec" ] ||
+            problem "consistent $run: candidate $n: note says decision '$ndec', the database '$dec'"
+    done < <(sq "$db" "SELECT n, decision, commit_id, state FROM candidates WHERE run='$run' ORDER BY n")
+    local dirty
+    dirty=$(git -C "$ws" status --porcelain 2>&1)
+    [ -z "$dirty" ] || problem "consistent $run: working tree not clean: $dirty"
+    git -C "$ws" rev-parse -q --verify refs/tags/kiln/best/rmsnorm/cpu/f32 >/dev/null ||
+        problem "consistent $run: tag kiln/best/rmsnorm/cpu/f32 does not exist"
+    [ ${#probs[@]} -eq "$before" ]
+}
+
+# ---- the fake model server ------------------------------------------------------
+
+# start_fake NAME SCRIPT_TEXT: a fake_llm with that script; sets PORT and FLOG.
+start_fake() {
+    local d=$tmp/fake-$1 i
+    mkdir -p "$d"
+    printf '%s\n' "$2" >"$d/script"
+    FLOG=$d/log
+    "$FAKE" --port-file "$d/port" --script "$d/script" --log "$FLOG" 2>"$d/stderr" &
+    FAKEPIDS+=($!)
+    PORT=
+    for ((i = 0; i < 100; i++)); do
+        [ -s "$d/port" ] && { PORT=$(cat "$d/port"); break; }
+        sleep 0.05
+    done
+    [ -n "$PORT" ] || { echo "$0: fake_llm did not start: $(cat "$d/stderr")" >&2; exit 2; }
+}
+
+# Model answers built from the plants, so they never drift from them.
+answer() {   # PLANT HYPOTHESIS
+    printf 'Here is a faster kernel.\n\n```c\n'
+    cat "$1"
+    printf '```\n\nHYPOTHESIS: %s\n' "$2"
+}
+answer "$PLANTS/rmsnorm_honest_unroll8.c" "unroll by 8 with 8 accumulators" >"$tmp/answer1.md"
+answer "$PLANTS/rmsnorm_09_zeros.c" "skip the work, write zeros" >"$tmp/answer2.md"
+cp "$FIX/noanswer.md" "$tmp/noanswer.md"
+
+# ==== 1. the offline tuner ==========================================================
+
+begin
+WS1=$tmp/ws1
+kiln "$tmp/1.out" "$tmp/1.err" search rmsnorm --iterations 4 --seed 7 --workspace "$WS1" "${FAST[@]}"
+RUN1=
+if [ "$RC" -ne 0 ]; then
+    problem "exit $RC, expected 0"$'\n'"$(tail_of "$tmp/1.err")"
+else
+    DB1=$WS1/.kiln/kiln.db
+    RUN1=$(last_run "$WS1")
+    best=$(sq "$DB1" "SELECT max(speedup_vs_baseline) FROM candidates WHERE run='$RUN1' AND n>0 AND decision='keep'")
+    if [ -z "$best" ]; then
+        problem "no candidate after the start was kept:"$'\n'"$(sq "$DB1" "SELECT n, decision, hypothesis, reason FROM candidates")"
+    elif ! awk -v b="$best" 'BEGIN { exit !(b > 1.2) }'; then
+        problem "best kept speedup_vs_baseline is $best, expected > 1.2 (UNROLL > 1 is ~1.5-1.9x faster)"
+    fi
+    consistent "$WS1" "$RUN1"
+    br=$(sq "$DB1" "SELECT branch FROM runs WHERE id='$RUN1'")
+    log=$(git -C "$WS1" log --format=%s "$br" 2>&1)
+    grep -q '^UNROLL 1 -> [248]$' <<<"$log" ||
+        problem "git log $br has no 'UNROLL 1 -> N' hypothesis line:"$'\n'"$log"
+    # Every candidate commit's message starts with its hypothesis.
+    while IFS='|' read -r n hyp commit; do
+        [ -n "$commit" ] || continue
+        subj=$(git -C "$WS1" log -1 --format=%s "$commit" 2>&1)
+        [ "$subj" = "$hyp" ] || problem "candidate $n: commit subject '$subj', hypothesis '$hyp'"
+    done < <(sq "$DB1" "SELECT n, hypothesis, commit_id FROM candidates WHERE run='$RUN1' AND n>0")
+    # The same seed in a fresh workspace proposes the same first hypothesis.
+    kiln "$tmp/1b.out" "$tmp/1b.err" search rmsnorm --iterations 1 --seed 7 --workspace "$tmp/ws1b" "${FAST[@]}"
+    if [ "$RC" -ne 0 ]; then
+        problem "second search (same seed): exit $RC"$'\n'"$(tail_of "$tmp/1b.err")"
+    else
+        h1=$(sq "$DB1" "SELECT hypothesis FROM candidates WHERE run='$RUN1' AND n=1")
+        h2=$(sq "$tmp/ws1b/.kiln/kiln.db" "SELECT hypothesis FROM candidates WHERE n=1")
+        [ -n "$h1" ] && [ "$h1" = "$h2" ] ||
+            problem "same --seed 7, different first hypotheses: '$h1' vs '$h2'"
+    fi
+fi
+end "tune search: a kept UNROLL > 1 (> 1.2x), git and database agree, hypotheses in git log, same seed same proposal"
+
+# ==== 2. replay ===============================================================
+
+begin
+RD=$tmp/replay
+mkdir -p "$RD"
+cp "$PLANTS/rmsnorm_honest_unroll8.c" "$RD/01_unroll8.c"
+cp "$PLANTS/rmsnorm_09_zeros.c" "$RD/02_zeros.c"
+cp "$PLANTS/rmsnorm_21_null_write.c" "$RD/03_null_write.c"
+cp "$FIX/not_c.c" "$RD/04_not_c.c"
+WS2=$tmp/ws2
+kiln "$tmp/2.out" "$tmp/2.err" search rmsnorm --agent replay --from "$RD" --iterations 10 --workspace "$WS2" "${FAST[@]}"
+if [ "$RC" -ne 0 ]; then
+    problem "exit $RC, expected 0"$'\n'"$(tail_of "$tmp/2.err")"
+else
+    RUN2=$(last_run "$WS2")
+    got=$(sq "$WS2/.kiln/kiln.db" "SELECT group_concat(decision || ':' || code, ' ') FROM (SELECT decision, code FROM candidates WHERE run='$RUN2' AND n>0 ORDER BY n)")
+    want="keep:ok revert:wrong-output revert:crash revert:compile-error"
+    [ "$got" = "$want" ] || problem "decisions:codes are '$got', expected '$want'"
+    its=$(sq "$WS2/.kiln/kiln.db" "SELECT iterations_done || ' ' || status FROM runs WHERE id='$RUN2'")
+    [ "$its" = "4 done" ] || problem "runs.iterations_done/status '$its', expected '4 done' (the files are used up)"
+    grep -q "every replay file has been judged" "$tmp/2.out" ||
+        problem "the summary does not say the replay files are used up:"$'\n'"$(tail_of "$tmp/2.out")"
+    consistent "$WS2" "$RUN2"
+fi
+end "replay search: keep, wrong-output, crash, compile-error; stops when the files are used up"
+
+# ==== 3. OpenAI-compatible agent against fake_llm ======================================
+
+begin
+start_fake openai "ok $tmp/answer1.md
+status 429 1
+ok $tmp/answer2.md
+malformed
+ok $tmp/noanswer.md"
+WS3=$tmp/ws3
+OPENAI_API_KEY=test kiln "$tmp/3.out" "$tmp/3.err" search rmsnorm --agent openai --model fake \
+    --base-url "http://127.0.0.1:$PORT/v1" --iterations 4 --workspace "$WS3" "${FAST[@]}"
+if [ "$RC" -ne 0 ]; then
+    problem "exit $RC, expected 0"$'\n'"$(tail_of "$tmp/3.err")"
+else
+    DB3=$WS3/.kiln/kiln.db
+    RUN3=$(last_run "$WS3")
+    calls=$(sq "$DB3" "SELECT count(*) FROM llm_calls WHERE run='$RUN3'")
+    [ "$calls" = 4 ] || problem "$calls llm_calls rows, expected 4 (one per iteration)"
+    tok=$(sq "$DB3" "SELECT count(*) FROM llm_calls WHERE run='$RUN3' AND ok=1 AND prompt_tokens>0 AND completion_tokens>0")
+    [ "$tok" -ge 2 ] 2>/dev/null || problem "only '$tok' successful llm_calls with tokens > 0"
+    retried=$(sq "$DB3" "SELECT n || ':' || attempts || ':' || ok FROM llm_calls WHERE run='$RUN3' AND attempts>=2")
+    [ "$retried" = "2:2:1" ] || problem "the 429 retry: llm_calls with attempts >= 2 are '$retried', expected '2:2:1'"
+    c1=$(sq "$DB3" "SELECT decision || '|' || hypothesis FROM candidates WHERE run='$RUN3' AND n=1")
+    [ "$c1" = "keep|unroll by 8 with 8 accumulators" ] || problem "candidate 1: '$c1', expected kept with the hypothesis"
+    c2=$(sq "$DB3" "SELECT decision || '|' || status || '|' || code FROM candidates WHERE run='$RUN3' AND n=2")
+    case $c2 in
+        "revert|fail|wrong-output" | "revert|fail|"* | "revert|suspect|"*) ;;
+        *) problem "candidate 2 (zeros): '$c2', expected reverted as wrong-output" ;;
+    esac
+    [ "$c2" = "revert|fail|wrong-output" ] || [ -n "${probs[*]}" ] ||
+        echo "# note: the zeros cheat was rejected as '$c2', not wrong-output"
+    c3=$(sq "$DB3" "SELECT decision || '|' || status || '|' || code || '|' || reason FROM candidates WHERE run='$RUN3' AND n=3")
+    case $c3 in
+        "revert|error|llm-error|"*malformed*) ;;
+        *) problem "candidate 3 (malformed response): '$c3', expected error llm-error with a reason about malformed JSON" ;;
+    esac
+    c4=$(sq "$DB3" "SELECT decision || '|' || status || '|' || code || '|' || reason FROM candidates WHERE run='$RUN3' AND n=4")
+    case $c4 in
+        "revert|error|bad-answer|"*"no fenced code block"*) ;;
+        *) problem "candidate 4 (no code): '$c4', expected error bad-answer with a reason about the missing code block" ;;
+    esac
+    used=$(sq "$DB3" "SELECT tokens_used FROM runs WHERE id='$RUN3'")
+    [ "$used" -gt 0 ] 2>/dev/null || problem "runs.tokens_used is '$used', expected > 0"
+    sum=$(sq "$DB3" "SELECT sum(prompt_tokens + completion_tokens) FROM llm_calls WHERE run='$RUN3'")
+    [ "$used" = "$sum" ] || problem "runs.tokens_used $used != the sum over llm_calls $sum"
+    n429=$(grep -c ' status:429 ' "$FLOG")
+    nreq=$(wc -l <"$FLOG")
+    [ "$n429" = 1 ] && [ "$nreq" = 5 ] ||
+        problem "fake_llm log: $nreq requests, $n429 answered 429 (expected 5 and 1):"$'\n'"$(tail_of "$FLOG")"
+    grep -v ' openai ' "$FLOG" | grep -q . && problem "fake_llm saw non-openai requests:"$'\n'"$(tail_of "$FLOG")"
+    consistent "$WS3" "$RUN3"
+fi
+end "openai search via fake_llm: kept answer, 429 retried, cheat reverted, malformed and code-less answers recorded"
+# fake_llm logs one line per request (method, path, dialect, step, model),
+# not request bodies: whether the second prompt mentions the first attempt
+# cannot be seen from here, so that is not checked.
+
+# ==== 4. Anthropic agent: key accepted, key rejected =====================================
+
+begin
+start_fake anthropic-ok "expect-key k
+ok $tmp/answer1.md"
+WS4=$tmp/ws4
+ANTHROPIC_API_KEY=k kiln "$tmp/4.out" "$tmp/4.err" search rmsnorm --agent anthropic --model fake \
+    --base-url "http://127.0.0.1:$PORT" --iterations 1 --workspace "$WS4" "${FAST[@]}"
+if [ "$RC" -ne 0 ]; then
+    problem "exit $RC, expected 0"$'\n'"$(tail_of "$tmp/4.err")"
+else
+    RUN4=$(last_run "$WS4")
+    c1=$(sq "$WS4/.kiln/kiln.db" "SELECT decision || '|' || proposer || '|' || hypothesis FROM candidates WHERE run='$RUN4' AND n=1")
+    [ "$c1" = "keep|anthropic|unroll by 8 with 8 accumulators" ] || problem "candidate 1: '$c1', expected kept"
+    grep -q 'POST /v1/messages anthropic ok fake' "$FLOG" ||
+        problem "fake_llm did not answer an anthropic request:"$'\n'"$(tail_of "$FLOG")"
+    consistent "$WS4" "$RUN4"
+fi
+end "anthropic search with the right key: kept"
+
+begin
+start_fake anthropic-bad "expect-key other
+ok $tmp/answer1.md"
+WS4B=$tmp/ws4b
+ANTHROPIC_API_KEY=k kiln "$tmp/4b.out" "$tmp/4b.err" search rmsnorm --agent anthropic --model fake \
+    --base-url "http://127.0.0.1:$PORT" --iterations 1 --workspace "$WS4B" "${FAST[@]}"
+[ "$RC" -eq 3 ] || problem "exit $RC, expected 3"$'\n'"$(tail_of "$tmp/4b.err")"
+[ "$SECS" -le 20 ] || problem "took $SECS s to give up on a rejected key (retried?)"
+grep -qi 'key rejected' "$tmp/4b.err" || problem "stderr does not say the key was rejected:"$'\n'"$(tail_of "$tmp/4b.err")"
+if [ -f "$WS4B/.kiln/kiln.db" ]; then
+    RUN4B=$(last_run "$WS4B")
+    call=$(sq "$WS4B/.kiln/kiln.db" "SELECT ok || '|' || http_status || '|' || attempts FROM llm_calls WHERE run='$RUN4B'")
+    [ "$call" = "0|401|1" ] || problem "llm_calls: '$call', expected one failed call '0|401|1'"
+    st=$(sq "$WS4B/.kiln/kiln.db" "SELECT status FROM runs WHERE id='$RUN4B'")
+    [ "$st" = failed ] || problem "runs.status '$st', expected failed"
+else
+    problem "no database in $WS4B"
+fi
+n401=$(grep -c ' 401 ' "$FLOG")
+[ "$n401" = 1 ] || problem "fake_llm answered 401 $n401 times, expected once (no retry of a rejected key)"
+end "anthropic search with a rejected key: exit 3 at once, message, failed call recorded"
+
+# ==== 5. no API key =====================================================================
+
+begin
+mkdir -p "$tmp/t5"
+(cd "$tmp/t5" && env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY "$KILN" search rmsnorm --agent anthropic \
+    --model x "${FAST[@]}" >"$tmp/5.out" 2>"$tmp/5.err")
+RC=$?
+san_check "$tmp/5.err" "kiln search --agent anthropic (no key)"
+[ "$RC" -eq 2 ] || problem "exit $RC, expected 2"$'\n'"$(tail_of "$tmp/5.err")"
+grep -q ANTHROPIC_API_KEY "$tmp/5.err" || problem "stderr does not name ANTHROPIC_API_KEY:"$'\n'"$(tail_of "$tmp/5.err")"
+end "anthropic agent without a key: exit 2 naming ANTHROPIC_API_KEY"
+
+# ==== 6. kill -9 in the middle, then resume ==================================================
+
+# wait_db DB SQL: until the query prints something other than 0 / nothing
+# (30 s at most); returns 1 on timeout.
+wait_db() {
+    local i v
+    for ((i = 0; i < 1500; i++)); do
+        if [ -f "$1" ]; then
+            v=$(sq "$1" "$2")
+            [ -n "$v" ] && [ "$v" != 0 ] && case $v in Error*) ;; *) return 0 ;; esac
+        fi
+        sleep 0.02
+    done
+    return 1
+}
+
+begin
+WS6=$tmp/ws6
+DB6=$WS6/.kiln/kiln.db
+jobs_before=$(grep -c ' job j' "$DAEMONLOG" 2>/dev/null)
+"$KILN" search rmsnorm --iterations 3 --workspace "$WS6" --json "${FAST[@]}" >"$tmp/6.json" 2>"$tmp/6.err" &
+pid=$!
+BGPIDS+=("$pid")
+if ! wait_db "$DB6" "SELECT count(*) FROM candidates WHERE n=1 AND job<>''"; then
+    problem "candidate 1 never got a job"$'\n'"$(tail_of "$tmp/6.err")"
+    kill -9 "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+else
+    kill -9 "$pid"
+    wait "$pid" 2>/dev/null
+    st=$(sq "$DB6" "SELECT n || ':' || state FROM candidates ORDER BY n")
+    echo "# killed with candidates: $(echo $st)"
+    kiln "$tmp/6b.out" "$tmp/6b.err" search --workspace "$WS6" --resume last "${FAST[@]}"
+    if [ "$RC" -ne 0 ]; then
+        problem "resume: exit $RC, expected 0"$'\n'"$(tail_of "$tmp/6b.err")"
+    else
+        RUN6=$(last_run "$WS6")
+        runs=$(sq "$DB6" "SELECT count(*) FROM runs")
+        [ "$runs" = 1 ] || problem "$runs runs in the database, expected 1 (resume continues the run)"
+        its=$(sq "$DB6" "SELECT iterations_done || ' ' || status FROM runs WHERE id='$RUN6'")
+        [ "$its" = "3 done" ] || problem "runs.iterations_done/status '$its', expected '3 done'"
+        ids=$(sq "$DB6" "SELECT job FROM candidates WHERE job<>'' UNION ALL SELECT confirm_job FROM candidates WHERE confirm_job<>'' UNION ALL SELECT record_job FROM candidates WHERE record_job<>''")
+        nids=0
+        for id in $ids; do
+            nids=$((nids + 1))
+            c=$(grep -c " job $id " "$DAEMONLOG")
+            [ "$c" = 1 ] || problem "kilnd job $id appears $c times in kilnd.log, expected once"
+        done
+        dup=$(printf '%s\n' $ids | sort | uniq -d)
+        [ -z "$dup" ] || problem "job ids recorded twice in the database: $dup"
+        # Nothing verified that the database does not know of either.
+        jobs_after=$(grep -c ' job j' "$DAEMONLOG")
+        [ $((jobs_after - jobs_before)) = "$nids" ] ||
+            problem "kilnd ran $((jobs_after - jobs_before)) jobs for this run, the database records $nids"
+        consistent "$WS6" "$RUN6"
+    fi
+fi
+end "kill -9 during a verification, then --resume last: finishes, nothing verified twice, consistent"
+
+# ==== 7. Ctrl-C ==============================================================================
+
+begin
+WS7=$tmp/ws7
+DB7=$WS7/.kiln/kiln.db
+"$KILN" search rmsnorm --from "$FIX/many_knobs.c" --iterations 20 --workspace "$WS7" "${FAST[@]}" \
+    >"$tmp/7.out" 2>"$tmp/7.err" &
+pid=$!
+BGPIDS+=("$pid")
+if ! wait_db "$DB7" "SELECT count(*) FROM candidates WHERE n=1"; then
+    problem "candidate 1 never appeared"$'\n'"$(tail_of "$tmp/7.err")"
+    kill -9 "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+else
+    kill -INT "$pid"
+    for ((i = 0; i < 600; i++)); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        problem "still running 60 s after one SIGINT"
+        kill -9 "$pid"
+    fi
+    wait "$pid"
+    RC=$?
+    san_check "$tmp/7.err" "kiln search (Ctrl-C)"
+    [ "$RC" -eq 0 ] || problem "exit $RC after one SIGINT, expected 0"$'\n'"$(tail_of "$tmp/7.err")"
+    RUN7=$(last_run "$WS7")
+    st=$(sq "$DB7" "SELECT status || ' ' || iterations_done FROM runs WHERE id='$RUN7'")
+    case $st in
+        "stopped "[01]) ;;
+        *) problem "runs.status/iterations_done '$st', expected 'stopped' after at most one iteration" ;;
+    esac
+    grep -q interrupted "$tmp/7.out" || problem "the summary does not say interrupted:"$'\n'"$(tail_of "$tmp/7.out")"
+    consistent "$WS7" "$RUN7" stopped
+    kiln "$tmp/7b.out" "$tmp/7b.err" search --workspace "$WS7" --resume last --iterations 2 "${FAST[@]}"
+    if [ "$RC" -ne 0 ]; then
+        problem "resume: exit $RC, expected 0"$'\n'"$(tail_of "$tmp/7b.err")"
+    else
+        st=$(sq "$DB7" "SELECT status || ' ' || iterations_done FROM runs WHERE id='$RUN7'")
+        [ "$st" = "done 2" ] || problem "after the resume runs.status/iterations_done is '$st', expected 'done 2'"
+        consistent "$WS7" "$RUN7"
+    fi
+fi
+end "Ctrl-C: stops after the current step with status stopped, consistent; --resume last --iterations 2 completes"
+
+# ==== 8. bad input ==========================================================================
+
+begin
+kiln "$tmp/8a.out" "$tmp/8a.err" search nosuchtask --workspace "$tmp/ws8a" "${FAST[@]}"
+[ "$RC" -eq 2 ] && grep -q "no task named" "$tmp/8a.err" ||
+    problem "nosuchtask: exit $RC, expected 2 with 'no task named':"$'\n'"$(tail_of "$tmp/8a.err")"
+mkdir -p "$tmp/ws8b/.kiln"
+head -c 4096 /dev/urandom >"$tmp/ws8b/.kiln/kiln.db"
+printf 'this is not a database\n' | dd of="$tmp/ws8b/.kiln/kiln.db" conv=notrunc status=none
+kiln "$tmp/8b.out" "$tmp/8b.err" search rmsnorm --workspace "$tmp/ws8b" "${FAST[@]}"
+[ "$RC" -eq 2 ] && grep -q "$tmp/ws8b/.kiln/kiln.db" "$tmp/8b.err" ||
+    problem "garbage kiln.db: exit $RC, expected 2 naming the file:"$'\n'"$(tail_of "$tmp/8b.err")"
+kiln "$tmp/8c.out" "$tmp/8c.err" search rmsnorm --agent bogus --workspace "$tmp/ws8c" "${FAST[@]}"
+[ "$RC" -eq 2 ] && grep -q "bogus" "$tmp/8c.err" ||
+    problem "--agent bogus: exit $RC, expected 2 naming the agent:"$'\n'"$(tail_of "$tmp/8c.err")"
+kiln "$tmp/8d.out" "$tmp/8d.err" search rmsnorm --budget 5x --workspace "$tmp/ws8d" "${FAST[@]}"
+[ "$RC" -eq 2 ] && grep -q -- "--budget" "$tmp/8d.err" ||
+    problem "--budget 5x: exit $RC, expected 2 naming --budget:"$'\n'"$(tail_of "$tmp/8d.err")"
+[ -e "$tmp/ws8d" ] && problem "--budget 5x created the workspace $tmp/ws8d"
+end "bad input: unknown task, garbage database, unknown agent, bad duration -> exit 2"
+
+# ==== 9. time budget =========================================================================
+
+begin
+WS9=$tmp/ws9
+t0=$(date +%s)
+"$KILN" search rmsnorm --from "$FIX/many_knobs.c" --budget 3s --workspace "$WS9" --json "${FAST[@]}" \
+    >"$tmp/9.json" 2>"$tmp/9.err" &
+pid=$!
+BGPIDS+=("$pid")
+for ((i = 0; i < 600; i++)); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+done
+if kill -0 "$pid" 2>/dev/null; then
+    problem "--budget 3s still running after 60 s"
+    kill -9 "$pid"
+fi
+wait "$pid"
+RC=$?
+secs=$(( $(date +%s) - t0 ))
+san_check "$tmp/9.err" "kiln search --budget 3s"
+[ "$RC" -eq 0 ] || problem "exit $RC, expected 0"$'\n'"$(tail_of "$tmp/9.err")"
+summary=$(grep '"event":"summary"' "$tmp/9.json")
+grep -q '"reason":"time budget reached"' <<<"$summary" ||
+    problem "summary event without reason 'time budget reached': ${summary:0:300}"
+grep -q '"status":"done"' <<<"$summary" || problem "summary status is not done: ${summary:0:300}"
+# Every line of --json output is one event object.
+bad=$(grep -v -c '^{.*"event":"\(run\|step\|candidate\|summary\|error\)".*}$' "$tmp/9.json")
+[ "$bad" = 0 ] || problem "$bad lines of --json output are not events:"$'\n'"$(grep -v '^{.*"event"' "$tmp/9.json" | head -5)"
+echo "# --budget 3s took $secs s"
+[ -f "$WS9/.kiln/kiln.db" ] && consistent "$WS9" "$(last_run "$WS9")"
+end "--budget 3s stops by itself with 'time budget reached'"
+
+echo "$npass passed, $nfail failed"
+[ "$nfail" -eq 0 ]
