@@ -16,6 +16,7 @@ int kiln_cmd_verify(int argc, char **argv);
 int kiln_cmd_task(int argc, char **argv);
 int kiln_cmd_daemon(int argc, char **argv);
 int kiln_cmd_search(int argc, char **argv);
+int kiln_cmd_lessons(int argc, char **argv);
 
 /* "--flag value" or "--flag=value": returns the value and advances *i, or
  * NULL when argv[*i] is not this flag. Sets *missing when the value is absent. */

@@ -15,6 +15,8 @@ static const char usage[] =
     "  task show NAME            print a task as the agent sees it\n"
     "  task list                 list the built-in tasks\n"
     "  daemon start|stop|status  manage kilnd, the verifier daemon\n"
+    "  lessons list|show|search|add|edit|retire|export|import|distill|stats\n"
+    "                            the lessons a search learned (and yours)\n"
     "\n"
     "Run 'kiln COMMAND --help' for a command's options.\n"
     "Exit status: 0 pass, 1 fail or suspect, 2 bad input, 3 internal error.\n";
@@ -59,6 +61,8 @@ int main(int argc, char **argv)
         return kiln_cmd_task(argc - 1, argv + 1);
     if (strcmp(argv[1], "daemon") == 0)
         return kiln_cmd_daemon(argc - 1, argv + 1);
+    if (strcmp(argv[1], "lessons") == 0)
+        return kiln_cmd_lessons(argc - 1, argv + 1);
     fprintf(stderr, "kiln: unknown command '%s'\n\n%s", argv[1], usage);
     return KILN_EXIT_BAD_INPUT;
 }

@@ -1,6 +1,8 @@
 /* rundb.c - SQLite records of search runs (see rundb.h). */
 #include "rundb.h"
 
+#include "lessons.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,14 +71,37 @@ static int check_foreign(sqlite3 *db, int version, const char *path, kiln_error 
                          version, KILN_DB_SCHEMA_VERSION);
     sqlite3_stmt *st = NULL;
     int tables = 0;
+    /* kiln's own tables: v1's and the lessons' (with the FTS5 index's shadow tables). */
     if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE type='table' AND "
-                           "name NOT IN ('runs','candidates','llm_calls')", -1, &st, NULL) == SQLITE_OK &&
+                           "name NOT IN ('runs','candidates','llm_calls','lessons','lesson_tags',"
+                           "'lessons_fts','lessons_fts_data','lessons_fts_idx','lessons_fts_docsize',"
+                           "'lessons_fts_config','lesson_shown','lesson_prompts')", -1, &st, NULL) == SQLITE_OK &&
         sqlite3_step(st) == SQLITE_ROW)
         tables = sqlite3_column_int(st, 0);
     sqlite3_finalize(st);
     if (version == 0 && tables > 0)
         return kiln_fail(err, "%s: not a kiln database (it has other tables)", path);
     return 0;
+}
+
+/* Create or upgrade the schema in one write transaction: two processes
+ * opening an old database at once upgrade it once, and a crash midway
+ * leaves the old version intact. Each step is idempotent, so an upgrade
+ * from any earlier version runs them all. */
+static int upgrade(sqlite3 *db, const char *path, kiln_error *err)
+{
+    int version = 0;
+    if (exec(db, "BEGIN IMMEDIATE", err) < 0)
+        return -1;
+    if (user_version(db, &version) == 0 && version >= KILN_DB_SCHEMA_VERSION)
+        return exec(db, "COMMIT", err);   /* another process got here first */
+    char set[64];
+    snprintf(set, sizeof set, "PRAGMA user_version=%d", KILN_DB_SCHEMA_VERSION);
+    if (exec(db, schema_v1, err) == 0 && kiln_knowledge_schema(db, err) == 0 &&
+        exec(db, set, err) == 0 && exec(db, "COMMIT", err) == 0)
+        return 0;
+    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    return kiln_error_prefix(err, "%s: upgrading the schema from version %d", path, version);
 }
 
 int kiln_db_open(sqlite3 **db, const char *path, kiln_error *err)
@@ -93,8 +118,9 @@ int kiln_db_open(sqlite3 **db, const char *path, kiln_error *err)
         kiln_fail(err, "%s: not a SQLite database or corrupt: %s", path, sqlite3_errmsg(*db));
     } else if (check_foreign(*db, version, path, err) == 0 &&
                exec(*db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", err) == 0 &&
-               exec(*db, schema_v1, err) == 0 &&
-               exec(*db, "PRAGMA user_version=1", err) == 0) {
+               (version == KILN_DB_SCHEMA_VERSION || upgrade(*db, path, err) == 0)) {
+        /* An up-to-date database is only read here, so opening it never
+         * waits on (or blocks) a search that is writing. */
         return 0;
     }
     sqlite3_close(*db);

@@ -9,7 +9,7 @@
 
 #include "kiln_error.h"
 
-#define KILN_DB_SCHEMA_VERSION 1
+#define KILN_DB_SCHEMA_VERSION 2   /* 2: lessons (knowledge/lessons.h) */
 
 typedef struct kiln_run {
     char id[32], task[256], backend[8], dtype[8], grp[32], agent[16], model[128];

@@ -111,13 +111,20 @@ static void new_run_id(sqlite3 *db, char *id, size_t len)
         snprintf(id, len, "%.15s-%d", base, i % 1000);
 }
 
-/* Candidate 0: the start kernel, measured against the task's baseline. */
-static int start_kernel(search *s, kiln_error *err)
+/* The run row and candidate 0, the start kernel (measured against the
+ * task's baseline by the loop). Written only once everything else is set
+ * up, so a search that cannot start (unknown agent, no API key, unreadable
+ * --from) leaves no run behind for --resume last to pick up. */
+static int record_run(search *s, kiln_error *err)
 {
     char *src = read_text(s->o->from && strcmp(s->run.agent, "replay") != 0 ? s->o->from
                                                                            : s->task.baseline_cpu, err);
     if (!src)
         return -2;
+    if (kiln_db_run_insert(s->db, &s->run, err) < 0) {
+        free(src);
+        return -1;
+    }
     kiln_cand c = {.n = 0, .iteration = 0};
     snprintf(c.run, sizeof c.run, "%s", s->run.id);
     snprintf(c.proposer, sizeof c.proposer, "start");
@@ -151,9 +158,7 @@ static int create_run(search *s, kiln_error *err)
     r->budget_seconds = o->budget_s;
     r->budget_tokens = o->max_tokens;
     r->drafts = o->drafts > 0 ? o->drafts : 1;
-    if (kiln_db_run_insert(s->db, r, err) < 0)
-        return -1;
-    return start_kernel(s, err);
+    return 0;   /* recorded by record_run once the search can start */
 }
 
 static int resume_run(search *s, kiln_error *err)
@@ -205,6 +210,8 @@ int kiln_search_setup(search *s, kiln_error *err)
     s->seconds_before = s->run.seconds_used;
     s->t0 = kiln_wall_now();
     if ((rc = setup_judge(s, err)) != 0 || (rc = setup_proposer(s, err)) != 0)
+        return rc;
+    if (!o->resume && (rc = record_run(s, err)) != 0)
         return rc;
     if (kiln_ws_checkout_branch(&s->ws, s->run.branch, err) < 0)
         return -1;

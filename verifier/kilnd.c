@@ -204,6 +204,17 @@ static void handle_op(kilnd *d, kilnd_conn *c, const cJSON *msg, const char *id,
     }
 }
 
+/* A TCP client gets one chance to authenticate: anything else closes it, so
+ * strangers cannot hold connections or buffers. */
+static void drop_unauthenticated(kilnd_conn *c)
+{
+    if (!c->tcp || c->authed)
+        return;
+    pthread_mutex_lock(&c->mu);
+    c->closed = 1;
+    pthread_mutex_unlock(&c->mu);
+}
+
 static void handle_line(kilnd *d, kilnd_conn *c, const char *line, size_t len)
 {
     /* One JSON value and nothing else: cJSON alone would stop at a NUL byte
@@ -222,6 +233,7 @@ static void handle_line(kilnd *d, kilnd_conn *c, const char *line, size_t len)
         send_error(d, c, NULL, "malformed", msg ? "a request must be a JSON object"
                                                  : "a request must be one line of valid JSON");
         cJSON_Delete(msg);
+        drop_unauthenticated(c);
         return;
     }
     const cJSON *idj = cJSON_GetObjectItemCaseSensitive(msg, "id");
@@ -244,18 +256,22 @@ static void consume_input(kilnd *d, kilnd_conn *c)
             continue;
         /* A whole line can arrive in one read, past the limit: check it
          * here too, not only what is left over without a newline. */
-        if (!c->discarding && i - start > KILN_PROTO_MAX_LINE)
+        if (!c->discarding && i - start > KILN_PROTO_MAX_LINE) {
             send_error(d, c, NULL, "too-large", "a request line may be at most 1 MiB");
-        else if (!c->discarding && i > start)
+            drop_unauthenticated(c);
+        } else if (!c->discarding && i > start)
             handle_line(d, c, c->in + start, i - start);
         c->discarding = 0;
         start = i + 1;
+        if (c->tcp && !c->authed && c->closed)
+            break;   /* refused: the rest of what it sent is not read */
     }
     memmove(c->in, c->in + start, c->in_len - start);
     c->in_len -= start;
     if (c->in_len > KILN_PROTO_MAX_LINE) {
         if (!c->discarding)
             send_error(d, c, NULL, "too-large", "a request line may be at most 1 MiB");
+        drop_unauthenticated(c);
         c->discarding = 1;
         c->in_len = 0;
     }

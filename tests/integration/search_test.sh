@@ -361,6 +361,11 @@ RC=$?
 san_check "$tmp/5.err" "kiln search --agent anthropic (no key)"
 [ "$RC" -eq 2 ] || problem "exit $RC, expected 2"$'\n'"$(tail_of "$tmp/5.err")"
 grep -q ANTHROPIC_API_KEY "$tmp/5.err" || problem "stderr does not name ANTHROPIC_API_KEY:"$'\n'"$(tail_of "$tmp/5.err")"
+# A search that cannot start leaves no run for --resume last to pick up.
+if [ -f "$tmp/t5/kiln-work/.kiln/kiln.db" ]; then
+    left=$(sq "$tmp/t5/kiln-work/.kiln/kiln.db" "SELECT count(*) FROM runs")
+    [ "$left" = 0 ] || problem "$left run(s) recorded by a search that could not start"
+fi
 end "anthropic agent without a key: exit 2 naming ANTHROPIC_API_KEY"
 
 # ==== 6. kill -9 in the middle, then resume ==================================================
@@ -483,6 +488,10 @@ kiln "$tmp/8b.out" "$tmp/8b.err" search rmsnorm --workspace "$tmp/ws8b" "${FAST[
 kiln "$tmp/8c.out" "$tmp/8c.err" search rmsnorm --agent bogus --workspace "$tmp/ws8c" "${FAST[@]}"
 [ "$RC" -eq 2 ] && grep -q "bogus" "$tmp/8c.err" ||
     problem "--agent bogus: exit $RC, expected 2 naming the agent:"$'\n'"$(tail_of "$tmp/8c.err")"
+if [ -f "$tmp/ws8c/.kiln/kiln.db" ]; then
+    left=$(sq "$tmp/ws8c/.kiln/kiln.db" "SELECT count(*) || ' ' || ifnull(group_concat(agent || ':' || status), '') FROM runs")
+    [ "$left" = "0 " ] || problem "--agent bogus left runs behind (count agent:status): $left"
+fi
 kiln "$tmp/8d.out" "$tmp/8d.err" search rmsnorm --budget 5x --workspace "$tmp/ws8d" "${FAST[@]}"
 [ "$RC" -eq 2 ] && grep -q -- "--budget" "$tmp/8d.err" ||
     problem "--budget 5x: exit $RC, expected 2 naming --budget:"$'\n'"$(tail_of "$tmp/8d.err")"

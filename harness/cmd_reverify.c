@@ -1,0 +1,611 @@
+/* cmd_reverify.c - `kiln reverify`: verify recorded kernels again and
+ * compare with what their notes say. Useful after a driver or compiler
+ * update, on another machine, or when a number is doubted.
+ *
+ * The old numbers come from the note on refs/notes/kiln (the "record"
+ * verdict against the task's baseline, else the verdict against the
+ * parent); the new verdict is always against the task's baseline. Results
+ * are appended, one JSON line each, to the note of the same commit on
+ * refs/notes/kiln-reverify: refs/notes/kiln and the commits are never
+ * rewritten. */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "judge.h"
+#include "paths.h"
+#include "review.h"
+#include "workspace.h"
+
+#define REVERIFY_NOTES_REF "refs/notes/kiln-reverify"
+
+static const char usage[] =
+    "usage: kiln reverify [REV... | --run R | --kept | --best] [options]\n"
+    "\n"
+    "Verify recorded kernels again (against the task's baseline) and print old against\n"
+    "new: status, per visible shape the time ratio and the speedup ratio with their\n"
+    "noise bands, and the machine of each. A status change from pass, or a geomean\n"
+    "speedup below old x (1 - band), is a regression (exit status 1). Each result is\n"
+    "appended to the commit's note on refs/notes/kiln-reverify.\n"
+    "\n"
+    "  REV...             commits (anything git rev-parse understands)\n"
+    "  --run R            the kept candidates of run R (with its start, candidate 0)\n"
+    "  --kept             the kept candidates of every run\n"
+    "  --best             the commits tagged kiln/best/* (the default)\n"
+    "  --workspace DIR    the workspace (default ./kiln-work)\n"
+    "  --backend cpu      backend (cpu in this build)\n"
+    "  --dtype T          only kernels recorded for dtype T\n"
+    "  --timing-ms N      timing budget of each verification (default 1000)\n"
+    "  --socket ADDR      kilnd to use (default $KILN_SOCKET; started on demand)\n"
+    "  --no-daemon        verify in this process\n"
+    "  --json             one JSON object with every result\n";
+
+typedef struct rv_opts {
+    const char *workspace, *run, *backend, *dtype, *socket;
+    const char **revs;
+    int nrevs, kept, best, json, no_daemon, timing_ms;
+} rv_opts;
+
+typedef struct rv_ctx {
+    const rv_opts *o;
+    kiln_ws ws;
+    sqlite3 *db;                /* NULL when the workspace has no database */
+    char address[4096];
+    char (*commits)[41];
+    int ncommits;
+} rv_ctx;
+
+/* ---- command line ---------------------------------------------------------- */
+
+static int parse_int(const char *flag, const char *v, int *out)
+{
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (!*v || *end || n < 1 || n > 3600000)
+        return fprintf(stderr, "kiln reverify: bad value for %s: '%s'\n", flag, v), -1;
+    *out = (int)n;
+    return 0;
+}
+
+static int parse(int argc, char **argv, rv_opts *o)
+{
+    static const char *strings[] = {"--workspace", "--run", "--backend", "--dtype", "--socket"};
+    const char **slots[] = {&o->workspace, &o->run, &o->backend, &o->dtype, &o->socket};
+    for (int i = 1; i < argc; i++) {
+        int miss = 0, done = 0;
+        const char *v;
+        if (kiln_is_help(argv[i]))
+            return fputs(usage, stdout), 1;
+        for (size_t k = 0; k < sizeof strings / sizeof *strings && !done; k++)
+            if ((v = kiln_flag_value(argc, argv, &i, strings[k], &miss)))
+                *slots[k] = v, done = 1;
+        if (!done && (v = kiln_flag_value(argc, argv, &i, "--timing-ms", &miss))) {
+            if (parse_int("--timing-ms", v, &o->timing_ms) < 0)
+                return -1;
+            done = 1;
+        }
+        if (done)
+            continue;
+        if (miss)
+            return fprintf(stderr, "kiln reverify: %s needs a value\n", argv[i]), -1;
+        if (strcmp(argv[i], "--kept") == 0)
+            o->kept = 1;
+        else if (strcmp(argv[i], "--best") == 0)
+            o->best = 1;
+        else if (strcmp(argv[i], "--json") == 0)
+            o->json = 1;
+        else if (strcmp(argv[i], "--no-daemon") == 0)
+            o->no_daemon = 1;
+        else if (argv[i][0] == '-')
+            return fprintf(stderr, "kiln reverify: unexpected argument '%s'\n", argv[i]), -1;
+        else
+            o->revs[o->nrevs++] = argv[i];
+    }
+    if ((o->nrevs > 0) + !!o->run + o->kept + o->best > 1)
+        return fprintf(stderr, "kiln reverify: give REVs, --run, --kept or --best, not several\n"), -1;
+    if (!o->nrevs && !o->run && !o->kept)
+        o->best = 1;
+    return 0;
+}
+
+/* ---- choosing commits -------------------------------------------------------- */
+
+static int add_commit(rv_ctx *x, const char *oid, kiln_error *err)
+{
+    for (int i = 0; i < x->ncommits; i++)
+        if (strcmp(x->commits[i], oid) == 0)
+            return 0;
+    char(*p)[41] = realloc(x->commits, (size_t)(x->ncommits + 1) * sizeof *p);
+    if (!p)
+        return kiln_fail(err, "out of memory");
+    x->commits = p;
+    snprintf(p[x->ncommits++], 41, "%s", oid);
+    return 0;
+}
+
+static int from_db(rv_ctx *x, kiln_error *err)
+{
+    if (!x->db)
+        return kiln_fail(err, "the workspace has no database (.kiln/kiln.db)");
+    sqlite3_stmt *st = NULL;
+    const char *sql = x->o->run ? "SELECT commit_id FROM candidates WHERE run=?1 AND decision='keep'"
+                                  " AND commit_id <> '' ORDER BY n"
+                                : "SELECT commit_id FROM candidates WHERE decision='keep' AND"
+                                  " commit_id <> '' ORDER BY updated_at";
+    if (sqlite3_prepare_v2(x->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return kiln_fail(err, "database: %s", sqlite3_errmsg(x->db));
+    if (x->o->run)
+        sqlite3_bind_text(st, 1, x->o->run, -1, SQLITE_TRANSIENT);
+    int rc = 0;
+    while (rc == 0 && sqlite3_step(st) == SQLITE_ROW)
+        rc = add_commit(x, (const char *)sqlite3_column_text(st, 0), err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int from_best_tags(rv_ctx *x, kiln_error *err)
+{
+    git_reference_iterator *it = NULL;
+    git_reference *ref = NULL;
+    if (git_reference_iterator_glob_new(&it, x->ws.repo, "refs/tags/kiln/best/*") < 0)
+        return kiln_fail(err, "git: listing the kiln/best tags");
+    int rc = 0;
+    while (rc == 0 && git_reference_next(&ref, it) == 0) {
+        char oid[41];
+        rc = kiln_ws_resolve(&x->ws, git_reference_name(ref), oid, err);
+        if (rc == 0)
+            rc = add_commit(x, oid, err);
+        git_reference_free(ref);
+    }
+    git_reference_iterator_free(it);
+    return rc;
+}
+
+static int choose_commits(rv_ctx *x, kiln_error *err)
+{
+    const rv_opts *o = x->o;
+    for (int i = 0; i < o->nrevs; i++) {
+        char oid[41];
+        if (kiln_ws_resolve(&x->ws, o->revs[i], oid, err) < 0 || add_commit(x, oid, err) < 0)
+            return -2;
+    }
+    int rc = o->best ? from_best_tags(x, err) : o->nrevs ? 0 : from_db(x, err);
+    if (rc < 0)
+        return -1;
+    if (x->ncommits == 0)
+        return kiln_fail(err, o->best ? "no kiln/best tags in this workspace"
+                         : o->run ? "run '%s' has no kept candidates" : "no kept candidates%s",
+                         o->run ? o->run : ""), -2;
+    return 0;
+}
+
+/* ---- old against new -------------------------------------------------------- */
+
+static cJSON *read_note(rv_ctx *x, const char *ref, const char *commit)
+{
+    git_oid id;
+    git_note *note = NULL;
+    if (git_oid_fromstr(&id, commit) < 0 || git_note_read(&note, x->ws.repo, ref, &id) < 0)
+        return NULL;
+    cJSON *j = cJSON_Parse(git_note_message(note));
+    git_note_free(note);
+    return j;
+}
+
+static const cJSON *find_shape(const cJSON *v, const char *id)
+{
+    const cJSON *s;
+    cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(v, "shapes"))
+        if (strcmp(kiln_rv_str(s, "id"), id) == 0)
+            return s;
+    return NULL;
+}
+
+/* One visible timed shape: the candidate's time ratio and the speedup
+ * ratio, each with the combined relative half 20-80 spread as its band. */
+static cJSON *compare_shape(const cJSON *os, const cJSON *ns, double *band)
+{
+    char od[128], nd[128];
+    kiln_rv_dims(os, od, sizeof od);
+    kiln_rv_dims(ns, nd, sizeof nd);
+    if (strcmp(od, nd) != 0)
+        return NULL;   /* the task's shapes changed since: not comparable */
+    double hoc = kiln_rv_half_spread(kiln_rv_get(os, "time.candidate"));
+    double hob = kiln_rv_half_spread(kiln_rv_get(os, "time.baseline"));
+    double hnc = kiln_rv_half_spread(kiln_rv_get(ns, "time.candidate"));
+    double hnb = kiln_rv_half_spread(kiln_rv_get(ns, "time.baseline"));
+    double oc = kiln_rv_num(os, "time.candidate.median_ns"), nc = kiln_rv_num(ns, "time.candidate.median_ns");
+    double osp = kiln_rv_num(os, "speedup"), nsp = kiln_rv_num(ns, "speedup");
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "id", kiln_rv_str(os, "id"));
+    cJSON_AddStringToObject(o, "dims", od);
+    cJSON_AddNumberToObject(o, "old_median_ns", oc);
+    cJSON_AddNumberToObject(o, "new_median_ns", nc);
+    cJSON_AddNumberToObject(o, "time_ratio", oc > 0 ? nc / oc : 0);
+    cJSON_AddNumberToObject(o, "time_band", sqrt(hoc * hoc + hnc * hnc));
+    cJSON_AddNumberToObject(o, "old_speedup", osp);
+    cJSON_AddNumberToObject(o, "new_speedup", nsp);
+    cJSON_AddNumberToObject(o, "speedup_ratio", osp > 0 ? nsp / osp : 0);
+    *band = sqrt(hoc * hoc + hob * hob + hnc * hnc + hnb * hnb);
+    cJSON_AddNumberToObject(o, "speedup_band", *band);
+    cJSON_AddBoolToObject(o, "slower", osp > 0 && nsp < osp * (1 - fmax(*band, 0.02)));
+    return o;
+}
+
+static double median(double *v, int n)
+{
+    for (int i = 1; i < n; i++)
+        for (int k = i; k > 0 && v[k] < v[k - 1]; k--) {
+            double t = v[k];
+            v[k] = v[k - 1];
+            v[k - 1] = t;
+        }
+    return n ? (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2])) : 0;
+}
+
+/* Per-shape comparisons; returns the band of the geomean speedup: the
+ * median of the shapes' bands, at least 2% (the search's keep rule). */
+static double compare_shapes(const cJSON *old, const cJSON *new, cJSON *out)
+{
+    double bands[128];
+    int n = 0;
+    const cJSON *os;
+    cJSON_ArrayForEach(os, cJSON_GetObjectItemCaseSensitive(old, "shapes")) {
+        const cJSON *ns = find_shape(new, kiln_rv_str(os, "id"));
+        if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(os, "visible")) || !ns ||
+            !kiln_rv_get(os, "time") || !kiln_rv_get(ns, "time") || n == 128)
+            continue;
+        double band;
+        cJSON *c = compare_shape(os, ns, &band);
+        if (c) {
+            cJSON_AddItemToArray(out, c);
+            bands[n++] = band;
+        }
+    }
+    double b = median(bands, n);
+    return b > 0.02 ? b : 0.02;
+}
+
+static cJSON *env_of(const cJSON *v)
+{
+    cJSON *e = cJSON_CreateObject();
+    cJSON_AddStringToObject(e, "cpu", kiln_rv_str(v, "environment.cpu"));
+    cJSON_AddStringToObject(e, "host", kiln_rv_str(v, "environment.host"));
+    cJSON_AddStringToObject(e, "kernel", kiln_rv_str(v, "environment.kernel"));
+    cJSON_AddStringToObject(e, "verifier_version", kiln_rv_str(v, "verifier_version"));
+    return e;
+}
+
+static cJSON *side(const cJSON *v, const char *kind, const char *date)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (kind)
+        cJSON_AddStringToObject(o, "kind", kind);
+    cJSON_AddStringToObject(o, "status", kiln_rv_str(v, "status"));
+    cJSON_AddStringToObject(o, "stage", kiln_rv_str(v, "stage"));
+    cJSON_AddStringToObject(o, "code", kiln_rv_str(v, "code"));
+    cJSON_AddStringToObject(o, "reason", kiln_rv_str(v, "reason"));
+    cJSON_AddNumberToObject(o, "geomean_speedup", kiln_rv_num(v, "summary.geomean_speedup"));
+    cJSON_AddStringToObject(o, "source_sha256", kiln_rv_str(v, "source_sha256"));
+    cJSON_AddStringToObject(o, "date", date);
+    cJSON_AddItemToObject(o, "environment", env_of(v));
+    return o;
+}
+
+/* The verdict: a status change from pass, or a geomean speedup below the
+ * old one beyond the band. Speedups against a parent (a candidate that was
+ * never measured against the baseline) are not comparable: status only. */
+static void judge_change(cJSON *r, const cJSON *old, const cJSON *new, int comparable, double band)
+{
+    int old_pass = strcmp(kiln_rv_str(old, "status"), "pass") == 0;
+    int new_pass = strcmp(kiln_rv_str(new, "status"), "pass") == 0;
+    double og = kiln_rv_num(old, "summary.geomean_speedup"), ng = kiln_rv_num(new, "summary.geomean_speedup");
+    char why[512] = "";
+    if (old_pass && !new_pass)
+        snprintf(why, sizeof why, "status pass -> %s (%s at %s)", kiln_rv_str(new, "status"),
+                 kiln_rv_str(new, "code"), kiln_rv_str(new, "stage"));
+    else if (comparable && old_pass && og > 0 && ng < og * (1 - band))
+        snprintf(why, sizeof why, "geomean speedup %.3fx -> %.3fx, below %.3fx (old x (1 - band %.1f%%))",
+                 og, ng, og * (1 - band), 100 * band);
+    cJSON_AddNumberToObject(r, "band", band);
+    cJSON_AddBoolToObject(r, "regression", why[0] != 0);
+    if (why[0])
+        cJSON_AddStringToObject(r, "why", why);
+}
+
+static double commit_time(rv_ctx *x, const char *commit)
+{
+    git_oid id;
+    git_commit *c = NULL;
+    double t = 0;
+    if (git_oid_fromstr(&id, commit) == 0 && git_commit_lookup(&c, x->ws.repo, &id) == 0)
+        t = (double)git_commit_time(c);
+    git_commit_free(c);
+    return t;
+}
+
+static cJSON *build_result(rv_ctx *x, const char *commit, const cJSON *note, const cJSON *old,
+                           const char *kind, const cJSON *new, const char *job)
+{
+    char date[32], now[32];
+    kiln_rv_fmt_date(commit_time(x, commit), date, sizeof date);
+    kiln_rv_fmt_date(kiln_rv_now(), now, sizeof now);
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddStringToObject(r, "commit", commit);
+    cJSON_AddStringToObject(r, "date", now);
+    cJSON_AddStringToObject(r, "run", kiln_rv_str(note, "run"));
+    cJSON_AddNumberToObject(r, "candidate", kiln_rv_num(note, "candidate"));
+    cJSON_AddStringToObject(r, "task", kiln_rv_str(old, "task"));
+    cJSON_AddStringToObject(r, "dtype", kiln_rv_str(old, "dtype"));
+    cJSON_AddStringToObject(r, "group", kiln_rv_str(old, "group"));
+    cJSON_AddItemToObject(r, "old", side(old, kind, date));
+    cJSON *n = side(new, NULL, now);
+    cJSON_AddStringToObject(n, "job", job);
+    cJSON_AddItemToObject(r, "new", n);
+    cJSON *shapes = cJSON_AddArrayToObject(r, "shapes");
+    double band = compare_shapes(old, new, shapes);
+    judge_change(r, old, new, strcmp(kind, "record") == 0, band);
+    cJSON_AddItemToObject(r, "env", env_of(new));
+    return r;
+}
+
+/* ---- verifying one commit ----------------------------------------------------- */
+
+static void setup_judge(rv_ctx *x, kiln_judge *j, const kiln_task *t, const cJSON *old)
+{
+    memset(j, 0, sizeof *j);
+    j->in_process = x->o->no_daemon;
+    snprintf(j->address, sizeof j->address, "%s", x->address);
+    j->task = t;
+    snprintf(j->task_ref, sizeof j->task_ref, "%s", t->name);
+    j->dtype = kiln_rv_str(old, "dtype");
+    j->group = kiln_rv_str(old, "group");
+    j->timing_ms = x->o->timing_ms;
+}
+
+static cJSON *skipped(const char *commit, const char *why)
+{
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddStringToObject(r, "commit", commit);
+    cJSON_AddStringToObject(r, "skipped", why);
+    return r;
+}
+
+/* The new verdict of commit's kernel against the task's baseline. */
+static cJSON *verify_again(rv_ctx *x, const char *commit, const cJSON *old, char job[32],
+                           kiln_error *err)
+{
+    kiln_task *t = calloc(1, sizeof *t);
+    if (!t)
+        return kiln_fail(err, "out of memory"), NULL;
+    cJSON *v = NULL;
+    char rel[KILN_NAME_MAX + 32], *src = NULL;
+    if (kiln_task_find(kiln_rv_str(old, "task"), t, err) == 0) {
+        snprintf(rel, sizeof rel, "%s/cpu/kernel.c", t->name);
+        if (kiln_ws_read(&x->ws, commit, rel, &src, err) == 0) {
+            kiln_judge j;
+            setup_judge(x, &j, t, old);
+            v = kiln_judge_run(&j, src, NULL, job, NULL, NULL, err);
+        }
+    }
+    free(src);
+    free(t);
+    return v;
+}
+
+/* Returns the result (a skip says why), or NULL with err on an internal error. */
+static cJSON *reverify_one(rv_ctx *x, const char *commit, kiln_error *err)
+{
+    cJSON *note = read_note(x, KILN_NOTES_REF, commit);
+    if (!note)
+        return skipped(commit, "no verdict note on refs/notes/kiln");
+    const char *kind = kiln_rv_get(note, "record") ? "record" : "verdict";
+    const cJSON *old = kiln_rv_get(note, kind);
+    cJSON *r = NULL;
+    if (!old || !*kiln_rv_str(old, "task"))
+        r = skipped(commit, "the note holds no verdict");
+    else if (x->o->dtype && strcmp(x->o->dtype, kiln_rv_str(old, "dtype")) != 0)
+        r = skipped(commit, "another dtype");
+    if (r) {
+        cJSON_Delete(note);
+        return r;
+    }
+    char job[32] = "";
+    cJSON *new = verify_again(x, commit, old, job, err);
+    if (new)
+        r = build_result(x, commit, note, old, kind, new, job);
+    cJSON_Delete(new);
+    cJSON_Delete(note);
+    return r;
+}
+
+/* Append one JSON line to the commit's note on refs/notes/kiln-reverify. */
+static int append_note(rv_ctx *x, const char *commit, const cJSON *result, kiln_error *err)
+{
+    git_oid id, out;
+    git_note *old = NULL;
+    git_signature *sig = NULL;
+    if (git_oid_fromstr(&id, commit) < 0)
+        return kiln_fail(err, "bad commit id %s", commit);
+    char *line = cJSON_PrintUnformatted(result);
+    const char *prev = "";
+    if (git_note_read(&old, x->ws.repo, REVERIFY_NOTES_REF, &id) == 0)
+        prev = git_note_message(old);
+    size_t lp = strlen(prev), ll = line ? strlen(line) : 0;
+    char *text = line ? malloc(lp + ll + 3) : NULL;
+    int rc = -1;
+    if (text) {
+        snprintf(text, lp + ll + 3, "%s%s%s\n", prev, lp && prev[lp - 1] != '\n' ? "\n" : "", line);
+        rc = git_signature_default(&sig, x->ws.repo) == 0 ? 0
+             : git_signature_now(&sig, "kiln", "kiln@localhost");
+        if (rc == 0)
+            rc = git_note_create(&out, x->ws.repo, REVERIFY_NOTES_REF, sig, sig, &id, text, 1);
+    }
+    git_signature_free(sig);
+    git_note_free(old);
+    free(text);
+    free(line);
+    if (rc < 0) {
+        const git_error *e = git_error_last();
+        return kiln_fail(err, "git: writing the reverify note: %s", e && e->message ? e->message : "out of memory");
+    }
+    return 0;
+}
+
+/* ---- printing -------------------------------------------------------------------- */
+
+static void print_env(const char *label, const cJSON *side)
+{
+    printf("  %-8s %s, host %s, %s (verifier %s), %s\n", label, kiln_rv_str(side, "environment.cpu"),
+           kiln_rv_str(side, "environment.host"), kiln_rv_str(side, "environment.kernel"),
+           kiln_rv_str(side, "environment.verifier_version"), kiln_rv_str(side, "date"));
+}
+
+static void print_shapes(const cJSON *shapes)
+{
+    printf("  %-4s %-22s %9s %7s %9s %9s %8s %7s\n", "id", "dims", "time n/o", "band", "old",
+           "new", "sp n/o", "band");
+    const cJSON *s;
+    cJSON_ArrayForEach(s, shapes) {
+        printf("  %-4s %-22s %9.3f %6.1f%% %8.2fx %8.2fx %8.3f %6.1f%%%s\n", kiln_rv_str(s, "id"),
+               kiln_rv_str(s, "dims"), kiln_rv_num(s, "time_ratio"), 100 * kiln_rv_num(s, "time_band"),
+               kiln_rv_num(s, "old_speedup"), kiln_rv_num(s, "new_speedup"),
+               kiln_rv_num(s, "speedup_ratio"), 100 * kiln_rv_num(s, "speedup_band"),
+               cJSON_IsTrue(kiln_rv_get(s, "slower")) ? "  slower" : "");
+    }
+}
+
+static void print_result(const cJSON *r)
+{
+    const char *commit = kiln_rv_str(r, "commit");
+    if (kiln_rv_get(r, "skipped")) {
+        printf("%.12s  skipped: %s\n\n", commit, kiln_rv_str(r, "skipped"));
+        return;
+    }
+    printf("%.12s  %s %s %s, run %s candidate %.0f (old: %s verdict)\n", commit, kiln_rv_str(r, "task"),
+           kiln_rv_str(r, "dtype"), kiln_rv_str(r, "group"), kiln_rv_str(r, "run"),
+           kiln_rv_num(r, "candidate"), kiln_rv_str(r, "old.kind"));
+    printf("  status   %s -> %s (%s)\n", kiln_rv_str(r, "old.status"), kiln_rv_str(r, "new.status"),
+           kiln_rv_str(r, "new.reason"));
+    printf("  geomean  %.3fx -> %.3fx against the task's baseline (band %.1f%%)%s\n",
+           kiln_rv_num(r, "old.geomean_speedup"), kiln_rv_num(r, "new.geomean_speedup"),
+           100 * kiln_rv_num(r, "band"),
+           strcmp(kiln_rv_str(r, "old.kind"), "record") ? " - old speedup is against its parent" : "");
+    print_env("old", kiln_rv_get(r, "old"));
+    print_env("new", kiln_rv_get(r, "new"));
+    print_shapes(kiln_rv_get(r, "shapes"));
+    if (cJSON_IsTrue(kiln_rv_get(r, "regression")))
+        printf("  REGRESSION: %s\n\n", kiln_rv_str(r, "why"));
+    else
+        printf("  ok: no regression beyond the noise\n\n");
+}
+
+/* ---- entry ---------------------------------------------------------------------- */
+
+static int open_ctx(rv_ctx *x, kiln_error *err)
+{
+    const char *dir = x->o->workspace ? x->o->workspace : "kiln-work";
+    char git[PATH_MAX + 8], db[PATH_MAX + 32];
+    snprintf(git, sizeof git, "%s/.git", dir);
+    if (access(git, F_OK) != 0)
+        return kiln_fail(err, "%s is not a kiln workspace (no git repository)", dir), -2;
+    if (kiln_rv_search_running(dir))
+        return kiln_fail(err, "a search is running in this workspace (%s); try again when it ends", dir), -2;
+    if (kiln_ws_open(&x->ws, dir, err) < 0)
+        return -2;
+    snprintf(db, sizeof db, "%s/.kiln/kiln.db", x->ws.dir);
+    if (access(db, F_OK) == 0 && kiln_rv_db_open(x->ws.dir, &x->db, err) < 0)
+        return -1;
+    if (x->o->no_daemon)
+        return 0;
+    const char *sock = x->o->socket ? x->o->socket : getenv("KILN_SOCKET");
+    if (sock && *sock) {
+        snprintf(x->address, sizeof x->address, "%s", sock);
+        return 0;
+    }
+    return kiln_default_socket(x->address, sizeof x->address, err);
+}
+
+static void close_ctx(rv_ctx *x)
+{
+    if (x->db)
+        sqlite3_close(x->db);
+    if (x->ws.repo || x->ws.lock_fd >= 0)
+        kiln_ws_close(&x->ws);
+    free(x->commits);
+}
+
+/* Reverify every chosen commit; *regressions counts them. */
+static int run_all(rv_ctx *x, cJSON *all, int *regressions, kiln_error *err)
+{
+    for (int i = 0; i < x->ncommits; i++) {
+        cJSON *r = reverify_one(x, x->commits[i], err);
+        if (!r)
+            return kiln_error_prefix(err, "%.12s", x->commits[i]);
+        if (!kiln_rv_get(r, "skipped") && append_note(x, x->commits[i], r, err) < 0) {
+            cJSON_Delete(r);
+            return -1;
+        }
+        *regressions += cJSON_IsTrue(kiln_rv_get(r, "regression"));
+        if (!x->o->json) {
+            print_result(r);
+            fflush(stdout);
+        }
+        cJSON_AddItemToArray(all, r);
+    }
+    return 0;
+}
+
+static void print_total(const rv_ctx *x, cJSON *all, int regressions)
+{
+    if (x->o->json) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddItemReferenceToObject(o, "results", all);
+        cJSON_AddNumberToObject(o, "regressions", regressions);
+        char *s = cJSON_PrintUnformatted(o);
+        if (s)
+            puts(s);
+        free(s);
+        cJSON_Delete(o);
+        return;
+    }
+    printf("%d commit%s reverified, %d regression%s; results appended to %s\n", x->ncommits,
+           x->ncommits == 1 ? "" : "s", regressions, regressions == 1 ? "" : "s", REVERIFY_NOTES_REF);
+}
+
+int kiln_cmd_reverify(int argc, char **argv)
+{
+    const char **revs = calloc((size_t)argc + 1, sizeof *revs);
+    rv_opts o = {.revs = revs, .timing_ms = 1000};
+    rv_ctx x = {.o = &o};
+    kiln_error err = {{0}};
+    int rc = revs ? parse(argc, argv, &o) : -1;
+    if (rc != 0) {
+        free(revs);
+        return rc > 0 ? KILN_EXIT_OK : KILN_EXIT_BAD_INPUT;
+    }
+    if (o.backend && strcmp(o.backend, "cpu") != 0) {
+        fprintf(stderr, "kiln reverify: backend '%s' is not available in this build (cpu only)\n", o.backend);
+        free(revs);
+        return KILN_EXIT_BAD_INPUT;
+    }
+    x.ws.lock_fd = -1;
+    int regressions = 0;
+    cJSON *all = cJSON_CreateArray();
+    if ((rc = open_ctx(&x, &err)) == 0 && (rc = choose_commits(&x, &err)) == 0)
+        rc = run_all(&x, all, &regressions, &err);
+    if (rc == 0)
+        print_total(&x, all, regressions);
+    else
+        fprintf(stderr, "kiln reverify: %s\n", err.msg);
+    cJSON_Delete(all);
+    close_ctx(&x);
+    free(revs);
+    if (rc != 0)
+        return rc == -2 ? KILN_EXIT_BAD_INPUT : KILN_EXIT_INTERNAL;
+    return regressions ? KILN_EXIT_FAIL : KILN_EXIT_OK;
+}

@@ -1,0 +1,127 @@
+/* cmd_status.c - `kiln status`: the essentials of a search run on the
+ * terminal, the same numbers `kiln report` draws. Reads the database only,
+ * so it works while the search runs. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "review.h"
+
+static const char usage[] =
+    "usage: kiln status [RUN] [--workspace DIR]\n"
+    "\n"
+    "Print the essentials of the latest run (or RUN): progress, the best kernel per\n"
+    "shape, rejections by stage and reason, lessons, tokens and time.\n";
+
+static int parse(int argc, char **argv, const char **workspace, const char **run)
+{
+    for (int i = 1; i < argc; i++) {
+        int miss = 0;
+        const char *v;
+        if (kiln_is_help(argv[i]))
+            return fputs(usage, stdout), 1;
+        if ((v = kiln_flag_value(argc, argv, &i, "--workspace", &miss)))
+            *workspace = v;
+        else if (miss)
+            return fprintf(stderr, "kiln status: %s needs a value\n", argv[i]), -1;
+        else if (argv[i][0] == '-' || *run)
+            return fprintf(stderr, "kiln status: unexpected argument '%s'\n", argv[i]), -1;
+        else
+            *run = argv[i];
+    }
+    return 0;
+}
+
+static void print_header(const kiln_rv_run *r)
+{
+    const kiln_run *u = &r->run;
+    int kept = 0;
+    for (int i = 0; i < r->nc; i++)
+        kept += r->c[i].kept && r->c[i].n > 0;
+    char start[32];
+    kiln_rv_fmt_date(r->started_at, start, sizeof start);
+    printf("run %s: %s, task %s %s/%s group %s, agent %s%s%s\n", u->id, u->status, u->task,
+           u->backend, u->dtype, u->grp, u->agent, u->model[0] ? " " : "", u->model);
+    printf("started %s; iterations %d", start, u->iterations_done);
+    if (u->budget_iterations)
+        printf(" of %d", u->budget_iterations);
+    printf(", candidates %d, kept %d\n", r->nc, kept);
+}
+
+static void print_best(const kiln_rv_run *r)
+{
+    if (r->best < 0 || !r->best_record) {
+        printf("best: none kept\n");
+        return;
+    }
+    const kiln_rv_cand *b = &r->c[r->best];
+    const cJSON *v = r->best_record;
+    printf("best: #%d %.12s, %.2fx against the task's baseline (min %.2fx), %.0f%% of roofline\n",
+           b->n, b->commit, kiln_rv_num(v, "summary.geomean_speedup"), kiln_rv_num(v, "summary.min_speedup"),
+           100 * kiln_rv_num(v, "summary.median_roofline_fraction"));
+    printf("  %.200s\n", b->hypothesis);
+    const cJSON *s;
+    cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(v, "shapes")) {
+        if (!kiln_rv_get(s, "time"))
+            continue;
+        char dims[128], ct[32], bt[32];
+        kiln_rv_dims(s, dims, sizeof dims);
+        kiln_rv_fmt_time(kiln_rv_num(s, "time.candidate.median_ns"), ct, sizeof ct);
+        kiln_rv_fmt_time(kiln_rv_num(s, "time.baseline.median_ns"), bt, sizeof bt);
+        printf("  %-4s %-22s %10s vs %10s  %6.2fx  %3.0f%% of roofline\n", kiln_rv_str(s, "id"), dims,
+               ct, bt, kiln_rv_num(s, "speedup"), 100 * kiln_rv_num(s, "roofline_fraction"));
+    }
+}
+
+static void print_rest(sqlite3 *db, const kiln_rv_run *r)
+{
+    kiln_rv_reject rej[64];
+    int n = kiln_rv_rejections(r, rej, 64);
+    for (int i = 0; i < n; i++)
+        printf("%s %s/%s %d\n", i ? "         " : "rejected:", rej[i].stage, rej[i].code, rej[i].count);
+    int created, shown;
+    kiln_rv_lesson_counts(db, r->run.id, &created, &shown);
+    if (created < 0 && shown < 0)
+        printf("lessons: no lessons recorded\n");
+    else
+        printf("lessons: %d created, %d shown in prompts\n", created < 0 ? 0 : created, shown < 0 ? 0 : shown);
+    printf("tokens: %lld (%lld prompt + %lld answer) in %d model call%s, %d failed\n",
+           r->prompt_tokens + r->completion_tokens, r->prompt_tokens, r->completion_tokens,
+           r->llm_calls, r->llm_calls == 1 ? "" : "s", r->llm_failed);
+    printf("time: %.0f s", r->run.seconds_used);
+    if (r->run.budget_seconds > 0)
+        printf(" of %.0f s", r->run.budget_seconds);
+    printf("\n");
+}
+
+int kiln_cmd_status(int argc, char **argv)
+{
+    const char *workspace = "kiln-work", *run = NULL;
+    int rc = parse(argc, argv, &workspace, &run);
+    if (rc != 0)
+        return rc > 0 ? KILN_EXIT_OK : KILN_EXIT_BAD_INPUT;
+    kiln_error err = {{0}};
+    sqlite3 *db = NULL;
+    char(*ids)[32] = NULL;
+    int nids = 0;
+    kiln_rv_run r = {.best = -1};
+    rc = kiln_rv_db_open(workspace, &db, &err) < 0 ? -2 : 0;
+    if (rc == 0)
+        rc = kiln_rv_run_ids(db, run, NULL, &ids, &nids, &err);
+    if (rc == 0)
+        rc = kiln_rv_run_load(db, ids[0], &r, &err);
+    if (rc == 0) {
+        print_header(&r);
+        print_best(&r);
+        print_rest(db, &r);
+        if (kiln_rv_search_running(workspace))
+            printf("a search is running in this workspace\n");
+    } else {
+        fprintf(stderr, "kiln status: %s\n", err.msg);
+    }
+    kiln_rv_run_free(&r);
+    free(ids);
+    sqlite3_close(db);
+    return rc == 0 ? KILN_EXIT_OK : rc == -2 ? KILN_EXIT_BAD_INPUT : KILN_EXIT_INTERNAL;
+}

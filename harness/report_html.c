@@ -1,0 +1,437 @@
+/* report_html.c - the page `kiln report` writes (see report_html.h).
+ *
+ * Everything is drawn here as inline SVG so the page needs nothing but a
+ * browser: no scripts, no fonts, no network (a Content-Security-Policy
+ * forbids every fetch). Every string from the database is escaped:
+ * hypotheses and reasons come from models. */
+#include "report_html.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CW 640.0   /* chart size and margins, in SVG units */
+#define CH 280.0
+#define ML 58.0
+#define MR 18.0
+#define MT 14.0
+#define MB 44.0
+
+static const char css[] =
+    "body{font:14px/1.4 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}"
+    "h1{font-size:1.5em}h2{font-size:1.25em;border-bottom:1px solid #ccc;margin-top:2em}"
+    "h3{font-size:1.05em;margin-top:1.5em}"
+    "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ddd;padding:2px 8px;"
+    "text-align:left;vertical-align:top}th{background:#f4f4f4}td.num{text-align:right;"
+    "font-variant-numeric:tabular-nums}.muted{color:#777}.hyp{max-width:420px;overflow-wrap:anywhere}"
+    "svg.chart{background:#fff;border:1px solid #ddd;margin:.5em 1em .5em 0}"
+    "svg text{font:11px system-ui,sans-serif;fill:#444}.grid{stroke:#eee}.axis{stroke:#888}"
+    ".best{fill:none;stroke:#1d4e89;stroke-width:2}.one{stroke:#bbb;stroke-dasharray:4 3}"
+    "circle{stroke:#fff;stroke-width:1;opacity:.9}circle.kept{stroke:#000;stroke-width:2}"
+    ".pass{fill:#2b9348}.fail{fill:#d62828}.suspect{fill:#f77f00}.error{fill:#7b2cbf}"
+    ".none{fill:#999}.legend span{display:inline-block;width:10px;height:10px;border-radius:50%;"
+    "margin:0 4px 0 12px}.legend .pass{background:#2b9348}.legend .fail{background:#d62828}"
+    ".legend .suspect{background:#f77f00}.legend .error{background:#7b2cbf}"
+    ".legend .none{background:#999}";
+
+void kiln_html_escape(FILE *out, const char *s)
+{
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '&': fputs("&amp;", out); break;
+        case '<': fputs("&lt;", out); break;
+        case '>': fputs("&gt;", out); break;
+        case '"': fputs("&quot;", out); break;
+        case '\'': fputs("&#39;", out); break;
+        case ':': fputs("&#58;", out); break;
+        default: fputc(*s, out);
+        }
+    }
+}
+
+static const char *status_class(const char *status)
+{
+    static const char *known[] = {"pass", "fail", "suspect", "error"};
+    for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+        if (strcmp(status, known[i]) == 0)
+            return known[i];
+    return "none";
+}
+
+/* ---- charts ------------------------------------------------------------------ */
+
+typedef struct axis {
+    double hi, step;
+} axis;
+
+/* An axis from 0 with about five steps of 1, 2 or 5 times a power of ten. */
+static axis nice_axis(double hi)
+{
+    if (!(hi > 0) || !isfinite(hi))
+        hi = 1;
+    double raw = hi / 5, mag = pow(10, floor(log10(raw))), f = raw / mag;
+    double step = (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * mag;
+    axis a = {ceil(hi / step - 1e-9) * step, step};
+    return a;
+}
+
+typedef struct chart {
+    axis x, y;
+    int by_time;
+} chart;
+
+static double px(const chart *c, double x)
+{
+    return ML + x / c->x.hi * (CW - ML - MR);
+}
+
+static double py(const chart *c, double y)
+{
+    return CH - MB - y / c->y.hi * (CH - MT - MB);
+}
+
+static double xval(const chart *c, const kiln_rv_cand *k)
+{
+    return c->by_time ? k->t : k->iteration;
+}
+
+static void draw_axes(FILE *o, const chart *c, const char *xlabel)
+{
+    for (double y = 0; y <= c->y.hi + 1e-9; y += c->y.step)
+        fprintf(o, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>"
+                   "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%gx</text>\n",
+                ML, py(c, y), CW - MR, py(c, y), ML - 6, py(c, y) + 4, y);
+    for (double x = 0; x <= c->x.hi + 1e-9; x += c->x.step)
+        fprintf(o, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>"
+                   "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g</text>\n",
+                px(c, x), MT, px(c, x), CH - MB, px(c, x), CH - MB + 16, x);
+    fprintf(o, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>"
+               "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
+            ML, CH - MB, CW - MR, CH - MB, ML, MT, ML, CH - MB);
+    if (c->y.hi >= 1)   /* the baseline's speed, for reference */
+        fprintf(o, "<line class=\"one\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", ML,
+                py(c, 1), CW - MR, py(c, 1));
+    fprintf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>"
+               "<text x=\"14\" y=\"%.1f\" text-anchor=\"middle\" transform=\"rotate(-90 14 %.1f)\">"
+               "speedup against the task&#39;s baseline</text>\n",
+            (ML + CW - MR) / 2, CH - 8, xlabel, (MT + CH - MB) / 2, (MT + CH - MB) / 2);
+}
+
+static const chart *sort_chart;   /* qsort has no context argument */
+
+static int cmp_x(const void *a, const void *b)
+{
+    double xa = xval(sort_chart, *(const kiln_rv_cand *const *)a);
+    double xb = xval(sort_chart, *(const kiln_rv_cand *const *)b);
+    return (xa > xb) - (xa < xb);
+}
+
+/* The best speedup so far: a step line through the kept candidates. */
+static void draw_best(FILE *o, const chart *c, const kiln_rv_run *r)
+{
+    const kiln_rv_cand **k = malloc((size_t)r->nc * sizeof *k);
+    int n = 0;
+    for (int i = 0; k && i < r->nc; i++)
+        if (r->c[i].kept && r->c[i].vs_baseline > 0)
+            k[n++] = &r->c[i];
+    sort_chart = c;
+    if (n)
+        qsort(k, (size_t)n, sizeof *k, cmp_x);
+    double best = 0, x = 0;
+    if (n) {
+        fputs("<polyline class=\"best\" points=\"", o);
+        for (int i = 0; i < n; i++) {
+            x = xval(c, k[i]);
+            if (i && k[i]->vs_baseline <= best)
+                continue;
+            if (i)
+                fprintf(o, "%.1f,%.1f ", px(c, x), py(c, best));
+            best = k[i]->vs_baseline;
+            fprintf(o, "%.1f,%.1f ", px(c, x), py(c, best));
+        }
+        fprintf(o, "%.1f,%.1f\"/>\n", px(c, c->x.hi), py(c, best));
+    }
+    free(k);
+}
+
+static void draw_points(FILE *o, const chart *c, const kiln_rv_run *r)
+{
+    for (int i = 0; i < r->nc; i++) {
+        const kiln_rv_cand *k = &r->c[i];
+        fprintf(o, "<circle class=\"%s%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"%d\"><title>#%d (iteration %d, "
+                   "%.0f s): ", status_class(k->status), k->kept ? " kept" : "", px(c, xval(c, k)),
+                py(c, k->vs_baseline), k->kept ? 6 : 4, k->n, k->iteration, k->t);
+        kiln_html_escape(o, k->hypothesis);
+        fprintf(o, " - %s", k->status[0] ? k->status : "not verified");
+        if (k->code[0] && strcmp(k->code, "ok") != 0) {
+            fputs(" (", o);
+            kiln_html_escape(o, k->code);
+            fputs(")", o);
+        }
+        fprintf(o, ", %.2fx%s, %s</title></circle>\n", k->vs_baseline, k->kept ? "" : " (estimated)",
+                k->decision[0] ? k->decision : "undecided");
+    }
+}
+
+static void draw_chart(FILE *o, const kiln_rv_run *r, int by_time)
+{
+    chart c = {.by_time = by_time};
+    double xmax = 0, ymax = 1;
+    for (int i = 0; i < r->nc; i++) {
+        xmax = fmax(xmax, xval(&c, &r->c[i]));
+        ymax = fmax(ymax, r->c[i].vs_baseline);
+    }
+    c.x = nice_axis(by_time ? xmax : fmax(xmax, 1));
+    c.y = nice_axis(ymax * 1.08);
+    fprintf(o, "<svg class=\"chart\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" height=\"%.0f\" "
+               "role=\"img\" aria-label=\"best speedup against %s\">\n",
+            CW, CH, CW, CH, by_time ? "elapsed time" : "iteration");
+    draw_axes(o, &c, by_time ? "seconds since the run started" : "iteration");
+    draw_best(o, &c, r);
+    draw_points(o, &c, r);
+    fputs("</svg>\n", o);
+}
+
+/* ---- tables ------------------------------------------------------------------- */
+
+static void td_text(FILE *o, const char *s)
+{
+    fputs("<td>", o);
+    kiln_html_escape(o, s);
+    fputs("</td>", o);
+}
+
+static void best_table(FILE *o, const kiln_rv_run *r)
+{
+    if (r->best < 0 || !r->best_record) {
+        fputs("<p class=\"muted\">no kept kernel with a verdict against the baseline</p>\n", o);
+        return;
+    }
+    const kiln_rv_cand *b = &r->c[r->best];
+    fprintf(o, "<p>candidate #%d, commit <code>%.12s</code>: ", b->n, b->commit);
+    kiln_html_escape(o, b->hypothesis);
+    fputs("</p>\n<table><tr><th>shape</th><th>dims</th><th>candidate</th><th>baseline</th>"
+          "<th>speedup</th><th>roofline</th><th>error (ULP / budget)</th></tr>\n", o);
+    const cJSON *s;
+    cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(r->best_record, "shapes")) {
+        if (!kiln_rv_get(s, "time"))
+            continue;
+        char dims[128], ct[32], bt[32];
+        kiln_rv_dims(s, dims, sizeof dims);
+        kiln_rv_fmt_time(kiln_rv_num(s, "time.candidate.median_ns"), ct, sizeof ct);
+        kiln_rv_fmt_time(kiln_rv_num(s, "time.baseline.median_ns"), bt, sizeof bt);
+        fputs("<tr>", o);
+        td_text(o, kiln_rv_str(s, "id"));
+        td_text(o, dims);
+        fprintf(o, "<td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%.2fx</td>"
+                   "<td class=\"num\">%.1f%%</td><td class=\"num\">%.1f / %.0f</td></tr>\n",
+                ct, bt, kiln_rv_num(s, "speedup"), 100 * kiln_rv_num(s, "roofline_fraction"),
+                kiln_rv_num(s, "max_err_ulps"), kiln_rv_num(s, "budget_ulps"));
+    }
+    fprintf(o, "</table>\n<p>geomean %.2fx, min %.2fx, median roofline fraction %.1f%%; ",
+            kiln_rv_num(r->best_record, "summary.geomean_speedup"),
+            kiln_rv_num(r->best_record, "summary.min_speedup"),
+            100 * kiln_rv_num(r->best_record, "summary.median_roofline_fraction"));
+    fputs("measured on ", o);
+    kiln_html_escape(o, kiln_rv_str(r->best_record, "environment.cpu"));
+    fputs(", host ", o);
+    kiln_html_escape(o, kiln_rv_str(r->best_record, "environment.host"));
+    fputs("</p>\n", o);
+}
+
+static void rejections_table(FILE *o, const kiln_rv_run *r)
+{
+    kiln_rv_reject rej[64];
+    int n = kiln_rv_rejections(r, rej, 64);
+    if (!n) {
+        fputs("<p class=\"muted\">no rejected candidates</p>\n", o);
+        return;
+    }
+    fputs("<table><tr><th>stage</th><th>code</th><th>candidates</th></tr>\n", o);
+    for (int i = 0; i < n; i++) {
+        fputs("<tr>", o);
+        td_text(o, rej[i].stage);
+        td_text(o, rej[i].code);
+        fprintf(o, "<td class=\"num\">%d</td></tr>\n", rej[i].count);
+    }
+    fputs("</table>\n", o);
+}
+
+static void candidates_table(FILE *o, const kiln_rv_run *r)
+{
+    fputs("<details><summary>every candidate</summary><table><tr><th>#</th><th>it.</th>"
+          "<th>proposer</th><th>hypothesis</th><th>status</th><th>code</th><th>vs parent</th>"
+          "<th>vs baseline</th><th>decision</th></tr>\n", o);
+    for (int i = 0; i < r->nc; i++) {
+        const kiln_rv_cand *c = &r->c[i];
+        fprintf(o, "<tr><td class=\"num\">%d</td><td class=\"num\">%d</td>", c->n, c->iteration);
+        td_text(o, c->proposer);
+        fputs("<td class=\"hyp\">", o);
+        kiln_html_escape(o, c->hypothesis);
+        fputs("</td>", o);
+        td_text(o, c->status);
+        td_text(o, c->code);
+        fprintf(o, "<td class=\"num\">%.2fx</td><td class=\"num\">%.2fx%s</td>", c->speedup,
+                c->vs_baseline, c->kept ? "" : "*");
+        fputs("<td title=\"", o);
+        kiln_html_escape(o, c->reason);
+        fputs("\">", o);
+        kiln_html_escape(o, c->decision);
+        fputs("</td></tr>\n", o);
+    }
+    fputs("</table><p class=\"muted\">* estimated: speedup against the parent times the parent&#39;s "
+          "recorded speedup against the baseline</p></details>\n", o);
+}
+
+/* ---- lessons: tables of the knowledge layer, shown as they are ------------------- */
+
+/* Rows of a query as table cells; columns named *_at are dates. */
+static int query_table(FILE *o, sqlite3 *db, const char *sql, const char *run)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    if (sqlite3_bind_parameter_count(st) > 0)
+        sqlite3_bind_text(st, 1, run, -1, SQLITE_TRANSIENT);
+    int rows = 0, ncol = sqlite3_column_count(st);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (rows++ == 0) {
+            fputs("<table><tr>", o);
+            for (int i = 0; i < ncol; i++) {
+                fputs("<th>", o);
+                kiln_html_escape(o, sqlite3_column_name(st, i));
+                fputs("</th>", o);
+            }
+            fputs("</tr>\n", o);
+        }
+        fputs("<tr>", o);
+        for (int i = 0; i < ncol; i++) {
+            const char *name = sqlite3_column_name(st, i);
+            const char *t = (const char *)sqlite3_column_text(st, i);
+            size_t ln = strlen(name);
+            char date[32];
+            if (ln > 3 && strcmp(name + ln - 3, "_at") == 0 && t) {
+                kiln_rv_fmt_date(sqlite3_column_double(st, i), date, sizeof date);
+                t = date;
+            }
+            td_text(o, t ? t : "");
+        }
+        fputs("</tr>\n", o);
+    }
+    sqlite3_finalize(st);
+    if (rows)
+        fputs("</table>\n", o);
+    return rows;
+}
+
+/* "a, b, c" of the wanted columns the table has (names from a fixed list). */
+static void columns(sqlite3 *db, const char *table, const char *const *want, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    for (; *want; want++)
+        if (kiln_rv_has_column(db, table, *want) && strlen(buf) + strlen(*want) + 3 < len)
+            snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", buf[0] ? ", " : "", *want);
+}
+
+static void lessons_section(FILE *o, sqlite3 *db, const char *run)
+{
+    static const char *const want[] = {"id", "kind", "situation", "action", "status", "confidence",
+                                       "created_at", NULL};
+    if (!db || !kiln_rv_table_exists(db, "lessons")) {
+        fputs("<p class=\"muted\">no lessons recorded</p>\n", o);
+        return;
+    }
+    char cols[256], sql[512];
+    columns(db, "lessons", want, cols, sizeof cols);
+    int created = 0, shown = 0;
+    if (cols[0] && kiln_rv_has_column(db, "lessons", "run")) {
+        fputs("<h4>created in this run</h4>\n", o);
+        snprintf(sql, sizeof sql, "SELECT %s FROM lessons WHERE run=?1 ORDER BY rowid LIMIT 200", cols);
+        created = query_table(o, db, sql, run);
+    }
+    const char *lcol = kiln_rv_has_column(db, "lesson_shown", "lesson")      ? "lesson"
+                       : kiln_rv_has_column(db, "lesson_shown", "lesson_id") ? "lesson_id"
+                                                                             : NULL;
+    if (lcol && kiln_rv_has_column(db, "lesson_shown", "run") && kiln_rv_has_column(db, "lessons", "situation")) {
+        fputs("<h4>shown to the proposer</h4>\n", o);
+        snprintf(sql, sizeof sql, "SELECT s.%s AS lesson, count(*) AS prompts, l.situation, l.action"
+                 " FROM lesson_shown s LEFT JOIN lessons l ON l.id = s.%s WHERE s.run=?1"
+                 " GROUP BY s.%s ORDER BY 2 DESC LIMIT 200", lcol, lcol, lcol);
+        shown = query_table(o, db, sql, run);
+    }
+    if (!created && !shown)
+        fputs("<p class=\"muted\">no lessons recorded for this run</p>\n", o);
+}
+
+/* ---- the page --------------------------------------------------------------------- */
+
+static void run_summary(FILE *o, const kiln_rv_run *r)
+{
+    const kiln_run *u = &r->run;
+    int kept = 0;
+    for (int i = 0; i < r->nc; i++)
+        kept += r->c[i].kept && r->c[i].n > 0;
+    char start[32];
+    kiln_rv_fmt_date(r->started_at, start, sizeof start);
+    fputs("<table><tr><th>task</th>", o);
+    td_text(o, u->task);
+    fputs("<th>backend / dtype / group</th><td>", o);
+    kiln_html_escape(o, u->backend);
+    fputs(" / ", o);
+    kiln_html_escape(o, u->dtype);
+    fputs(" / ", o);
+    kiln_html_escape(o, u->grp);
+    fputs("</td></tr>\n<tr><th>agent</th><td>", o);
+    kiln_html_escape(o, u->agent);
+    fputs(" ", o);
+    kiln_html_escape(o, u->model);
+    fputs("</td><th>status</th>", o);
+    td_text(o, u->status);
+    fprintf(o, "</tr>\n<tr><th>started</th><td>%s</td><th>iterations</th><td>%d of %d</td></tr>\n"
+               "<tr><th>candidates</th><td>%d (%d kept after the start)</td><th>best</th>"
+               "<td>%.2fx against the task&#39;s baseline</td></tr>\n"
+               "<tr><th>tokens</th><td>%lld prompt + %lld answer in %d call%s (%d failed)</td>"
+               "<th>time</th><td>%.0f s</td></tr></table>\n",
+            start, u->iterations_done, u->budget_iterations, r->nc, kept, u->best_speedup,
+            r->prompt_tokens, r->completion_tokens, r->llm_calls, r->llm_calls == 1 ? "" : "s",
+            r->llm_failed, u->seconds_used);
+}
+
+static void run_section(FILE *o, sqlite3 *db, const kiln_rv_run *r)
+{
+    fputs("<section class=\"run\"><h2>run ", o);
+    kiln_html_escape(o, r->run.id);
+    fputs("</h2>\n", o);
+    run_summary(o, r);
+    fputs("<h3>best speedup</h3>\n<p class=\"legend\">each point is a candidate; a ringed point was "
+          "kept; the line is the best so far:<span class=\"pass\"></span>pass<span class=\"fail\">"
+          "</span>fail<span class=\"suspect\"></span>suspect<span class=\"error\"></span>error"
+          "<span class=\"none\"></span>not verified</p>\n", o);
+    draw_chart(o, r, 0);
+    draw_chart(o, r, 1);
+    fputs("<h3>the best kernel, per shape</h3>\n", o);
+    best_table(o, r);
+    fputs("<h3>rejections by stage and reason</h3>\n", o);
+    rejections_table(o, r);
+    candidates_table(o, r);
+    fputs("<h3>lessons</h3>\n", o);
+    lessons_section(o, db, r->run.id);
+    fputs("</section>\n", o);
+}
+
+int kiln_report_html(FILE *o, sqlite3 *db, const char *title, const kiln_rv_run *runs, int nruns)
+{
+    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+          "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+          "style-src 'unsafe-inline'\">\n<title>", o);
+    kiln_html_escape(o, title);
+    fprintf(o, "</title>\n<style>%s</style></head>\n<body>\n<h1>", css);
+    kiln_html_escape(o, title);
+    fputs("</h1>\n", o);
+    for (int i = 0; i < nruns; i++)
+        run_section(o, db, &runs[i]);
+    char now[32];
+    kiln_rv_fmt_date(kiln_rv_now(), now, sizeof now);
+    fprintf(o, "<p class=\"muted\">written by kiln report, %s</p>\n</body></html>\n", now);
+    return ferror(o) ? -1 : 0;
+}

@@ -1,0 +1,81 @@
+/* review.h - what the review commands share (kiln reverify, report, status,
+ * export): reading a workspace's records without changing them, a run's
+ * candidates as the report and status need them, and small helpers for
+ * verdict JSON, times and dates. */
+#ifndef KILN_REVIEW_H
+#define KILN_REVIEW_H
+
+#include <cjson/cJSON.h>
+#include <sqlite3.h>
+#include <stddef.h>
+
+#include "kiln_error.h"
+#include "rundb.h"
+
+/* Open WORKSPACE/.kiln/kiln.db read-only: review never writes the
+ * database, and works while a search is running (WAL). */
+int kiln_rv_db_open(const char *workspace, sqlite3 **db, kiln_error *err);
+/* 1 when a search holds the workspace's lock (.kiln/lock) right now. */
+int kiln_rv_search_running(const char *workspace);
+
+/* One candidate as the review commands show it. */
+typedef struct kiln_rv_cand {
+    int n, iteration, kept;
+    char commit[41], parent[41], proposer[16], status[12], stage[16], code[32];
+    char decision[24], record_job[32];
+    char hypothesis[512], reason[640];
+    double speedup;             /* against its parent (0: not timed) */
+    double vs_baseline;         /* against the task's baseline: recorded for kept
+                                   ones, estimated for the others (see review.c) */
+    double t;                   /* seconds from the run's start to its last update */
+} kiln_rv_cand;
+
+typedef struct kiln_rv_run {
+    kiln_run run;
+    double started_at, updated_at;
+    kiln_rv_cand *c;
+    int nc;
+    long long prompt_tokens, completion_tokens;
+    int llm_calls, llm_failed;
+    int best;                   /* index in c of the best kept candidate; -1: none */
+    cJSON *best_record;         /* its verdict against the task's baseline */
+} kiln_rv_run;
+
+/* Run ids to review: `run` (an id or "last"), every run of `task`, or
+ * (both NULL) the latest. *ids is malloc'd. -2 when nothing matches. */
+int kiln_rv_run_ids(sqlite3 *db, const char *run, const char *task, char (**ids)[32], int *n,
+                    kiln_error *err);
+int kiln_rv_run_load(sqlite3 *db, const char *id, kiln_rv_run *r, kiln_error *err);
+void kiln_rv_run_free(kiln_rv_run *r);
+
+/* Rejected candidates grouped by stage and code, most frequent first; a
+ * passing candidate that was not kept counts as timing/not-faster, as in
+ * the search's summary. Returns the number of groups (at most cap). */
+typedef struct kiln_rv_reject {
+    char stage[16], code[32];
+    int count;
+} kiln_rv_reject;
+int kiln_rv_rejections(const kiln_rv_run *r, kiln_rv_reject *out, int cap);
+
+/* The lessons tables are another part's; they may be absent or differ. */
+int kiln_rv_table_exists(sqlite3 *db, const char *table);
+int kiln_rv_has_column(sqlite3 *db, const char *table, const char *column);
+/* Lessons created by the run and lessons its prompts showed; -1 each when
+ * the tables are not there. */
+void kiln_rv_lesson_counts(sqlite3 *db, const char *run, int *created, int *shown);
+
+/* JSON: a member by dotted path ("summary.geomean_speedup"), as a number
+ * (0 when absent) or string ("" when absent). */
+const cJSON *kiln_rv_get(const cJSON *o, const char *path);
+double kiln_rv_num(const cJSON *o, const char *path);
+const char *kiln_rv_str(const cJSON *o, const char *path);
+/* A verdict shape's dims as "rows=1 cols=1024" ("hidden" without dims). */
+void kiln_rv_dims(const cJSON *shape, char *buf, size_t len);
+/* Half the 20-80 spread relative to the median: a timing's noise. */
+double kiln_rv_half_spread(const cJSON *timing);
+void kiln_rv_fmt_time(double ns, char *buf, size_t len);
+/* Seconds since the epoch as "2026-01-31T12:00:00Z". */
+void kiln_rv_fmt_date(double epoch_s, char *buf, size_t len);
+double kiln_rv_now(void);
+
+#endif
