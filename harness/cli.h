@@ -16,6 +16,11 @@ int kiln_cmd_verify(int argc, char **argv);
 int kiln_cmd_task(int argc, char **argv);
 int kiln_cmd_daemon(int argc, char **argv);
 int kiln_cmd_search(int argc, char **argv);
+/* Review of recorded runs: cmd_reverify.c, cmd_report.c, cmd_status.c, cmd_export.c. */
+int kiln_cmd_reverify(int argc, char **argv);
+int kiln_cmd_report(int argc, char **argv);
+int kiln_cmd_status(int argc, char **argv);
+int kiln_cmd_export(int argc, char **argv);
 int kiln_cmd_lessons(int argc, char **argv);
 
 /* "--flag value" or "--flag=value": returns the value and advances *i, or

@@ -255,7 +255,7 @@ static void print_table(const kiln_lesson *ls, int n, int show_status)
             printf("%-8s ", l->status);
         print_cut(tags, tty ? tagw : 0);
         printf("%*s  ", tagw - (int)strlen(tags) > 0 ? tagw - (int)strlen(tags) : 0, "");
-        print_cut(text, tty ? width - (44 + tagw + (show_status ? 9 : 0)) : 0);
+        print_cut(text, tty ? width - (33 + tagw + (show_status ? 9 : 0)) : 0);
         putchar('\n');
     }
     if (tty)

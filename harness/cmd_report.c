@@ -109,7 +109,7 @@ int kiln_cmd_report(int argc, char **argv)
     rc = kiln_rv_db_open(o.workspace ? o.workspace : "kiln-work", &db, &err) < 0 ? -2 : 0;
     if (rc == 0)
         rc = load_runs(db, &o, &runs, &n, &err);
-    char title[300];
+    char title[400];
     if (o.task)
         snprintf(title, sizeof title, "kiln report: task %s, %d run%s", o.task, n, n == 1 ? "" : "s");
     else

@@ -69,6 +69,8 @@ static cJSON *request(kiln_judge *j, const char *source, const char *baseline, c
     cJSON_AddStringToObject(m, "source", source);
     if (baseline)
         cJSON_AddStringToObject(m, "baseline", baseline);
+    if (j->key)
+        cJSON_AddStringToObject(m, "key", j->key);
     return m;
 }
 

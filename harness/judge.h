@@ -16,6 +16,8 @@ typedef struct kiln_judge {
     char task_ref[4096];        /* name or directory, as kilnd resolves it */
     const char *dtype, *group;
     int timing_ms;
+    const char *key;            /* idempotency key for the next request (kilnd), or NULL:
+                                   asking again with the same key gets the same job */
 } kiln_judge;
 
 typedef void (*kiln_judge_accepted)(void *ctx, const char *job);

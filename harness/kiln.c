@@ -15,6 +15,10 @@ static const char usage[] =
     "  task show NAME            print a task as the agent sees it\n"
     "  task list                 list the built-in tasks\n"
     "  daemon start|stop|status  manage kilnd, the verifier daemon\n"
+    "  status [RUN]              the essentials of the latest (or given) search run\n"
+    "  report -o FILE.html       a self-contained HTML page about a run or a task\n"
+    "  reverify [REV...|--best]  verify recorded kernels again, compare old and new\n"
+    "  export --task T -o DIR    the fastest kept kernels per shape, with a C dispatch\n"
     "  lessons list|show|search|add|edit|retire|export|import|distill|stats\n"
     "                            the lessons a search learned (and yours)\n"
     "\n"
@@ -61,6 +65,14 @@ int main(int argc, char **argv)
         return kiln_cmd_task(argc - 1, argv + 1);
     if (strcmp(argv[1], "daemon") == 0)
         return kiln_cmd_daemon(argc - 1, argv + 1);
+    if (strcmp(argv[1], "reverify") == 0)
+        return kiln_cmd_reverify(argc - 1, argv + 1);
+    if (strcmp(argv[1], "report") == 0)
+        return kiln_cmd_report(argc - 1, argv + 1);
+    if (strcmp(argv[1], "status") == 0)
+        return kiln_cmd_status(argc - 1, argv + 1);
+    if (strcmp(argv[1], "export") == 0)
+        return kiln_cmd_export(argc - 1, argv + 1);
     if (strcmp(argv[1], "lessons") == 0)
         return kiln_cmd_lessons(argc - 1, argv + 1);
     fprintf(stderr, "kiln: unknown command '%s'\n\n%s", argv[1], usage);

@@ -208,6 +208,11 @@ static int record_answers(search *s, int it, int first, kiln_llm_result *res, in
                          r->http_status, r->ok, r->error, err);
         if (!r->ok) {
             fatal |= r->fatal;
+            /* A refused request (rejected key, bad model) ends the run; it
+             * is in llm_calls, but is no candidate: a resumed run asks again
+             * for this iteration instead of counting it as tried. */
+            if (r->fatal)
+                continue;
             char why[600];
             snprintf(why, sizeof why, "the model call failed: %.500s", r->error);
             rc = add_candidate(s, it, first + d, d, s->run.agent, "", NULL, why, err);

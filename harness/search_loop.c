@@ -42,7 +42,14 @@ static cJSON *judge(search *s, kiln_cand *c, const char *which, const char *pare
                                                 : c->record_job;
     accept_ctx a = {s, c, job};
     const char *base = strcmp(which, "record") == 0 ? NULL : parent_src;
+    /* If this process dies between kilnd accepting the job and the job id
+     * reaching the database, the resumed run sends the same key and kilnd
+     * hands back the same job: nothing is verified twice. */
+    char key[256];
+    snprintf(key, sizeof key, "search:%.120s:%s:%d:%s", s->ws.dir, s->run.id, c->n, which);
+    s->judge.key = key;
     cJSON *v = kiln_judge_run(&s->judge, src, base, job, on_accepted, &a, err);
+    s->judge.key = NULL;
     free(src);
     if (!v)
         return NULL;

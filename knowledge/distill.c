@@ -159,7 +159,8 @@ static int merge_duplicates(sqlite3 *db, kiln_lesson *ls, int n, changes *c, kil
         free(kept);
         return kiln_fail(err, "out of memory");
     }
-    qsort(ls, (size_t)n, sizeof *ls, by_confidence);
+    if (n > 1)
+        qsort(ls, (size_t)n, sizeof *ls, by_confidence);
     for (int i = 0; i < n && rc == 0; i++) {
         word_set(&ls[i], &ws[i]);
         int into = -1;

@@ -6,7 +6,12 @@
  * (kiln_lessons_for_prompt), remembers what it showed (kiln_lessons_shown)
  * and reports how that candidate fared (kiln_lessons_outcome). Everything
  * else here serves `kiln lessons` (list, edit, export, distill, stats).
- * See docs/knowledge.md for the schema, the confidence rule and the ranking. */
+ * See docs/knowledge.md for the schema, the confidence rule and the ranking.
+ *
+ * Functions that write take the write lock first (BEGIN IMMEDIATE), so call
+ * them outside a transaction of your own; kiln_lesson_add and
+ * kiln_knowledge_schema use savepoints and work either way. Errors are
+ * returned in the kiln_error, never printed. */
 #ifndef KILN_LESSONS_H
 #define KILN_LESSONS_H
 

@@ -9,13 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Reciprocal rank fusion: score = sum over lists of w / (K + rank). The
- * weights favour relevance: among lessons that all fit the scope, the one
- * that talks about the current problem should win over a merely confident
- * one (docs/knowledge.md has the measurement behind these numbers). */
+/* Reciprocal rank fusion: score = sum over lists of w / (K + rank). With
+ * K = 60 neighbouring ranks differ little, so equal weights let confidence
+ * and recency (which rank every lesson) drown relevance (which ranks only
+ * the lessons sharing a word with the context). Relevance weighs as much as
+ * the other two together; docs/knowledge.md has the measurements. */
 #define RRF_K 60.0
 #define W_BM25 1.0
-#define W_CONF 0.5
+#define W_CONF 0.25
 #define W_RECENT 0.25
 #define FTS_MAX_TOKENS 64
 
@@ -256,7 +257,8 @@ static void fuse(cand *c, int n)
         if (c[i].rank_bm25)
             c[i].score += W_BM25 / (RRF_K + c[i].rank_bm25);
     }
-    qsort(c, (size_t)n, sizeof *c, by_score);
+    if (n > 1)   /* qsort wants a non-NULL base even for nothing */
+        qsort(c, (size_t)n, sizeof *c, by_score);
 }
 
 static const char header[] = "Lessons from earlier measurements (apply only where they fit):\n";

@@ -265,6 +265,19 @@ static void enqueue(kilnd *d, kilnd_job *job)
     pthread_mutex_unlock(&d->mu);
 }
 
+static void send_accepted(kilnd *d, kilnd_conn *c, const char *id, const char *job)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "id", id);
+    cJSON_AddStringToObject(o, "job", job);
+    cJSON_AddStringToObject(o, "event", "accepted");
+    char *s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    if (s)
+        kilnd_send(d, c, s);
+    free(s);
+}
+
 void kilnd_submit(kilnd *d, kilnd_conn *c, const cJSON *msg, const char *client_id)
 {
     kiln_error err = {{0}};
@@ -278,7 +291,16 @@ void kilnd_submit(kilnd *d, kilnd_conn *c, const cJSON *msg, const char *client_
         free(job);
         return;
     }
-    if (d->stopping || kiln_spool_accept(&d->spool, &job->rq, job->id, &err) < 0) {
+    char known[32];
+    if (job->rq.key[0] && kiln_spool_key_get(&d->spool, job->rq.key, known)) {
+        send_accepted(d, c, job->rq.id, known);   /* the same job as before */
+        kilnd_result(d, c, client_id, known);
+        kiln_verify_request_free(&job->rq);
+        free(job);
+        return;
+    }
+    if (d->stopping || kiln_spool_accept(&d->spool, &job->rq, job->id, &err) < 0 ||
+        (job->rq.key[0] && kiln_spool_key_put(&d->spool, job->rq.key, job->id, &err) < 0)) {
         char *e = kiln_event_error(client_id, NULL, d->stopping ? "shutting-down" : "internal",
                                    d->stopping ? "kilnd is shutting down" : err.msg);
         kilnd_send(d, c, e);
@@ -287,15 +309,7 @@ void kilnd_submit(kilnd *d, kilnd_conn *c, const cJSON *msg, const char *client_
         free(job);
         return;
     }
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "id", job->rq.id);
-    cJSON_AddStringToObject(o, "job", job->id);
-    cJSON_AddStringToObject(o, "event", "accepted");
-    char *s = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    if (s)
-        kilnd_send(d, c, s);
-    free(s);
+    send_accepted(d, c, job->rq.id, job->id);
     kilnd_conn_retain(c);
     job->conn = c;
     enqueue(d, job);

@@ -53,6 +53,7 @@ int kiln_parse_verify(const cJSON *msg, kiln_verify_request *rq, kiln_error *err
         get_str(msg, "dtype", 0, rq->dtype, sizeof rq->dtype, err) < 0 ||
         get_str(msg, "group", 0, rq->group, sizeof rq->group, err) < 0 ||
         get_str(msg, "mode", 0, rq->mode, sizeof rq->mode, err) < 0 ||
+        get_str(msg, "key", 0, rq->key, sizeof rq->key, err) < 0 ||
         get_int(msg, "timing_ms", 2000, 1, 600000, &rq->timing_ms, err) < 0 ||
         get_int(msg, "call_timeout_ms", 10000, 100, 600000, &rq->call_timeout_ms, err) < 0)
         return -1;
@@ -98,6 +99,8 @@ cJSON *kiln_verify_request_json(const kiln_verify_request *rq)
     cJSON_AddStringToObject(o, "dtype", rq->dtype);
     cJSON_AddStringToObject(o, "group", rq->group);
     cJSON_AddStringToObject(o, "mode", rq->mode);
+    if (rq->key[0])
+        cJSON_AddStringToObject(o, "key", rq->key);
     cJSON_AddNumberToObject(o, "timing_ms", rq->timing_ms);
     cJSON_AddNumberToObject(o, "call_timeout_ms", rq->call_timeout_ms);
     cJSON_AddStringToObject(o, "source", rq->source ? rq->source : "");

@@ -22,6 +22,7 @@ typedef struct kiln_verify_request {
     int timing_ms, call_timeout_ms;
     char *source;               /* malloc'd */
     char *baseline;             /* malloc'd source to time against, or NULL: the task's */
+    char key[256];              /* idempotency key: the same key names the same job */
 } kiln_verify_request;
 
 /* Parse the fields of a verify request; -1 with err naming the field. */

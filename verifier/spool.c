@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <openssl/evp.h>
+
 #include "paths.h"
 
 int kiln_valid_job_id(const char *job)
@@ -81,7 +83,9 @@ int kiln_spool_open(kiln_spool *s, const char *state_dir, kiln_error *err)
     snprintf(s->spool, sizeof s->spool, "%s/spool", state_dir);
     snprintf(s->results, sizeof s->results, "%s/results", state_dir);
     snprintf(s->work, sizeof s->work, "%s/work", state_dir);
-    if (kiln_mkdirs(s->spool, err) < 0 || kiln_mkdirs(s->results, err) < 0)
+    snprintf(s->keys, sizeof s->keys, "%s/keys", state_dir);
+    if (kiln_mkdirs(s->spool, err) < 0 || kiln_mkdirs(s->results, err) < 0 ||
+        kiln_mkdirs(s->keys, err) < 0)
         return -1;
     kiln_remove_tree(s->work);   /* job directories of a daemon that died */
     if (kiln_mkdirs(s->work, err) < 0)
@@ -198,4 +202,34 @@ int kiln_spool_recover(kiln_spool *s, kiln_spool_visit fn, void *ctx, kiln_error
     }
     free(names);
     return 0;
+}
+
+static void key_name(const char *key, char out[65])
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+    EVP_Digest(key, strlen(key), md, &n, EVP_sha256(), NULL);
+    for (unsigned i = 0; i < n && i < 32; i++)
+        sprintf(out + 2 * i, "%02x", md[i]);
+}
+
+int kiln_spool_key_get(const kiln_spool *s, const char *key, char job[32])
+{
+    char name[65], path[PATH_MAX + 96];
+    key_name(key, name);
+    snprintf(path, sizeof path, "%s/%s", s->keys, name);
+    char *text = slurp(path);
+    int ok = text && kiln_valid_job_id(strtok(text, "\n") ? text : "");
+    if (ok)
+        snprintf(job, 32, "%s", text);
+    free(text);
+    return ok;
+}
+
+int kiln_spool_key_put(kiln_spool *s, const char *key, const char *job, kiln_error *err)
+{
+    char name[65], line[40];
+    key_name(key, name);
+    snprintf(line, sizeof line, "%s\n", job);
+    return write_durable(s->keys, name, line, err);
 }

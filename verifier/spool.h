@@ -16,6 +16,7 @@ typedef struct kiln_spool {
     char spool[PATH_MAX + 16];
     char results[PATH_MAX + 16];
     char work[PATH_MAX + 16];   /* job directories; emptied at open */
+    char keys[PATH_MAX + 16];   /* idempotency keys -> job ids */
     unsigned long next_id;
 } kiln_spool;
 
@@ -34,5 +35,11 @@ typedef void (*kiln_spool_visit)(void *ctx, const char *job, int was_running, cJ
 int kiln_spool_recover(kiln_spool *s, kiln_spool_visit fn, void *ctx, kiln_error *err);
 
 int kiln_valid_job_id(const char *job);
+
+/* A client that lost the answer to a verify request (it crashed, or the
+ * connection broke before the job id arrived) sends the same key again and
+ * gets the same job instead of a second verification. */
+int kiln_spool_key_get(const kiln_spool *s, const char *key, char job[32]);
+int kiln_spool_key_put(kiln_spool *s, const char *key, const char *job, kiln_error *err);
 
 #endif

@@ -349,7 +349,23 @@ else
 fi
 n401=$(grep -c ' 401 ' "$FLOG")
 [ "$n401" = 1 ] || problem "fake_llm answered 401 $n401 times, expected once (no retry of a rejected key)"
-end "anthropic search with a rejected key: exit 3 at once, message, failed call recorded"
+# With the right key the run resumes and asks again for iteration 1: the
+# refused call did not use the iteration up. (The base URL is not recorded
+# with the run, so it is given again.)
+if [ -f "$WS4B/.kiln/kiln.db" ]; then
+    ANTHROPIC_API_KEY=other kiln "$tmp/4c.out" "$tmp/4c.err" search --workspace "$WS4B" --resume last \
+        --base-url "http://127.0.0.1:$PORT" "${FAST[@]}"
+    if [ "$RC" -ne 0 ]; then
+        problem "resume with the right key: exit $RC, expected 0"$'\n'"$(tail_of "$tmp/4c.err")"
+    else
+        got=$(sq "$WS4B/.kiln/kiln.db" "SELECT group_concat(n || ':' || iteration || ':' || decision, ' ') FROM candidates WHERE run='$RUN4B'")
+        [ "$got" = "0:0:keep 1:1:keep" ] ||
+            problem "after the resume, candidates n:iteration:decision are '$got', expected '0:0:keep 1:1:keep'"
+        grep -q 'POST /v1/messages anthropic ok fake' "$FLOG" || problem "the resumed run did not ask the model again"
+        consistent "$WS4B" "$RUN4B"
+    fi
+fi
+end "anthropic search with a rejected key: exit 3 at once, message, failed call recorded; resume asks again"
 
 # ==== 5. no API key =====================================================================
 

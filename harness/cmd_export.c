@@ -1,0 +1,690 @@
+/* cmd_export.c - `kiln export`: the kept kernels of a task as plain C
+ * sources plus a generated dispatch that picks, per shape, the fastest
+ * verified one, and decisions.json saying why.
+ *
+ * A kernel that wins one shape may lose another, so the choice is made per
+ * visible shape of every group. "Fastest" means the highest speedup against
+ * the task's baseline measured at that shape in a kept candidate's record
+ * verdict: the baseline runs in the same job, interleaved, so the ratio
+ * stays comparable across runs made on different days, where raw times do
+ * not. Dims that match no visible shape go to the kernel with the best
+ * geomean speedup over the shapes where it was measured. */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "paths.h"
+#include "review.h"
+
+static const char usage[] =
+    "usage: kiln export --task T -o DIR [options]\n"
+    "\n"
+    "Write the task's kept kernels that win a shape as plain sources (DIR/T_kN.c, the\n"
+    "function renamed T_kN), DIR/T_dispatch.h and DIR/T_dispatch.c with one function\n"
+    "T_dispatch (the task's signature) that picks a kernel by exact visible-shape\n"
+    "dims, else the best geomean, and DIR/decisions.json with every choice and why.\n"
+    "\n"
+    "  --task T           the task (required)\n"
+    "  -o DIR             output directory (created; must be empty unless --force)\n"
+    "  --backend cpu      backend (cpu in this build)\n"
+    "  --dtype T          dtype (default: the task's first)\n"
+    "  --workspace DIR    the workspace (default ./kiln-work)\n"
+    "  --force            replace files of an earlier export in DIR\n";
+
+typedef struct export_opts {
+    const char *task, *out, *backend, *dtype, *workspace;
+    int force;
+} export_opts;
+
+/* One kept candidate's verdict against the task's baseline. */
+typedef struct measurement {
+    char run[32], commit[41], job[32];
+    int n, kernel;              /* kernel: index into ex.k */
+    double date;
+    char *hypothesis;
+    cJSON *verdict;
+} measurement;
+
+/* A distinct source (kept candidates of several runs can be the same). */
+typedef struct kernel {
+    char sha[80], name[KILN_NAME_MAX + 16];
+    char *source;
+    int first;                  /* the measurement that brought it */
+    double geomean;
+    int nshapes;
+} kernel;
+
+/* A visible shape (dims shared by several groups are one entry). */
+typedef struct choice {
+    kiln_shape shape;
+    char groups[160], ids[64];
+    int winner;                 /* measurement index; -1: never measured */
+} choice;
+
+typedef struct ex {
+    const export_opts *o;
+    kiln_task *task;
+    kiln_dtype dt;
+    measurement *m;
+    int nm;
+    kernel *k;
+    int nk;
+    choice c[KILN_MAX_GROUPS * KILN_MAX_SHAPES];
+    int nc;
+    int fallback;               /* kernel index */
+} ex;
+
+/* ---- command line ---------------------------------------------------------------- */
+
+static int parse(int argc, char **argv, export_opts *o)
+{
+    static const char *flags[] = {"--task", "-o", "--output", "--backend", "--dtype", "--workspace"};
+    const char **slots[] = {&o->task, &o->out, &o->out, &o->backend, &o->dtype, &o->workspace};
+    for (int i = 1; i < argc; i++) {
+        int miss = 0, done = 0;
+        const char *v;
+        if (kiln_is_help(argv[i]))
+            return fputs(usage, stdout), 1;
+        for (size_t k = 0; k < sizeof flags / sizeof *flags && !done; k++)
+            if ((v = kiln_flag_value(argc, argv, &i, flags[k], &miss)))
+                *slots[k] = v, done = 1;
+        if (done)
+            continue;
+        if (miss)
+            return fprintf(stderr, "kiln export: %s needs a value\n", argv[i]), -1;
+        if (strcmp(argv[i], "--force") == 0)
+            o->force = 1;
+        else
+            return fprintf(stderr, "kiln export: unexpected argument '%s'\n", argv[i]), -1;
+    }
+    if (!o->task || !o->out)
+        return fprintf(stderr, "kiln export: need --task T and -o DIR\n\n%s", usage), -1;
+    return 0;
+}
+
+/* ---- reading the kept kernels ------------------------------------------------------ */
+
+static int add_kernel(ex *x, int mi, const char *source, kiln_error *err)
+{
+    measurement *m = &x->m[mi];
+    char sha[80];
+    snprintf(sha, sizeof sha, "%s", kiln_rv_str(m->verdict, "source_sha256"));
+    if (!sha[0])   /* an old verdict without the hash: identify it by its candidate */
+        snprintf(sha, sizeof sha, "%s/%d", m->run, m->n);
+    for (int i = 0; i < x->nk; i++)
+        if (strcmp(x->k[i].sha, sha) == 0)
+            return m->kernel = i, 0;
+    kernel *p = realloc(x->k, (size_t)(x->nk + 1) * sizeof *p);
+    if (!p)
+        return kiln_fail(err, "out of memory");
+    x->k = p;
+    memset(&p[x->nk], 0, sizeof *p);
+    snprintf(p[x->nk].sha, sizeof p[x->nk].sha, "%s", sha);
+    p[x->nk].source = strdup(source);
+    p[x->nk].first = mi;
+    m->kernel = x->nk++;
+    return p[m->kernel].source ? 0 : kiln_fail(err, "out of memory");
+}
+
+static const char *col(sqlite3_stmt *st, int i)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+    return t ? (const char *)t : "";
+}
+
+/* One row: kept only when its verdict is this task's and a pass. */
+static int add_row(ex *x, sqlite3_stmt *st, kiln_error *err)
+{
+    cJSON *v = cJSON_Parse(col(st, 4));
+    if (!v || strcmp(kiln_rv_str(v, "task"), x->task->name) != 0 ||
+        strcmp(kiln_rv_str(v, "status"), "pass") != 0) {
+        cJSON_Delete(v);
+        return 0;
+    }
+    measurement *p = realloc(x->m, (size_t)(x->nm + 1) * sizeof *p);
+    if (!p) {
+        cJSON_Delete(v);
+        return kiln_fail(err, "out of memory");
+    }
+    x->m = p;
+    measurement *m = &p[x->nm++];
+    memset(m, 0, sizeof *m);
+    snprintf(m->run, sizeof m->run, "%s", col(st, 0));
+    m->n = sqlite3_column_int(st, 1);
+    snprintf(m->commit, sizeof m->commit, "%s", col(st, 2));
+    snprintf(m->job, sizeof m->job, "%s", col(st, 3));
+    m->date = sqlite3_column_double(st, 6);
+    m->hypothesis = strdup(col(st, 7));
+    m->verdict = v;
+    return add_kernel(x, x->nm - 1, col(st, 5), err);
+}
+
+static int load(ex *x, sqlite3 *db, kiln_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT c.run, c.n, c.commit_id, c.record_job, c.record_verdict,"
+                           " c.source, c.updated_at, c.hypothesis FROM candidates c JOIN runs r"
+                           " ON r.id = c.run WHERE c.decision='keep' AND c.record_verdict IS NOT NULL"
+                           " AND c.source IS NOT NULL AND r.backend='cpu' AND r.dtype=?1"
+                           " ORDER BY c.updated_at", -1, &st, NULL) != SQLITE_OK)
+        return kiln_fail(err, "database: %s", sqlite3_errmsg(db));
+    sqlite3_bind_text(st, 1, kiln_dtype_name(x->dt), -1, SQLITE_TRANSIENT);
+    int rc = 0;
+    while (rc == 0 && sqlite3_step(st) == SQLITE_ROW)
+        rc = add_row(x, st, err);
+    sqlite3_finalize(st);
+    if (rc == 0 && x->nm == 0)
+        return kiln_fail(err, "no kept kernel of task %s (%s) has a passing verdict against the "
+                         "task's baseline in this workspace", x->task->name, kiln_dtype_name(x->dt)), 1;
+    return rc;
+}
+
+/* ---- choosing ------------------------------------------------------------------------ */
+
+static void list_shapes(ex *x)
+{
+    for (int g = 0; g < x->task->ngroups; g++) {
+        const kiln_group *gr = &x->task->groups[g];
+        for (int s = 0; s < gr->nvisible; s++) {
+            int k = 0;
+            while (k < x->nc && memcmp(&x->c[k].shape, &gr->visible[s], sizeof gr->visible[s]) != 0)
+                k++;
+            choice *c = &x->c[k];
+            if (k == x->nc) {
+                memset(c, 0, sizeof *c);
+                c->shape = gr->visible[s];
+                c->winner = -1;
+                x->nc++;
+            }
+            size_t lg = strlen(c->groups), li = strlen(c->ids);
+            snprintf(c->groups + lg, sizeof c->groups - lg, "%s%s", lg ? " " : "", gr->name);
+            snprintf(c->ids + li, sizeof c->ids - li, "%sv%d", li ? " " : "", s + 1);
+        }
+    }
+}
+
+/* The verdict's timed visible shape with these dims, or NULL. */
+static const cJSON *measured_at(const ex *x, const cJSON *v, const kiln_shape *sh)
+{
+    const cJSON *s;
+    cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(v, "shapes")) {
+        const cJSON *dims = cJSON_GetObjectItemCaseSensitive(s, "dims");
+        if (!kiln_rv_get(s, "time") || !cJSON_IsObject(dims) || kiln_rv_num(s, "speedup") <= 0)
+            continue;
+        int same = 1;
+        for (int d = 0; d < x->task->ndims && same; d++) {
+            const cJSON *val = cJSON_GetObjectItemCaseSensitive(dims, x->task->dims[d]);
+            same = cJSON_IsNumber(val) && (int64_t)val->valuedouble == sh->d[d];
+        }
+        if (same)
+            return s;
+    }
+    return NULL;
+}
+
+static double speedup_at(const ex *x, int mi, const kiln_shape *sh)
+{
+    return kiln_rv_num(measured_at(x, x->m[mi].verdict, sh), "speedup");
+}
+
+static void choose_winners(ex *x)
+{
+    for (int c = 0; c < x->nc; c++)
+        for (int i = 0; i < x->nm; i++) {
+            double sp = speedup_at(x, i, &x->c[c].shape);
+            if (sp > 0 && (x->c[c].winner < 0 || sp > speedup_at(x, x->c[c].winner, &x->c[c].shape)))
+                x->c[c].winner = i;
+        }
+}
+
+/* Each kernel's geomean over the shapes where it was measured (its best
+ * measurement at each); the fallback is the kernel with the highest. */
+static void choose_fallback(ex *x)
+{
+    x->fallback = 0;
+    for (int k = 0; k < x->nk; k++) {
+        double logs = 0;
+        int n = 0;
+        for (int c = 0; c < x->nc; c++) {
+            double best = 0;
+            for (int i = 0; i < x->nm; i++)
+                if (x->m[i].kernel == k)
+                    best = fmax(best, speedup_at(x, i, &x->c[c].shape));
+            if (best > 0)
+                logs += log(best), n++;
+        }
+        x->k[k].nshapes = n;
+        x->k[k].geomean = n ? exp(logs / n) : kiln_rv_num(x->m[x->k[k].first].verdict, "summary.geomean_speedup");
+        if (x->k[k].geomean > x->k[x->fallback].geomean)
+            x->fallback = k;
+    }
+}
+
+/* Names for the kernels that are used, in order of first use. */
+static void name_kernels(ex *x)
+{
+    int next = 1;
+    for (int c = 0; c <= x->nc; c++) {
+        int k = c < x->nc ? (x->c[c].winner < 0 ? -1 : x->m[x->c[c].winner].kernel) : x->fallback;
+        if (k >= 0 && !x->k[k].name[0])
+            snprintf(x->k[k].name, sizeof x->k[k].name, "%s_k%d", x->task->name, next++);
+    }
+}
+
+/* ---- writing -------------------------------------------------------------------------- */
+
+static FILE *open_out(const ex *x, const char *name, char *path, size_t len, kiln_error *err)
+{
+    snprintf(path, len, "%s/%s", x->o->out, name);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        kiln_fail(err, "%s: %s", path, strerror(errno));
+    return f;
+}
+
+static int close_out(FILE *f, const char *path, kiln_error *err)
+{
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad)
+        return kiln_fail(err, "%s: write error", path);
+    return 0;
+}
+
+static int write_kernel(const ex *x, const kernel *k, kiln_error *err)
+{
+    char name[KILN_NAME_MAX + 32], path[PATH_MAX + 64];
+    snprintf(name, sizeof name, "%s.c", k->name);
+    FILE *f = open_out(x, name, path, sizeof path, err);
+    if (!f)
+        return -1;
+    const measurement *m = &x->m[k->first];
+    /* Renaming by macro leaves the kernel's text as it was verified; its
+     * helpers should be static, as two kernels' global helpers would clash. */
+    fprintf(f, "/* %s.c - exported by kiln export: run %s, candidate %d, commit %s.\n"
+               " * The kernel's function %s is renamed %s so that several kernels\n"
+               " * link together; the dispatch in %s_dispatch.c calls it. */\n"
+               "#define %s %s\n\n%s",
+            k->name, m->run, m->n, m->commit, x->task->name, k->name, x->task->name,
+            x->task->name, k->name, k->source);
+    return close_out(f, path, err);
+}
+
+/* The task's prototype with another function name. */
+static void prototype(const ex *x, const char *fname, char *buf, size_t len)
+{
+    char sig[1024];
+    kiln_task_cpu_signature(x->task, x->dt, sig, sizeof sig);
+    const char *paren = strchr(sig, '(');
+    snprintf(buf, len, "void %s%s", fname, paren ? paren : "(void)");
+}
+
+static int needs_kiln_cpu_h(const ex *x)
+{
+    char sig[1024];
+    kiln_task_cpu_signature(x->task, x->dt, sig, sizeof sig);
+    if (strstr(sig, "kiln_"))
+        return 1;
+    for (int k = 0; k < x->nk; k++)
+        if (x->k[k].name[0] && strstr(x->k[k].source, "kiln_cpu.h"))
+            return 1;
+    return 0;
+}
+
+static int write_header(const ex *x, kiln_error *err)
+{
+    char name[KILN_NAME_MAX + 32], path[PATH_MAX + 64], proto[1200];
+    snprintf(name, sizeof name, "%s_dispatch.h", x->task->name);
+    FILE *f = open_out(x, name, path, sizeof path, err);
+    if (!f)
+        return -1;
+    fprintf(f, "/* %s - generated by kiln export (task %s, cpu, %s): the exported\n"
+               " * kernels and one dispatch that picks among them by dims; see decisions.json. */\n"
+               "#ifndef KILN_EXPORT_%s_DISPATCH_H\n#define KILN_EXPORT_%s_DISPATCH_H\n\n"
+               "#include <stdint.h>\n%s\n",
+            name, x->task->name, kiln_dtype_name(x->dt), x->task->name, x->task->name,
+            needs_kiln_cpu_h(x) ? "#include \"kiln_cpu.h\"\n" : "");
+    for (int k = 0; k < x->nk; k++)
+        if (x->k[k].name[0]) {
+            prototype(x, x->k[k].name, proto, sizeof proto);
+            fprintf(f, "%s;\n", proto);
+        }
+    char fname[KILN_NAME_MAX + 16];
+    snprintf(fname, sizeof fname, "%s_dispatch", x->task->name);
+    prototype(x, fname, proto, sizeof proto);
+    fprintf(f, "\n/* Exact dims of a visible shape: the kernel fastest there; other dims:\n"
+               " * %s, the best geomean. */\n%s;\n\n#endif\n", x->k[x->fallback].name, proto);
+    return close_out(f, path, err);
+}
+
+/* "x, w, y, rows, cols, eps" */
+static void call_args(const ex *x, char *buf, size_t len)
+{
+    size_t u = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < x->task->nargs && u < len; i++)
+        u += (size_t)snprintf(buf + u, len - u, "%s%s", i ? ", " : "", x->task->args[i].name);
+}
+
+/* "rows == 1 && cols == 1024" over the dims passed as arguments. */
+static int condition(const ex *x, const kiln_shape *sh, char *buf, size_t len)
+{
+    size_t u = 0;
+    int terms = 0;
+    buf[0] = '\0';
+    for (int d = 0; d < x->task->ndims; d++)
+        for (int a = 0; a < x->task->nargs; a++) {
+            const kiln_arg *arg = &x->task->args[a];
+            if (arg->kind != KILN_ARG_DIM || strcmp(arg->name, x->task->dims[d]) != 0 || u >= len)
+                continue;
+            u += (size_t)snprintf(buf + u, len - u, "%s%s == %lld", terms++ ? " && " : "", arg->name,
+                                  (long long)sh->d[d]);
+        }
+    return terms;
+}
+
+static void write_branches(const ex *x, FILE *f, const char *args)
+{
+    for (int c = 0; c < x->nc; c++) {
+        char cond[512], dims[256];
+        kiln_shape_format(x->task, &x->c[c].shape, dims, sizeof dims);
+        const choice *ch = &x->c[c];
+        if (ch->winner < 0 || !condition(x, &ch->shape, cond, sizeof cond)) {
+            fprintf(f, "    /* %s (%s %s): not measured, the fallback */\n", dims, ch->groups, ch->ids);
+            continue;
+        }
+        const kernel *k = &x->k[x->m[ch->winner].kernel];
+        fprintf(f, "    if (%s) { /* %s %s: %.2fx against the baseline */\n        %s(%s);\n"
+                   "        return;\n    }\n",
+                cond, ch->groups, ch->ids, speedup_at(x, ch->winner, &ch->shape), k->name, args);
+    }
+}
+
+static int write_dispatch(const ex *x, kiln_error *err)
+{
+    char name[KILN_NAME_MAX + 32], path[PATH_MAX + 64], proto[1200], fname[KILN_NAME_MAX + 16], args[512];
+    snprintf(name, sizeof name, "%s_dispatch.c", x->task->name);
+    FILE *f = open_out(x, name, path, sizeof path, err);
+    if (!f)
+        return -1;
+    snprintf(fname, sizeof fname, "%s_dispatch", x->task->name);
+    prototype(x, fname, proto, sizeof proto);
+    call_args(x, args, sizeof args);
+    fprintf(f, "/* %s - generated by kiln export: calls the kernel chosen for the\n"
+               " * dims (see decisions.json for every choice and its reasons). */\n"
+               "#include \"%s_dispatch.h\"\n\n%s\n{\n",
+            name, x->task->name, proto);
+    write_branches(x, f, args);
+    fprintf(f, "    %s(%s); /* the best geomean: %.2fx */\n}\n", x->k[x->fallback].name, args,
+            x->k[x->fallback].geomean);
+    return close_out(f, path, err);
+}
+
+/* ---- decisions.json --------------------------------------------------------------------- */
+
+static cJSON *dims_json(const ex *x, const kiln_shape *sh)
+{
+    cJSON *o = cJSON_CreateObject();
+    for (int d = 0; d < x->task->ndims; d++)
+        cJSON_AddNumberToObject(o, x->task->dims[d], (double)sh->d[d]);
+    return o;
+}
+
+/* A measurement at a shape: times, noise, verdict ids, machine, date. */
+static cJSON *measurement_json(const ex *x, int mi, const kiln_shape *sh)
+{
+    const measurement *m = &x->m[mi];
+    const cJSON *s = measured_at(x, m->verdict, sh);
+    char date[32];
+    kiln_rv_fmt_date(m->date, date, sizeof date);
+    cJSON *o = cJSON_CreateObject();
+    const char *kname = x->k[m->kernel].name;
+    if (kname[0])
+        cJSON_AddStringToObject(o, "kernel", kname);
+    else
+        cJSON_AddNullToObject(o, "kernel");
+    cJSON_AddStringToObject(o, "source_sha256", x->k[m->kernel].sha);
+    cJSON_AddNumberToObject(o, "speedup", kiln_rv_num(s, "speedup"));
+    cJSON_AddNumberToObject(o, "candidate_median_ns", kiln_rv_num(s, "time.candidate.median_ns"));
+    cJSON_AddNumberToObject(o, "baseline_median_ns", kiln_rv_num(s, "time.baseline.median_ns"));
+    cJSON_AddNumberToObject(o, "candidate_half_spread", kiln_rv_half_spread(kiln_rv_get(s, "time.candidate")));
+    cJSON_AddNumberToObject(o, "roofline_fraction", kiln_rv_num(s, "roofline_fraction"));
+    cJSON *v = cJSON_AddObjectToObject(o, "verdict");
+    cJSON_AddStringToObject(v, "run", m->run);
+    cJSON_AddNumberToObject(v, "candidate", m->n);
+    cJSON_AddStringToObject(v, "commit", m->commit);
+    cJSON_AddStringToObject(v, "job", m->job);
+    cJSON_AddStringToObject(v, "date", date);
+    cJSON_AddStringToObject(v, "verifier_version", kiln_rv_str(m->verdict, "verifier_version"));
+    cJSON *e = cJSON_AddObjectToObject(o, "environment");
+    cJSON_AddStringToObject(e, "cpu", kiln_rv_str(m->verdict, "environment.cpu"));
+    cJSON_AddStringToObject(e, "host", kiln_rv_str(m->verdict, "environment.host"));
+    cJSON_AddStringToObject(e, "kernel", kiln_rv_str(m->verdict, "environment.kernel"));
+    return o;
+}
+
+static cJSON *choice_json(const ex *x, const choice *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "groups", c->groups);
+    cJSON_AddStringToObject(o, "ids", c->ids);
+    cJSON_AddItemToObject(o, "dims", dims_json(x, &c->shape));
+    cJSON *alts = cJSON_CreateArray();
+    int n = 0;
+    for (int i = 0; i < x->nm; i++)
+        if (i != c->winner && speedup_at(x, i, &c->shape) > 0)
+            cJSON_AddItemToArray(alts, measurement_json(x, i, &c->shape)), n++;
+    char why[256];
+    if (c->winner < 0) {
+        cJSON_AddStringToObject(o, "kernel", x->k[x->fallback].name);
+        cJSON_AddStringToObject(o, "reason", "no kept kernel was measured at these dims: the fallback");
+    } else {
+        snprintf(why, sizeof why, "the highest speedup against the task's baseline at these dims, "
+                 "of %d measurement%s", n + 1, n ? "s" : "");
+        cJSON_AddStringToObject(o, "kernel", x->k[x->m[c->winner].kernel].name);
+        cJSON_AddStringToObject(o, "reason", why);
+        cJSON_AddItemToObject(o, "chosen", measurement_json(x, c->winner, &c->shape));
+    }
+    cJSON_AddItemToObject(o, "alternatives", alts);
+    return o;
+}
+
+static cJSON *kernels_json(const ex *x)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int k = 0; k < x->nk; k++) {
+        if (!x->k[k].name[0])
+            continue;
+        const measurement *m = &x->m[x->k[k].first];
+        char file[KILN_NAME_MAX + 32];
+        snprintf(file, sizeof file, "%s.c", x->k[k].name);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", x->k[k].name);
+        cJSON_AddStringToObject(o, "file", file);
+        cJSON_AddStringToObject(o, "source_sha256", x->k[k].sha);
+        cJSON_AddStringToObject(o, "run", m->run);
+        cJSON_AddNumberToObject(o, "candidate", m->n);
+        cJSON_AddStringToObject(o, "commit", m->commit);
+        cJSON_AddStringToObject(o, "hypothesis", m->hypothesis ? m->hypothesis : "");
+        cJSON_AddNumberToObject(o, "geomean_speedup", x->k[k].geomean);
+        cJSON_AddNumberToObject(o, "shapes_measured", x->k[k].nshapes);
+        cJSON_AddItemToArray(a, o);
+    }
+    return a;
+}
+
+static int write_decisions(const ex *x, kiln_error *err)
+{
+    char path[PATH_MAX + 64], date[32], sig[1024], why[256];
+    kiln_rv_fmt_date(kiln_rv_now(), date, sizeof date);
+    kiln_task_cpu_signature(x->task, x->dt, sig, sizeof sig);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "task", x->task->name);
+    cJSON_AddStringToObject(o, "backend", "cpu");
+    cJSON_AddStringToObject(o, "dtype", kiln_dtype_name(x->dt));
+    cJSON_AddStringToObject(o, "date", date);
+    cJSON_AddStringToObject(o, "signature", sig);
+    cJSON_AddStringToObject(o, "rule", "dims equal to a visible shape's: the kept kernel with the highest "
+                            "speedup against the task's baseline measured there; other dims: the fallback");
+    cJSON_AddItemToObject(o, "kernels", kernels_json(x));
+    cJSON *shapes = cJSON_AddArrayToObject(o, "shapes");
+    for (int c = 0; c < x->nc; c++)
+        cJSON_AddItemToArray(shapes, choice_json(x, &x->c[c]));
+    cJSON *fb = cJSON_AddObjectToObject(o, "fallback");
+    cJSON_AddStringToObject(fb, "kernel", x->k[x->fallback].name);
+    cJSON_AddNumberToObject(fb, "geomean_speedup", x->k[x->fallback].geomean);
+    snprintf(why, sizeof why, "the best geomean speedup over the shapes where it was measured (%d)",
+             x->k[x->fallback].nshapes);
+    cJSON_AddStringToObject(fb, "reason", why);
+    char *text = cJSON_Print(o);
+    cJSON_Delete(o);
+    FILE *f = text ? open_out(x, "decisions.json", path, sizeof path, err) : NULL;
+    if (f)
+        fprintf(f, "%s\n", text);
+    free(text);
+    return f ? close_out(f, path, err) : -1;
+}
+
+static int copy_kiln_cpu_h(const ex *x, kiln_error *err)
+{
+    char src[PATH_MAX], path[PATH_MAX + 64];
+    snprintf(src, sizeof src, "%s/kiln_cpu.h", kiln_cpu_include_dir());
+    FILE *in = fopen(src, "rb");
+    if (!in)
+        return kiln_fail(err, "%s: %s", src, strerror(errno));
+    FILE *f = open_out(x, "kiln_cpu.h", path, sizeof path, err);
+    char buf[8192];
+    size_t n;
+    while (f && (n = fread(buf, 1, sizeof buf, in)) > 0)
+        fwrite(buf, 1, n, f);
+    fclose(in);
+    return f ? close_out(f, path, err) : -1;
+}
+
+/* An earlier export's files are replaced only with --force; anything else
+ * in DIR is left alone, but DIR must then hold nothing else of ours. */
+static int prepare_dir(const ex *x, kiln_error *err)
+{
+    if (kiln_mkdirs(x->o->out, err) < 0)
+        return -1;
+    DIR *d = opendir(x->o->out);
+    if (!d)
+        return kiln_fail(err, "%s: %s", x->o->out, strerror(errno));
+    struct dirent *e;
+    int busy = 0;
+    size_t lt = strlen(x->task->name);
+    while ((e = readdir(d))) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        busy = 1;
+        int ours = (strncmp(e->d_name, x->task->name, lt) == 0 && e->d_name[lt] == '_') ||
+                   strcmp(e->d_name, "decisions.json") == 0 || strcmp(e->d_name, "kiln_cpu.h") == 0;
+        if (x->o->force && ours) {
+            char p[PATH_MAX + 300];
+            snprintf(p, sizeof p, "%s/%s", x->o->out, e->d_name);
+            unlink(p);
+        }
+    }
+    closedir(d);
+    return busy && !x->o->force ? kiln_fail(err, "%s is not empty (--force replaces an earlier export)", x->o->out) : 0;
+}
+
+static int write_all(const ex *x, kiln_error *err)
+{
+    if (prepare_dir(x, err) < 0)
+        return -2;
+    for (int k = 0; k < x->nk; k++)
+        if (x->k[k].name[0] && write_kernel(x, &x->k[k], err) < 0)
+            return -1;
+    if (write_header(x, err) < 0 || write_dispatch(x, err) < 0 || write_decisions(x, err) < 0)
+        return -1;
+    return needs_kiln_cpu_h(x) ? copy_kiln_cpu_h(x, err) : 0;
+}
+
+static void print_summary(const ex *x)
+{
+    for (int c = 0; c < x->nc; c++) {
+        char dims[256];
+        kiln_shape_format(x->task, &x->c[c].shape, dims, sizeof dims);
+        int w = x->c[c].winner;
+        if (w < 0)
+            printf("  %-22s -> %s (not measured: the fallback)\n", dims, x->k[x->fallback].name);
+        else
+            printf("  %-22s -> %s, %.2fx against the baseline\n", dims, x->k[x->m[w].kernel].name,
+                   speedup_at(x, w, &x->c[c].shape));
+    }
+    printf("  other dims             -> %s, geomean %.2fx\n", x->k[x->fallback].name,
+           x->k[x->fallback].geomean);
+    printf("wrote %s: %s_dispatch.h, %s_dispatch.c, the kernels, decisions.json\n", x->o->out,
+           x->task->name, x->task->name);
+}
+
+/* ---- entry ------------------------------------------------------------------------------ */
+
+static int setup(ex *x, kiln_error *err)
+{
+    if (x->o->backend && strcmp(x->o->backend, "cpu") != 0)
+        return kiln_fail(err, "backend '%s' is not available in this build (cpu only)", x->o->backend), -2;
+    x->task = calloc(1, sizeof *x->task);
+    if (!x->task)
+        return kiln_fail(err, "out of memory");
+    if (kiln_task_find(x->o->task, x->task, err) < 0)
+        return -2;
+    x->dt = x->o->dtype ? kiln_dtype_parse(x->o->dtype) : x->task->cpu_dtypes[0];
+    if (!kiln_task_supports(x->task, x->dt))
+        return kiln_fail(err, "task %s has no CPU variant for dtype '%s'", x->task->name,
+                         x->o->dtype ? x->o->dtype : "?"), -2;
+    return 0;
+}
+
+static void teardown(ex *x)
+{
+    for (int i = 0; i < x->nm; i++) {
+        cJSON_Delete(x->m[i].verdict);
+        free(x->m[i].hypothesis);
+    }
+    for (int k = 0; k < x->nk; k++)
+        free(x->k[k].source);
+    free(x->m);
+    free(x->k);
+    free(x->task);
+}
+
+int kiln_cmd_export(int argc, char **argv)
+{
+    export_opts o = {0};
+    int rc = parse(argc, argv, &o);
+    if (rc != 0)
+        return rc > 0 ? KILN_EXIT_OK : KILN_EXIT_BAD_INPUT;
+    ex *x = calloc(1, sizeof *x);
+    if (!x)
+        return KILN_EXIT_INTERNAL;
+    x->o = &o;
+    kiln_error err = {{0}};
+    sqlite3 *db = NULL;
+    rc = setup(x, &err);
+    if (rc == 0)
+        rc = kiln_rv_db_open(o.workspace ? o.workspace : "kiln-work", &db, &err) < 0 ? -2 : 0;
+    if (rc == 0)
+        rc = load(x, db, &err);
+    if (rc == 0) {
+        list_shapes(x);
+        choose_winners(x);
+        choose_fallback(x);
+        name_kernels(x);
+        rc = write_all(x, &err);
+    }
+    if (rc == 0)
+        print_summary(x);
+    else
+        fprintf(stderr, "kiln export: %s\n", err.msg);
+    sqlite3_close(db);
+    teardown(x);
+    free(x);
+    return rc == 0 ? KILN_EXIT_OK : rc == 1 ? KILN_EXIT_FAIL : rc == -2 ? KILN_EXIT_BAD_INPUT : KILN_EXIT_INTERNAL;
+}
