@@ -242,7 +242,7 @@ static void print_table(const kiln_lesson *ls, int n, int show_status)
     }
     if (tty && tagw > 36)
         tagw = 36;
-    printf("%5s  %4s  %5s  %-7s  %s%-*s  %s\n", "ID", "CONF", "SHOWN", "HELP/HURT",
+    printf("%5s  %4s  %5s  %-9s  %s%-*s  %s\n", "ID", "CONF", "SHOWN", "HELP/HURT",
            show_status ? "STATUS   " : "", tagw, "TAGS", "LESSON (when SITUATION: ACTION)");
     for (int i = 0; i < n; i++) {
         const kiln_lesson *l = &ls[i];

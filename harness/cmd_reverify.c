@@ -540,7 +540,7 @@ static void close_ctx(rv_ctx *x)
 }
 
 /* Reverify every chosen commit; *regressions counts them. */
-static int run_all(rv_ctx *x, cJSON *all, int *regressions, kiln_error *err)
+static int run_all(rv_ctx *x, cJSON *all, int *regressions, int *done, kiln_error *err)
 {
     for (int i = 0; i < x->ncommits; i++) {
         cJSON *r = reverify_one(x, x->commits[i], err);
@@ -551,16 +551,19 @@ static int run_all(rv_ctx *x, cJSON *all, int *regressions, kiln_error *err)
             return -1;
         }
         *regressions += cJSON_IsTrue(kiln_rv_get(r, "regression"));
+        *done += !kiln_rv_get(r, "skipped");
         if (!x->o->json) {
             print_result(r);
             fflush(stdout);
         }
         cJSON_AddItemToArray(all, r);
     }
+    if (*done == 0)   /* asked for something, checked nothing: say so */
+        return kiln_fail(err, "none of the chosen commits has a verdict note to reverify"), -2;
     return 0;
 }
 
-static void print_total(const rv_ctx *x, cJSON *all, int regressions)
+static void print_total(const rv_ctx *x, cJSON *all, int done, int regressions)
 {
     if (x->o->json) {
         cJSON *o = cJSON_CreateObject();
@@ -573,8 +576,9 @@ static void print_total(const rv_ctx *x, cJSON *all, int regressions)
         cJSON_Delete(o);
         return;
     }
-    printf("%d commit%s reverified, %d regression%s; results appended to %s\n", x->ncommits,
-           x->ncommits == 1 ? "" : "s", regressions, regressions == 1 ? "" : "s", REVERIFY_NOTES_REF);
+    printf("%d commit%s reverified, %d skipped, %d regression%s; results appended to %s\n", done,
+           done == 1 ? "" : "s", x->ncommits - done, regressions, regressions == 1 ? "" : "s",
+           REVERIFY_NOTES_REF);
 }
 
 int kiln_cmd_reverify(int argc, char **argv)
@@ -594,12 +598,12 @@ int kiln_cmd_reverify(int argc, char **argv)
         return KILN_EXIT_BAD_INPUT;
     }
     x.ws.lock_fd = -1;
-    int regressions = 0;
+    int regressions = 0, done = 0;
     cJSON *all = cJSON_CreateArray();
     if ((rc = open_ctx(&x, &err)) == 0 && (rc = choose_commits(&x, &err)) == 0)
-        rc = run_all(&x, all, &regressions, &err);
+        rc = run_all(&x, all, &regressions, &done, &err);
     if (rc == 0)
-        print_total(&x, all, regressions);
+        print_total(&x, all, done, regressions);
     else
         fprintf(stderr, "kiln reverify: %s\n", err.msg);
     cJSON_Delete(all);

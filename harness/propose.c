@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "lessons.h"
 #include "parse.h"
 #include "prompt.h"
 #include "replay.h"
@@ -239,6 +240,29 @@ static void say_asking(search *s, int n)
     kiln_progress_update(&s->progress, 0);
 }
 
+/* The few lessons that fit this task's scope and the latest failure. */
+static char *lessons_for(search *s, const history *h, const char *task_text, long long *ids,
+                         int *nids)
+{
+    char tags[8][KILN_TAG_MAX];
+    const char *tagp[8];
+    int nt = kiln_lesson_scope(s->task.name, s->run.dtype, s->run.backend, s->run.grp, NULL, tags);
+    for (int i = 0; i < nt; i++)
+        tagp[i] = tags[i];
+    char context[2048];
+    const kiln_attempt *last = h->n ? &h->att[h->n - 1] : NULL;
+    snprintf(context, sizeof context, "%.1200s %.300s %.400s", task_text,
+             last ? last->hypothesis : "", last && strcmp(last->status, "pass") ? last->reason : "");
+    kiln_lesson_query q = {.tags = tagp, .ntags = nt, .context = context};
+    char *text = NULL;
+    kiln_error e;
+    if (kiln_lessons_for_prompt(s->db, &q, &text, ids, 16, nids, &e) < 0) {
+        *nids = 0;
+        return NULL;
+    }
+    return text;
+}
+
 static int propose_llm(search *s, int it, int first, const char *parent_src,
                        const char *parent_verdict, kiln_error *err)
 {
@@ -248,9 +272,12 @@ static int propose_llm(search *s, int it, int first, const char *parent_src,
         free(text);
         return text ? -1 : kiln_fail(err, "out of memory");
     }
+    long long ids[16];
+    int nids = 0;
+    char *lessons = lessons_for(s, &h, text, ids, &nids);
     kiln_prompt_input in = {.task_text = text, .lang = "c", .entry = s->task.name,
                             .parent_source = parent_src, .parent_verdict_json = parent_verdict,
-                            .attempts = h.att, .nattempts = h.n, .lessons = NULL,
+                            .attempts = h.att, .nattempts = h.n, .lessons = lessons,
                             .max_chars = 60000};
     int rc = kiln_prompt_build(&in, &system, &user, err);
     free_history(&h);
@@ -264,6 +291,12 @@ static int propose_llm(search *s, int it, int first, const char *parent_src,
     }
     if (rc == 0)
         rc = record_answers(s, it, first, res, n, err);
+    for (int d = 0; rc == 0 && d < n; d++) {   /* what each draft's prompt showed */
+        kiln_error e;
+        kiln_lessons_shown(s->db, s->run.id, first + d, ids, nids, lessons ? strlen(lessons) : 0,
+                           strlen(system) + strlen(user), &e);
+    }
+    free(lessons);
     for (int d = 0; d < n; d++)
         kiln_llm_result_free(&res[d]);
     free(system);

@@ -285,8 +285,9 @@ static void candidates_table(FILE *o, const kiln_rv_run *r)
 
 /* ---- lessons: tables of the knowledge layer, shown as they are ------------------- */
 
-/* Rows of a query as table cells; columns named *_at are dates. */
-static int query_table(FILE *o, sqlite3 *db, const char *sql, const char *run)
+/* Rows of a query as a table under a heading (none when there are no
+ * rows); columns named *_at are dates. */
+static int query_table(FILE *o, sqlite3 *db, const char *heading, const char *sql, const char *run)
 {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
@@ -296,7 +297,7 @@ static int query_table(FILE *o, sqlite3 *db, const char *sql, const char *run)
     int rows = 0, ncol = sqlite3_column_count(st);
     while (sqlite3_step(st) == SQLITE_ROW) {
         if (rows++ == 0) {
-            fputs("<table><tr>", o);
+            fprintf(o, "<h4>%s</h4>\n<table><tr>", heading);
             for (int i = 0; i < ncol; i++) {
                 fputs("<th>", o);
                 kiln_html_escape(o, sqlite3_column_name(st, i));
@@ -345,19 +346,17 @@ static void lessons_section(FILE *o, sqlite3 *db, const char *run)
     columns(db, "lessons", want, cols, sizeof cols);
     int created = 0, shown = 0;
     if (cols[0] && kiln_rv_has_column(db, "lessons", "run")) {
-        fputs("<h4>created in this run</h4>\n", o);
         snprintf(sql, sizeof sql, "SELECT %s FROM lessons WHERE run=?1 ORDER BY rowid LIMIT 200", cols);
-        created = query_table(o, db, sql, run);
+        created = query_table(o, db, "created in this run", sql, run);
     }
     const char *lcol = kiln_rv_has_column(db, "lesson_shown", "lesson")      ? "lesson"
                        : kiln_rv_has_column(db, "lesson_shown", "lesson_id") ? "lesson_id"
                                                                              : NULL;
     if (lcol && kiln_rv_has_column(db, "lesson_shown", "run") && kiln_rv_has_column(db, "lessons", "situation")) {
-        fputs("<h4>shown to the proposer</h4>\n", o);
         snprintf(sql, sizeof sql, "SELECT s.%s AS lesson, count(*) AS prompts, l.situation, l.action"
                  " FROM lesson_shown s LEFT JOIN lessons l ON l.id = s.%s WHERE s.run=?1"
                  " GROUP BY s.%s ORDER BY 2 DESC LIMIT 200", lcol, lcol, lcol);
-        shown = query_table(o, db, sql, run);
+        shown = query_table(o, db, "shown to the proposer", sql, run);
     }
     if (!created && !shown)
         fputs("<p class=\"muted\">no lessons recorded for this run</p>\n", o);

@@ -14,7 +14,7 @@ static const char schema_v1[] =
     " model TEXT, seed INTEGER, branch TEXT, start_commit TEXT, head_commit TEXT, status TEXT,"
     " iterations_done INTEGER, budget_iterations INTEGER, drafts INTEGER, budget_seconds REAL,"
     " seconds_used REAL, budget_tokens INTEGER, tokens_used INTEGER, best_speedup REAL,"
-    " started_at REAL, updated_at REAL);"
+    " started_at REAL, updated_at REAL, base_url TEXT, from_path TEXT);"
     "CREATE TABLE IF NOT EXISTS candidates ("
     " run TEXT NOT NULL REFERENCES runs(id), n INTEGER NOT NULL, iteration INTEGER, draft INTEGER,"
     " parent TEXT, commit_id TEXT, proposer TEXT, state TEXT, hypothesis TEXT, job TEXT,"
@@ -84,6 +84,25 @@ static int check_foreign(sqlite3 *db, int version, const char *path, kiln_error 
     return 0;
 }
 
+/* Version 2 records what a resumed run needs to talk to the same model
+ * server and read the same files. */
+static int add_column(sqlite3 *db, const char *table, const char *column, kiln_error *err)
+{
+    char sql[256];
+    sqlite3_stmt *st = NULL;
+    int found = 0;
+    snprintf(sql, sizeof sql, "PRAGMA table_info(%s)", table);
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return db_fail(db, err, "reading the schema");
+    while (sqlite3_step(st) == SQLITE_ROW)
+        found |= strcmp((const char *)sqlite3_column_text(st, 1), column) == 0;
+    sqlite3_finalize(st);
+    if (found)
+        return 0;
+    snprintf(sql, sizeof sql, "ALTER TABLE %s ADD COLUMN %s TEXT", table, column);
+    return exec(db, sql, err);
+}
+
 /* Create or upgrade the schema in one write transaction: two processes
  * opening an old database at once upgrade it once, and a crash midway
  * leaves the old version intact. Each step is idempotent, so an upgrade
@@ -97,7 +116,8 @@ static int upgrade(sqlite3 *db, const char *path, kiln_error *err)
         return exec(db, "COMMIT", err);   /* another process got here first */
     char set[64];
     snprintf(set, sizeof set, "PRAGMA user_version=%d", KILN_DB_SCHEMA_VERSION);
-    if (exec(db, schema_v1, err) == 0 && kiln_knowledge_schema(db, err) == 0 &&
+    if (exec(db, schema_v1, err) == 0 && add_column(db, "runs", "base_url", err) == 0 &&
+        add_column(db, "runs", "from_path", err) == 0 && kiln_knowledge_schema(db, err) == 0 &&
         exec(db, set, err) == 0 && exec(db, "COMMIT", err) == 0)
         return 0;
     sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
@@ -164,6 +184,8 @@ static int run_write(sqlite3 *db, const kiln_run *r, const char *sql, kiln_error
     sqlite3_bind_int64(st, 19, r->tokens_used);
     sqlite3_bind_double(st, 20, r->best_speedup);
     sqlite3_bind_double(st, 21, now_s());
+    bind_text(st, 22, r->base_url);
+    bind_text(st, 23, r->from_path);
     int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_fail(db, err, "writing the run");
     sqlite3_finalize(st);
     return rc;
@@ -175,8 +197,8 @@ int kiln_db_run_insert(sqlite3 *db, const kiln_run *r, kiln_error *err)
                      "INSERT INTO runs (id, task, backend, dtype, grp, agent, model, seed, branch,"
                      " start_commit, head_commit, status, iterations_done, budget_iterations, drafts,"
                      " budget_seconds, seconds_used, budget_tokens, tokens_used, best_speedup,"
-                     " started_at, updated_at) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,"
-                     "?14,?15,?16,?17,?18,?19,?20,?21,?21)",
+                     " started_at, updated_at, base_url, from_path) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,"
+                     "?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?21,?22,?23)",
                      err);
 }
 
@@ -187,7 +209,7 @@ int kiln_db_run_update(sqlite3 *db, const kiln_run *r, kiln_error *err)
                      " seed=?8, branch=?9, start_commit=?10, head_commit=?11, status=?12,"
                      " iterations_done=?13, budget_iterations=?14, drafts=?15, budget_seconds=?16,"
                      " seconds_used=?17, budget_tokens=?18, tokens_used=?19, best_speedup=?20,"
-                     " updated_at=?21 WHERE id=?1",
+                     " updated_at=?21, base_url=?22, from_path=?23 WHERE id=?1",
                      err);
 }
 
@@ -203,7 +225,8 @@ int kiln_db_run_get(sqlite3 *db, const char *id, kiln_run *r, kiln_error *err)
     if (sqlite3_prepare_v2(db, "SELECT id, task, backend, dtype, grp, agent, model, seed, branch,"
                            " start_commit, head_commit, status, iterations_done, budget_iterations,"
                            " drafts, budget_seconds, seconds_used, budget_tokens, tokens_used,"
-                           " best_speedup FROM runs WHERE id=?1", -1, &st, NULL) != SQLITE_OK)
+                           " best_speedup, base_url, from_path FROM runs WHERE id=?1", -1, &st,
+                           NULL) != SQLITE_OK)
         return db_fail(db, err, "reading the run");
     bind_text(st, 1, id);
     int rc = sqlite3_step(st);
@@ -229,6 +252,8 @@ int kiln_db_run_get(sqlite3 *db, const char *id, kiln_run *r, kiln_error *err)
         r->budget_tokens = sqlite3_column_int64(st, 17);
         r->tokens_used = sqlite3_column_int64(st, 18);
         r->best_speedup = sqlite3_column_double(st, 19);
+        col_text(st, 20, r->base_url, sizeof r->base_url);
+        col_text(st, 21, r->from_path, sizeof r->from_path);
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)

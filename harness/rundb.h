@@ -19,6 +19,8 @@ typedef struct kiln_run {
     double budget_seconds, seconds_used;
     long long budget_tokens, tokens_used;
     double best_speedup;        /* vs the task's baseline, of the head kernel */
+    char base_url[512];         /* the model server, for a resumed run */
+    char from_path[4096];       /* --from: start file or replay directory */
 } kiln_run;
 
 typedef struct kiln_cand {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "lessons.h"
 #include "search_state.h"
 
 #define MAX_DRAFTS 16
@@ -74,6 +75,21 @@ static void say(search *s, kiln_cand *c, const char *what)
     kiln_progress_event(&s->progress, "step", o);
 }
 
+/* What this verdict teaches: a failure note for the lineage, or a lesson
+ * when the change clearly helped or hurt (knowledge/record.c decides). A
+ * lesson that cannot be stored does not stop the search. */
+static void learn(search *s, const kiln_cand *c, double noise)
+{
+    kiln_lesson_event ev = {.run = s->run.id, .candidate = c->n, .task = s->task.name,
+                            .dtype = s->run.dtype, .backend = s->run.backend,
+                            .group = s->run.grp, .proposer = c->proposer,
+                            .hypothesis = c->hypothesis, .status = c->status, .stage = c->stage,
+                            .code = c->code, .reason = c->reason, .speedup = c->speedup,
+                            .noise = noise, .decision = c->decision};
+    kiln_error e;
+    kiln_lessons_record(s->db, &ev, &e);
+}
+
 static int verify_step(search *s, kiln_cand *c, const char *parent_src, kiln_error *err)
 {
     say(s, c, "verifying against its parent");
@@ -81,6 +97,7 @@ static int verify_step(search *s, kiln_cand *c, const char *parent_src, kiln_err
     if (!v)
         return -1;
     kiln_cand_from_verdict(c, v);
+    learn(s, c, kiln_verdict_noise(v));
     cJSON_Delete(v);
     snprintf(c->state, sizeof c->state, "verified");
     return kiln_db_cand_upsert(s->db, c, err);
@@ -342,8 +359,23 @@ static int finish_all(search *s, kiln_cand *c, int n, kiln_cand **winner, kiln_e
     return 0;
 }
 
+/* Lessons shown to this candidate's prompt gain confidence when it is
+ * kept and lose it when it broke or slowed the kernel. */
+static void judge_lessons(search *s, const kiln_cand *c)
+{
+    int outcome = 0;
+    if (strcmp(c->decision, "keep") == 0)
+        outcome = 1;
+    else if (strcmp(c->status, "fail") == 0 || (strcmp(c->status, "pass") == 0 && c->speedup > 0 &&
+                                                c->speedup < 0.98))
+        outcome = -1;
+    kiln_error e;
+    kiln_lessons_outcome(s->db, s->run.id, c->n, outcome, &e);
+}
+
 static void report(search *s, const kiln_cand *c)
 {
+    judge_lessons(s, c);
     char line[256];
     if (strcmp(c->decision, "keep") == 0)
         snprintf(line, sizeof line, "#%d kept: %.2fx vs parent, %.2fx vs baseline", c->n,

@@ -75,9 +75,9 @@ static int setup_proposer(search *s, kiln_error *err)
     if (strcmp(a, "tune") == 0)
         return 0;
     if (strcmp(a, "replay") == 0) {
-        if (!s->o->from)
+        if (!s->run.from_path[0])
             return kiln_fail(err, "--agent replay needs --from DIR (the candidate files)"), -2;
-        return kiln_replay_list(s->o->from, "c", &s->replay, &s->nreplay, err) < 0 ? -2 : 0;
+        return kiln_replay_list(s->run.from_path, "c", &s->replay, &s->nreplay, err) < 0 ? -2 : 0;
     }
     kiln_llm_dialect d;
     if (strcmp(a, "openai") == 0)
@@ -89,7 +89,7 @@ static int setup_proposer(search *s, kiln_error *err)
     const char *model = s->run.model[0] ? s->run.model : NULL;
     if (!model)
         return kiln_fail(err, "--agent %s needs --model", a), -2;
-    if (kiln_llm_config_init(&s->llm, d, model, s->o->base_url, err) < 0)
+    if (kiln_llm_config_init(&s->llm, d, model, s->run.base_url[0] ? s->run.base_url : NULL, err) < 0)
         return -2;
     if (s->o->answer_tokens > 0)
         s->llm.max_tokens = s->o->answer_tokens;
@@ -117,8 +117,8 @@ static void new_run_id(sqlite3 *db, char *id, size_t len)
  * --from) leaves no run behind for --resume last to pick up. */
 static int record_run(search *s, kiln_error *err)
 {
-    char *src = read_text(s->o->from && strcmp(s->run.agent, "replay") != 0 ? s->o->from
-                                                                           : s->task.baseline_cpu, err);
+    int from_file = s->run.from_path[0] && strcmp(s->run.agent, "replay") != 0;
+    char *src = read_text(from_file ? s->run.from_path : s->task.baseline_cpu, err);
     if (!src)
         return -2;
     if (kiln_db_run_insert(s->db, &s->run, err) < 0) {
@@ -129,8 +129,8 @@ static int record_run(search *s, kiln_error *err)
     snprintf(c.run, sizeof c.run, "%s", s->run.id);
     snprintf(c.proposer, sizeof c.proposer, "start");
     snprintf(c.state, sizeof c.state, "proposed");
-    snprintf(c.hypothesis, sizeof c.hypothesis, "start: %s",
-             s->o->from && strcmp(s->run.agent, "replay") != 0 ? s->o->from : "the task's starter kernel");
+    snprintf(c.hypothesis, sizeof c.hypothesis, "start: %.490s",
+             from_file ? s->run.from_path : "the task's starter kernel");
     int rc = kiln_db_cand_upsert(s->db, &c, err) < 0 ||
              kiln_db_cand_verdict(s->db, s->run.id, 0, "source", src, err) < 0;
     free(src);
@@ -158,6 +158,10 @@ static int create_run(search *s, kiln_error *err)
     r->budget_seconds = o->budget_s;
     r->budget_tokens = o->max_tokens;
     r->drafts = o->drafts > 0 ? o->drafts : 1;
+    snprintf(r->base_url, sizeof r->base_url, "%s", o->base_url ? o->base_url : "");
+    /* An absolute path, so a resumed run finds it from anywhere. */
+    if (o->from && !realpath(o->from, r->from_path))
+        return kiln_fail(err, "--from %s: %s", o->from, strerror(errno)), -2;
     return 0;   /* recorded by record_run once the search can start */
 }
 
@@ -183,6 +187,10 @@ static int resume_run(search *s, kiln_error *err)
         s->run.budget_seconds = s->o->budget_s;
     if (s->o->max_tokens)
         s->run.budget_tokens = s->o->max_tokens;
+    if (s->o->base_url)   /* given again: the server moved */
+        snprintf(s->run.base_url, sizeof s->run.base_url, "%s", s->o->base_url);
+    if (s->o->from && !realpath(s->o->from, s->run.from_path))
+        return kiln_fail(err, "--from %s: %s", s->o->from, strerror(errno)), -2;
     snprintf(s->run.status, sizeof s->run.status, "running");
     return setup_task(s, s->run.task, s->run.dtype, err);
 }

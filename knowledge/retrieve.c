@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* Reciprocal rank fusion: score = sum over lists of w / (K + rank). With
  * K = 60 neighbouring ranks differ little, so equal weights let confidence
