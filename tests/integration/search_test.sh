@@ -275,7 +275,8 @@ else
     retried=$(sq "$DB3" "SELECT n || ':' || attempts || ':' || ok FROM llm_calls WHERE run='$RUN3' AND attempts>=2")
     [ "$retried" = "2:2:1" ] || problem "the 429 retry: llm_calls with attempts >= 2 are '$retried', expected '2:2:1'"
     c1=$(sq "$DB3" "SELECT decision || '|' || hypothesis FROM candidates WHERE run='$RUN3' AND n=1")
-    [ "$c1" = "keep|unroll by 8 with 8 accumulators" ] || problem "candidate 1: '$c1', expected kept with the hypothesis"
+    [ "$c1" = "keep|unroll by 8 with 8 accumulators" ] ||
+        problem "candidate 1: '$c1', expected kept with the hypothesis; why: $(sq "$DB3" "SELECT status || ' ' || code || ' ' || speedup || ' ' || confirm_speedup || ': ' || reason FROM candidates WHERE run='$RUN3' AND n=1")"
     c2=$(sq "$DB3" "SELECT decision || '|' || status || '|' || code FROM candidates WHERE run='$RUN3' AND n=2")
     case $c2 in
         "revert|fail|wrong-output" | "revert|fail|"* | "revert|suspect|"*) ;;
