@@ -89,7 +89,7 @@ static void add_env(cJSON *root, const kiln_verdict *v)
                                              ? "cpu: the candidate shares the worker's address space; "
                                                "its reported times are cross-checked against the CPU "
                                                "time the kernel charged the worker (lies under about "
-                                               "5 us or 10% per call can go unnoticed)"
+                                               "5 us per call or 1.25x can go unnoticed)"
                                              : "device code only");
     cJSON *ru = cJSON_AddObjectToObject(root, "rusage");
     add_num(ru, "worker_user_s", v->worker_user_s);
