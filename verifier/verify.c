@@ -492,7 +492,9 @@ static int timed_pair(job *j, const char *label, const kiln_shape *s, samples *s
  * the kernel charges it: the gap between that and the report grows for the
  * candidate but not for the baseline. CPU time, unlike a round trip, does not
  * grow while the worker waits for a core, so this holds on a busy machine. */
-static void cross_check(job *j, const char *id, const samples *sm)
+/* The excess CPU per candidate call over what was reported, or 0 when it
+ * is within the noise. */
+static double cross_check(const samples *sm)
 {
     /* Pairs run back to back under the same conditions: compare within each
      * pair, then take the median over pairs. */
@@ -509,9 +511,26 @@ static void cross_check(job *j, const char *id, const samples *sm)
      * caught once it stands out of the noise; honest calls on a loaded
      * machine were seen up to 16% apart. */
     double allowed = fmax(fmax(5e3, 4 * se), 0.25 * kiln_median(sm->cand, sm->n));
-    if (excess > allowed)
-        kiln_verdict_flag(j->v, "timer-disagreement: shape %s: the kernel charged the worker "
-                          "%.0f us more CPU per candidate call than it reported", id, excess / 1e3);
+    return excess > allowed ? excess : 0;
+}
+
+/* Timed pairs for one shape until the median settles or its budget is spent. */
+static int time_pairs(job *j, const kiln_shape *s, const char *label, uint64_t budget_ns,
+                      samples *sm, kiln_shape_result *r, kiln_error *err)
+{
+    uint64_t t0 = kiln_now_ns();
+    int maxp = j->o->max_pairs < 512 ? j->o->max_pairs : 512, rc = 0;
+    sm->n = 0;
+    while (sm->n < maxp) {
+        if ((rc = timed_pair(j, label, s, sm, err)) != 0)
+            break;
+        kiln_time_stats_of(sm->cand, sm->n, &r->cand);
+        kiln_time_stats_of(sm->base, sm->n, &r->base);
+        if (sm->n >= j->o->min_pairs &&
+            (kiln_now_ns() - t0 > budget_ns || kiln_timing_converged(&r->cand, &r->base)))
+            break;
+    }
+    return rc;
 }
 
 static int time_shape(job *j, int i, uint64_t budget_ns, kiln_error *err)
@@ -526,15 +545,13 @@ static int time_shape(job *j, int i, uint64_t budget_ns, kiln_error *err)
     if (!sm)
         return kiln_fail(err, "out of memory");
     kiln_shape_result *r = result_for(j, id, s, 1);
-    uint64_t t0 = kiln_now_ns();
-    int maxp = j->o->max_pairs < 512 ? j->o->max_pairs : 512, rc = 0;
-    while (sm->n < maxp) {
-        if ((rc = timed_pair(j, label, s, sm, err)) != 0)
-            break;
-        kiln_time_stats_of(sm->cand, sm->n, &r->cand);
-        kiln_time_stats_of(sm->base, sm->n, &r->base);
-        if (sm->n >= j->o->min_pairs &&
-            (kiln_now_ns() - t0 > budget_ns || kiln_timing_converged(&r->cand, &r->base)))
+    /* A disagreement is measured once more on fresh calls before it counts:
+     * a burst of load passes, a worker that lies does it again. */
+    double excess = 0;
+    int rc = 0;
+    for (int attempt = 0; attempt < 2 && rc == 0; attempt++) {
+        rc = time_pairs(j, s, label, budget_ns, sm, r, err);
+        if (rc == 0 && (excess = cross_check(sm)) == 0)
             break;
     }
     if (rc == 0) {
@@ -544,7 +561,10 @@ static int time_shape(job *j, int i, uint64_t budget_ns, kiln_error *err)
         r->base_rt_ns = kiln_median(sm->base_rt, sm->n);
         r->cand_cpu_ns = r->cand.median_ns + kiln_median(sm->cand_gap, sm->n);
         r->base_cpu_ns = r->base.median_ns + kiln_median(sm->base_gap, sm->n);
-        cross_check(j, id, sm);
+        if (excess > 0)
+            kiln_verdict_flag(j->v, "timer-disagreement: shape %s: the kernel charged the worker "
+                              "%.0f us more CPU per candidate call than it reported (measured "
+                              "twice)", id, excess / 1e3);
     }
     free(sm);
     return rc;
