@@ -282,12 +282,10 @@ static void check_outputs(kiln_callset *cs, const size_t off[], kiln_call_result
                      "elements of '%s' are NaN or Inf where the reference is finite", arg->name);
         } else {
             r->outcome = KILN_CALL_WRONG;
-            if (cs->hidden)   /* the budget grows with the size: keep it out */
+            if (cs->hidden)   /* no budget (it grows with the size), no reference values */
                 snprintf(r->detail, sizeof r->detail,
-                         "elements of '%s' over budget: worst error %.3g times the budget, "
-                         "got %.9g where %.9g was expected",
-                         arg->name, cr.max_err_ulps / r->budget_ulps, cr.worst_candidate,
-                         cr.worst_gold);
+                         "elements of '%s' over budget: worst error %.3g times the budget",
+                         arg->name, cr.max_err_ulps / r->budget_ulps);
             else
                 snprintf(r->detail, sizeof r->detail,
                          "%zu elements of '%s' over budget: worst error %.3g ULPs (budget %.0f), "
