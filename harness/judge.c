@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "daemon_client.h"
+#include "fileutil.h"
 #include "paths.h"
 #include "verdict.h"
 #include "verify.h"
@@ -15,11 +16,7 @@ static int write_temp(const char *dir, const char *name, const char *text, char 
                       kiln_error *err)
 {
     snprintf(path, len, "%s/%s", dir, name);
-    FILE *f = fopen(path, "wb");
-    int ok = f && fputs(text, f) >= 0;
-    if (f && fclose(f) != 0)
-        ok = 0;
-    return ok ? 0 : kiln_fail(err, "cannot write %s", path);
+    return kiln_write_text(path, text, err);
 }
 
 static cJSON *run_here(kiln_judge *j, const char *source, const char *baseline, kiln_error *err)

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fileutil.h"
 #include "paths.h"
 
 static int git_fail(kiln_error *err, const char *what)
@@ -35,11 +36,7 @@ static int write_file(const char *path, const char *content, kiln_error *err)
         if (kiln_mkdirs(dir, err) < 0)
             return -1;
     }
-    FILE *f = fopen(path, "wb");
-    int ok = f && fputs(content, f) >= 0;
-    if (f && fclose(f) != 0)
-        ok = 0;
-    return ok ? 0 : kiln_fail(err, "cannot write %s: %s", path, strerror(errno));
+    return kiln_write_text(path, content, err);
 }
 
 /* A tree of the index with relpath set to content; the working tree too. */

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fileutil.h"
 #include "paths.h"
 #include "worker_client.h"
 
@@ -95,15 +96,6 @@ static int copy_file(const char *from, const char *to, size_t limit, kiln_error 
     return ok ? 0 : kiln_fail(err, "%s: cannot write: %s", to, strerror(errno));
 }
 
-static int write_text(const char *path, const char *text, kiln_error *err)
-{
-    FILE *f = fopen(path, "wb");
-    int ok = f && fputs(text, f) >= 0;
-    if (f && fclose(f) != 0)
-        ok = 0;
-    return ok ? 0 : kiln_fail(err, "%s: cannot write: %s", path, strerror(errno));
-}
-
 static const char *find_cc(void)
 {
     const char *env = getenv("KILN_CC");
@@ -145,7 +137,7 @@ int kiln_cpu_build(const kiln_task *t, kiln_dtype dt, kiln_build_role role, cons
     if (kiln_cpu_shim(t, dt, role, shim, sizeof shim) < 0)
         return kiln_fail(err, "generated wrapper too long");
     snprintf(path, sizeof path, "%s/shim.c", dir);
-    if (write_text(path, shim, err) < 0)
+    if (kiln_write_text(path, shim, err) < 0)
         return -1;
     const char *cc = find_cc();
     if (!cc)

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fileutil.h"
 #include "kilnd.h"
 #include "task.h"
 #include "verdict.h"
@@ -134,24 +135,15 @@ static int resolve(const kiln_verify_request *rq, const kiln_task *t, kiln_dtype
     return 0;
 }
 
-static int write_text(const char *path, const char *text, kiln_error *err)
-{
-    FILE *f = fopen(path, "wb");
-    int ok = f && fputs(text, f) >= 0;
-    if (f && fclose(f) != 0)
-        ok = 0;
-    return ok ? 0 : kiln_fail(err, "cannot write %s", path);
-}
-
 /* The candidate (and a given baseline) as files the build can copy. */
 static int write_sources(kilnd *d, kilnd_job *job, char *src, char *base, size_t len,
                          kiln_error *err)
 {
     snprintf(src, len, "%s/%s.c", d->spool.work, job->id);
     snprintf(base, len, "%s/%s-baseline.c", d->spool.work, job->id);
-    if (write_text(src, job->rq.source, err) < 0)
+    if (kiln_write_text(src, job->rq.source, err) < 0)
         return -1;
-    return job->rq.baseline ? write_text(base, job->rq.baseline, err) : 0;
+    return job->rq.baseline ? kiln_write_text(base, job->rq.baseline, err) : 0;
 }
 
 static char *verify_job(kilnd *d, kilnd_job *job, char *status, size_t slen)

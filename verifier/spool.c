@@ -11,8 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-
+#include "fileutil.h"
 #include "paths.h"
 
 int kiln_valid_job_id(const char *job)
@@ -206,11 +205,7 @@ int kiln_spool_recover(kiln_spool *s, kiln_spool_visit fn, void *ctx, kiln_error
 
 static void key_name(const char *key, char out[65])
 {
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int n = 0;
-    EVP_Digest(key, strlen(key), md, &n, EVP_sha256(), NULL);
-    for (unsigned i = 0; i < n && i < 32; i++)
-        sprintf(out + 2 * i, "%02x", md[i]);
+    kiln_sha256_hex(key, strlen(key), out);
 }
 
 int kiln_spool_key_get(const kiln_spool *s, const char *key, char job[32])

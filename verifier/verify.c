@@ -9,7 +9,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +19,7 @@
 #include "bandwidth.h"
 #include "call.h"
 #include "cpu_build.h"
+#include "fileutil.h"
 #include "paths.h"
 #include "rng.h"
 #include "timing.h"
@@ -114,22 +114,13 @@ static int read_source(const char *path, unsigned char **buf, size_t *len, kiln_
     return 0;
 }
 
-static void sha256_hex(const unsigned char *buf, size_t len, char out[65])
-{
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int n = 0;
-    EVP_Digest(buf, len, md, &n, EVP_sha256(), NULL);
-    for (unsigned i = 0; i < n && i < 32; i++)
-        sprintf(out + 2 * i, "%02x", md[i]);
-}
-
 static int hash_file(const char *path, char out[65], kiln_error *err)
 {
     unsigned char *src = NULL;
     size_t len = 0;
     int rc = read_source(path, &src, &len, err);
     if (rc == 0)
-        sha256_hex(src, len < SOURCE_LIMIT ? len : SOURCE_LIMIT, out);
+        kiln_sha256_hex(src, len < SOURCE_LIMIT ? len : SOURCE_LIMIT, out);
     free(src);
     return rc;
 }
@@ -145,7 +136,7 @@ static int stage_static(job *j, kiln_error *err)
         free(src);
         return -1;
     }
-    sha256_hex(src, len, j->v->source_sha256);
+    kiln_sha256_hex(src, len, j->v->source_sha256);
     int rc = 0;
     if (len > SOURCE_LIMIT)
         rc = conclude(j, "fail", "static", "too-large", "the source is larger than %d KiB",

@@ -1,0 +1,28 @@
+/* fileutil.c - file and hashing helpers (see fileutil.h). SHA-256 comes
+ * from OpenSSL's libcrypto (docs/decisions.md says why). */
+#include "fileutil.h"
+
+#include <errno.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <string.h>
+
+int kiln_write_text(const char *path, const char *text, kiln_error *err)
+{
+    FILE *f = fopen(path, "wb");
+    int ok = f && fputs(text, f) >= 0;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    return ok ? 0 : kiln_fail(err, "%s: cannot write: %s", path, strerror(errno));
+}
+
+void kiln_sha256_hex(const void *buf, size_t len, char out[65])
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+    out[0] = '\0';
+    if (EVP_Digest(buf, len, md, &n, EVP_sha256(), NULL) != 1)
+        return;
+    for (unsigned i = 0; i < n && i < 32; i++)
+        snprintf(out + 2 * i, 3, "%02x", md[i]);
+}

@@ -1,0 +1,14 @@
+/* fileutil.h - small file and hashing helpers several modules share. */
+#ifndef KILN_FILEUTIL_H
+#define KILN_FILEUTIL_H
+
+#include <stddef.h>
+
+#include "kiln_error.h"
+
+/* Write text to path (created or truncated); -1 with err naming the file. */
+int kiln_write_text(const char *path, const char *text, kiln_error *err);
+/* SHA-256 of len bytes as 64 lowercase hex digits and a NUL. */
+void kiln_sha256_hex(const void *buf, size_t len, char out[65]);
+
+#endif
