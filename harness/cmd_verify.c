@@ -152,8 +152,7 @@ static int verify_here(const args *a, kiln_task *task, kiln_dtype dt, int group)
     kiln_verify_opts o = {.task = task, .candidate = a->file, .dtype = dt, .group = group,
                           .baseline = a->baseline, .test_report_scale = a->report_scale,
                           .timing_ms = a->timing_ms, .call_timeout_ms = a->call_timeout_ms,
-                          .job_timeout_ms = 300000, .min_pairs = 5, .max_pairs = 200,
-                          .speedup_ceiling = 100, .keep_dir = a->keep,
+                          .keep_dir = a->keep,
                           .progress = tty ? on_progress : NULL};
     kiln_verdict *v = calloc(1, sizeof *v);
     kiln_error err = {{0}};

@@ -31,9 +31,7 @@ static cJSON *run_here(kiln_judge *j, const char *source, const char *baseline, 
     if (v && write_temp(dir, "candidate.c", source, src, sizeof src, err) == 0 &&
         (!baseline || write_temp(dir, "baseline.c", baseline, base, sizeof base, err) == 0)) {
         kiln_verify_opts o = {.task = j->task, .candidate = src, .dtype = dt, .group = group,
-                              .baseline = baseline ? base : NULL, .timing_ms = j->timing_ms,
-                              .call_timeout_ms = 10000, .job_timeout_ms = 300000, .min_pairs = 5,
-                              .max_pairs = 200, .speedup_ceiling = 100};
+                              .baseline = baseline ? base : NULL, .timing_ms = j->timing_ms};
         if (kiln_verify(&o, v, err) == 0) {
             char *s = kiln_verdict_json(v, j->task, 0);
             out = s ? cJSON_Parse(s) : NULL;

@@ -169,8 +169,7 @@ static char *verify_job(kilnd *d, kilnd_job *job, char *status, size_t slen)
                               .baseline = job->rq.baseline ? base : NULL,
                               .timing_ms = job->rq.timing_ms,
                               .call_timeout_ms = job->rq.call_timeout_ms,
-                              .job_timeout_ms = 300000, .min_pairs = 5, .max_pairs = 200,
-                              .speedup_ceiling = 100, .progress = on_progress, .progress_ctx = &pc,
+                              .progress = on_progress, .progress_ctx = &pc,
                               .lane_acquire = lane_acquire, .lane_release = lane_release,
                               .lane_ctx = &lu, .work_root = d->spool.work};
         rc = kiln_verify(&o, v, &err);

@@ -712,11 +712,26 @@ static void init_verdict(job *j)
     describe_env(v);
 }
 
-int kiln_verify(const kiln_verify_opts *o, kiln_verdict *v, kiln_error *err)
+/* The defaults verify.h promises, for every field left at zero. */
+static void with_defaults(const kiln_verify_opts *in, kiln_verify_opts *o)
+{
+    *o = *in;
+    o->timing_ms = o->timing_ms > 0 ? o->timing_ms : 2000;
+    o->call_timeout_ms = o->call_timeout_ms > 0 ? o->call_timeout_ms : 10000;
+    o->job_timeout_ms = o->job_timeout_ms > 0 ? o->job_timeout_ms : 300000;
+    o->min_pairs = o->min_pairs > 0 ? o->min_pairs : 5;
+    o->max_pairs = o->max_pairs > 0 ? o->max_pairs : 200;
+    o->speedup_ceiling = o->speedup_ceiling > 0 ? o->speedup_ceiling : 100;
+}
+
+int kiln_verify(const kiln_verify_opts *given, kiln_verdict *v, kiln_error *err)
 {
     job *j = calloc(1, sizeof *j);
     if (!j)
         return kiln_fail(err, "out of memory"), KILN_VERIFY_INTERNAL;
+    kiln_verify_opts opts;
+    with_defaults(given, &opts);
+    const kiln_verify_opts *o = &opts;
     j->o = o;
     j->t = o->task;
     j->g = &o->task->groups[o->group];

@@ -37,8 +37,9 @@ typedef struct kiln_verify_opts {
 #define KILN_VERIFY_BAD_INPUT (-2)
 #define KILN_VERIFY_INTERNAL (-3)
 
-/* 0 when a verdict was reached (see v->status), else KILN_VERIFY_BAD_INPUT
- * or KILN_VERIFY_INTERNAL with err filled. */
+/* Numeric fields left at zero take the defaults above. Returns 0 when a
+ * verdict was reached (see v->status), else KILN_VERIFY_BAD_INPUT or
+ * KILN_VERIFY_INTERNAL with err filled. */
 int kiln_verify(const kiln_verify_opts *o, kiln_verdict *v, kiln_error *err);
 
 #endif
