@@ -64,6 +64,7 @@ HONEST2=tests/redteam/cpu/rmsnorm_honest_unroll8.c
 CRASH=tests/redteam/cpu/rmsnorm_21_null_write.c
 SPIN=tests/redteam/cpu/rmsnorm_20_spin.c
 ZEROS=tests/redteam/cpu/rmsnorm_09_zeros.c
+SLOW=tests/integration/slow_rmsnorm.c   # honest, 200 ms per call
 FAST=(--timing-ms 200 --group decode)
 # A job that holds the device for several seconds (the default group times
 # more shapes; decode ones reach their pair limit long before the budget).
@@ -409,7 +410,7 @@ end "d. the abandoned job's verdict can be fetched with result"
 
 begin
 {
-    "$PROBE" --print-request --verify-file "$HONEST" --task rmsnorm --id e1 "${LONG[@]}"
+    "$PROBE" --print-request --verify-file "$SLOW" --task rmsnorm --id e1 "${FAST[@]}"
     for i in 2 3 4; do
         "$PROBE" --print-request --verify-file "$HONEST2" --task rmsnorm --id e$i --timing-ms 200 --group decode
     done
@@ -487,7 +488,9 @@ end "f. kiln verify survives a kill -9 and restart of kilnd mid-job (exit $rc)"
 
 begin
 {
-    "$PROBE" --print-request --verify-file "$HONEST" --task rmsnorm --id g1 "${LONG[@]}"
+    # The running job must outlast the steps below for sure: an honest fast
+    # one stops timing as soon as its median is stable, so it is a slow one.
+    "$PROBE" --print-request --verify-file "$SLOW" --task rmsnorm --id g1 "${FAST[@]}"
     for i in 2 3 4; do
         "$PROBE" --print-request --verify-file "$HONEST2" --task rmsnorm --id g$i --timing-ms 200 --group decode
     done
