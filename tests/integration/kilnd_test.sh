@@ -487,21 +487,24 @@ end "f. kiln verify survives a kill -9 and restart of kilnd mid-job (exit $rc)"
 # ---- g. shutdown while busy ---------------------------------------------------
 
 begin
+# g1 is sent alone and the rest only once it holds the device: sent together,
+# a quicker compile could take the device first and leave fewer queued.
 {
     # The running job must outlast the steps below for sure: an honest fast
     # one stops timing as soon as its median is stable, so it is a slow one.
     "$PROBE" --print-request --verify-file "$SLOW" --task rmsnorm --id g1 "${FAST[@]}"
+    wait_lane_busy "$S" 30
     for i in 2 3 4; do
         "$PROBE" --print-request --verify-file "$HONEST2" --task rmsnorm --id g$i --timing-ms 200 --group decode
     done
-} >"$tmp/io/g.req"
-timeout -k 5 120 "$PROBE" "$S" --finals 4 --timeout-ms 100000 <"$tmp/io/g.req" >"$tmp/io/g.out" 2>&1 &
+} | timeout -k 5 120 "$PROBE" "$S" --finals 4 --timeout-ms 100000 >"$tmp/io/g.out" 2>&1 &
 gpid=$!
 BGPIDS+=("$gpid")
-wait_lines "$tmp/io/g.out" '"event":"accepted"' 4 20 || problem "not 4 accepted events"
+wait_lines "$tmp/io/g.out" '"event":"accepted"' 4 40 || problem "not 4 accepted events"
 mapfile -t gjobs < <(grep '"event":"accepted"' "$tmp/io/g.out" | sed -n 's/.*"job":"\(j[0-9]*\)".*/\1/p')
 # One on the device, one compiled and waiting for it (--compile-jobs 2), two queued.
 wait_lane_busy "$S" 30 2 || problem "not one running and two queued: $st"
+[ "$busy_job" = "${gjobs[0]:-}" ] || problem "the device runs $busy_job, not g1 (${gjobs[0]:-})"
 # A client waiting (result op) for a queued job is answered too.
 printf '{"op":"result","id":"gw","job":"%s"}\n' "${gjobs[3]:-}" |
     timeout -k 5 120 "$PROBE" "$S" --finals 1 --timeout-ms 100000 >"$tmp/io/g.wait" 2>&1 &
