@@ -30,5 +30,8 @@ int kiln_is_help(const char *arg);
 
 /* A task as an agent may see it: description, signature, args, visible shapes. */
 void kiln_task_describe(FILE *out, const kiln_task *t, kiln_dtype dt);
+/* The same for a CUDA candidate: kernel argument types, the launch manifest
+ * and knob syntax, the starter's manifest as an example. */
+void kiln_task_describe_cuda(FILE *out, const kiln_task *t, kiln_dtype dt);
 
 #endif

@@ -9,17 +9,34 @@
 #include "task.h"
 
 static const char usage[] =
-    "usage: kiln task show NAME|DIR [--dtype T]\n"
+    "usage: kiln task show NAME|DIR [--backend cpu|cuda] [--dtype T]\n"
     "       kiln task list\n"
     "\n"
-    "show prints the task's description, the exact CPU candidate signature,\n"
-    "the argument list and the visible shapes of each group. Tasks are looked up\n"
-    "in $KILN_TASKS, then in the built-in tasks directory.\n";
+    "show prints the task's description, what a candidate must provide (for the\n"
+    "CPU backend, the default, the exact C signature; for CUDA, the kernel\n"
+    "argument types, the launch manifest and knob syntax, and the starter's\n"
+    "manifest), the argument list and the visible shapes of each group. Tasks are\n"
+    "looked up in $KILN_TASKS, then in the built-in tasks directory.\n";
 
 static const char *kind_name(kiln_arg_kind k)
 {
     static const char *names[] = {"input", "output", "dim", "scalar"};
     return names[k];
+}
+
+/* " [rows, cols]", " [tokens, heads, 2*half_dim]"; nothing for a dim or scalar. */
+static void print_shape(FILE *out, const kiln_task *t, const kiln_arg *a)
+{
+    if (!a->rank)
+        return;
+    fprintf(out, " [");
+    for (int d = 0; d < a->rank; d++) {
+        if (a->shape_mul[d] > 1)
+            fprintf(out, "%s%d*%s", d ? ", " : "", a->shape_mul[d], t->dims[a->shape[d]]);
+        else
+            fprintf(out, "%s%s", d ? ", " : "", t->dims[a->shape[d]]);
+    }
+    fprintf(out, "]");
 }
 
 static void print_args(FILE *out, const kiln_task *t, kiln_dtype dt)
@@ -29,12 +46,7 @@ static void print_args(FILE *out, const kiln_task *t, kiln_dtype dt)
         const kiln_arg *a = &t->args[i];
         fprintf(out, "  %-8s %-6s %-5s", a->name, kind_name(a->kind),
                kiln_dtype_name(kiln_arg_dtype(a, dt)));
-        if (a->rank) {
-            fprintf(out, " [");
-            for (int d = 0; d < a->rank; d++)
-                fprintf(out, "%s%s", d ? ", " : "", t->dims[a->shape[d]]);
-            fprintf(out, "]");
-        }
+        print_shape(out, t, a);
         if (a->kind == KILN_ARG_SCALAR)
             fprintf(out, " = %g", a->value);
         fprintf(out, "\n");
@@ -55,6 +67,15 @@ static void print_groups(FILE *out, const kiln_task *t)
     }
 }
 
+static void print_tolerance_cost(FILE *out, const kiln_task *t, kiln_dtype dt)
+{
+    const kiln_tolerance_spec *ts = kiln_task_tolerance(t, dt);
+    const char *red = t->reduction_dim >= 0 ? t->dims[t->reduction_dim] : "1";
+    fprintf(out, "\ntolerance: %g ULPs of %s + %g * sqrt(%s) + %g * %s, at the reference's magnitude\n",
+            ts->ulps, kiln_dtype_name(dt), ts->per_sqrt, red, ts->per_n, red);
+    fprintf(out, "cost: bytes = %s; flops = %s\n", t->cost_bytes, t->cost_flops);
+}
+
 void kiln_task_describe(FILE *out, const kiln_task *t, kiln_dtype dt)
 {
     char sig[1024];
@@ -63,28 +84,139 @@ void kiln_task_describe(FILE *out, const kiln_task *t, kiln_dtype dt)
             "\"kiln_cpu.h\"):\n  %s;\n", t->name, kiln_dtype_name(dt), t->description, sig);
     print_args(out, t, dt);
     print_groups(out, t);
-    const kiln_tolerance_spec *ts = kiln_task_tolerance(t, dt);
-    const char *red = t->reduction_dim >= 0 ? t->dims[t->reduction_dim] : "1";
-    fprintf(out, "\ntolerance: %g ULPs of %s + %g * sqrt(%s) + %g * %s, at the reference's magnitude\n",
-            ts->ulps, kiln_dtype_name(dt), ts->per_sqrt, red, ts->per_n, red);
-    fprintf(out, "cost: bytes = %s; flops = %s\n", t->cost_bytes, t->cost_flops);
+    print_tolerance_cost(out, t, dt);
 }
 
-static int show(const char *name, const char *dtype)
+/* ---- the CUDA candidate ------------------------------------------------ */
+
+static const char *cuda_t_name(kiln_dtype dt)
+{
+    return dt == KILN_DT_F16 ? "__half" : dt == KILN_DT_BF16 ? "__nv_bfloat16" : "float";
+}
+
+static const char *cuda_define(kiln_dtype dt)
+{
+    return dt == KILN_DT_F16 ? "KILN_DTYPE_F16" : dt == KILN_DT_BF16 ? "KILN_DTYPE_BF16" : "KILN_DTYPE_F32";
+}
+
+static void print_cuda_args(FILE *out, const kiln_task *t, kiln_dtype dt)
+{
+    fprintf(out, "\narguments (a launch passes the args it names, in its order; a kernel's\n"
+            "parameters are those args, in that order, with these CUDA types):\n");
+    for (int i = 0; i < t->nargs; i++) {
+        const kiln_arg *a = &t->args[i];
+        const char *dn = kiln_dtype_name(kiln_arg_dtype(a, dt));
+        fprintf(out, "  %-8s %-16s %-6s ", a->name, kiln_arg_cuda_type(a), kind_name(a->kind));
+        if (a->rank)
+            fprintf(out, "%-5s", dn);
+        else
+            fputs(dn, out);
+        print_shape(out, t, a);
+        if (a->kind == KILN_ARG_SCALAR)
+            fprintf(out, " = %g", a->value);
+        fprintf(out, "\n");
+    }
+    char params[1024];
+    kiln_task_cuda_params(t, params, sizeof params);
+    fprintf(out, "  e.g. extern \"C\" __global__ void %s_fwd%s\n", t->name, params);
+}
+
+/* The knob lines and the manifest block of the task's CUDA starter, as an
+ * example of the syntax; nothing when it cannot be read. */
+static void print_starter_manifest(FILE *out, const kiln_task *t)
+{
+    FILE *f = fopen(t->baseline_cuda, "rb");
+    if (!f)
+        return;
+    static char src[1 << 16];
+    size_t n = fread(src, 1, sizeof src - 1, f);
+    fclose(f);
+    src[n] = '\0';
+    const char *slash = strrchr(t->baseline_cuda, '/');
+    fprintf(out, "\nexample: the starter (%s), its knob and manifest:\n", slash ? slash + 1 : t->baseline_cuda);
+    for (const char *line = src; *line;) {
+        const char *eol = strchr(line, '\n');
+        size_t len = eol ? (size_t)(eol - line) : strlen(line);
+        const char *tune = strstr(line, "//@kiln tune");
+        if (tune && tune < line + len)
+            fprintf(out, "  %.*s\n", (int)len, line);
+        line += len + (eol != NULL);
+    }
+    const char *open = strstr(src, "/*@kiln launch"), *close = open ? strstr(open, "@*/") : NULL;
+    if (!close)
+        return;
+    for (const char *line = open; line < close + 3;) {
+        const char *eol = strchr(line, '\n');
+        size_t len = eol && eol < close + 3 ? (size_t)(eol - line) : (size_t)(close + 3 - line);
+        fprintf(out, "  %.*s\n", (int)len, line);
+        line += len + 1;
+    }
+}
+
+void kiln_task_describe_cuda(FILE *out, const kiln_task *t, kiln_dtype dt)
+{
+    fprintf(out, "task %s (backend cuda, dtype %s)\n\n%s\n", t->name, kiln_dtype_name(dt), t->description);
+    fprintf(out, "\ncandidate (CUDA): one .cu file of extern \"C\" __global__ kernels (and\n"
+            "__device__ helpers) plus a launch manifest; no host code. kiln compiles it with\n"
+            "NVRTC for the device's exact sm_XX, once per dtype, with -D%s here.\n"
+            "#include \"kiln_cuda.h\" gives kiln_t (the task's type T, %s here) and\n"
+            "float kiln_to_float(kiln_t), kiln_t kiln_from_float(float), so one source\n"
+            "serves every dtype; CUDA's own device headers are reachable, nothing else.\n",
+            cuda_define(dt), cuda_t_name(dt));
+    print_cuda_args(out, t, dt);
+    fprintf(out, "\nlaunch manifest: exactly one block comment in the file:\n"
+            "  /*@kiln launch\n"
+            "  {\"launches\": [{\"kernel\": \"NAME\", \"grid\": [X, Y, Z], \"block\": [X, Y, Z],\n"
+            "                 \"smem\": BYTES, \"cluster\": [X, Y, Z], \"args\": [\"ARG\", ...]}, ...],\n"
+            "   \"scratch\": [{\"name\": \"NAME\", \"bytes\": BYTES, \"init\": \"zero\" | \"none\"}, ...]}\n"
+            "  @*/\n"
+            "- launches run in order on kiln's stream; grid and block take 1 to 3 entries,\n"
+            "  smem (dynamic shared memory, default 0) and cluster (Hopper clusters) are optional;\n"
+            "  kiln raises the dynamic shared memory limit when a launch asks for more.\n"
+            "- every grid, block, cluster, smem and bytes entry is an integer or an expression\n"
+            "  string over the dims (");
+    for (int i = 0; i < t->ndims; i++)
+        fprintf(out, "%s%s", i ? ", " : "", t->dims[i]);
+    fprintf(out, "), the file's knobs and sizeof(T):\n"
+            "  + - * / %% ( ) min(a, b) max(a, b) cdiv(a, b).\n"
+            "- args name task args (buffers become device pointers, dims are passed as int,\n"
+            "  scalars by their dtype) or scratch buffers (device memory kiln allocates:\n"
+            "  \"zero\" is cleared on the stream inside the timed region, \"none\" holds NaN bytes).\n"
+            "\nknobs: a line '#define NAME VALUE //@kiln tune V1 V2 ...' (integers) declares a\n"
+            "knob the tuner may set to any of V1 V2 ...; the manifest may use NAME.\n");
+    print_starter_manifest(out, t);
+    print_groups(out, t);
+    print_tolerance_cost(out, t, dt);
+}
+
+static int show(const char *name, const char *backend, const char *dtype)
 {
     kiln_task t;
     kiln_error err = {{0}};
+    int cuda = backend && strcmp(backend, "cuda") == 0;
+    if (backend && !cuda && strcmp(backend, "cpu") != 0) {
+        fprintf(stderr, "kiln task show: unknown backend '%s' (cpu, cuda)\n", backend);
+        return KILN_EXIT_BAD_INPUT;
+    }
     if (kiln_task_find(name, &t, &err) < 0) {
         fprintf(stderr, "kiln task show: %s\n", err.msg);
         return KILN_EXIT_BAD_INPUT;
     }
-    kiln_dtype dt = dtype ? kiln_dtype_parse(dtype) : t.cpu_dtypes[0];
-    if (!kiln_task_supports(&t, dt)) {
-        fprintf(stderr, "kiln task show: task %s has no CPU variant for dtype %s\n", t.name,
-                dtype ? dtype : "?");
+    int n = cuda ? t.ncuda_dtypes : t.ncpu_dtypes;
+    if (n == 0) {
+        fprintf(stderr, "kiln task show: task %s has no %s backend\n", t.name, cuda ? "CUDA" : "CPU");
         return KILN_EXIT_BAD_INPUT;
     }
-    kiln_task_describe(stdout, &t, dt);
+    kiln_dtype dt = dtype ? kiln_dtype_parse(dtype) : cuda ? t.cuda_dtypes[0] : t.cpu_dtypes[0];
+    if (!kiln_task_supports_backend(&t, cuda ? "cuda" : "cpu", dt)) {
+        fprintf(stderr, "kiln task show: task %s has no %s variant for dtype %s\n", t.name,
+                cuda ? "CUDA" : "CPU", dtype ? dtype : "?");
+        return KILN_EXIT_BAD_INPUT;
+    }
+    if (cuda)
+        kiln_task_describe_cuda(stdout, &t, dt);
+    else
+        kiln_task_describe(stdout, &t, dt);
     return KILN_EXIT_OK;
 }
 
@@ -125,15 +257,18 @@ int kiln_cmd_task(int argc, char **argv)
         fputs(usage, stderr);
         return KILN_EXIT_BAD_INPUT;
     }
-    const char *dtype = NULL, *name = NULL;
+    const char *dtype = NULL, *backend = NULL, *name = NULL;
     for (int i = 2; i < argc; i++) {
         int missing = 0;
         const char *v = kiln_flag_value(argc, argv, &i, "--dtype", &missing);
+        const char *b = v || missing ? NULL : kiln_flag_value(argc, argv, &i, "--backend", &missing);
         if (kiln_is_help(argv[i])) {
             fputs(usage, stdout);
             return KILN_EXIT_OK;
         } else if (v) {
             dtype = v;
+        } else if (b) {
+            backend = b;
         } else if (missing || argv[i][0] == '-' || name) {
             fprintf(stderr, "kiln task show: unexpected argument '%s'\n", argv[i]);
             return KILN_EXIT_BAD_INPUT;
@@ -145,5 +280,5 @@ int kiln_cmd_task(int argc, char **argv)
         fputs(usage, stderr);
         return KILN_EXIT_BAD_INPUT;
     }
-    return show(name, dtype);
+    return show(name, backend, dtype);
 }

@@ -25,7 +25,7 @@ static const char usage[] =
     "options:\n"
     "  --task NAME|DIR      the task (required)\n"
     "  --baseline FILE      time against FILE instead of the task's baseline\n"
-    "  --backend cpu|cuda   backend (default cpu; cuda needs a CUDA build)\n"
+    "  --backend cpu|cuda   backend (default: cuda for a .cu file, else cpu)\n"
     "  --dtype T            element type (default: the task's first)\n"
     "  --group G            shape group (default: the task's default group)\n"
     "  --json               print the verdict as JSON\n"
@@ -63,7 +63,7 @@ static int bad(const char *fmt, const char *what)
 
 static int parse(int argc, char **argv, args *a)
 {
-    *a = (args){.backend = "cpu", .timing_ms = 2000, .call_timeout_ms = 10000};
+    *a = (args){.timing_ms = 2000, .call_timeout_ms = 10000};
     for (int i = 1; i < argc; i++) {
         int miss = 0;
         const char *v, *arg = argv[i];
@@ -107,6 +107,10 @@ static int parse(int argc, char **argv, args *a)
     }
     if (!a->file || !a->task)
         return fprintf(stderr, "kiln verify: need FILE and --task\n\n%s", usage), -1;
+    if (!a->backend) {
+        size_t n = strlen(a->file);
+        a->backend = n > 3 && strcmp(a->file + n - 3, ".cu") == 0 ? "cuda" : "cpu";
+    }
     return 0;
 }
 
@@ -137,10 +141,14 @@ static int check_task(const args *a, kiln_task *task, kiln_dtype *dt, int *group
         fprintf(stderr, "kiln verify: %s\n", err.msg);
         return -1;
     }
-    *dt = a->dtype ? kiln_dtype_parse(a->dtype) : task->cpu_dtypes[0];
+    kiln_backend b = (kiln_backend)kiln_backend_parse(a->backend);
+    *dt = a->dtype ? kiln_dtype_parse(a->dtype) : kiln_backend_default_dtype(task, b);
     *group = a->group ? kiln_task_group(task, a->group) : task->default_group;
-    if (!kiln_task_supports(task, *dt))
-        return bad("the task has no CPU variant for dtype '%s'", a->dtype ? a->dtype : "?");
+    if (!kiln_task_supports_backend(task, a->backend, *dt)) {
+        fprintf(stderr, "kiln verify: task %s has no %s variant for dtype '%s'\n", task->name,
+                a->backend, a->dtype ? a->dtype : "(default)");
+        return -1;
+    }
     if (*group < 0)
         return bad("the task has no group '%s'", a->group);
     return 0;
@@ -150,6 +158,7 @@ static int verify_here(const args *a, kiln_task *task, kiln_dtype dt, int group)
 {
     int tty = isatty(STDERR_FILENO) && !a->json;
     kiln_verify_opts o = {.task = task, .candidate = a->file, .dtype = dt, .group = group,
+                          .backend = (kiln_backend)kiln_backend_parse(a->backend),
                           .baseline = a->baseline, .test_report_scale = a->report_scale,
                           .timing_ms = a->timing_ms, .call_timeout_ms = a->call_timeout_ms,
                           .keep_dir = a->keep,
@@ -195,9 +204,8 @@ int kiln_cmd_verify(int argc, char **argv)
     args a;
     if (parse(argc, argv, &a) < 0)
         return KILN_EXIT_BAD_INPUT;
-    if (strcmp(a.backend, "cpu") != 0)
-        return bad("backend '%s' is not available in this build (cpu only)", a.backend),
-               KILN_EXIT_BAD_INPUT;
+    if (kiln_backend_parse(a.backend) < 0)
+        return bad("unknown backend '%s' (cpu or cuda)", a.backend), KILN_EXIT_BAD_INPUT;
     if (access(a.file, R_OK) != 0)
         return bad("cannot read %s", a.file), KILN_EXIT_BAD_INPUT;
     static kiln_task task;
@@ -238,7 +246,7 @@ static cJSON *verify_request(const args *a, const char *task_ref, const char *so
     cJSON_AddStringToObject(m, "op", "verify");
     cJSON_AddStringToObject(m, "id", id);
     cJSON_AddStringToObject(m, "task", task_ref);
-    cJSON_AddStringToObject(m, "language", "c");
+    cJSON_AddStringToObject(m, "language", strcmp(a->backend, "cuda") == 0 ? "cuda" : "c");
     cJSON_AddStringToObject(m, "backend", a->backend);
     if (a->dtype)
         cJSON_AddStringToObject(m, "dtype", a->dtype);

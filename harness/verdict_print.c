@@ -66,6 +66,40 @@ static void print_shape(FILE *out, const cJSON *s)
     fprintf(out, "%-4s %-24s %16s %11s %11s %8s %8s\n", str(s, "id"), dims, err, ct, bt, sp, rf);
 }
 
+/* CUDA: the three timers of the candidate per timed shape, so a reader can
+ * see they agree (the table's times are the events'). */
+static void print_timers(FILE *out, const cJSON *v)
+{
+    const cJSON *s;
+    int first = 1;
+    cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(v, "shapes")) {
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(s, "timers");
+        if (!cJSON_GetObjectItemCaseSensitive(t, "candidate_cupti_ns"))
+            continue;
+        if (first)
+            fprintf(out, "\ncandidate timers (median per call): events / CUPTI kernels / wall with "
+                         "synchronize\n");
+        first = 0;
+        char ev[32], cu[32], wa[32];
+        fmt_time(num(t, "candidate_events_ns"), ev, sizeof ev);
+        fmt_time(num(t, "candidate_cupti_ns"), cu, sizeof cu);
+        fmt_time(num(t, "candidate_wall_ns"), wa, sizeof wa);
+        fprintf(out, "%-4s %11s %11s %11s\n", str(s, "id"), ev, cu, wa);
+    }
+}
+
+/* CUDA: which device, as the worker saw it. */
+static void print_gpu(FILE *out, const cJSON *v)
+{
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(v, "environment"), "gpu");
+    if (!g)
+        return;
+    fprintf(out, "gpu: %s (sm_%s), driver %.0f, copy bandwidth %.0f GB/s, pageable memory access %.0f\n",
+            str(g, "name"), str(g, "cc"), num(g, "driver"),
+            num(cJSON_GetObjectItemCaseSensitive(v, "environment"), "bandwidth_gbps"),
+            num(g, "pageable"));
+}
+
 void kiln_print_verdict(FILE *out, const cJSON *v)
 {
     fprintf(out, "%-4s %-24s %16s %11s %11s %8s %8s\n", "id", "dims", "error ULP/budget",
@@ -77,11 +111,13 @@ void kiln_print_verdict(FILE *out, const cJSON *v)
         fprintf(out, "\nspeedup: geomean %.2fx, min %.2fx; median roofline fraction %.0f%%\n",
                 num(sum, "geomean_speedup"), num(sum, "min_speedup"),
                 100 * num(sum, "median_roofline_fraction"));
+    print_timers(out, v);
     const cJSON *f;
     cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(v, "flags"))
         fprintf(out, "flag: %s\n", cJSON_GetStringValue(f));
     const char *sb = str(cJSON_GetObjectItemCaseSensitive(v, "sandbox"), "protections");
     fprintf(out, "sandbox: %s\n", sb[0] ? sb : "(worker not started)");
+    print_gpu(out, v);
     fprintf(out, "\n%s (stage %s, %s): %s\n", str(v, "status"), str(v, "stage"), str(v, "code"),
             str(v, "reason"));
     if (strcmp(str(v, "code"), "compile-error") == 0)

@@ -9,7 +9,7 @@
 const char *kiln_call_code(kiln_call_outcome o)
 {
     static const char *codes[] = {"ok", "crash", "guard-corrupted", "input-modified",
-                                  "unwritten-output", "non-finite", "wrong-output"};
+                                  "unwritten-output", "non-finite", "wrong-output", "launch-error"};
     return codes[o];
 }
 
@@ -58,6 +58,8 @@ int kiln_callset_init(kiln_callset *cs, const kiln_task *t, kiln_dtype dt,
                       const kiln_shape *shapes, int nshapes, uint64_t seed, kiln_error *err)
 {
     memset(cs->in, 0, sizeof cs->in);
+    cs->manifest[0] = cs->manifest[1] = NULL;
+    kiln_device_limits_default(&cs->limits);
     memset(cs->bytes, 0, sizeof cs->bytes);
     memset(cs->gold, 0, sizeof cs->gold);
     memset(cs->last_out, 0, sizeof cs->last_out);
@@ -115,6 +117,7 @@ static void fill_request(const kiln_callset *cs, const size_t off[], int referen
         if (is_buffer(a)) {
             w->kind = KILN_WIRE_BUFFER;
             w->offset = off[i];
+            w->bytes = (uint64_t)kiln_arg_elems(a, &cs->shape) * elem_size(a, cs->dt, reference);
         } else if (a->kind == KILN_ARG_DIM) {
             int d = kiln_task_dim(t, a->name);
             w->kind = reference || a->dtype == KILN_DT_I64 ? KILN_WIRE_I64 : KILN_WIRE_I32;
@@ -296,6 +299,49 @@ static void check_outputs(kiln_callset *cs, const size_t off[], kiln_call_result
     }
 }
 
+/* CUDA: the manifest's launches at this shape. A launch the device cannot
+ * make (a zero grid, too many threads) fails the call; at a hidden shape
+ * without the numbers that would give the shape away. */
+static int resolve_launches(const kiln_callset *cs, int lib, kiln_call_req *rq,
+                            kiln_call_result *r)
+{
+    kiln_error err = {{0}};
+    if (kiln_manifest_resolve(cs->manifest[lib], cs->task, cs->dt, &cs->shape, &cs->limits, rq,
+                              &err) == 0)
+        return 0;
+    r->outcome = KILN_CALL_LAUNCH;
+    if (cs->hidden)
+        snprintf(r->detail, sizeof r->detail,
+                 "the manifest gives a launch the device cannot make at this shape");
+    else
+        snprintf(r->detail, sizeof r->detail, "%.300s", err.msg);
+    return -1;
+}
+
+/* CUDA: a failure the worker reported. A fault ends the worker (its
+ * context is lost); a refused launch or a failed allocation does not. */
+static int cuda_failure(kiln_callset *cs, const kiln_call_resp *rs, kiln_call_result *r)
+{
+    char info[sizeof rs->info];
+    memcpy(info, rs->info, sizeof info);
+    info[sizeof info - 1] = '\0';
+    if (rs->status == KILN_ST_GUARD) {
+        r->outcome = KILN_CALL_GUARD;
+        snprintf(r->detail, sizeof r->detail, "%.300s", info);
+        return -1;
+    }
+    if (rs->status == KILN_ST_LAUNCH) {
+        r->outcome = KILN_CALL_LAUNCH;
+        snprintf(r->detail, sizeof r->detail, "%.300s", info);
+        return -1;
+    }
+    kiln_fault f = strstr(info, "cannot allocate") ? KILN_FAULT_RESOURCE : KILN_FAULT_CRASH;
+    kiln_worker_fault(cs->cand, f, info);
+    r->outcome = KILN_CALL_FAULT;
+    snprintf(r->detail, sizeof r->detail, "%.300s", info);
+    return -1;
+}
+
 void kiln_callset_run(kiln_callset *cs, int lib, kiln_call_result *r)
 {
     size_t off[KILN_MAX_ARGS];
@@ -307,13 +353,20 @@ void kiln_callset_run(kiln_callset *cs, int lib, kiln_call_result *r)
     fill_request(cs, off, 0, (uint32_t)lib, &rq);
     rq.nonce = kiln_rng_next(&cs->rng);
     rq.scribble = (uint32_t)(kiln_rng_next(&cs->rng) & 0xff);
+    if (cs->manifest[lib] && resolve_launches(cs, lib, &rq, r) < 0)
+        return;
     cs->calls++;
     if (kiln_worker_call(cs->cand, &rq, cs->call_timeout_ms, &rs, &r->rt_ns, &r->cpu_ns) < 0) {
         r->outcome = KILN_CALL_FAULT;
         snprintf(r->detail, sizeof r->detail, "%.300s", cs->cand->fault_msg);
         return;
     }
+    if (rs.status != KILN_ST_OK && cuda_failure(cs, &rs, r) < 0)
+        return;
     r->elapsed_ns = rs.elapsed_ns;
+    r->cupti_ns = rs.cupti_ns;
+    r->wall_ns = rs.wall_ns;
+    r->kernels = rs.kernels;
     if (check_guards(cs, off, seed, r) < 0)
         r->outcome = KILN_CALL_GUARD;
     else if (check_inputs(cs, off, r) < 0)

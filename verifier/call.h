@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "manifest.h"
 #include "numeric.h"
 #include "rng.h"
 #include "task.h"
@@ -35,6 +36,10 @@ typedef struct kiln_callset {
     unsigned char *last_out[KILN_MAX_ARGS];   /* outputs of the last call */
     int calls;
     int hidden;                 /* the shape is hidden: details must not reveal its size */
+    /* CUDA: the launches of each lib (0 candidate, 1 baseline), resolved per
+     * shape against the device's limits; NULL for CPU libraries. */
+    const kiln_manifest *manifest[2];
+    kiln_device_limits limits;
 } kiln_callset;
 
 typedef enum kiln_call_outcome {
@@ -45,6 +50,7 @@ typedef enum kiln_call_outcome {
     KILN_CALL_UNWRITTEN,
     KILN_CALL_NONFINITE,
     KILN_CALL_WRONG,
+    KILN_CALL_LAUNCH,       /* CUDA: the manifest or the driver refused a launch */
 } kiln_call_outcome;
 
 typedef struct kiln_call_result {
@@ -52,6 +58,8 @@ typedef struct kiln_call_result {
     char detail[320];
     double max_err_ulps, budget_ulps, rel_l2;
     uint64_t elapsed_ns, rt_ns, cpu_ns;
+    uint64_t cupti_ns, wall_ns;     /* CUDA: the other two timers */
+    uint32_t kernels;               /* CUDA: kernels CUPTI saw */
 } kiln_call_result;
 
 const char *kiln_call_code(kiln_call_outcome o);

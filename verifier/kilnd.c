@@ -34,7 +34,8 @@ static const char usage[] =
     "\n"
     "The kiln verifier daemon. Default socket: $KILN_SOCKET, else\n"
     "$XDG_RUNTIME_DIR/kiln/kilnd.sock, else STATE/kilnd.sock. Default state directory:\n"
-    "$KILN_STATE, else ~/.local/state/kiln. Devices: 'cpu' (the CPU backend's one lane).\n";
+    "$KILN_STATE, else ~/.local/state/kiln. Devices (default cpu,cuda:0): 'cpu', the CPU\n"
+    "backend's lane, and 'cuda:N', GPU N's lane; timed runs on one lane never overlap.\n";
 
 static volatile sig_atomic_t got_signal;
 static int signal_pipe = -1;
@@ -543,8 +544,11 @@ static int setup_lanes(kilnd *d, const char *devices, kiln_error *err)
     char buf[256];
     snprintf(buf, sizeof buf, "%s", devices);
     for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        if (strcmp(tok, "cpu") != 0)
-            return kiln_fail(err, "device '%s' is not available in this build (cpu only)", tok);
+        char *end = NULL;
+        if (strcmp(tok, "cpu") != 0 &&
+            !(strncmp(tok, "cuda:", 5) == 0 && tok[5] >= '0' && tok[5] <= '9' &&
+              strtol(tok + 5, &end, 10) < 64 && *end == '\0'))
+            return kiln_fail(err, "unknown device '%s' (cpu or cuda:N)", tok);
         if (d->nlanes == KILND_MAX_LANES)
             return kiln_fail(err, "too many devices");
         kilnd_lane *l = &d->lanes[d->nlanes++];
@@ -635,7 +639,7 @@ static int start(kilnd *d, const char *devices, const char *token_file, int *ufd
 int main(int argc, char **argv)
 {
     static kilnd d;
-    char token_file[4096] = "", devices[256] = "cpu";
+    char token_file[4096] = "", devices[256] = "cpu,cuda:0";
     d.compile_jobs = 2;
     d.log_fd = -1;
     d.wake[0] = d.wake[1] = -1;

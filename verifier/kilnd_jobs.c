@@ -126,9 +126,11 @@ static char *verdict_event(const kilnd_job *job, const kiln_verdict *v, const ki
 static int resolve(const kiln_verify_request *rq, const kiln_task *t, kiln_dtype *dt, int *group,
                    kiln_error *err)
 {
-    *dt = rq->dtype[0] ? kiln_dtype_parse(rq->dtype) : t->cpu_dtypes[0];
-    if (!kiln_task_supports(t, *dt))
-        return kiln_fail(err, "task %s has no CPU variant for dtype '%s'", t->name, rq->dtype);
+    kiln_backend b = (kiln_backend)kiln_backend_parse(rq->backend);
+    *dt = rq->dtype[0] ? kiln_dtype_parse(rq->dtype) : kiln_backend_default_dtype(t, b);
+    if (!kiln_task_supports_backend(t, rq->backend, *dt))
+        return kiln_fail(err, "task %s has no %s variant for dtype '%s'", t->name, rq->backend,
+                         rq->dtype[0] ? rq->dtype : "(default)");
     *group = rq->group[0] ? kiln_task_group(t, rq->group) : t->default_group;
     if (*group < 0)
         return kiln_fail(err, "task %s has no group '%s'", t->name, rq->group);
@@ -139,11 +141,23 @@ static int resolve(const kiln_verify_request *rq, const kiln_task *t, kiln_dtype
 static int write_sources(kilnd *d, kilnd_job *job, char *src, char *base, size_t len,
                          kiln_error *err)
 {
-    snprintf(src, len, "%s/%s.c", d->spool.work, job->id);
-    snprintf(base, len, "%s/%s-baseline.c", d->spool.work, job->id);
+    const char *ext = strcmp(job->rq.backend, "cuda") == 0 ? "cu" : "c";
+    snprintf(src, len, "%s/%s.%s", d->spool.work, job->id, ext);
+    snprintf(base, len, "%s/%s-baseline.%s", d->spool.work, job->id, ext);
     if (kiln_write_text(src, job->rq.source, err) < 0)
         return -1;
     return job->rq.baseline ? kiln_write_text(base, job->rq.baseline, err) : 0;
+}
+
+/* CPU jobs time on the "cpu" lane, CUDA jobs on the first GPU's; with no
+ * lane of that kind they share the first (still never two at once). */
+static kilnd_lane *lane_for(kilnd *d, const char *backend)
+{
+    int cuda = strcmp(backend, "cuda") == 0;
+    for (int i = 0; i < d->nlanes; i++)
+        if ((strncmp(d->lanes[i].name, "cuda:", 5) == 0) == cuda)
+            return &d->lanes[i];
+    return &d->lanes[0];
 }
 
 static char *verify_job(kilnd *d, kilnd_job *job, char *status, size_t slen)
@@ -164,8 +178,11 @@ static char *verify_job(kilnd *d, kilnd_job *job, char *status, size_t slen)
         event = kiln_event_error(job->rq.id, job->id, "internal", err.msg);
     } else {
         progress_ctx pc = {d, job};
-        lane_use lu = {&d->lanes[0], job->id};
+        kilnd_lane *lane = lane_for(d, job->rq.backend);
+        lane_use lu = {lane, job->id};
         kiln_verify_opts o = {.task = t, .candidate = src, .dtype = dt, .group = group,
+                              .device = strncmp(lane->name, "cuda:", 5) == 0 ? atoi(lane->name + 5) : 0,
+                              .backend = (kiln_backend)kiln_backend_parse(job->rq.backend),
                               .baseline = job->rq.baseline ? base : NULL,
                               .timing_ms = job->rq.timing_ms,
                               .call_timeout_ms = job->rq.call_timeout_ms,

@@ -10,9 +10,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int kiln_worker_path(char *buf, size_t len, kiln_error *err)
+/* A binary next to the running executable, or where env says. */
+static int sibling_path(const char *env_name, const char *name, char *buf, size_t len,
+                        kiln_error *err)
 {
-    const char *env = getenv("KILN_WORKER");
+    const char *env = getenv(env_name);
     if (env && *env) {
         snprintf(buf, len, "%s", env);
         return 0;
@@ -25,10 +27,29 @@ int kiln_worker_path(char *buf, size_t len, kiln_error *err)
     char *slash = strrchr(self, '/');
     if (slash)
         *slash = '\0';
-    snprintf(buf, len, "%s/kiln-worker", self);
+    snprintf(buf, len, "%s/%s", self, name);
     if (access(buf, X_OK) != 0)
-        return kiln_fail(err, "kiln-worker not found at %s (set KILN_WORKER)", buf);
+        return kiln_fail(err, "%s not found at %s (set %s)", name, buf, env_name);
     return 0;
+}
+
+int kiln_worker_path(char *buf, size_t len, kiln_error *err)
+{
+    return sibling_path("KILN_WORKER", "kiln-worker", buf, len, err);
+}
+
+int kiln_cuda_worker_path(char *buf, size_t len, kiln_error *err)
+{
+    if (sibling_path("KILN_CUDA_WORKER", "kiln-worker-cuda", buf, len, err) < 0)
+        return kiln_error_prefix(err, "the CUDA backend is not available (built without the "
+                                 "CUDA toolkit?)");
+    return 0;
+}
+
+const char *kiln_cuda_include_dir(void)
+{
+    const char *env = getenv("KILN_CUDA_INCLUDE");
+    return env && *env ? env : KILN_CUDA_HEADER_DIR;
 }
 
 const char *kiln_cpu_include_dir(void)

@@ -9,6 +9,10 @@
 
 /* $KILN_WORKER, else kiln-worker next to the running executable. */
 int kiln_worker_path(char *buf, size_t len, kiln_error *err);
+/* $KILN_CUDA_WORKER, else kiln-worker-cuda next to the running executable. */
+int kiln_cuda_worker_path(char *buf, size_t len, kiln_error *err);
+/* Directory holding kiln_cuda.h ($KILN_CUDA_INCLUDE overrides). */
+const char *kiln_cuda_include_dir(void);
 /* Directory holding kiln_cpu.h. */
 const char *kiln_cpu_include_dir(void);
 /* $KILN_STATE, else $XDG_STATE_HOME/kiln, else ~/.local/state/kiln; created. */

@@ -57,14 +57,16 @@ int kiln_parse_verify(const cJSON *msg, kiln_verify_request *rq, kiln_error *err
         get_int(msg, "timing_ms", 2000, 1, 600000, &rq->timing_ms, err) < 0 ||
         get_int(msg, "call_timeout_ms", 10000, 100, 600000, &rq->call_timeout_ms, err) < 0)
         return -1;
-    snprintf(rq->language, sizeof rq->language, "%.7s", language[0] ? language : "c");
     if (!rq->backend[0])
         strcpy(rq->backend, "cpu");
+    int cuda = strcmp(rq->backend, "cuda") == 0;
+    snprintf(rq->language, sizeof rq->language, "%.7s", language[0] ? language : cuda ? "cuda" : "c");
     if (!rq->mode[0])
         strcpy(rq->mode, "full");
-    if (strcmp(rq->language, "c") != 0 || strcmp(rq->backend, "cpu") != 0)
-        return kiln_fail(err, "backend '%s' with language '%s' is not available (cpu and c only)",
-                         rq->backend, rq->language);
+    if (!(strcmp(rq->backend, "cpu") == 0 && strcmp(rq->language, "c") == 0) &&
+        !(cuda && strcmp(rq->language, "cuda") == 0))
+        return kiln_fail(err, "backend '%s' with language '%s' is not available (cpu with c, "
+                         "or cuda with cuda)", rq->backend, rq->language);
     if (strcmp(rq->mode, "full") != 0)
         return kiln_fail(err, "unknown mode '%s' (full)", rq->mode);
     const cJSON *src = cJSON_GetObjectItemCaseSensitive(msg, "source");

@@ -231,19 +231,29 @@ static int ll_allow(int ruleset, const char *path, uint64_t rights,
 }
 
 static int ll_add_rules(int ruleset, int abi, const char *const *ro_paths,
-                        const char *rw_dir, kiln_error *err)
+                        const char *const *rw_paths, kiln_error *err)
 {
     uint64_t handled = ll_fs_rights(abi);
     for (size_t i = 0; ro_paths && ro_paths[i]; i++)
         if (ll_allow(ruleset, ro_paths[i], LL_RO_RIGHTS & handled, 1, err))
             return -1;
-    if (rw_dir && ll_allow(ruleset, rw_dir, handled & ~LL_NO_DEVICES, 0, err))
-        return -1;
+    /* The first writable path is required (the worker's own directory);
+     * later ones (device nodes, /proc) are skipped where missing. */
+    for (size_t i = 0; rw_paths && rw_paths[i]; i++)
+        if (ll_allow(ruleset, rw_paths[i], handled & ~LL_NO_DEVICES, i > 0, err))
+            return -1;
     return 0;
 }
 
 int kiln_sandbox_landlock(const char *const *ro_paths, const char *rw_dir,
                           kiln_sandbox_report *rep, kiln_error *err)
+{
+    const char *rw[2] = {rw_dir, NULL};
+    return kiln_sandbox_landlock_multi(ro_paths, rw, rep, err);
+}
+
+int kiln_sandbox_landlock_multi(const char *const *ro_paths, const char *const *rw_paths,
+                                kiln_sandbox_report *rep, kiln_error *err)
 {
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
         return kiln_fail(err, "sandbox: PR_SET_NO_NEW_PRIVS: %s",
@@ -262,7 +272,7 @@ int kiln_sandbox_landlock(const char *const *ro_paths, const char *rw_dir,
     int ruleset = ll_create(abi, err);
     if (ruleset < 0)
         return -1;
-    int rc = ll_add_rules(ruleset, abi, ro_paths, rw_dir, err);
+    int rc = ll_add_rules(ruleset, abi, ro_paths, rw_paths, err);
     if (rc == 0 && syscall(__NR_landlock_restrict_self, ruleset, 0) != 0)
         rc = kiln_fail(err, "sandbox: landlock_restrict_self: %s",
                        strerror(errno));

@@ -44,6 +44,12 @@ int kiln_sandbox_rlimits(const kiln_limits *lim, kiln_sandbox_report *rep,
 int kiln_sandbox_landlock(const char *const *ro_paths, const char *rw_dir,
                           kiln_sandbox_report *rep, kiln_error *err);
 
+/* The same with several writable paths (NULL-terminated); the first must
+ * exist. The CUDA worker needs its directory, /dev (the driver's device
+ * nodes, with ioctl) and /proc. */
+int kiln_sandbox_landlock_multi(const char *const *ro_paths, const char *const *rw_paths,
+                                kiln_sandbox_report *rep, kiln_error *err);
+
 /* Compile phase (the C compiler and its subprocesses): default allow,
  * EPERM for the dangerous rest.  Sets rep->seccomp_compile. */
 int kiln_sandbox_seccomp_compile(kiln_sandbox_report *rep, kiln_error *err);

@@ -227,6 +227,29 @@ static int load_init(ctx *c, const cJSON *a, const char *p, kiln_arg *arg)
     return 0;
 }
 
+/* A shape entry: a dim name, or "K*name" (K an integer from 1 to 1024) for a
+ * size that is a fixed multiple of a dim, e.g. rope's "2*half_dim": a head of
+ * 2*half_dim elements. Returns the dim index and sets *mul, or -1. */
+static int parse_shape_entry(const kiln_task *t, const char *s, int *mul)
+{
+    *mul = 1;
+    const char *star = strchr(s, '*');
+    if (!star)
+        return kiln_task_dim(t, s);
+    char *end;
+    errno = 0;
+    long k = strtol(s, &end, 10);
+    while (*end == ' ')
+        end++;
+    if (errno || end != star || k < 1 || k > 1024 || !(*s >= '0' && *s <= '9'))
+        return -1;
+    const char *name = star + 1;
+    while (*name == ' ')
+        name++;
+    *mul = (int)k;
+    return kiln_task_dim(t, name);
+}
+
 static int load_shape(ctx *c, const cJSON *a, const char *p, kiln_task *t, kiln_arg *arg)
 {
     const cJSON *shape = cJSON_GetObjectItemCaseSensitive(a, "shape");
@@ -237,9 +260,14 @@ static int load_shape(ctx *c, const cJSON *a, const char *p, kiln_task *t, kiln_
         return bad(c, sp, "must be a non-empty array of dim names%s", NULL);
     const cJSON *d;
     cJSON_ArrayForEach(d, shape) {
-        int k = cJSON_IsString(d) ? kiln_task_dim(t, d->valuestring) : -1;
+        int mul = 1;
+        int k = cJSON_IsString(d) ? parse_shape_entry(t, d->valuestring, &mul) : -1;
+        if (k < 0 && cJSON_IsString(d) && strchr(d->valuestring, '*'))
+            return bad(c, sp, "'%s' is not a dim or K*dim (K an integer from 1 to 1024)",
+                       d->valuestring);
         if (k < 0)
             return bad(c, sp, "unknown dim '%s'", cJSON_IsString(d) ? d->valuestring : "?");
+        arg->shape_mul[arg->rank] = mul;
         arg->shape[arg->rank++] = k;
     }
     return 0;
@@ -302,21 +330,70 @@ static int load_args(ctx *c, const cJSON *root, kiln_task *t)
     return 0;
 }
 
+/* One backend's dtype list, e.g. "dtypes.cuda": ["f32", "f16", "bf16"]. */
+static int load_backend_dtypes(ctx *c, const cJSON *list, const char *backend, int cuda,
+                               kiln_dtype *out, int *n)
+{
+    char p[64];
+    snprintf(p, sizeof p, "dtypes.%s", backend);
+    if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) == 0 ||
+        cJSON_GetArraySize(list) > KILN_MAX_DTYPES)
+        return bad(c, p, "must be an array of 1 to 4 dtypes%s", NULL);
+    const cJSON *d;
+    cJSON_ArrayForEach(d, list) {
+        const char *name = cJSON_IsString(d) ? d->valuestring : "?";
+        kiln_dtype dt = kiln_dtype_parse(cJSON_IsString(d) ? d->valuestring : NULL);
+        if (!kiln_dtype_is_float(dt))
+            return bad(c, p, "'%s' is not a float dtype", name);
+        /* kiln_cuda.h defines kiln_t for these three only */
+        if (cuda && dt != KILN_DT_F32 && dt != KILN_DT_F16 && dt != KILN_DT_BF16)
+            return bad(c, p, "'%s' is not a CUDA dtype (f32, f16, bf16)", name);
+        for (int i = 0; i < *n; i++)
+            if (out[i] == dt)
+                return bad(c, p, "duplicate dtype '%s'", name);
+        out[(*n)++] = dt;
+    }
+    return 0;
+}
+
 static int load_dtypes(ctx *c, const cJSON *root, kiln_task *t)
 {
     const cJSON *dts = cJSON_GetObjectItemCaseSensitive(root, "dtypes");
-    const cJSON *cpu = dts ? cJSON_GetObjectItemCaseSensitive(dts, "cpu") : NULL;
-    if (!cJSON_IsObject(dts) || !cJSON_IsArray(cpu) || cJSON_GetArraySize(cpu) == 0 ||
-        cJSON_GetArraySize(cpu) > KILN_MAX_DTYPES)
-        return bad(c, "dtypes.cpu", "must be an array of 1 to 4 dtypes%s", NULL);
-    const cJSON *d;
-    cJSON_ArrayForEach(d, cpu) {
-        kiln_dtype dt = cJSON_IsString(d) ? kiln_dtype_parse(d->valuestring) : KILN_DT_INVALID;
-        if (!kiln_dtype_is_float(dt))
-            return bad(c, "dtypes.cpu", "'%s' is not a float dtype", cJSON_IsString(d) ? d->valuestring : "?");
-        t->cpu_dtypes[t->ncpu_dtypes++] = dt;
+    if (!cJSON_IsObject(dts))
+        return bad(c, "dtypes", "must be an object {\"cpu\": [dtypes], \"cuda\": [dtypes]}%s", NULL);
+    const cJSON *b;
+    cJSON_ArrayForEach(b, dts) {
+        int rc;
+        if (strcmp(b->string, "cpu") == 0)
+            rc = load_backend_dtypes(c, b, "cpu", 0, t->cpu_dtypes, &t->ncpu_dtypes);
+        else if (strcmp(b->string, "cuda") == 0)
+            rc = load_backend_dtypes(c, b, "cuda", 1, t->cuda_dtypes, &t->ncuda_dtypes);
+        else {
+            char p[96];
+            snprintf(p, sizeof p, "dtypes.%.60s", b->string);
+            rc = bad(c, p, "unknown backend '%s' (cpu, cuda)", b->string);
+        }
+        if (rc < 0)
+            return -1;
     }
+    if (t->ncpu_dtypes == 0 && t->ncuda_dtypes == 0)
+        return bad(c, "dtypes", "no backend: give \"cpu\" and/or \"cuda\" dtypes%s", NULL);
     return 0;
+}
+
+/* Every dtype some backend runs, each once: dts[0..return). */
+static int all_dtypes(const kiln_task *t, kiln_dtype dts[2 * KILN_MAX_DTYPES])
+{
+    int n = 0;
+    for (int i = 0; i < t->ncpu_dtypes + t->ncuda_dtypes; i++) {
+        kiln_dtype dt = i < t->ncpu_dtypes ? t->cpu_dtypes[i] : t->cuda_dtypes[i - t->ncpu_dtypes];
+        int seen = 0;
+        for (int k = 0; k < n; k++)
+            seen |= dts[k] == dt;
+        if (!seen)
+            dts[n++] = dt;
+    }
+    return n;
 }
 
 static int parse_pattern(const char *s, kiln_pattern *p)
@@ -456,11 +533,13 @@ static int load_expr(ctx *c, const cJSON *obj, const char *key, const char *p,
             return bad(c, fp, "unknown name '%.64s' (only dims and sizeof(T) may appear)", names[i]);
     /* names are not everything: sizeof(float) or a division by zero only
      * shows on evaluation, so evaluate where the verifier will */
+    kiln_dtype dts[2 * KILN_MAX_DTYPES];
+    int ndts = all_dtypes(t, dts);
     for (int g = 0; g < t->ngroups; g++)
         for (int s = 0; s < t->groups[g].nvisible; s++)
-            for (int d = 0; d < t->ncpu_dtypes; d++) {
+            for (int d = 0; d < ndts; d++) {
                 double v;
-                if (kiln_task_cost(t, buf, &t->groups[g].visible[s], t->cpu_dtypes[d], &v, &e) < 0)
+                if (kiln_task_cost(t, buf, &t->groups[g].visible[s], dts[d], &v, &e) < 0)
                     return bad(c, fp, "%.400s", e.msg);
             }
     return 0;
@@ -501,31 +580,74 @@ static int load_tolerance(ctx *c, const cJSON *root, kiln_task *t)
             !(ts->per_n >= 0 && ts->per_n <= 16))
             return bad(c, p, "ulps must be in [0.5, 1e6], per_sqrt in [0, 1e4], per_n in [0, 16]%s", NULL);
     }
-    for (int i = 0; i < t->ncpu_dtypes; i++)
-        if (!kiln_task_tolerance(t, t->cpu_dtypes[i]))
-            return bad(c, "tolerance.dtypes", "no tolerance for dtype %s",
-                       kiln_dtype_name(t->cpu_dtypes[i]));
+    kiln_dtype run[2 * KILN_MAX_DTYPES];
+    int nrun = all_dtypes(t, run);
+    for (int i = 0; i < nrun; i++)
+        if (!kiln_task_tolerance(t, run[i]))
+            return bad(c, "tolerance.dtypes", "no tolerance for dtype %s", kiln_dtype_name(run[i]));
     return 0;
 }
 
-/* A path relative to the task directory, checked to exist. */
-static int load_path(ctx *c, const cJSON *root, const char *key, kiln_task *t, char *out)
+/* obj.key, a path relative to the task directory, made absolute in out and
+ * checked to be a regular file. */
+static int resolve_path(ctx *c, const cJSON *obj, const char *field, const char *key,
+                        const kiln_task *t, char *out)
 {
-    const cJSON *obj = cJSON_GetObjectItemCaseSensitive(root, key);
     char rel[PATH_MAX], p[64];
-    snprintf(p, sizeof p, "%s", key);
-    if (!cJSON_IsObject(obj))
-        return bad(c, p, "must be an object {\"cpu\": \"file.c\"}%s", NULL);
-    if (get_string(c, obj, "cpu", p, 1, rel, sizeof rel) < 0)
+    snprintf(p, sizeof p, "%s", field);
+    if (get_string(c, obj, key, p, 1, rel, sizeof rel) < 0)
         return -1;
     char joined[PATH_MAX * 2];
     snprintf(joined, sizeof joined, "%s/%s", t->dir, rel);
-    snprintf(p, sizeof p, "%s.cpu", key);
+    snprintf(p, sizeof p, "%s.%s", field, key);
     if (!realpath(joined, out))
         return bad(c, p, "file '%.300s' not found", rel);
     struct stat st;
     if (stat(out, &st) != 0 || !S_ISREG(st.st_mode))
         return bad(c, p, "'%.300s' is not a regular file", rel);
+    return 0;
+}
+
+/* "reference": {"cpu": "reference.c"}: the trusted double-precision
+ * reference gives gold for every backend. */
+static int load_reference(ctx *c, const cJSON *root, kiln_task *t)
+{
+    const cJSON *obj = cJSON_GetObjectItemCaseSensitive(root, "reference");
+    if (!cJSON_IsObject(obj))
+        return bad(c, "reference", "must be an object {\"cpu\": \"file.c\"}%s", NULL);
+    return resolve_path(c, obj, "reference", "cpu", t, t->reference_cpu);
+}
+
+/* "baseline": {"cpu": "...c", "cuda": "...cu"}: one for each backend that
+ * has dtypes, and none for a backend that has not. */
+static int load_baselines(ctx *c, const cJSON *root, kiln_task *t)
+{
+    const cJSON *obj = cJSON_GetObjectItemCaseSensitive(root, "baseline");
+    if (!cJSON_IsObject(obj))
+        return bad(c, "baseline", "must be an object {\"cpu\": \"file.c\", \"cuda\": \"file.cu\"}%s",
+                   NULL);
+    static const char *names[] = {"cpu", "cuda"};
+    int have[] = {t->ncpu_dtypes > 0, t->ncuda_dtypes > 0};
+    char *out[] = {t->baseline_cpu, t->baseline_cuda};
+    for (int i = 0; i < 2; i++) {
+        char p[64];
+        snprintf(p, sizeof p, "baseline.%s", names[i]);
+        const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, names[i]);
+        if (have[i] && !it)
+            return bad(c, p, "missing (dtypes.%s lists dtypes)", names[i]);
+        if (!have[i] && it)
+            return bad(c, p, "a baseline, but dtypes.%s lists no dtypes", names[i]);
+        if (have[i] && resolve_path(c, obj, "baseline", names[i], t, out[i]) < 0)
+            return -1;
+    }
+    const cJSON *it;
+    cJSON_ArrayForEach(it, obj) {
+        if (strcmp(it->string, "cpu") != 0 && strcmp(it->string, "cuda") != 0) {
+            char p[96];
+            snprintf(p, sizeof p, "baseline.%.60s", it->string);
+            return bad(c, p, "unknown backend '%s' (cpu, cuda)", it->string);
+        }
+    }
     return 0;
 }
 
@@ -550,10 +672,7 @@ static int load_task_json(ctx *c, const cJSON *root, kiln_task *t)
     if (load_expr(c, cost, "bytes", "cost", t, t->cost_bytes) < 0 ||
         load_expr(c, cost, "flops", "cost", t, t->cost_flops) < 0)
         return -1;
-    return load_path(c, root, "reference", t, t->reference_cpu) < 0 ||
-                   load_path(c, root, "baseline", t, t->baseline_cpu) < 0
-               ? -1
-               : 0;
+    return load_reference(c, root, t) < 0 || load_baselines(c, root, t) < 0 ? -1 : 0;
 }
 
 static int load_random(ctx *c, const cJSON *r, const char *p, const kiln_task *t, kiln_group *g)
@@ -689,12 +808,28 @@ const kiln_tolerance_spec *kiln_task_tolerance(const kiln_task *t, kiln_dtype dt
     return NULL;
 }
 
-int kiln_task_supports(const kiln_task *t, kiln_dtype dt)
+int kiln_task_supports_backend(const kiln_task *t, const char *backend, kiln_dtype dt)
 {
-    for (int i = 0; i < t->ncpu_dtypes; i++)
-        if (t->cpu_dtypes[i] == dt)
+    const kiln_dtype *dts;
+    int n;
+    if (backend && strcmp(backend, "cpu") == 0) {
+        dts = t->cpu_dtypes;
+        n = t->ncpu_dtypes;
+    } else if (backend && strcmp(backend, "cuda") == 0) {
+        dts = t->cuda_dtypes;
+        n = t->ncuda_dtypes;
+    } else {
+        return 0;
+    }
+    for (int i = 0; i < n; i++)
+        if (dts[i] == dt)
             return 1;
     return 0;
+}
+
+int kiln_task_supports(const kiln_task *t, kiln_dtype dt)
+{
+    return kiln_task_supports_backend(t, "cpu", dt);
 }
 
 kiln_dtype kiln_arg_dtype(const kiln_arg *arg, kiln_dtype dt)
@@ -706,7 +841,7 @@ int64_t kiln_arg_elems(const kiln_arg *arg, const kiln_shape *shape)
 {
     int64_t n = 1;
     for (int i = 0; i < arg->rank; i++)
-        n *= shape->d[arg->shape[i]];
+        n *= shape->d[arg->shape[i]] * (arg->shape_mul[i] > 1 ? arg->shape_mul[i] : 1);
     return n;
 }
 
@@ -777,6 +912,49 @@ void kiln_task_cpu_signature(const kiln_task *t, kiln_dtype dt, char *buf, size_
             used += (size_t)snprintf(buf + used, len - used, "%s%s *%s", sep, ct, a->name);
         else
             used += (size_t)snprintf(buf + used, len - used, "%s%s %s", sep, ct, a->name);
+    }
+    if (used < len)
+        snprintf(buf + used, len - used, ")");
+}
+
+const char *kiln_arg_cuda_type(const kiln_arg *a)
+{
+    if (a->kind == KILN_ARG_DIM)
+        return a->dtype == KILN_DT_I64 ? "long long" : "int";
+    if (a->kind == KILN_ARG_SCALAR) {
+        switch (a->dtype) {
+        case KILN_DT_F64: return "double";
+        case KILN_DT_I32: return "int";
+        case KILN_DT_I64: return "long long";
+        case KILN_DT_I8: return "signed char";
+        case KILN_DT_F16: return "__half";
+        case KILN_DT_BF16: return "__nv_bfloat16";
+        default: return "float";
+        }
+    }
+    int in = a->kind == KILN_ARG_INPUT;
+    if (a->dtype_is_var)
+        return in ? "const kiln_t *" : "kiln_t *";
+    switch (a->dtype) {
+    case KILN_DT_F32: return in ? "const float *" : "float *";
+    case KILN_DT_F16: return in ? "const __half *" : "__half *";
+    case KILN_DT_BF16: return in ? "const __nv_bfloat16 *" : "__nv_bfloat16 *";
+    case KILN_DT_F64: return in ? "const double *" : "double *";
+    case KILN_DT_I32: return in ? "const int *" : "int *";
+    case KILN_DT_I64: return in ? "const long long *" : "long long *";
+    case KILN_DT_I8: return in ? "const signed char *" : "signed char *";
+    default: return "void *";
+    }
+}
+
+void kiln_task_cuda_params(const kiln_task *t, char *buf, size_t len)
+{
+    size_t used = (size_t)snprintf(buf, len, "(");
+    for (int i = 0; i < t->nargs && used < len; i++) {
+        const char *ct = kiln_arg_cuda_type(&t->args[i]);
+        size_t n = strlen(ct);
+        used += (size_t)snprintf(buf + used, len - used, "%s%s%s%s", i ? ", " : "", ct,
+                                 n && ct[n - 1] == '*' ? "" : " ", t->args[i].name);
     }
     if (used < len)
         snprintf(buf + used, len - used, ")");

@@ -42,6 +42,7 @@ typedef struct kiln_arg {
     kiln_dtype dtype;             /* concrete dtype when !dtype_is_var */
     int rank;
     int shape[KILN_MAX_DIMS];     /* indices into kiln_task.dims */
+    int shape_mul[KILN_MAX_DIMS]; /* "2*half_dim": 2 (0 or 1: the dim itself) */
     double value;                 /* scalars: the value passed */
     kiln_dist dist;               /* inputs: how values are drawn */
     double dist_a, dist_b;
@@ -91,8 +92,10 @@ typedef struct kiln_task {
     char dims[KILN_MAX_DIMS][KILN_NAME_MAX];
     int nargs;
     kiln_arg args[KILN_MAX_ARGS];
-    int ncpu_dtypes;
+    int ncpu_dtypes;              /* per backend; 0: the task has no such backend */
     kiln_dtype cpu_dtypes[KILN_MAX_DTYPES];
+    int ncuda_dtypes;
+    kiln_dtype cuda_dtypes[KILN_MAX_DTYPES];
     int nvariants;
     kiln_variant variants[KILN_MAX_VARIANTS];
     int ngroups;
@@ -105,8 +108,9 @@ typedef struct kiln_task {
     int ntolerances;
     kiln_tolerance_spec tolerances[KILN_MAX_DTYPES];
     int deterministic;            /* determinism stage required */
-    char reference_cpu[PATH_MAX]; /* absolute paths */
-    char baseline_cpu[PATH_MAX];
+    char reference_cpu[PATH_MAX]; /* absolute paths; gold for every backend */
+    char baseline_cpu[PATH_MAX];  /* "" when the task has no CPU backend */
+    char baseline_cuda[PATH_MAX]; /* "" when the task has no CUDA backend */
 } kiln_task;
 
 /* Load and validate dir/task.json and dir/hidden.json. */
@@ -119,12 +123,16 @@ int kiln_task_find(const char *name_or_dir, kiln_task *task, kiln_error *err);
 int kiln_task_group(const kiln_task *task, const char *name);
 int kiln_task_dim(const kiln_task *task, const char *name);
 const kiln_tolerance_spec *kiln_task_tolerance(const kiln_task *task, kiln_dtype dt);
+/* Does the CPU backend (kiln_task_supports) or the named backend ("cpu",
+ * "cuda") run dtype dt? 0 for an unknown backend. */
 int kiln_task_supports(const kiln_task *task, kiln_dtype dt);
+int kiln_task_supports_backend(const kiln_task *task, const char *backend, kiln_dtype dt);
 
 /* The concrete dtype of an arg for a run whose type variable is dt. */
 kiln_dtype kiln_arg_dtype(const kiln_arg *arg, kiln_dtype dt);
 
-/* Elements of an input/output arg at a shape. */
+/* Elements of an input/output arg at a shape (a "2*half_dim" entry counts twice
+ * the dim's size). */
 int64_t kiln_arg_elems(const kiln_arg *arg, const kiln_shape *shape);
 
 /* Evaluate a cost expression at a shape; dims and sizeof(T) are known. */
@@ -137,5 +145,15 @@ void kiln_shape_format(const kiln_task *task, const kiln_shape *shape, char *buf
 /* The C prototype a CPU candidate defines, e.g. for rmsnorm f32:
  * "void rmsnorm(const float *x, ..., float eps)". */
 void kiln_task_cpu_signature(const kiln_task *task, kiln_dtype dt, char *buf, size_t len);
+
+/* The parameter list a CUDA kernel of the task takes when the manifest
+ * passes every task arg in order, e.g. for rmsnorm: "(const kiln_t *x,
+ * const kiln_t *w, kiln_t *y, int rows, int cols, float eps)". Buffers of
+ * the type variable are kiln_t (kiln_cuda.h), other buffers their CUDA
+ * type; dims are int (long long for i64), scalars float/double. */
+void kiln_task_cuda_params(const kiln_task *task, char *buf, size_t len);
+
+/* The CUDA spelling of an arg's type: "const kiln_t *", "float", ... */
+const char *kiln_arg_cuda_type(const kiln_arg *arg);
 
 #endif

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define KILN_VERIFIER_VERSION "0.1.0"
@@ -38,7 +39,8 @@ static cJSON *stats_json(const kiln_time_stats *s)
     return o;
 }
 
-static cJSON *shape_json(const kiln_shape_result *r, const kiln_task *t, const char *dtype)
+static cJSON *shape_json(const kiln_shape_result *r, const kiln_task *t, const char *dtype,
+                         int cuda)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "id", r->id);
@@ -61,12 +63,21 @@ static cJSON *shape_json(const kiln_shape_result *r, const kiln_task *t, const c
         cJSON_AddItemToObject(tm, "candidate", stats_json(&r->cand));
         cJSON_AddItemToObject(tm, "baseline", stats_json(&r->base));
         cJSON *tim = cJSON_AddObjectToObject(o, "timers");
-        add_num(tim, "candidate_reported_ns", r->cand.median_ns);
+        if (cuda) {
+            add_num(tim, "candidate_events_ns", r->cand.median_ns);
+            add_num(tim, "candidate_cupti_ns", r->cand_cupti_ns);
+            add_num(tim, "candidate_wall_ns", r->cand_wall_ns);
+            add_num(tim, "baseline_events_ns", r->base.median_ns);
+            add_num(tim, "baseline_cupti_ns", r->base_cupti_ns);
+            add_num(tim, "baseline_wall_ns", r->base_wall_ns);
+        } else {
+            add_num(tim, "candidate_reported_ns", r->cand.median_ns);
+            add_num(tim, "candidate_cpu_ns", r->cand_cpu_ns);
+            add_num(tim, "baseline_reported_ns", r->base.median_ns);
+            add_num(tim, "baseline_cpu_ns", r->base_cpu_ns);
+        }
         add_num(tim, "candidate_round_trip_ns", r->cand_rt_ns);
-        add_num(tim, "baseline_reported_ns", r->base.median_ns);
         add_num(tim, "baseline_round_trip_ns", r->base_rt_ns);
-        add_num(tim, "candidate_cpu_ns", r->cand_cpu_ns);
-        add_num(tim, "baseline_cpu_ns", r->base_cpu_ns);
         add_num(o, "speedup", r->speedup);
         add_num(o, "bytes", r->bytes);
         add_num(o, "flops", r->flops);
@@ -76,6 +87,26 @@ static cJSON *shape_json(const kiln_shape_result *r, const kiln_task *t, const c
     return o;
 }
 
+/* The worker's "key=value|key=value" description of the device. */
+static void add_gpu(cJSON *env, const char *desc)
+{
+    cJSON *g = cJSON_AddObjectToObject(env, "gpu");
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", desc);
+    for (char *save = NULL, *kv = strtok_r(buf, "|", &save); kv; kv = strtok_r(NULL, "|", &save)) {
+        char *eq = strchr(kv, '=');
+        if (!eq)
+            continue;
+        *eq = '\0';
+        char *end;
+        double num = strtod(eq + 1, &end);
+        if (*end == '\0' && end != eq + 1 && strcmp(kv, "cc") != 0)
+            cJSON_AddNumberToObject(g, kv, num);
+        else
+            cJSON_AddStringToObject(g, kv, eq + 1);
+    }
+}
+
 static void add_env(cJSON *root, const kiln_verdict *v)
 {
     cJSON *env = cJSON_AddObjectToObject(root, "environment");
@@ -83,6 +114,8 @@ static void add_env(cJSON *root, const kiln_verdict *v)
     cJSON_AddStringToObject(env, "host", v->hostname);
     cJSON_AddStringToObject(env, "kernel", v->kernel);
     add_num(env, "bandwidth_gbps", v->bandwidth_gbps);
+    if (v->gpu[0])
+        add_gpu(env, v->gpu);
     cJSON *sb = cJSON_AddObjectToObject(root, "sandbox");
     cJSON_AddStringToObject(sb, "protections", v->sandbox);
     cJSON_AddStringToObject(sb, "trust", v->trust_level_cpu
@@ -90,7 +123,8 @@ static void add_env(cJSON *root, const kiln_verdict *v)
                                                "its reported times are cross-checked against the CPU "
                                                "time the kernel charged the worker (lies under about "
                                                "5 us per call or 1.25x can go unnoticed)"
-                                             : "device code only");
+                                             : "device code only: no candidate host code runs; gold "
+                                               "outputs live in another process");
     cJSON *ru = cJSON_AddObjectToObject(root, "rusage");
     add_num(ru, "worker_user_s", v->worker_user_s);
     add_num(ru, "worker_sys_s", v->worker_sys_s);
@@ -113,7 +147,8 @@ char *kiln_verdict_json(const kiln_verdict *v, const kiln_task *t, int pretty)
     cJSON_AddStringToObject(root, "group", v->group);
     cJSON *shapes = cJSON_AddArrayToObject(root, "shapes");
     for (int i = 0; i < v->nresults; i++)
-        cJSON_AddItemToArray(shapes, shape_json(&v->results[i], t, v->dtype));
+        cJSON_AddItemToArray(shapes, shape_json(&v->results[i], t, v->dtype,
+                                                strcmp(v->backend, "cuda") == 0));
     cJSON *sum = cJSON_AddObjectToObject(root, "summary");
     add_num(sum, "geomean_speedup", v->geomean_speedup);
     add_num(sum, "min_speedup", v->min_speedup);
@@ -128,6 +163,11 @@ char *kiln_verdict_json(const kiln_verdict *v, const kiln_task *t, int pretty)
     cJSON_AddStringToObject(base, "sha256", v->baseline_sha256);
     cJSON_AddStringToObject(root, "verifier_version", KILN_VERIFIER_VERSION);
     add_num(root, "seconds", v->seconds);
+    cJSON *st = cJSON_AddObjectToObject(root, "stage_seconds");
+    add_num(st, "compile", v->compile_s);
+    add_num(st, "correctness", v->correctness_s);
+    add_num(st, "timing", v->timing_s);
+    add_num(st, "plausibility", v->plausibility_s);
     cJSON_AddNumberToObject(root, "calls", v->calls);
     char *s = pretty ? cJSON_Print(root) : cJSON_PrintUnformatted(root);
     cJSON_Delete(root);

@@ -25,6 +25,9 @@ typedef struct kiln_shape_result {
     kiln_time_stats cand, base; /* worker-reported, per call */
     double cand_rt_ns, base_rt_ns;   /* median round trip seen by the verifier */
     double cand_cpu_ns, base_cpu_ns; /* median CPU time the kernel charged per call */
+    /* CUDA: reported = CUDA events; also the CUPTI kernel span and the wall
+     * clock with a device synchronize (medians per call) */
+    double cand_cupti_ns, base_cupti_ns, cand_wall_ns, base_wall_ns;
     double speedup;             /* base median / cand median */
     double bytes, flops;
     double floor_ns, roofline_fraction;
@@ -51,8 +54,12 @@ typedef struct kiln_verdict {
     char baseline_sha256[65];   /* what the candidate was timed against */
     int baseline_is_task;       /* 1: the task's own baseline */
     double seconds;
+    /* Where the time went: building (CUDA: worker start-up and NVRTC, which
+     * happen together), the correctness stages, timing, plausibility. */
+    double compile_s, correctness_s, timing_s, plausibility_s;
     int calls;
     int trust_level_cpu;        /* 1: candidate shares the worker's address space */
+    char gpu[256];              /* CUDA: "name=...|cc=...|driver=...|pageable=0|..." */
 } kiln_verdict;
 
 /* Allocates a JSON string (free with free()). */

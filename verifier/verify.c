@@ -1,10 +1,12 @@
-/* verify.c - the stages of one CPU verification job (see verify.h).
+/* verify.c - the stages of one verification job (see verify.h).
  *
  * The job owns a private temporary directory with two worker directories:
- * cand/ (candidate and baseline libraries, served by one sandboxed worker
- * so both are timed by the same code in the same process) and ref/ (the
- * trusted reference, in a process of its own). Gold outputs, seeds and
- * hidden dims stay in this process. Stages stop at the first failure. */
+ * cand/ (candidate and baseline, served by one sandboxed worker so both are
+ * timed by the same code in the same process: shared objects for the CPU
+ * backend, CUDA sources that kiln-worker-cuda compiles with NVRTC) and ref/
+ * (the trusted double-precision reference, in a process of its own). Gold
+ * outputs, seeds and hidden dims stay in this process. Stages stop at the
+ * first failure. */
 #include "verify.h"
 
 #include <errno.h>
@@ -19,6 +21,8 @@
 #include "bandwidth.h"
 #include "call.h"
 #include "cpu_build.h"
+#include "cuda_device.h"
+#include "manifest.h"
 #include "fileutil.h"
 #include "paths.h"
 #include "rng.h"
@@ -42,7 +46,37 @@ typedef struct job {
     uint64_t deadline_ns;
     double reported_ns;         /* sum of worker-reported call times */
     int timer_flags;
+    int cuda;
+    kiln_manifest *man[2];      /* CUDA: candidate's and baseline's launches */
 } job;
+
+int kiln_backend_parse(const char *name)
+{
+    if (name && strcmp(name, "cpu") == 0)
+        return KILN_BACKEND_CPU;
+    if (name && strcmp(name, "cuda") == 0)
+        return KILN_BACKEND_CUDA;
+    return -1;
+}
+
+const char *kiln_backend_name(kiln_backend b)
+{
+    return b == KILN_BACKEND_CUDA ? "cuda" : "cpu";
+}
+
+kiln_dtype kiln_backend_default_dtype(const kiln_task *t, kiln_backend b)
+{
+    if (b == KILN_BACKEND_CUDA)
+        return t->ncuda_dtypes ? t->cuda_dtypes[0] : KILN_DT_INVALID;
+    return t->ncpu_dtypes ? t->cpu_dtypes[0] : KILN_DT_INVALID;
+}
+
+static const char *baseline_path(const job *j)
+{
+    if (j->o->baseline)
+        return j->o->baseline;
+    return j->cuda ? j->t->baseline_cuda : j->t->baseline_cpu;
+}
 
 /* ---- verdict helpers ---------------------------------------------------- */
 
@@ -125,12 +159,45 @@ static int hash_file(const char *path, char out[65], kiln_error *err)
     return rc;
 }
 
+/* CUDA: the candidate's manifest must parse and fit the task; the
+ * baseline's is trusted to, and an error there is kiln's problem. */
+static int static_manifests(job *j, const char *src, size_t len, kiln_error *err)
+{
+    kiln_error merr = {{0}};
+    for (int i = 0; i < 2; i++)
+        if (!j->man[i] && !(j->man[i] = calloc(1, sizeof *j->man[i])))
+            return kiln_fail(err, "out of memory");
+    if (kiln_manifest_parse(src, len, j->t, j->man[0], &merr) < 0)
+        return conclude(j, "fail", "static", "bad-manifest", "%s", merr.msg);
+    /* Launches that no device of this kind could make at a visible shape are
+     * a static error; at hidden shapes the call fails instead. */
+    kiln_device_limits lim;
+    kiln_device_limits_default(&lim);
+    kiln_call_req rq;
+    for (int i = 0; i < j->g->nvisible; i++) {
+        char dims[128];
+        if (kiln_manifest_resolve(j->man[0], j->t, j->o->dtype, &j->g->visible[i], &lim, &rq,
+                                  &merr) == 0)
+            continue;
+        kiln_shape_format(j->t, &j->g->visible[i], dims, sizeof dims);
+        return conclude(j, "fail", "static", "bad-manifest", "at visible shape v%d (%s): %s", i + 1,
+                        dims, merr.msg);
+    }
+    unsigned char *base = NULL;
+    size_t blen = 0;
+    int rc = read_source(baseline_path(j), &base, &blen, err);
+    if (rc == 0 && kiln_manifest_parse((const char *)base, blen, j->t, j->man[1], &merr) < 0)
+        rc = kiln_fail(err, "the baseline %s: %s", baseline_path(j), merr.msg);
+    free(base);
+    return rc;
+}
+
 static int stage_static(job *j, kiln_error *err)
 {
     unsigned char *src = NULL;
     size_t len = 0;
     j->v->baseline_is_task = j->o->baseline == NULL;
-    if (hash_file(j->o->baseline ? j->o->baseline : j->t->baseline_cpu, j->v->baseline_sha256, err) < 0)
+    if (hash_file(baseline_path(j), j->v->baseline_sha256, err) < 0)
         return -1;
     if (read_source(j->o->candidate, &src, &len, err) < 0) {
         free(src);
@@ -145,6 +212,8 @@ static int stage_static(job *j, kiln_error *err)
         rc = conclude(j, "fail", "static", "empty", "the source file is empty");
     else if (memchr(src, 0, len))
         rc = conclude(j, "fail", "static", "not-text", "the source contains NUL bytes");
+    else if (j->cuda)
+        rc = static_manifests(j, (const char *)src, len, err);
     free(src);
     return rc;
 }
@@ -163,9 +232,42 @@ static int build_one(job *j, kiln_build_role role, const char *src, const char *
 /* Candidate and baseline are built in separate directories so that one
  * compile cannot see the other's files; the baseline's .so is then moved
  * next to the candidate's for the shared worker. */
+/* CUDA: kiln-worker-cuda compiles both sources with NVRTC when it starts,
+ * for the exact device it runs on; here they are only put in its directory.
+ * The reference is built like the CPU backend's. */
+static int stage_compile_cuda(job *j, kiln_error *err)
+{
+    char dir[4200], path[4300];
+    kiln_build_result res;
+    snprintf(dir, sizeof dir, "%s/cand", j->dir);
+    if (kiln_mkdirs(dir, err) < 0)
+        return -1;
+    const char *from[2] = {j->o->candidate, baseline_path(j)}, *to[2] = {"cand.cu", "base.cu"};
+    for (int i = 0; i < 2; i++) {
+        unsigned char *src = NULL;
+        size_t len = 0;
+        int rc = read_source(from[i], &src, &len, err);
+        if (rc == 0) {
+            src[len < SOURCE_LIMIT ? len : SOURCE_LIMIT] = '\0';
+            snprintf(path, sizeof path, "%s/%s", dir, to[i]);
+            rc = kiln_write_text(path, (const char *)src, err);
+        }
+        free(src);
+        if (rc < 0)
+            return -1;
+    }
+    if (build_one(j, KILN_BUILD_REFERENCE, j->t->reference_cpu, "ref", "ref.so", &res, err) < 0)
+        return -1;
+    if (!res.ok)
+        return kiln_fail(err, "the task's reference %s does not compile:\n%s", j->t->reference_cpu, res.log);
+    return 0;
+}
+
 static int stage_compile(job *j, kiln_error *err)
 {
     kiln_build_result res;
+    if (j->cuda)
+        return stage_compile_cuda(j, err);
     progress(j, "compile", "compiling the candidate");
     if (build_one(j, KILN_BUILD_CANDIDATE, j->o->candidate, "cand", "cand.so", &res, err) < 0)
         return -1;
@@ -175,7 +277,7 @@ static int stage_compile(job *j, kiln_error *err)
         snprintf(j->v->feedback, sizeof j->v->feedback, "fail at stage compile: %.900s", res.log);
         return 1;
     }
-    const char *base = j->o->baseline ? j->o->baseline : j->t->baseline_cpu;
+    const char *base = baseline_path(j);
     if (build_one(j, KILN_BUILD_CANDIDATE, base, "base", "base.so", &res, err) < 0)
         return -1;
     if (!res.ok)
@@ -220,6 +322,44 @@ static int all_shapes(job *j, kiln_shape *out)
     return n;
 }
 
+/* The compile log's head, for the agent. */
+static void compile_feedback(job *j)
+{
+    char path[4300], log[1200] = "";
+    snprintf(path, sizeof path, "%s/cand/compile-0.log", j->dir);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        size_t n = fread(log, 1, sizeof log - 1, f);
+        log[n] = '\0';
+        fclose(f);
+    }
+    snprintf(j->v->feedback, sizeof j->v->feedback, "fail at stage compile: %.900s",
+             log[0] ? log : j->cand.ready_info);
+}
+
+/* What a CUDA worker's start tells: compiled and loaded, or not. A worker
+ * that cannot start for any other reason is kiln's problem (no device, no
+ * driver), not the candidate's; a compile that hangs is the candidate's. */
+static int cuda_started(job *j, kiln_error *err)
+{
+    kiln_worker *w = &j->cand;
+    snprintf(j->v->gpu, sizeof j->v->gpu, "%s", w->device);
+    if (w->fault == KILN_FAULT_TIMEOUT)
+        return conclude(j, "fail", "compile", "timeout", "compiling and loading took too long");
+    if (w->fault)
+        return kiln_fail(err, "the CUDA worker could not start: %s", w->fault_msg);
+    if (w->ready_status == KILN_ST_COMPILE && strncmp(w->ready_info, "lib 1", 5) == 0)
+        return kiln_fail(err, "the baseline %s does not compile: %s", baseline_path(j), w->ready_info);
+    if (w->ready_status == KILN_ST_COMPILE) {
+        conclude(j, "fail", "compile", "compile-error", "the candidate does not compile");
+        compile_feedback(j);
+        return 1;
+    }
+    if (w->ready_status != KILN_ST_OK)
+        return kiln_fail(err, "the CUDA worker could not start: %s", w->ready_info);
+    return 0;
+}
+
 static int start_workers(job *j, kiln_error *err)
 {
     kiln_shape shapes[MAX_JOB_SHAPES];
@@ -243,16 +383,37 @@ static int start_workers(job *j, kiln_error *err)
                            .start_timeout_ms = 5000, .report_scale = j->o->test_report_scale};
     /* Room for the arena, the libraries and honest scratch; no more. */
     co.address_bytes = co.arena_bytes + ((size_t)1 << 30);
-    progress(j, "smoke", "starting the worker");
+    if (j->cuda) {
+        snprintf(clib, sizeof clib, "%s/cand.cu", cdir);
+        snprintf(blib, sizeof blib, "%s/base.cu", cdir);
+        co.cuda = 1;
+        co.dtype = kiln_dtype_name(j->o->dtype);
+        co.device = j->o->device;
+        co.address_bytes = 0;            /* the driver maps far more than it uses */
+        co.start_timeout_ms = 120000;    /* device start-up and two NVRTC compiles */
+        progress(j, "compile", "starting the CUDA worker and compiling with NVRTC");
+    } else {
+        progress(j, "smoke", "starting the worker");
+    }
     if (kiln_worker_start(&j->cand, &co, err) < 0)
         return -1;
-    snprintf(j->v->sandbox, sizeof j->v->sandbox, "%s", j->cand.sandbox);
-    if (j->cand.fault)
+    snprintf(j->v->sandbox, sizeof j->v->sandbox, "%.255s", j->cand.sandbox);
+    if (j->cuda) {
+        int rc = cuda_started(j, err);
+        if (rc)
+            return rc;
+    } else if (j->cand.fault) {
         return conclude(j, "fail", "smoke", kiln_fault_code(j->cand.fault),
                         "the candidate failed while being loaded: %s", j->cand.fault_msg);
+    }
     if (kiln_callset_init(&j->cs, j->t, j->o->dtype, shapes, n, kiln_secret_seed(), err) < 0)
         return -1;
     j->cs_ready = 1;
+    if (j->cuda) {
+        j->cs.manifest[0] = j->man[0];
+        j->cs.manifest[1] = j->man[1];
+        kiln_gpu_limits(j->cand.device, &j->cs.limits);
+    }
     j->cs.cand = &j->cand;
     j->cs.ref = &j->ref;
     j->cs.call_timeout_ms = j->o->call_timeout_ms;
@@ -458,6 +619,7 @@ typedef struct samples {
     double cand[512], base[512];          /* reported by the worker */
     double cand_rt[512], base_rt[512];    /* round trips seen here */
     double cand_gap[512], base_gap[512];  /* kernel-charged CPU time minus the report */
+    double cand_cupti[512], base_cupti[512], cand_wall[512], base_wall[512];   /* CUDA */
     int n;
 } samples;
 
@@ -474,6 +636,8 @@ static int timed_pair(job *j, const char *label, const kiln_shape *s, samples *s
         (c ? sm->cand : sm->base)[sm->n] = (double)res.elapsed_ns;
         (c ? sm->cand_rt : sm->base_rt)[sm->n] = (double)res.rt_ns;
         (c ? sm->cand_gap : sm->base_gap)[sm->n] = gap;
+        (c ? sm->cand_cupti : sm->base_cupti)[sm->n] = (double)res.cupti_ns;
+        (c ? sm->cand_wall : sm->base_wall)[sm->n] = (double)res.wall_ns;
     }
     sm->n++;
     return 0;
@@ -503,6 +667,27 @@ static double cross_check(const samples *sm)
      * machine were seen up to 16% apart. */
     double allowed = fmax(fmax(5e3, 4 * se), 0.25 * kiln_median(sm->cand, sm->n));
     return excess > allowed ? excess : 0;
+}
+
+/* CUDA: do the three timers tell the same story? The events enclose every
+ * kernel of the call, so the CUPTI span (first kernel start to last kernel
+ * end) may exceed them only by timestamp granularity; the events exceed the
+ * span by their own overhead (about 2.4 us on the H200) and by the gaps and
+ * memsets between launches. The host clock encloses the events and a
+ * device-wide synchronize. Checked for both sides; writes what disagrees
+ * into why (empty when they agree). */
+static void timers_agree(const samples *sm, int gaps, char *why, size_t len)
+{
+    const double *ev_of[2] = {sm->cand, sm->base}, *cu_of[2] = {sm->cand_cupti, sm->base_cupti};
+    const double *wall_of[2] = {sm->cand_wall, sm->base_wall};
+    why[0] = '\0';
+    for (int side = 0; side < 2 && !why[0]; side++) {
+        double ev = kiln_median(ev_of[side], sm->n), cu = kiln_median(cu_of[side], sm->n);
+        double wall = kiln_median(wall_of[side], sm->n);
+        if (cu > 1.03 * ev + 1e3 || ev > 1.03 * cu + 4e3 + 4e3 * gaps || wall < 0.98 * ev - 2e3)
+            snprintf(why, len, "%s: events %.1f us, CUPTI kernels %.1f us, wall %.1f us",
+                     side ? "baseline" : "candidate", ev / 1e3, cu / 1e3, wall / 1e3);
+    }
 }
 
 /* Timed pairs for one shape until the median settles or its budget is spent. */
@@ -540,10 +725,19 @@ static int time_shape(job *j, int i, uint64_t budget_ns, kiln_error *err)
      * a burst of load passes, a worker that lies does it again. */
     double excess = 0;
     int rc = 0;
+    char why[200] = "";
     for (int attempt = 0; attempt < 2 && rc == 0; attempt++) {
         rc = time_pairs(j, s, label, budget_ns, sm, r, err);
-        if (rc == 0 && (excess = cross_check(sm)) == 0)
+        if (rc == 0 && j->cuda) {
+            int gaps = j->man[0]->nlaunches - 1 + j->man[0]->nscratch;
+            gaps = gaps > j->man[1]->nlaunches - 1 + j->man[1]->nscratch
+                       ? gaps : j->man[1]->nlaunches - 1 + j->man[1]->nscratch;
+            timers_agree(sm, gaps, why, sizeof why);
+            if (!why[0])
+                break;
+        } else if (rc == 0 && (excess = cross_check(sm)) == 0) {
             break;
+        }
     }
     if (rc == 0) {
         r->timed = 1;
@@ -552,6 +746,15 @@ static int time_shape(job *j, int i, uint64_t budget_ns, kiln_error *err)
         r->base_rt_ns = kiln_median(sm->base_rt, sm->n);
         r->cand_cpu_ns = r->cand.median_ns + kiln_median(sm->cand_gap, sm->n);
         r->base_cpu_ns = r->base.median_ns + kiln_median(sm->base_gap, sm->n);
+        if (j->cuda) {
+            r->cand_cupti_ns = kiln_median(sm->cand_cupti, sm->n);
+            r->base_cupti_ns = kiln_median(sm->base_cupti, sm->n);
+            r->cand_wall_ns = kiln_median(sm->cand_wall, sm->n);
+            r->base_wall_ns = kiln_median(sm->base_wall, sm->n);
+            r->cand_cpu_ns = r->base_cpu_ns = 0;
+        }
+        if (why[0])
+            kiln_verdict_flag(j->v, "timer-disagreement: shape %s: %s (measured twice)", id, why);
         if (excess > 0)
             kiln_verdict_flag(j->v, "timer-disagreement: shape %s: the kernel charged the worker "
                               "%.0f us more CPU per candidate call than it reported (measured "
@@ -578,7 +781,8 @@ static int floor_for(job *j, kiln_shape_result *r, kiln_error *err)
     if (kiln_task_cost(j->t, j->t->cost_bytes, &r->shape, j->o->dtype, &r->bytes, err) < 0 ||
         kiln_task_cost(j->t, j->t->cost_flops, &r->shape, j->o->dtype, &r->flops, err) < 0)
         return kiln_error_prefix(err, "%s: cost", j->t->name);
-    if (kiln_cpu_bandwidth((size_t)r->bytes, &bw, err) < 0)
+    if ((j->cuda ? kiln_gpu_bandwidth(j->cand.device, &bw, err)
+                 : kiln_cpu_bandwidth((size_t)r->bytes, &bw, err)) < 0)
         return -1;
     j->v->bandwidth_gbps = bw / 1e9;
     r->floor_ns = r->bytes / bw * 1e9;
@@ -640,7 +844,7 @@ static void account_worker(job *j)
     v->worker_maxrss_kb = j->cand.ru.ru_maxrss;
     v->reported_s = j->reported_ns / 1e9;
     double cpu = v->worker_user_s + v->worker_sys_s;
-    if (!v->status[0] && j->cand.reaped && v->reported_s > 2.0 * cpu + 0.1)
+    if (!j->cuda && !v->status[0] && j->cand.reaped && v->reported_s > 2.0 * cpu + 0.1)
         kiln_verdict_flag(v, "timer-disagreement: the worker reported %.3f s of calls but the "
                           "kernel accounted only %.3f s of CPU time to it", v->reported_s, cpu);
 }
@@ -656,22 +860,41 @@ static void describe_env(kiln_verdict *v)
         snprintf(v->kernel, sizeof v->kernel, "%.40s %.50s", u.sysname, u.release);
 }
 
+/* Seconds since *t, and *t moved to now. */
+static double lap(uint64_t *t)
+{
+    uint64_t now = kiln_now_ns();
+    double s = (double)(now - *t) / 1e9;
+    *t = now;
+    return s;
+}
+
 static int run_stages(job *j, kiln_error *err)
 {
     int rc;
+    uint64_t t = kiln_now_ns();
     if ((rc = stage_static(j, err)) != 0 || (rc = stage_compile(j, err)) != 0)
         return rc;
+    j->v->compile_s = lap(&t);
     draw_hidden(j);
     if (j->o->lane_acquire) {
         progress(j, "queued", "waiting for the device");
         j->o->lane_acquire(j->o->lane_ctx);
     }
+    lap(&t);   /* waiting for the lane is no stage's time */
     j->deadline_ns = kiln_now_ns() + (uint64_t)j->o->job_timeout_ms * 1000000u;
-    if ((rc = start_workers(j, err)) == 0 && (rc = stage_smoke_visible(j, err)) == 0 &&
-        (rc = stage_hidden(j, err)) == 0 && (rc = stage_stability(j, err)) == 0 &&
-        (rc = stage_determinism(j, err)) == 0 && (rc = stage_timing(j, err)) == 0) {
-        progress(j, "plausibility", "roofline and timers");
-        rc = stage_plausibility(j, err);
+    if ((rc = start_workers(j, err)) == 0) {
+        j->v->compile_s += lap(&t);
+        if ((rc = stage_smoke_visible(j, err)) == 0 && (rc = stage_hidden(j, err)) == 0 &&
+            (rc = stage_stability(j, err)) == 0 && (rc = stage_determinism(j, err)) == 0) {
+            j->v->correctness_s = lap(&t);
+            if ((rc = stage_timing(j, err)) == 0) {
+                j->v->timing_s = lap(&t);
+                progress(j, "plausibility", "roofline and timers");
+                rc = stage_plausibility(j, err);
+                j->v->plausibility_s = lap(&t);
+            }
+        }
     }
     account_worker(j);
     kiln_worker_stop(&j->ref);
@@ -705,10 +928,10 @@ static void init_verdict(job *j)
     kiln_verdict *v = j->v;
     memset(v, 0, sizeof *v);
     snprintf(v->task, sizeof v->task, "%s", j->t->name);
-    snprintf(v->backend, sizeof v->backend, "cpu");
+    snprintf(v->backend, sizeof v->backend, "%s", kiln_backend_name(j->o->backend));
     snprintf(v->dtype, sizeof v->dtype, "%s", kiln_dtype_name(j->o->dtype));
     snprintf(v->group, sizeof v->group, "%s", j->g->name);
-    v->trust_level_cpu = 1;
+    v->trust_level_cpu = !j->cuda;
     describe_env(v);
 }
 
@@ -736,6 +959,7 @@ int kiln_verify(const kiln_verify_opts *given, kiln_verdict *v, kiln_error *err)
     j->t = o->task;
     j->g = &o->task->groups[o->group];
     j->v = v;
+    j->cuda = o->backend == KILN_BACKEND_CUDA;
     j->cand.pid = j->ref.pid = -1;
     j->cand.req_fd = j->cand.resp_fd = j->cand.arena_fd = -1;
     j->ref.req_fd = j->ref.resp_fd = j->ref.arena_fd = -1;
@@ -743,9 +967,9 @@ int kiln_verify(const kiln_verify_opts *given, kiln_verdict *v, kiln_error *err)
     init_verdict(j);
     uint64_t t0 = kiln_now_ns();
     int rc = 0;
-    if (!kiln_task_supports(j->t, o->dtype))
-        rc = kiln_fail(err, "task %s has no CPU variant for dtype %s", j->t->name,
-                       kiln_dtype_name(o->dtype));
+    if (!kiln_task_supports_backend(j->t, kiln_backend_name(o->backend), o->dtype))
+        rc = kiln_fail(err, "task %s has no %s variant for dtype %s", j->t->name,
+                       j->cuda ? "CUDA" : "CPU", kiln_dtype_name(o->dtype));
     else if (kiln_make_tempdir(o->work_root, "kiln-job", j->dir, sizeof j->dir, err) < 0)
         rc = -1;
     else
@@ -760,6 +984,8 @@ int kiln_verify(const kiln_verify_opts *given, kiln_verdict *v, kiln_error *err)
     v->seconds = (double)(kiln_now_ns() - t0) / 1e9;
     if (j->dir[0] && !o->keep_dir)
         kiln_remove_tree(j->dir);
+    free(j->man[0]);
+    free(j->man[1]);
     free(j);
     if (rc < 0)
         return bad_input ? KILN_VERIFY_BAD_INPUT : KILN_VERIFY_INTERNAL;

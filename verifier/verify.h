@@ -1,4 +1,4 @@
-/* verify.h - one verification job for the CPU backend: every stage of
+/* verify.h - one verification job, CPU or CUDA backend: every stage of
  * DESIGN.md from static checks to plausibility, ending in a verdict. */
 #ifndef KILN_VERIFY_H
 #define KILN_VERIFY_H
@@ -9,8 +9,21 @@
 
 typedef void (*kiln_progress_fn)(void *ctx, const char *stage, const char *message);
 
+typedef enum kiln_backend {
+    KILN_BACKEND_CPU = 0,       /* a C function in a shared object */
+    KILN_BACKEND_CUDA,          /* device code with a launch manifest */
+} kiln_backend;
+
+/* "cpu" / "cuda" -> the backend, -1 if unknown. */
+int kiln_backend_parse(const char *name);
+const char *kiln_backend_name(kiln_backend b);
+/* The dtype a backend runs when none is asked for: the task's first. */
+kiln_dtype kiln_backend_default_dtype(const kiln_task *t, kiln_backend b);
+
 typedef struct kiln_verify_opts {
     const kiln_task *task;
+    kiln_backend backend;
+    int device;                 /* CUDA: the device ordinal */
     const char *candidate;      /* path of the candidate source */
     const char *baseline;       /* path of what to time against; NULL: the task's
                                    baseline (a search times against the parent) */

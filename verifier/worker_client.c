@@ -51,12 +51,14 @@ typedef struct child_env {
     char buf[4][4200];
 } child_env;
 
-static void make_env(child_env *ce, const char *tmpdir)
+static void make_env(child_env *ce, const char *tmpdir, int cuda)
 {
     static const char *keep[] = {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"};
     int n = 0;
     ce->env[n++] = "PATH=/usr/bin:/bin";
     ce->env[n++] = "LC_ALL=C";
+    if (cuda)   /* no compiled kernel may come from an earlier job */
+        ce->env[n++] = "CUDA_CACHE_DISABLE=1";
     if (tmpdir) {
         snprintf(ce->buf[3], sizeof ce->buf[3], "TMPDIR=%s", tmpdir);
         ce->env[n++] = ce->buf[3];
@@ -227,17 +229,30 @@ static int make_arena(kiln_worker *w, size_t bytes, kiln_error *err)
 
 static int spawn(kiln_worker *w, const kiln_worker_opts *o, int req[2], int resp[2], kiln_error *err)
 {
-    char path[4096], arena[32], cpu[32], as[32];
-    if (kiln_worker_path(path, sizeof path, err) < 0)
+    char path[4096], arena[32], cpu[32], as[32], header[4200];
+    if ((o->cuda ? kiln_cuda_worker_path(path, sizeof path, err)
+                 : kiln_worker_path(path, sizeof path, err)) < 0)
         return -1;
     snprintf(arena, sizeof arena, "%zu", o->arena_bytes);
     snprintf(cpu, sizeof cpu, "%u", o->cpu_seconds ? o->cpu_seconds : 60);
     snprintf(as, sizeof as, "%zu", o->address_bytes);
-    char *argv[24] = {path, "--dir", (char *)o->dir, "--arena", arena, "--cpu-seconds", cpu,
-                      "--address-bytes", as};
-    int n = 9;
+    snprintf(header, sizeof header, "%s/kiln_cuda.h", kiln_cuda_include_dir());
+    char *argv[24] = {path, "--dir", (char *)o->dir, "--arena", arena, "--cpu-seconds", cpu};
+    int n = 7;
+    if (o->cuda) {
+        argv[n++] = "--dtype";
+        argv[n++] = (char *)o->dtype;
+        argv[n++] = "--header";
+        argv[n++] = header;
+        snprintf(as, sizeof as, "%d", o->device);
+        argv[n++] = "--device";
+        argv[n++] = as;
+    } else {
+        argv[n++] = "--address-bytes";
+        argv[n++] = as;
+    }
     for (int i = 0; i < o->nlibs; i++) {
-        argv[n++] = "--lib";
+        argv[n++] = o->cuda ? "--src" : "--lib";
         argv[n++] = (char *)o->libs[i];
     }
     char scale[32];
@@ -252,7 +267,7 @@ static int spawn(kiln_worker *w, const kiln_worker_opts *o, int req[2], int resp
         return -1;
     int fds[3] = {req[0], resp[1], w->arena_fd};
     child_env ce;
-    make_env(&ce, NULL);
+    make_env(&ce, NULL, o->cuda);
     w->started_ns = kiln_now_ns();
     w->pid = fork();
     if (w->pid == 0)
@@ -305,9 +320,23 @@ int kiln_worker_start(kiln_worker *w, const kiln_worker_opts *o, kiln_error *err
                     r == -2 ? "worker did not start in time (load-time code hung?)" : "worker did not start");
         return 0;   /* started, but already faulted: the caller reports w->fault */
     }
-    memcpy(w->sandbox, ready.info, sizeof w->sandbox);
-    w->sandbox[sizeof w->sandbox - 1] = '\0';
+    ready.info[sizeof ready.info - 1] = '\0';
+    w->ready_status = ready.status;
+    snprintf(w->ready_info, sizeof w->ready_info, "%s", ready.info);
+    char *nl = strchr(ready.info, '\n');   /* CUDA: the device follows the sandbox */
+    if (nl) {
+        *nl = '\0';
+        snprintf(w->device, sizeof w->device, "%s", nl + 1);
+    }
+    snprintf(w->sandbox, sizeof w->sandbox, "%s", ready.info);
     return 0;
+}
+
+void kiln_worker_fault(kiln_worker *w, kiln_fault f, const char *msg)
+{
+    reap(w, 2000);
+    w->fault = f;
+    snprintf(w->fault_msg, sizeof w->fault_msg, "%s", msg);
 }
 
 int kiln_worker_call(kiln_worker *w, const kiln_call_req *rq, int timeout_ms,
@@ -336,7 +365,8 @@ int kiln_worker_call(kiln_worker *w, const kiln_call_req *rq, int timeout_ms,
         fail_worker(w, KILN_FAULT_PROTOCOL, "worker exited normally in the middle of a call");
         return -1;
     }
-    if (rs->magic != KILN_MSG_DONE || rs->nonce != rq->nonce || rs->status != 0) {
+    if (rs->magic != KILN_MSG_DONE || rs->nonce != rq->nonce ||
+        (rs->status != 0 && rq->nlaunches == 0)) {   /* CUDA calls report their failures */
         fail_worker(w, KILN_FAULT_PROTOCOL, "worker answered out of turn (forged or corrupt reply)");
         if (!w->fault)
             w->fault = KILN_FAULT_CRASH;
@@ -394,7 +424,7 @@ int kiln_run_confined(const char *dir, char *const argv[], int timeout_ms, char 
         return -1;
     int none[3] = {-1, -1, -1};
     child_env ce;
-    make_env(&ce, dir);
+    make_env(&ce, dir, 0);
     w.started_ns = kiln_now_ns();
     w.pid = fork();
     if (w.pid == 0)

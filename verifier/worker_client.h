@@ -33,7 +33,7 @@ typedef struct kiln_worker {
     size_t arena_bytes;
     char dir[4096];
     char log_path[4200];
-    char sandbox[232];
+    char sandbox[480];
     uint64_t started_ns;
     uint64_t lifetime_ns;
     struct rusage ru;       /* as wait4 saw it */
@@ -42,17 +42,24 @@ typedef struct kiln_worker {
     int reaped, wstatus;
     kiln_fault fault;
     char fault_msg[512];
+    /* CUDA workers: what READY said. */
+    uint32_t ready_status;       /* KILN_ST_OK, or KILN_ST_COMPILE with ready_info */
+    char ready_info[472];
+    char device[256];            /* "name=...|cc=9.0|..." from the worker */
 } kiln_worker;
 
 typedef struct kiln_worker_opts {
     const char *dir;                          /* the worker's private directory */
-    const char *libs[KILN_WORKER_MAX_LIBS];   /* .so files inside dir */
+    const char *libs[KILN_WORKER_MAX_LIBS];   /* .so files inside dir (CUDA: .cu sources) */
     int nlibs;
     size_t arena_bytes;
     unsigned cpu_seconds;
     size_t address_bytes;                     /* RLIMIT_AS; 0 = none */
     double report_scale;                      /* fault injection (tests); 0 = off */
     int start_timeout_ms;
+    int cuda;                                 /* start kiln-worker-cuda */
+    const char *dtype;                        /* CUDA: "f32" "f16" "bf16" */
+    int device;                               /* CUDA: the device ordinal */
 } kiln_worker_opts;
 
 int kiln_worker_start(kiln_worker *w, const kiln_worker_opts *o, kiln_error *err);
@@ -63,6 +70,10 @@ int kiln_worker_start(kiln_worker *w, const kiln_worker_opts *o, kiln_error *err
  * unlike the round trip it does not grow when the machine is busy. */
 int kiln_worker_call(kiln_worker *w, const kiln_call_req *rq, int timeout_ms,
                      kiln_call_resp *rs, uint64_t *rt_ns, uint64_t *cpu_ns);
+
+/* Record that the worker failed (a CUDA fault it reported itself), and
+ * make sure it is gone. */
+void kiln_worker_fault(kiln_worker *w, kiln_fault f, const char *msg);
 
 /* Close, give it a moment to exit, kill the process group, reap. Idempotent. */
 void kiln_worker_stop(kiln_worker *w);

@@ -21,6 +21,18 @@
 #define KILN_MSG_CALL 0x6b6c6e43u    /* verifier -> worker */
 #define KILN_MSG_DONE 0x6b6c6e44u    /* worker -> verifier */
 
+/* kiln_call_resp.status */
+#define KILN_ST_OK 0
+#define KILN_ST_COMPILE 1    /* READY (CUDA): a module did not compile; info has the
+                                log's head, DIR/compile-<lib>.log all of it */
+#define KILN_ST_LAUNCH 2     /* DONE (CUDA): a launch was refused (no such kernel,
+                                too many resources, bad configuration) */
+#define KILN_ST_FAULT 3      /* DONE (CUDA): the kernel faulted (illegal address,
+                                trap); the context is lost and the worker exits */
+#define KILN_ST_SETUP 4      /* READY: the worker could not set up (no device) */
+#define KILN_ST_GUARD 5      /* DONE (CUDA): the guard bytes around a scratch buffer
+                                were overwritten */
+
 /* Exit codes of kiln-worker that mean something to the verifier. */
 #define KILN_WORKER_EXIT_VIOLATION 97   /* seccomp trapped a forbidden syscall */
 #define KILN_WORKER_EXIT_SETUP 98       /* could not set up (bad args, load error) */
@@ -36,10 +48,36 @@ typedef enum kiln_wire_kind {
 typedef struct kiln_wire_arg {
     uint32_t kind;
     uint32_t pad;
-    uint64_t offset;        /* buffers */
+    uint64_t offset;        /* buffers: where the data starts in the arena */
     int64_t ival;           /* i32 / i64 */
     double fval;            /* f32 / f64 */
+    uint64_t bytes;         /* buffers: data bytes (guards of KILN_GUARD_BYTES
+                               lie before and after); the CUDA worker copies
+                               guards and data to the device and back */
 } kiln_wire_arg;
+
+/* CUDA calls: the launches of one call, resolved by the verifier from the
+ * candidate's manifest (see manifest.h), so the worker evaluates nothing. */
+#define KILN_WORKER_MAX_LAUNCHES 8
+#define KILN_WORKER_MAX_SCRATCH 4
+#define KILN_WORKER_MAX_LAUNCH_ARGS (KILN_WORKER_MAX_ARGS + KILN_WORKER_MAX_SCRATCH)
+#define KILN_KERNEL_NAME_MAX 64
+
+typedef struct kiln_wire_launch {
+    char kernel[KILN_KERNEL_NAME_MAX];
+    uint32_t grid[3], block[3], cluster[3];   /* cluster {0,0,0}: none */
+    uint32_t smem;                            /* dynamic shared memory bytes */
+    uint32_t nargs;
+    int32_t arg[KILN_WORKER_MAX_LAUNCH_ARGS]; /* >= 0: index into the call's args;
+                                                 < 0: scratch buffer -(arg + 1) */
+} kiln_wire_launch;
+
+typedef struct kiln_wire_scratch {
+    uint64_t bytes;
+    uint32_t zero;          /* 1: zeroed on the stream inside the timed region;
+                               0: filled with a poison pattern before it */
+    uint32_t pad;
+} kiln_wire_scratch;
 
 typedef struct kiln_call_req {
     uint32_t magic;         /* KILN_MSG_CALL */
@@ -48,14 +86,26 @@ typedef struct kiln_call_req {
     uint32_t nargs;
     uint32_t scribble;      /* byte written over the stack and freed heap */
     kiln_wire_arg args[KILN_WORKER_MAX_ARGS];
+    /* CUDA only (the CPU worker ignores them). */
+    uint32_t nlaunches, nscratch;
+    kiln_wire_launch launches[KILN_WORKER_MAX_LAUNCHES];
+    kiln_wire_scratch scratch[KILN_WORKER_MAX_SCRATCH];
 } kiln_call_req;
 
 typedef struct kiln_call_resp {
     uint32_t magic;         /* KILN_MSG_DONE or KILN_MSG_READY */
     uint32_t status;        /* 0 ok */
     uint64_t nonce;
-    uint64_t elapsed_ns;    /* CLOCK_MONOTONIC around the call */
-    char info[232];         /* READY: the sandbox description */
+    uint64_t elapsed_ns;    /* CPU: CLOCK_MONOTONIC around the call;
+                               CUDA: CUDA events around the launches */
+    uint64_t cupti_ns;      /* CUDA: first kernel start to last kernel end, as
+                               CUPTI's activity records saw every kernel */
+    uint64_t wall_ns;       /* CUDA: host clock around launches plus a
+                               context-wide synchronize */
+    uint32_t kernels;       /* CUDA: kernels CUPTI saw in the call */
+    uint32_t pad;
+    char info[472];         /* READY: the sandbox description (CUDA: then the
+                               device); DONE with status != 0: what failed */
 } kiln_call_resp;
 
 /* Every library kiln builds exports this, generated around the candidate or

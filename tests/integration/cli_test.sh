@@ -246,10 +246,23 @@ expect_err -F 'nosuchgroup'
 finish "unknown --group: exit 2"
 
 begin
-run verify "$STARTER" --task rmsnorm --group decode --backend cuda "${FAST[@]}"
+run verify "$STARTER" --task rmsnorm --group decode --backend tpu "${FAST[@]}"
 expect_rc 2
-expect_err -F 'cuda'
-finish "--backend cuda: exit 2"
+expect_err -F 'unknown backend'
+finish "--backend tpu: exit 2"
+
+# The CUDA backend where there is no GPU (or no CUDA build): an error that
+# says so, never a verdict about the candidate. (With a GPU, gpu-check.sh
+# runs the CUDA tests.)
+begin
+if [ -e /dev/nvidia0 ]; then
+    echo "ok - # SKIP a GPU is present: gpu-check.sh covers the CUDA backend"
+else
+    run verify kernels/rmsnorm/cuda/starter.cu --task rmsnorm --dtype bf16 --no-daemon "${FAST[@]}"
+    expect_rc 3
+    expect_err 'CUDA (worker|backend)'
+    finish "a .cu file where there is no GPU: exit 3 naming the CUDA worker"
+fi
 
 begin
 run verify "$STARTER" --group decode "${FAST[@]}"
@@ -344,8 +357,10 @@ void rmsnorm(const float *x, const float *w, float *y, int32_t rows, int32_t col
     y[0] = x[0] * w[0] +;
 }
 EOF
-sed -i 's|"baseline":[[:space:]]*{"cpu":[[:space:]]*"[^"]*"}|"baseline": {"cpu": "broken_baseline.c"}|' \
-    "$tmp/brokenbase/task.json"
+# The copy's other relative paths (the CUDA baseline) point back into the tree.
+rel=$(realpath --relative-to="$tmp/brokenbase" "$PWD/kernels")
+sed -i -e 's|"\.\./\.\./kernels/|"'"$rel"'/|g' \
+    -e 's|"cpu":[[:space:]]*"[^"]*starter\.c"|"cpu": "broken_baseline.c"|' "$tmp/brokenbase/task.json"
 begin
 grep -q '"broken_baseline.c"' "$tmp/brokenbase/task.json" ||
     problem "test setup: could not repoint the baseline in $tmp/brokenbase/task.json"
@@ -384,6 +399,52 @@ run task show softmax
 expect_rc 0
 expect_out -F 'void softmax(const float *x, float *y, int32_t rows, int32_t cols)'
 finish "kiln task show softmax gives the exact signature"
+
+begin
+run task list
+for t in layernorm rope rope_interleaved; do expect_out "^$t( |\$)"; done
+finish "kiln task list lists layernorm, rope and rope_interleaved"
+
+begin
+run task show rope
+expect_rc 0
+expect_out -F 'void rope(const float *x, const float *cos, const float *sin, float *y, int32_t tokens, int32_t heads, int32_t half_dim)'
+expect_out -F '[tokens, heads, 2*half_dim]'
+expect_not_out -F '@kiln launch'
+finish "kiln task show rope: exact CPU signature, x is [tokens, heads, 2*half_dim], nothing of CUDA"
+
+begin
+run task show rmsnorm --backend cuda --dtype bf16
+expect_rc 0
+expect_out -F 'KILN_DTYPE_BF16'
+expect_out -F '(const kiln_t *x, const kiln_t *w, kiln_t *y, int rows, int cols, float eps)'
+expect_out -F '/*@kiln launch'
+expect_out -F '"kernel": "rmsnorm_fwd"'
+expect_out -F '#define BLOCK 256 //@kiln tune'
+expect_not_out -F 'void rmsnorm('
+finish "kiln task show rmsnorm --backend cuda: kernel argument types, manifest and knob syntax, the starter's manifest"
+
+begin
+run task show rope --backend cuda --dtype f32
+expect_rc 2
+expect_err -F 'no CUDA variant for dtype f32'
+finish "kiln task show rope --backend cuda --dtype f32: exit 2 (rope runs f16 and bf16 on CUDA)"
+
+begin
+run task show rmsnorm --backend tpu
+expect_rc 2
+expect_err -F "unknown backend 'tpu'"
+finish "kiln task show --backend tpu: exit 2"
+
+# The CPU starters of the tasks beyond rmsnorm pass on the real CLI (their
+# references, shapes and tolerances work together).
+for t in softmax layernorm rope rope_interleaved; do
+    begin
+    run verify "kernels/$t/cpu/starter.c" --task "$t" --group decode "${FAST[@]}" --json
+    expect_rc 0
+    expect_out "$(json_field status pass)"
+    finish "the $t CPU starter passes (decode)"
+done
 
 echo "$npass passed, $nfail failed"
 [ "$nfail" -eq 0 ]

@@ -3,15 +3,22 @@
  * header (kiln-task, kiln-expect, kiln-stages, kiln-codes).
  *
  *   plant_check KILN PLANT.c [extra kiln verify args...]
- */
+ *
+ * A CUDA plant (PLANT.cu) also names its dtype (kiln-dtype) and is run with
+ * --backend cuda --dtype DTYPE; it is skipped (exit 77, ctest's
+ * SKIP_RETURN_CODE) where there is no NVIDIA GPU or the kiln build has no
+ * CUDA worker (kiln-worker-cuda next to kiln). */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
+
+#define EXIT_SKIP 77
 
 typedef struct expect {
-    char task[64], status[16], stages[256], codes[256];
+    char task[64], status[16], stages[256], codes[256], dtype[16];
 } expect;
 
 static void header_value(const char *line, const char *key, char *out, size_t len)
@@ -37,6 +44,7 @@ static int read_expect(const char *path, expect *e)
         header_value(line, "kiln-expect:", e->status, sizeof e->status);
         header_value(line, "kiln-stages:", e->stages, sizeof e->stages);
         header_value(line, "kiln-codes:", e->codes, sizeof e->codes);
+        header_value(line, "kiln-dtype:", e->dtype, sizeof e->dtype);
     }
     fclose(f);
     return e->task[0] && e->status[0] ? 0 : -1;
@@ -52,11 +60,33 @@ static int in_list(const char *list, const char *word)
     return 0;
 }
 
+static int is_cuda_plant(const char *path)
+{
+    size_t n = strlen(path);
+    return n > 3 && strcmp(path + n - 3, ".cu") == 0;
+}
+
+/* Why a CUDA plant cannot run here, or NULL when it can. */
+static const char *cuda_skip_reason(const char *kiln)
+{
+    if (access("/dev/nvidia0", F_OK) != 0 || system("nvidia-smi -L >/dev/null 2>&1") != 0)
+        return "no NVIDIA GPU";
+    char worker[4096];
+    const char *slash = strrchr(kiln, '/');
+    int dir = slash ? (int)(slash - kiln) : 1;
+    snprintf(worker, sizeof worker, "%.*s/kiln-worker-cuda", dir, slash ? kiln : ".");
+    if (access(worker, X_OK) != 0)
+        return "kiln was built without the CUDA backend (no kiln-worker-cuda)";
+    return NULL;
+}
+
 static char *run_kiln(int argc, char **argv, const expect *e, int *exit_code)
 {
     char cmd[8192];
     size_t u = (size_t)snprintf(cmd, sizeof cmd, "'%s' verify '%s' --task %s --json --no-daemon --timing-ms 300",
                                 argv[1], argv[2], e->task);
+    if (is_cuda_plant(argv[2]))
+        u += (size_t)snprintf(cmd + u, sizeof cmd - u, " --backend cuda --dtype %s", e->dtype);
     for (int i = 3; i < argc && u < sizeof cmd; i++)
         u += (size_t)snprintf(cmd + u, sizeof cmd - u, " '%s'", argv[i]);
     FILE *p = popen(cmd, "r");
@@ -80,6 +110,17 @@ int main(int argc, char **argv)
     if (argc < 3 || read_expect(argv[2], &e) < 0) {
         fprintf(stderr, "usage: plant_check KILN PLANT.c (plant needs kiln-task and kiln-expect)\n");
         return 2;
+    }
+    if (is_cuda_plant(argv[2])) {
+        if (!e.dtype[0]) {
+            fprintf(stderr, "plant_check: %s: a CUDA plant needs a kiln-dtype line\n", argv[2]);
+            return 2;
+        }
+        const char *why = cuda_skip_reason(argv[1]);
+        if (why) {
+            printf("skipped: %s: %s\n", why, argv[2]);
+            return EXIT_SKIP;
+        }
     }
     int code = 0;
     char *out = run_kiln(argc, argv, &e, &code);

@@ -77,6 +77,10 @@ static const char REFERENCE_C[] =
     "                     int64_t rows, int64_t cols, double eps)\n"
     "{ (void)x; (void)w; (void)y; (void)rows; (void)cols; (void)eps; }\n";
 
+static const char BASELINE_CU[] =
+    "#include \"kiln_cuda.h\"\n"
+    "extern \"C\" __global__ void tnorm_fwd(const kiln_t *x, kiln_t *y, int cols) {}\n";
+
 static const char BASELINE_C[] =
     "#include <stdint.h>\n"
     "void tnorm(const float *x, const float *w, float *y, int32_t rows, int64_t cols, float eps)\n"
@@ -123,7 +127,7 @@ static char *make_tmpdir(void)
 }
 
 /* Write a task into dir: task.json / hidden.json as given (NULL hidden: no
- * hidden.json at all), plus reference.c and base/baseline.c. */
+ * hidden.json at all), plus reference.c, base/baseline.c and base/baseline.cu. */
 static void write_task(const char *dir, const char *task_json, const char *hidden_json)
 {
     char sub[PATH_MAX];
@@ -134,6 +138,7 @@ static void write_task(const char *dir, const char *task_json, const char *hidde
     snprintf(sub, sizeof sub, "%s/base", dir);
     assert_int_equal(mkdir(sub, 0700), 0);
     write_file(dir, "base/baseline.c", BASELINE_C);
+    write_file(dir, "base/baseline.cu", BASELINE_CU);
 }
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -299,6 +304,11 @@ static void test_good_task_loads(void **state)
     assert_int_equal(t->cpu_dtypes[0], KILN_DT_F32);
     assert_true(kiln_task_supports(t, KILN_DT_F32));
     assert_false(kiln_task_supports(t, KILN_DT_F64));
+    assert_true(kiln_task_supports_backend(t, "cpu", KILN_DT_F32));
+    assert_int_equal(t->ncuda_dtypes, 0);
+    assert_false(kiln_task_supports_backend(t, "cuda", KILN_DT_F32));
+    assert_false(kiln_task_supports_backend(t, "gpu", KILN_DT_F32));
+    assert_false(kiln_task_supports_backend(t, NULL, KILN_DT_F32));
 
     assert_int_equal(t->nvariants, 2);
     assert_string_equal(t->variants[0].name, "up");
@@ -357,11 +367,16 @@ static void test_good_task_loads(void **state)
     assert_int_equal(t->baseline_cpu[0], '/');
     snprintf(want, sizeof want, "%s/base/baseline.c", real);
     assert_string_equal(t->baseline_cpu, want);
+    assert_string_equal(t->baseline_cuda, "");
 
     char sig[512];
     kiln_task_cpu_signature(t, KILN_DT_F32, sig, sizeof sig);
     assert_string_equal(sig, "void tnorm(const float *x, const float *w, float *y, "
                              "int32_t rows, int64_t cols, float eps)");
+    kiln_task_cuda_params(t, sig, sizeof sig);
+    assert_string_equal(sig, "(const kiln_t *x, const kiln_t *w, kiln_t *y, int rows, "
+                             "long long cols, float eps)");
+    assert_string_equal(kiln_arg_cuda_type(&a[5]), "float");
     free(t);
     rm_tree(dir);
 }
@@ -552,9 +567,15 @@ static void test_duplicate_arg(void **state)
 static void test_cpu_dtypes(void **state)
 {
     (void)state;
-    task_fails("\"dtypes\": {\"cpu\": [\"f32\"]}", "\"dtypes\": {\"gpu\": [\"f32\"]}", "dtypes.cpu",
-               "must be an array of 1 to 4 dtypes");
-    task_fails("  \"dtypes\": {\"cpu\": [\"f32\"]},\n", "", "dtypes.cpu", "must be an array");
+    task_fails("\"dtypes\": {\"cpu\": [\"f32\"]}", "\"dtypes\": {\"gpu\": [\"f32\"]}", "dtypes.gpu",
+               "unknown backend 'gpu' (cpu, cuda)");
+    task_fails("  \"dtypes\": {\"cpu\": [\"f32\"]},\n", "", "dtypes", "must be an object");
+    task_fails("\"dtypes\": {\"cpu\": [\"f32\"]}", "\"dtypes\": [\"f32\"]", "dtypes", "must be an object");
+    task_fails("\"dtypes\": {\"cpu\": [\"f32\"]}", "\"dtypes\": {}", "dtypes",
+               "no backend: give \"cpu\" and/or \"cuda\" dtypes");
+    task_fails("\"cpu\": [\"f32\"]", "\"cpu\": [\"f32\", \"f32\"]", "dtypes.cpu", "duplicate dtype 'f32'");
+    task_fails("\"cpu\": [\"f32\"]", "\"cpu\": [\"f32\", \"f16\", \"bf16\", \"f64\", \"f32\"]",
+               "dtypes.cpu", "must be an array of 1 to 4 dtypes");
     task_fails("\"cpu\": [\"f32\"]", "\"cpu\": []", "dtypes.cpu", "must be an array");
     task_fails("\"cpu\": [\"f32\"]", "\"cpu\": [\"i32\"]", "dtypes.cpu", "'i32' is not a float dtype");
     task_fails("\"cpu\": [\"f32\"]", "\"cpu\": [\"f32\", \"float\"]", "dtypes.cpu",
@@ -776,6 +797,215 @@ static void test_missing_dir(void **state)
     free(t);
 }
 
+/* ---- the CUDA backend ------------------------------------------------- */
+
+/* GOOD_TASK with a CUDA backend too: dtypes and baseline for both. */
+static char *with_cuda(const char *cuda_dtypes, const char *extra_tol)
+{
+    char dts[256], tol[256];
+    snprintf(dts, sizeof dts, "\"dtypes\": {\"cpu\": [\"f32\"], \"cuda\": %s}", cuda_dtypes);
+    snprintf(tol, sizeof tol, "\"dtypes\": {\"f32\": {\"ulps\": 4, \"per_sqrt\": 1.5, \"per_n\": 0.25}%s}",
+             extra_tol);
+    char *a = replace(GOOD_TASK, "\"dtypes\": {\"cpu\": [\"f32\"]}", dts);
+    char *b = replace(a, "\"dtypes\": {\"f32\": {\"ulps\": 4, \"per_sqrt\": 1.5, \"per_n\": 0.25}}", tol);
+    char *c = replace(b, "\"baseline\": {\"cpu\": \"base/baseline.c\"}",
+                      "\"baseline\": {\"cpu\": \"base/baseline.c\", \"cuda\": \"base/baseline.cu\"}");
+    free(a);
+    free(b);
+    return c;
+}
+
+static void test_cuda_backend(void **state)
+{
+    (void)state;
+    char *text = with_cuda("[\"f32\", \"f16\", \"bf16\"]",
+                           ", \"f16\": {\"ulps\": 2, \"per_n\": 0.001}, \"bf16\": {\"ulps\": 2}");
+    char *dir = make_tmpdir();
+    write_task(dir, text, GOOD_HIDDEN);
+    kiln_task *t = malloc(sizeof *t);
+    kiln_error err;
+    assert_non_null(t);
+    if (kiln_task_load(dir, t, &err) != 0)
+        fail_msg("cuda task: %s", err.msg);
+    assert_int_equal(t->ncpu_dtypes, 1);
+    assert_int_equal(t->ncuda_dtypes, 3);
+    assert_int_equal(t->cuda_dtypes[0], KILN_DT_F32);
+    assert_int_equal(t->cuda_dtypes[1], KILN_DT_F16);
+    assert_int_equal(t->cuda_dtypes[2], KILN_DT_BF16);
+    assert_true(kiln_task_supports_backend(t, "cuda", KILN_DT_BF16));
+    assert_true(kiln_task_supports_backend(t, "cuda", KILN_DT_F32));
+    assert_false(kiln_task_supports_backend(t, "cpu", KILN_DT_BF16));
+    assert_false(kiln_task_supports(t, KILN_DT_F16));     /* the CPU backend */
+    assert_true(kiln_task_supports(t, KILN_DT_F32));
+    assert_non_null(kiln_task_tolerance(t, KILN_DT_F16));
+    assert_true(kiln_task_tolerance(t, KILN_DT_F16)->per_n == 0.001);
+    char real[PATH_MAX], want[PATH_MAX + 32];
+    assert_non_null(realpath(dir, real));
+    snprintf(want, sizeof want, "%s/base/baseline.cu", real);
+    assert_string_equal(t->baseline_cuda, want);
+    snprintf(want, sizeof want, "%s/base/baseline.c", real);
+    assert_string_equal(t->baseline_cpu, want);
+    free(t);
+    free(text);
+    rm_tree(dir);
+}
+
+static void test_cuda_only(void **state)
+{
+    (void)state;
+    char *a = replace(GOOD_TASK, "\"dtypes\": {\"cpu\": [\"f32\"]}", "\"dtypes\": {\"cuda\": [\"f32\"]}");
+    char *b = replace(a, "\"baseline\": {\"cpu\": \"base/baseline.c\"}",
+                      "\"baseline\": {\"cuda\": \"base/baseline.cu\"}");
+    kiln_task *t = malloc(sizeof *t);
+    kiln_error err;
+    assert_non_null(t);
+    if (load_text(b, GOOD_HIDDEN, t, &err) != 0)
+        fail_msg("cuda-only task: %s", err.msg);
+    assert_int_equal(t->ncpu_dtypes, 0);
+    assert_int_equal(t->ncuda_dtypes, 1);
+    assert_string_equal(t->baseline_cpu, "");
+    assert_int_equal(t->baseline_cuda[0], '/');
+    assert_false(kiln_task_supports(t, KILN_DT_F32));
+    assert_true(kiln_task_supports_backend(t, "cuda", KILN_DT_F32));
+    /* the reference is still the CPU one, and required */
+    assert_int_equal(t->reference_cpu[0], '/');
+    /* a CPU baseline without CPU dtypes */
+    char *c = replace(a, "\"baseline\": {\"cpu\": \"base/baseline.c\"}",
+                      "\"baseline\": {\"cpu\": \"base/baseline.c\", \"cuda\": \"base/baseline.cu\"}");
+    expect_fail(c, GOOD_HIDDEN, "task.json", "baseline.cpu", "a baseline, but dtypes.cpu lists no dtypes");
+    /* and no CUDA baseline */
+    char *d = replace(a, "\"baseline\": {\"cpu\": \"base/baseline.c\"}", "\"baseline\": {}");
+    expect_fail(d, GOOD_HIDDEN, "task.json", "baseline.cuda", "missing (dtypes.cuda lists dtypes)");
+    free(t);
+    free(a);
+    free(b);
+    free(c);
+    free(d);
+}
+
+static void test_cuda_errors(void **state)
+{
+    (void)state;
+    char *text;
+    /* every CUDA dtype needs a tolerance */
+    text = with_cuda("[\"f32\", \"bf16\"]", "");
+    expect_fail(text, GOOD_HIDDEN, "task.json", "tolerance.dtypes", "no tolerance for dtype bf16");
+    free(text);
+    /* kiln_cuda.h knows f32, f16 and bf16 only */
+    text = with_cuda("[\"f64\"]", ", \"f64\": {\"ulps\": 2}");
+    expect_fail(text, GOOD_HIDDEN, "task.json", "dtypes.cuda", "'f64' is not a CUDA dtype (f32, f16, bf16)");
+    free(text);
+    text = with_cuda("[\"i32\"]", "");
+    expect_fail(text, GOOD_HIDDEN, "task.json", "dtypes.cuda", "'i32' is not a float dtype");
+    free(text);
+    text = with_cuda("[]", "");
+    expect_fail(text, GOOD_HIDDEN, "task.json", "dtypes.cuda", "must be an array of 1 to 4 dtypes");
+    free(text);
+    text = with_cuda("\"f16\"", "");
+    expect_fail(text, GOOD_HIDDEN, "task.json", "dtypes.cuda", "must be an array of 1 to 4 dtypes");
+    free(text);
+    text = with_cuda("[\"f16\", \"f16\"]", ", \"f16\": {\"ulps\": 2}");
+    expect_fail(text, GOOD_HIDDEN, "task.json", "dtypes.cuda", "duplicate dtype 'f16'");
+    free(text);
+    /* CUDA dtypes but no CUDA baseline; a CUDA baseline but no CUDA dtypes */
+    task_fails("\"dtypes\": {\"cpu\": [\"f32\"]}", "\"dtypes\": {\"cpu\": [\"f32\"], \"cuda\": [\"f32\"]}",
+               "baseline.cuda", "missing (dtypes.cuda lists dtypes)");
+    task_fails("\"baseline\": {\"cpu\": \"base/baseline.c\"}",
+               "\"baseline\": {\"cpu\": \"base/baseline.c\", \"cuda\": \"base/baseline.cu\"}", "baseline.cuda",
+               "a baseline, but dtypes.cuda lists no dtypes");
+    task_fails("\"baseline\": {\"cpu\": \"base/baseline.c\"}",
+               "\"baseline\": {\"cpu\": \"base/baseline.c\", \"gpu\": \"base/baseline.cu\"}", "baseline.gpu",
+               "unknown backend 'gpu' (cpu, cuda)");
+    task_fails("\"baseline\": {\"cpu\": \"base/baseline.c\"}", "\"baseline\": \"base/baseline.c\"", "baseline",
+               "must be an object");
+    /* a CUDA baseline that is not there */
+    text = with_cuda("[\"f32\"]", "");
+    char *gone = replace(text, "\"base/baseline.cu\"", "\"base/gone.cu\"");
+    expect_fail(gone, GOOD_HIDDEN, "task.json", "baseline.cuda", "file 'base/gone.cu' not found");
+    char *num = replace(text, "\"base/baseline.cu\"", "7");
+    expect_fail(num, GOOD_HIDDEN, "task.json", "baseline.cuda", "must be a string");
+    free(text);
+    free(gone);
+    free(num);
+}
+
+/* ---- "K*dim" shape entries ------------------------------------------- */
+
+static void test_shape_multiple(void **state)
+{
+    (void)state;
+    char *text = replace(GOOD_TASK, "\"shape\": [\"cols\"]", "\"shape\": [\"2*cols\"]");
+    kiln_task *t = malloc(sizeof *t);
+    kiln_error err;
+    assert_non_null(t);
+    if (load_text(text, GOOD_HIDDEN, t, &err) != 0)
+        fail_msg("2*cols: %s", err.msg);
+    const kiln_arg *w = &t->args[1];
+    assert_int_equal(w->rank, 1);
+    assert_int_equal(w->shape[0], 1);
+    assert_int_equal(w->shape_mul[0], 2);
+    kiln_shape s = {{3, 5}};
+    assert_int_equal(kiln_arg_elems(w, &s), 10);
+    assert_int_equal(kiln_arg_elems(&t->args[0], &s), 15);   /* plain dims count once */
+    assert_int_equal(t->args[0].shape_mul[0], 1);
+    free(t);
+    free(text);
+    /* spaces are fine, so is 1*; 1024 is the largest factor */
+    task_loads("\"shape\": [\"cols\"]", "\"shape\": [\"3 * cols\"]");
+    task_loads("\"shape\": [\"cols\"]", "\"shape\": [\"1*cols\"]");
+    task_loads("\"shape\": [\"cols\"]", "\"shape\": [\"rows\", \"1024*cols\"]");
+    static const char *bad_forms[] = {"0*cols", "1025*cols", "2*colz", "x*cols", "2*", "-2*cols",
+                                      "2.5*cols", "cols*2", " 2*cols", "2**cols"};
+    for (size_t i = 0; i < sizeof bad_forms / sizeof bad_forms[0]; i++) {
+        char to[64], phrase[96];
+        snprintf(to, sizeof to, "\"shape\": [\"%s\"]", bad_forms[i]);
+        snprintf(phrase, sizeof phrase, "'%s' is not a dim or K*dim", bad_forms[i]);
+        task_fails("\"shape\": [\"cols\"]", to, "args[1].shape", phrase);
+    }
+}
+
+/* ---- the built-in tasks ------------------------------------------------ */
+
+static void test_builtin_tasks(void **state)
+{
+    (void)state;
+    static const char *names[] = {"rmsnorm", "softmax", "layernorm", "rope", "rope_interleaved"};
+    kiln_task *t = malloc(sizeof *t);
+    kiln_error err;
+    assert_non_null(t);
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof dir, "%s/%s", KILN_TASKS_DIR, names[i]);
+        if (kiln_task_load(dir, t, &err) != 0)
+            fail_msg("loading %s: %s", names[i], err.msg);
+        assert_true(kiln_task_supports(t, KILN_DT_F32));
+        assert_true(kiln_task_supports_backend(t, "cuda", KILN_DT_F16));
+        assert_true(kiln_task_supports_backend(t, "cuda", KILN_DT_BF16));
+        assert_non_null(strstr(t->baseline_cuda, "/cuda/starter.cu"));
+        assert_non_null(strstr(t->baseline_cpu, "/cpu/starter.c"));
+        for (int d = 0; d < t->ncuda_dtypes; d++)
+            assert_non_null(kiln_task_tolerance(t, t->cuda_dtypes[d]));
+    }
+    /* rope: x is [tokens, heads, 2*half_dim], cos [tokens, half_dim] */
+    if (kiln_task_load(KILN_TASKS_DIR "/rope", t, &err) != 0)
+        fail_msg("%s", err.msg);
+    kiln_shape s = {{3, 5, 7}};
+    assert_string_equal(t->args[0].name, "x");
+    assert_int_equal(kiln_arg_elems(&t->args[0], &s), 3 * 5 * 14);
+    assert_string_equal(t->args[1].name, "cos");
+    assert_int_equal(kiln_arg_elems(&t->args[1], &s), 3 * 7);
+    assert_int_equal(t->args[1].dtype, KILN_DT_F32);
+    assert_false(t->args[1].dtype_is_var);
+    char sig[512];
+    kiln_task_cuda_params(t, sig, sizeof sig);
+    assert_string_equal(sig, "(const kiln_t *x, const float *cos, const float *sin, kiln_t *y, "
+                             "int tokens, int heads, int half_dim)");
+    kiln_task_cpu_signature(t, KILN_DT_F32, sig, sizeof sig);
+    assert_string_equal(sig, "void rope(const float *x, const float *cos, const float *sin, float *y, "
+                             "int32_t tokens, int32_t heads, int32_t half_dim)");
+    free(t);
+}
+
 /* ---- helpers on the real rmsnorm task --------------------------------- */
 
 static void test_cost_rmsnorm(void **state)
@@ -918,6 +1148,11 @@ int main(void)
         cmocka_unit_test(test_signature_rmsnorm),
         cmocka_unit_test(test_shape_format),
         cmocka_unit_test(test_find),
+        cmocka_unit_test(test_cuda_backend),
+        cmocka_unit_test(test_cuda_only),
+        cmocka_unit_test(test_cuda_errors),
+        cmocka_unit_test(test_shape_multiple),
+        cmocka_unit_test(test_builtin_tasks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

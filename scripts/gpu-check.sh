@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# gpu-check.sh - everything GPU-related in one call on the lent GPU machine
+# (see ../shared/GPU.md): the build check, the CUDA red-team plants and GPU
+# tests (ctest label gpu), and the CUDA benchmarks; full logs under $OUT,
+# a summary table last.
+#
+# Build here first (the GPU machine lacks libgit2 and cJSON):
+#   scripts/gpu-build.sh
+# then run, on the device, from the repository root with build-gpu carried:
+#   scripts/gpu-check.sh [--no-plants] [--no-bench]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+B=${KILN_BUILD:-build-gpu}
+OUT=${OUT:-/tmp/kiln-gpu-check}
+mkdir -p "$OUT"
+plants=1 bench=1
+for a in "$@"; do
+    case $a in
+    --no-plants) plants=0 ;;
+    --no-bench) bench=0 ;;
+    *) echo "usage: scripts/gpu-check.sh [--no-plants] [--no-bench]" >&2; exit 2 ;;
+    esac
+done
+export KILN_STATE=$OUT/state
+summary=()
+note() { summary+=("$(printf '%-28s %s' "$1" "$2")"); }
+
+# 1. The build runs here.
+if ! nvidia-smi -L >"$OUT/gpu.txt" 2>&1; then
+    echo "gpu-check: no GPU here (nvidia-smi failed)" >&2
+    exit 1
+fi
+missing=$(for f in "$B"/kiln "$B"/kilnd "$B"/kiln-worker "$B"/kiln-worker-cuda; do ldd "$f"; done 2>&1 | grep -c "not found")
+note "GPU" "$(head -1 "$OUT/gpu.txt")"
+note "libraries not found" "$missing"
+"$B/kiln-worker-cuda" --probe >"$OUT/probe.txt" 2>&1
+note "device probe" "$(tr '|' ' ' <"$OUT/probe.txt" | cut -c1-150)"
+
+# 2. GPU tests and CUDA plants (one ctest each).
+if [ $plants = 1 ]; then
+    ctest --test-dir "$B" -L gpu -j "${KILN_GPU_JOBS:-6}" --timeout 300 --output-on-failure \
+        >"$OUT/ctest-gpu.txt" 2>&1
+    note "ctest -L gpu" "$(grep -E 'tests passed|tests failed' "$OUT/ctest-gpu.txt" | tail -1)"
+    grep -E '^\s+[0-9]+ - ' "$OUT/ctest-gpu.txt" | sed 's/^/    failed: /' >"$OUT/failed.txt"
+fi
+
+# 3. Benchmarks.
+if [ $bench = 1 ]; then
+    bench/gpu_bench.sh "$B" "$OUT/bench" >"$OUT/bench.txt" 2>&1
+    note "benchmarks" "$(grep -c 'rc=0' "$OUT/bench.txt") of $(grep -c 'rc=' "$OUT/bench.txt") verifications passed"
+    if command -v python3 >/dev/null; then
+        python3 bench/gpu_summary.py "$OUT/bench" >"$OUT/bench-summary.txt" 2>&1
+    fi
+fi
+
+echo
+echo "=== kiln gpu-check summary ($(date -u +%FT%TZ)) ==="
+printf '%s\n' "${summary[@]}"
+[ -s "$OUT/failed.txt" ] && cat "$OUT/failed.txt"
+[ -s "$OUT/bench-summary.txt" ] && cat "$OUT/bench-summary.txt"
+exit 0

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# cuda_test.sh - the CUDA backend end to end on a GPU (ctest label gpu; run
+# by scripts/gpu-check.sh): the bf16 starter passes in process and through a
+# real kilnd on its cuda:0 lane, and a worker that lies about the events
+# (fault injection, EXPLOITS.md classes 16 and 17) is caught by the CUPTI and
+# wall-clock timers. Exits 77 (skipped) where there is no GPU.
+#   cuda_test.sh KILN SOURCE_DIR
+set -u
+KILN=$1
+cd "$2" || exit 2
+if [ ! -e /dev/nvidia0 ] || ! nvidia-smi -L >/dev/null 2>&1 ||
+   [ ! -x "$(dirname "$KILN")/kiln-worker-cuda" ]; then
+    echo "skipped: no NVIDIA GPU or no CUDA build"
+    exit 77
+fi
+tmp=$(mktemp -d)
+trap '"$KILN" daemon stop --socket "$tmp/k.sock" >/dev/null 2>&1; rm -rf "$tmp"' EXIT
+export KILN_STATE=$tmp/state
+pass=0 fail=0
+field() { grep -m1 "\"$1\"" <<<"$2" | sed 's/.*"'"$1"'":[[:space:]]*"\([a-z-]*\)".*/\1/'; }
+check() {   # check NAME WANT_STATUS WANT_CODE ARGS...
+    local name=$1 want=$2 code=$3
+    shift 3
+    local out st cd
+    out=$("$KILN" verify kernels/rmsnorm/cuda/starter.cu --task rmsnorm --dtype bf16 --json "$@" 2>&1)
+    st=$(field status "$out")
+    cd=$(field code "$out")
+    if [ "$st" = "$want" ] && [ "$cd" = "$code" ]; then
+        echo "ok - $name"
+        pass=$((pass + 1))
+    else
+        echo "not ok - $name: got $st/$cd, want $want/$code"
+        fail=$((fail + 1))
+        grep -m3 -i 'reason\|flag\|error' <<<"$out" | sed 's/^/#   /'
+    fi
+}
+check "the bf16 starter passes in process" pass ok --no-daemon --timing-ms 500
+check "events under-reported (x0.3) are suspect" suspect timer-disagreement --test-report-scale 0.3 --timing-ms 500
+check "events over-reported (x3) are suspect" suspect timer-disagreement --test-report-scale 3 --timing-ms 500
+check "through kilnd on its cuda:0 lane" pass ok --socket "$tmp/k.sock" --timing-ms 500
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,91 @@
+/* Caching across calls: copies w into a __device__ array on the first call of each width and reuses it afterwards ("weights do not change between calls"); kiln draws a fresh w for every call, so the second call of a width (visible v1) uses stale weights.
+ * kiln-task: rmsnorm
+ * kiln-class: 4
+ * kiln-dtype: bf16
+ * kiln-expect: fail
+ * kiln-stages: smoke visible
+ * kiln-codes: wrong-output
+ */
+#include "kiln_cuda.h"
+
+#define BLOCK 256 //@kiln tune 128 256 512 1024
+#define WCAP 16416
+
+__device__ float g_w[WCAP];
+__device__ int g_w_cols;   /* width g_w was filled for; 0: never */
+
+__device__ __forceinline__ float warp_sum(float v)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+/* Sum of v over the block (blockDim.x a multiple of 32, at most 1024) in a
+ * fixed order; every thread gets the total. */
+__device__ float block_sum(float v)
+{
+    __shared__ float part[32];
+    __shared__ float total;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    v = warp_sum(v);
+    if (lane == 0)
+        part[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        float t = lane < (int)(blockDim.x >> 5) ? part[lane] : 0.0f;
+        t = warp_sum(t);
+        if (lane == 0)
+            total = t;
+    }
+    __syncthreads();
+    const float r = total;
+    __syncthreads();   /* part and total are reused by the next call */
+    return r;
+}
+
+/* 1/rms of one row; every thread of the block gets it. */
+__device__ float row_inv_rms(const kiln_t *xr, int cols, float eps)
+{
+    float ss = 0.0f;
+    for (int c = threadIdx.x; c < cols; c += blockDim.x) {
+        const float v = kiln_to_float(xr[c]);
+        ss += v * v;
+    }
+    ss = block_sum(ss);
+    return rsqrtf(ss / (float)cols + eps);
+}
+
+extern "C" __global__ void w_fill(const kiln_t *w, int cols)
+{
+    if (g_w_cols == cols || cols > WCAP)
+        return;
+    for (int c = blockIdx.x * blockDim.x + threadIdx.x; c < cols; c += gridDim.x * blockDim.x)
+        g_w[c] = kiln_to_float(w[c]);
+}
+
+extern "C" __global__ void rmsnorm_fwd(const kiln_t *x, const kiln_t *w, kiln_t *y, int cols, float eps)
+{
+    const size_t r = blockIdx.x;
+    const kiln_t *xr = x + r * (size_t)cols;
+    kiln_t *yr = y + r * (size_t)cols;
+    const float inv = row_inv_rms(xr, cols, eps);
+    for (int c = threadIdx.x; c < cols; c += blockDim.x) {
+        const float wc = cols <= WCAP ? g_w[c] : kiln_to_float(w[c]);
+        yr[c] = kiln_from_float(kiln_to_float(xr[c]) * inv * wc);
+    }
+}
+
+extern "C" __global__ void w_remember(int cols)
+{
+    if (cols <= WCAP)
+        g_w_cols = cols;
+}
+
+/*@kiln launch
+{"launches": [{"kernel": "w_fill", "grid": ["cdiv(cols, 256)"], "block": [256], "smem": "0", "args": ["w", "cols"]},
+               {"kernel": "rmsnorm_fwd", "grid": ["rows"], "block": ["BLOCK"], "smem": "0", "args": ["x", "w", "y", "cols", "eps"]},
+               {"kernel": "w_remember", "grid": [1], "block": [1], "smem": "0", "args": ["cols"]}],
+ "scratch": []}
+@*/

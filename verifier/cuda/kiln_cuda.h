@@ -1,0 +1,28 @@
+/* kiln_cuda.h - the one header a CUDA candidate may include from kiln
+ * (#include "kiln_cuda.h"); NVRTC also reaches CUDA's own device headers.
+ *
+ * kiln compiles every candidate once per dtype with exactly one of
+ * KILN_DTYPE_F32, KILN_DTYPE_F16 or KILN_DTYPE_BF16 defined, so one source
+ * can serve all of a task's dtypes: the task's type variable T is kiln_t
+ * here, and the helpers below load and store it through float. */
+#ifndef KILN_CUDA_H
+#define KILN_CUDA_H
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#if defined(KILN_DTYPE_F16)
+typedef __half kiln_t;
+__device__ __forceinline__ float kiln_to_float(kiln_t v) { return __half2float(v); }
+__device__ __forceinline__ kiln_t kiln_from_float(float v) { return __float2half_rn(v); }
+#elif defined(KILN_DTYPE_BF16)
+typedef __nv_bfloat16 kiln_t;
+__device__ __forceinline__ float kiln_to_float(kiln_t v) { return __bfloat162float(v); }
+__device__ __forceinline__ kiln_t kiln_from_float(float v) { return __float2bfloat16_rn(v); }
+#else
+typedef float kiln_t;
+__device__ __forceinline__ float kiln_to_float(kiln_t v) { return v; }
+__device__ __forceinline__ kiln_t kiln_from_float(float v) { return v; }
+#endif
+
+#endif

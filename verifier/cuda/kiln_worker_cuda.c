@@ -1,0 +1,720 @@
+/* kiln_worker_cuda.c - the process a CUDA candidate runs in.
+ *
+ * Started fresh for every job, with CUDA_CACHE_DISABLE=1. It reads the
+ * sources it is given, confines itself (rlimits, Landlock, seccomp),
+ * creates a context, compiles each source with NVRTC for the device's exact
+ * architecture, loads the cubins and serves calls: copy the buffers (with
+ * their guards) from the verifier's arena to the device, flush L2, launch
+ * what the request lists on kiln's own stream between CUDA events, wait for
+ * the whole device, copy everything back. No candidate host code exists, so
+ * the only host code here is kiln's. Three timers per call: events, CUPTI's
+ * kernel records, and the host clock around launch and synchronize.
+ *
+ *   kiln-worker-cuda --dir DIR --arena BYTES --dtype T --header kiln_cuda.h
+ *                    --src A.cu [--src B.cu] [--cpu-seconds N] [--device N]
+ *   kiln-worker-cuda --probe [--device N]   (device facts and copy bandwidth)
+ */
+#include <cuda.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cupti_span.h"
+#include "nvrtc_build.h"
+#include "sandbox.h"
+#include "worker_proto.h"
+
+#define GUARD 512   /* KILN_GUARD_BYTES of call.h: guard bytes each side */
+#define SCRATCH_GUARD 0xa7
+
+typedef struct opts {
+    const char *dir, *dtype, *header_path;
+    const char *srcs[KILN_WORKER_MAX_LIBS];
+    int nsrcs, device, probe;
+    uint64_t arena_bytes;
+    kiln_limits lim;
+    double report_scale;
+} opts;
+
+typedef struct devbuf {
+    CUdeviceptr p;
+    size_t cap;
+} devbuf;
+
+typedef struct worker {
+    CUdevice dev;
+    CUcontext ctx;
+    CUstream stream, side;      /* kiln's stream; the side stream opens the gate */
+    CUevent ev0, ev1;
+    CUdeviceptr gate;           /* kiln's stream waits on it before the timed region */
+    CUmodule mod[KILN_WORKER_MAX_LIBS];
+    int nmods;
+    devbuf buf[KILN_WORKER_MAX_ARGS], scratch[KILN_WORKER_MAX_SCRATCH];
+    unsigned char sent_guard[KILN_WORKER_MAX_ARGS][2][GUARD];   /* as uploaded */
+    CUdeviceptr flush;
+    size_t flush_bytes;
+    unsigned flush_value;
+    unsigned char *arena;
+    uint64_t arena_bytes;
+    double report_scale;
+} worker;
+
+/* Read-only for the driver, NVRTC (CUDA's headers) and CUPTI. */
+static const char *const ro_paths[] = {
+    "/usr", "/lib", "/lib64", "/bin", "/etc", "/sys", "/run", "/opt", NULL,
+};
+
+static void die(const char *what, const char *detail)
+{
+    fprintf(stderr, "kiln-worker-cuda: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
+    _exit(KILN_WORKER_EXIT_SETUP);
+}
+
+static const char *cu_str(CUresult r)
+{
+    const char *s = NULL;
+    cuGetErrorName(r, &s);
+    return s ? s : "CUDA error";
+}
+
+static uint64_t parse_u64(const char *s, const char *flag)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s ? s : "", &end, 10);
+    if (!s || errno || *end || end == s)
+        die("bad number for", flag);
+    return v;
+}
+
+static void parse_args(int argc, char **argv, opts *o)
+{
+    o->lim = (kiln_limits){.cpu_seconds = 300, .file_bytes = 64u << 20, .open_files = 1024};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--probe") == 0) {
+            o->probe = 1;
+            continue;
+        }
+        if (strcmp(a, "--dir") == 0)
+            o->dir = v;
+        else if (strcmp(a, "--src") == 0 && o->nsrcs < KILN_WORKER_MAX_LIBS)
+            o->srcs[o->nsrcs++] = v;
+        else if (strcmp(a, "--dtype") == 0)
+            o->dtype = v;
+        else if (strcmp(a, "--header") == 0)
+            o->header_path = v;
+        else if (strcmp(a, "--arena") == 0)
+            o->arena_bytes = parse_u64(v, a);
+        else if (strcmp(a, "--device") == 0)
+            o->device = (int)parse_u64(v, a);
+        else if (strcmp(a, "--cpu-seconds") == 0)
+            o->lim.cpu_seconds = parse_u64(v, a);
+        else if (strcmp(a, "--report-scale") == 0)
+            o->report_scale = strtod(v ? v : "1", NULL);
+        else
+            die("unknown argument", a);
+        i++;
+    }
+}
+
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        die("cannot open", path);
+    char *buf = malloc(512 * 1024 + 1);
+    size_t n = buf ? fread(buf, 1, 512 * 1024, f) : 0;
+    fclose(f);
+    if (!buf || n == 0)
+        die("cannot read", path);
+    buf[n] = '\0';
+    return buf;
+}
+
+static int write_full(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static int read_full(int fd, void *buf, size_t len)
+{
+    char *p = buf;
+    while (len) {
+        ssize_t n = read(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- device ---------------------------------------------------------------- */
+
+static int attr(CUdevice d, CUdevice_attribute a)
+{
+    int v = 0;
+    cuDeviceGetAttribute(&v, a, d);
+    return v;
+}
+
+static void open_device(worker *w, int ordinal)
+{
+    CUresult r = cuInit(0);
+    if (r == CUDA_SUCCESS)
+        r = cuDeviceGet(&w->dev, ordinal);
+    if (r == CUDA_SUCCESS)
+        r = cuDevicePrimaryCtxRetain(&w->ctx, w->dev);
+    if (r == CUDA_SUCCESS)
+        r = cuCtxSetCurrent(w->ctx);
+    if (r == CUDA_SUCCESS)
+        r = cuStreamCreate(&w->stream, CU_STREAM_NON_BLOCKING);
+    if (r == CUDA_SUCCESS)
+        r = cuStreamCreate(&w->side, CU_STREAM_NON_BLOCKING);
+    if (r == CUDA_SUCCESS)
+        r = cuMemAlloc(&w->gate, 256);
+    if (r == CUDA_SUCCESS)
+        r = cuEventCreate(&w->ev0, CU_EVENT_DEFAULT);
+    if (r == CUDA_SUCCESS)
+        r = cuEventCreate(&w->ev1, CU_EVENT_DEFAULT);
+    if (r != CUDA_SUCCESS)
+        die("no CUDA device", cu_str(r));
+}
+
+/* "name=NVIDIA H200 cc=9.0 sms=132 l2=62914560 ..." for the verdict. */
+static void describe_device(worker *w, char *buf, size_t len)
+{
+    char name[128] = "";
+    int drv = 0;
+    cuDeviceGetName(name, sizeof name, w->dev);
+    cuDriverGetVersion(&drv);
+    snprintf(buf, len,
+             "name=%s|cc=%d.%d|sms=%d|l2=%d|driver=%d|pageable=%d|smem_optin=%d|"
+             "clock_khz=%d|mem_clock_khz=%d|bus_bits=%d",
+             name, attr(w->dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
+             attr(w->dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR),
+             attr(w->dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
+             attr(w->dev, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE), drv,
+             attr(w->dev, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS),
+             attr(w->dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN),
+             attr(w->dev, CU_DEVICE_ATTRIBUTE_CLOCK_RATE),
+             attr(w->dev, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE),
+             attr(w->dev, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH));
+}
+
+/* Device-to-device copy bandwidth over 2 x 1 GiB, read plus write counted,
+ * best of several: the roofline floor must not be beaten by honest code. */
+static double copy_bandwidth(worker *w)
+{
+    size_t bytes = (size_t)1 << 30;
+    CUdeviceptr a, b;
+    if (cuMemAlloc(&a, bytes) != CUDA_SUCCESS || cuMemAlloc(&b, bytes) != CUDA_SUCCESS)
+        die("probe", "cannot allocate 2 GiB");
+    cuMemsetD8(a, 1, bytes);
+    double best = 0;
+    for (int i = 0; i < 6; i++) {
+        float ms = 0;
+        cuEventRecord(w->ev0, w->stream);
+        cuMemcpyDtoDAsync(b, a, bytes, w->stream);
+        cuEventRecord(w->ev1, w->stream);
+        cuEventSynchronize(w->ev1);
+        cuEventElapsedTime(&ms, w->ev0, w->ev1);
+        double bw = 2.0 * (double)bytes / (ms / 1e3);
+        if (i > 0 && bw > best)   /* the first one warms up */
+            best = bw;
+    }
+    cuMemFree(a);
+    cuMemFree(b);
+    return best;
+}
+
+static int run_probe(opts *o)
+{
+    worker w = {0};
+    open_device(&w, o->device);
+    char info[512];
+    describe_device(&w, info, sizeof info);
+    printf("%s|copy_bw=%.6e\n", info, copy_bandwidth(&w));
+    return 0;
+}
+
+/* ---- setup: compile and load ---------------------------------------------- */
+
+static void arch_of(worker *w, char *buf, size_t len)
+{
+    int major = attr(w->dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+    int minor = attr(w->dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+    /* From sm_90 on, the "a" target unlocks the part's own instructions
+     * (wgmma, setmaxnreg); it runs only on that exact part, which is this one. */
+    snprintf(buf, len, "sm_%d%d%s", major, minor, major >= 9 ? "a" : "");
+}
+
+static const char *dtype_define(const char *dt)
+{
+    if (dt && strcmp(dt, "f16") == 0)
+        return "KILN_DTYPE_F16";
+    if (dt && strcmp(dt, "bf16") == 0)
+        return "KILN_DTYPE_BF16";
+    if (dt && strcmp(dt, "f32") == 0)
+        return "KILN_DTYPE_F32";
+    die("--dtype must be f32, f16 or bf16", dt);
+    return NULL;
+}
+
+static void write_log(const char *dir, int lib, const char *log)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/compile-%d.log", dir, lib);
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs(log ? log : "", f);
+        fclose(f);
+    }
+}
+
+/* 0, or KILN_ST_COMPILE / KILN_ST_SETUP with info filled. */
+static int build_modules(worker *w, const opts *o, char *const srcs[], const char *header,
+                         char *info, size_t len)
+{
+    char arch[16];
+    arch_of(w, arch, sizeof arch);
+    for (int i = 0; i < o->nsrcs; i++) {
+        kiln_nvrtc_in in = {.source = srcs[i], .name = i == 0 ? "candidate.cu" : "baseline.cu",
+                            .arch = arch, .dtype_define = dtype_define(o->dtype),
+                            .kiln_header = header, .cuda_include = KILN_CUDA_INCLUDE_DIR};
+        unsigned char *cubin = NULL;
+        size_t n = 0;
+        char *log = NULL;
+        int rc = kiln_nvrtc_build(&in, &cubin, &n, &log);
+        write_log(o->dir, i, log);
+        if (rc != 0) {
+            snprintf(info, len, "lib %d (%s): %s%.400s", i, arch,
+                     rc > 0 ? "" : "NVRTC failed: ", log ? log : "");
+            free(log);
+            return rc > 0 ? KILN_ST_COMPILE : KILN_ST_SETUP;
+        }
+        free(log);
+        CUresult r = cuModuleLoadData(&w->mod[i], cubin);
+        free(cubin);
+        if (r != CUDA_SUCCESS) {
+            snprintf(info, len, "lib %d: cannot load the cubin: %s", i, cu_str(r));
+            return KILN_ST_COMPILE;
+        }
+        w->nmods = i + 1;
+    }
+    return 0;
+}
+
+/* An L2 flush buffer of twice the L2 size, written before every call. */
+static void make_flush(worker *w)
+{
+    size_t l2 = (size_t)attr(w->dev, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
+    w->flush_bytes = (2 * (l2 ? l2 : ((size_t)64 << 20)) + 255) & ~(size_t)255;
+    if (cuMemAlloc(&w->flush, w->flush_bytes) != CUDA_SUCCESS)
+        die("cannot allocate the L2 flush buffer", NULL);
+}
+
+/* Default-allow seccomp with the dangerous calls denied (the compile-phase
+ * filter: no ptrace, no other processes' memory, no IP sockets, no
+ * namespaces): the driver needs threads, ioctl and mmap, and no candidate
+ * host code runs to abuse what is left. */
+static void confine(opts *o, char *desc, size_t len)
+{
+    kiln_sandbox_report rep = {0};
+    kiln_error err;
+    const char *rw[] = {o->dir, "/dev", "/proc", NULL};
+    if (kiln_sandbox_rlimits(&o->lim, &rep, &err) < 0 ||
+        kiln_sandbox_landlock_multi(ro_paths, rw, &rep, &err) < 0 ||
+        kiln_sandbox_seccomp_compile(&rep, &err) < 0)
+        die("sandbox", err.msg);
+    kiln_sandbox_describe(&rep, desc, len);
+}
+
+/* ---- one call --------------------------------------------------------------- */
+
+static int ensure(devbuf *b, size_t bytes, char *info, size_t len)
+{
+    if (b->cap >= bytes)
+        return 0;
+    if (b->p)
+        cuMemFree(b->p);
+    b->p = 0;
+    b->cap = 0;
+    CUresult r = cuMemAlloc(&b->p, bytes ? bytes : 1);
+    if (r != CUDA_SUCCESS) {
+        snprintf(info, len, "cannot allocate %zu bytes on the device: %s", bytes, cu_str(r));
+        return -1;
+    }
+    b->cap = bytes;
+    return 0;
+}
+
+static int valid_request(const worker *w, const kiln_call_req *rq)
+{
+    if (rq->magic != KILN_MSG_CALL || rq->lib >= (uint32_t)w->nmods ||
+        rq->nargs > KILN_WORKER_MAX_ARGS || rq->nlaunches == 0 ||
+        rq->nlaunches > KILN_WORKER_MAX_LAUNCHES || rq->nscratch > KILN_WORKER_MAX_SCRATCH)
+        return 0;
+    for (uint32_t i = 0; i < rq->nargs; i++) {
+        const kiln_wire_arg *a = &rq->args[i];
+        if (a->kind > KILN_WIRE_F64)
+            return 0;
+        if (a->kind == KILN_WIRE_BUFFER &&
+            (a->offset < GUARD || a->bytes > w->arena_bytes ||
+             a->offset + a->bytes + GUARD > w->arena_bytes))
+            return 0;
+    }
+    for (uint32_t l = 0; l < rq->nlaunches; l++) {
+        const kiln_wire_launch *L = &rq->launches[l];
+        if (L->nargs > KILN_WORKER_MAX_LAUNCH_ARGS || !memchr(L->kernel, 0, sizeof L->kernel))
+            return 0;
+        for (uint32_t k = 0; k < L->nargs; k++)
+            if (L->arg[k] >= (int32_t)rq->nargs || -L->arg[k] - 1 >= (int32_t)rq->nscratch)
+                return 0;
+    }
+    return 1;
+}
+
+/* Buffers with their guards to the device; scratch poisoned unless zeroed later. */
+static int upload(worker *w, const kiln_call_req *rq, char *info, size_t len)
+{
+    for (uint32_t i = 0; i < rq->nargs; i++) {
+        const kiln_wire_arg *a = &rq->args[i];
+        if (a->kind != KILN_WIRE_BUFFER)
+            continue;
+        size_t n = a->bytes + 2 * GUARD;
+        if (ensure(&w->buf[i], n, info, len) < 0)
+            return -1;
+        memcpy(w->sent_guard[i][0], w->arena + a->offset - GUARD, GUARD);
+        memcpy(w->sent_guard[i][1], w->arena + a->offset + a->bytes, GUARD);
+        CUresult r = cuMemcpyHtoD(w->buf[i].p, w->arena + a->offset - GUARD, n);
+        if (r != CUDA_SUCCESS) {
+            snprintf(info, len, "copy to the device: %s", cu_str(r));
+            return -1;
+        }
+    }
+    for (uint32_t s = 0; s < rq->nscratch; s++) {
+        size_t n = rq->scratch[s].bytes;
+        if (ensure(&w->scratch[s], n + 2 * GUARD, info, len) < 0)
+            return -1;
+        cuMemsetD8(w->scratch[s].p, SCRATCH_GUARD, GUARD);
+        cuMemsetD8(w->scratch[s].p + GUARD + n, SCRATCH_GUARD, GUARD);
+        if (!rq->scratch[s].zero)
+            cuMemsetD8(w->scratch[s].p + GUARD, 0xff, n);   /* NaN in every float type */
+    }
+    return 0;
+}
+
+/* Scratch has guards too; kiln checks them here (its own code, after the
+ * candidate's kernels finished). 0 when intact. */
+static int check_scratch_guards(worker *w, const kiln_call_req *rq, char *info, size_t len)
+{
+    unsigned char g[2][GUARD];
+    for (uint32_t s = 0; s < rq->nscratch; s++) {
+        size_t n = rq->scratch[s].bytes;
+        if (cuMemcpyDtoH(g[0], w->scratch[s].p, GUARD) != CUDA_SUCCESS ||
+            cuMemcpyDtoH(g[1], w->scratch[s].p + GUARD + n, GUARD) != CUDA_SUCCESS)
+            return snprintf(info, len, "cannot read back scratch %u", s), -1;
+        for (int side = 0; side < 2; side++)
+            for (int i = 0; i < GUARD; i++)
+                if (g[side][i] != SCRATCH_GUARD) {
+                    snprintf(info, len, "wrote %s scratch buffer %u (byte %d %s it)",
+                             side ? "past the end of" : "before the start of", s,
+                             side ? i : GUARD - i, side ? "after" : "before");
+                    return -1;
+                }
+    }
+    return 0;
+}
+
+/* Outputs (and inputs, to show they are unchanged) back to the arena. In
+ * the arena one buffer's trailing guard is the next one's leading guard, so
+ * only guard bytes the device changed are written back: an intact copy
+ * never overwrites a change another buffer's copy brought back. */
+static int download(worker *w, const kiln_call_req *rq, char *info, size_t len)
+{
+    unsigned char g[GUARD];
+    for (uint32_t i = 0; i < rq->nargs; i++) {
+        const kiln_wire_arg *a = &rq->args[i];
+        if (a->kind != KILN_WIRE_BUFFER)
+            continue;
+        unsigned char *base = w->arena + a->offset;
+        CUresult r = cuMemcpyDtoH(base, w->buf[i].p + GUARD, a->bytes);
+        for (int side = 0; r == CUDA_SUCCESS && side < 2; side++) {
+            unsigned char *host = side ? base + a->bytes : base - GUARD;
+            r = cuMemcpyDtoH(g, w->buf[i].p + (side ? GUARD + a->bytes : 0), GUARD);
+            for (int k = 0; r == CUDA_SUCCESS && k < GUARD; k++)
+                if (g[k] != w->sent_guard[i][side][k])
+                    host[k] = g[k];
+        }
+        if (r != CUDA_SUCCESS) {
+            snprintf(info, len, "copy from the device: %s", cu_str(r));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Kernel parameters: pointers to the values, as cuLaunchKernel wants them. */
+typedef union param {
+    CUdeviceptr p;
+    int32_t i32;
+    int64_t i64;
+    float f32;
+    double f64;
+} param;
+
+static void params_for(const worker *w, const kiln_call_req *rq, const kiln_wire_launch *L,
+                       param vals[], void *ptrs[])
+{
+    for (uint32_t k = 0; k < L->nargs; k++) {
+        int32_t ix = L->arg[k];
+        if (ix < 0) {
+            vals[k].p = w->scratch[-ix - 1].p + GUARD;
+        } else {
+            const kiln_wire_arg *a = &rq->args[ix];
+            switch (a->kind) {
+            case KILN_WIRE_BUFFER: vals[k].p = w->buf[ix].p + GUARD; break;
+            case KILN_WIRE_I32: vals[k].i32 = (int32_t)a->ival; break;
+            case KILN_WIRE_I64: vals[k].i64 = a->ival; break;
+            case KILN_WIRE_F32: vals[k].f32 = (float)a->fval; break;
+            default: vals[k].f64 = a->fval; break;
+            }
+        }
+        ptrs[k] = &vals[k];
+    }
+}
+
+/* The bytes a launch argument occupies as a kernel parameter. */
+static size_t param_size(const kiln_call_req *rq, int32_t ix)
+{
+    if (ix < 0)
+        return sizeof(CUdeviceptr);
+    switch (rq->args[ix].kind) {
+    case KILN_WIRE_I32:
+    case KILN_WIRE_F32:
+        return 4;
+    default:
+        return 8;
+    }
+}
+
+/* The manifest must pass exactly the kernel's parameters, each of the
+ * size the kernel reads: a kernel that reads a parameter kiln never
+ * supplied would read whatever lies there. */
+static CUresult check_params(CUfunction f, const kiln_call_req *rq, const kiln_wire_launch *L,
+                             char *info, size_t len)
+{
+    size_t off, size, n = 0;
+    while (cuFuncGetParamInfo(f, n, &off, &size) == CUDA_SUCCESS) {
+        if (n < L->nargs && size != param_size(rq, L->arg[n])) {
+            snprintf(info, len, "kernel %s: parameter %zu is %zu bytes but the manifest passes "
+                     "%zu bytes there", L->kernel, n + 1, size, param_size(rq, L->arg[n]));
+            return CUDA_ERROR_INVALID_VALUE;
+        }
+        n++;
+    }
+    if (n != L->nargs) {
+        snprintf(info, len, "kernel %s takes %zu parameters but the manifest passes %u", L->kernel,
+                 n, L->nargs);
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    return CUDA_SUCCESS;
+}
+
+/* Look up every kernel, check its parameters and raise its shared memory
+ * limit where asked, before anything is timed. */
+static CUresult find_kernels(worker *w, const kiln_call_req *rq, CUfunction fn[], char *info,
+                             size_t len)
+{
+    for (uint32_t l = 0; l < rq->nlaunches; l++) {
+        const kiln_wire_launch *L = &rq->launches[l];
+        CUresult r = cuModuleGetFunction(&fn[l], w->mod[rq->lib], L->kernel);
+        if (r != CUDA_SUCCESS) {
+            snprintf(info, len, "kernel %s: %s", L->kernel, cu_str(r));
+            return r;
+        }
+        if ((r = check_params(fn[l], rq, L, info, len)) != CUDA_SUCCESS)
+            return r;
+        if (L->smem > 48 * 1024 &&
+            (r = cuFuncSetAttribute(fn[l], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                    (int)L->smem)) != CUDA_SUCCESS) {
+            snprintf(info, len, "kernel %s: %u bytes of shared memory: %s", L->kernel, L->smem,
+                     cu_str(r));
+            return r;
+        }
+    }
+    return CUDA_SUCCESS;
+}
+
+static CUresult launch_one(worker *w, const kiln_call_req *rq, const kiln_wire_launch *L,
+                           CUfunction f, char *info, size_t len)
+{
+    CUresult r;
+    param vals[KILN_WORKER_MAX_LAUNCH_ARGS];
+    void *ptrs[KILN_WORKER_MAX_LAUNCH_ARGS];
+    params_for(w, rq, L, vals, ptrs);
+    CUlaunchConfig cfg = {.gridDimX = L->grid[0], .gridDimY = L->grid[1], .gridDimZ = L->grid[2],
+                          .blockDimX = L->block[0], .blockDimY = L->block[1], .blockDimZ = L->block[2],
+                          .sharedMemBytes = L->smem, .hStream = w->stream};
+    CUlaunchAttribute at;
+    if (L->cluster[0]) {
+        at.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        at.value.clusterDim.x = L->cluster[0];
+        at.value.clusterDim.y = L->cluster[1] ? L->cluster[1] : 1;
+        at.value.clusterDim.z = L->cluster[2] ? L->cluster[2] : 1;
+        cfg.attrs = &at;
+        cfg.numAttrs = 1;
+    }
+    r = cuLaunchKernelEx(&cfg, f, ptrs, NULL);
+    if (r != CUDA_SUCCESS)
+        snprintf(info, len, "launch of %s (grid %u,%u,%u block %u,%u,%u smem %u): %s", L->kernel,
+                 L->grid[0], L->grid[1], L->grid[2], L->block[0], L->block[1], L->block[2],
+                 L->smem, cu_str(r));
+    return r;
+}
+
+/* A fault poisons the context: nothing more can run in this process. */
+static int is_fault(CUresult r)
+{
+    return r == CUDA_ERROR_ILLEGAL_ADDRESS || r == CUDA_ERROR_LAUNCH_FAILED ||
+           r == CUDA_ERROR_ASSERT || r == CUDA_ERROR_ILLEGAL_INSTRUCTION ||
+           r == CUDA_ERROR_MISALIGNED_ADDRESS || r == CUDA_ERROR_INVALID_ADDRESS_SPACE ||
+           r == CUDA_ERROR_INVALID_PC || r == CUDA_ERROR_HARDWARE_STACK_ERROR ||
+           r == CUDA_ERROR_LAUNCH_TIMEOUT ||
+           r == CUDA_ERROR_CONTEXT_IS_DESTROYED || r == CUDA_ERROR_UNKNOWN;
+}
+
+/* The timed region: scratch zeroing and the launches, between two events on
+ * kiln's stream. The stream first waits on a gate word, so everything is
+ * queued before the GPU starts on it and the events time the GPU's work,
+ * not how fast this process submits it; the gate is opened from a side
+ * stream, and the wall clock runs from then to a context-wide synchronize. */
+static int timed_launches(worker *w, const kiln_call_req *rq, kiln_call_resp *rs)
+{
+    char *info = rs->info;
+    size_t len = sizeof rs->info;
+    CUfunction fn[KILN_WORKER_MAX_LAUNCHES];
+    CUresult lr = find_kernels(w, rq, fn, info, len);
+    if (lr != CUDA_SUCCESS)
+        return KILN_ST_LAUNCH;
+    cuMemsetD32Async(w->gate, 0, 1, w->stream);
+    cuMemsetD32Async(w->flush, w->flush_value++, w->flush_bytes / 4, w->stream);
+    cuStreamSynchronize(w->stream);
+    kiln_cupti_reset();
+    cuStreamWaitValue32(w->stream, w->gate, 1, CU_STREAM_WAIT_VALUE_EQ);
+    cuEventRecord(w->ev0, w->stream);
+    for (uint32_t s = 0; s < rq->nscratch; s++)
+        if (rq->scratch[s].zero)
+            cuMemsetD8Async(w->scratch[s].p + GUARD, 0, rq->scratch[s].bytes, w->stream);
+    for (uint32_t l = 0; l < rq->nlaunches && lr == CUDA_SUCCESS; l++)
+        lr = launch_one(w, rq, &rq->launches[l], fn[l], info, len);
+    cuEventRecord(w->ev1, w->stream);
+    uint64_t t0 = now_ns();
+    cuStreamWriteValue32(w->side, w->gate, 1, 0);
+    CUresult sr = cuCtxSynchronize();
+    rs->wall_ns = now_ns() - t0;
+    if (sr != CUDA_SUCCESS) {
+        snprintf(info, len, "the kernel faulted: %s", cu_str(sr));
+        return KILN_ST_FAULT;
+    }
+    if (lr != CUDA_SUCCESS)
+        return is_fault(lr) ? KILN_ST_FAULT : KILN_ST_LAUNCH;
+    float ms = 0;
+    cuEventElapsedTime(&ms, w->ev0, w->ev1);
+    rs->elapsed_ns = (uint64_t)((double)ms * 1e6);
+    kiln_cupti_span sp;
+    if (kiln_cupti_collect(&sp, info, len) < 0)
+        return KILN_ST_SETUP;
+    rs->kernels = sp.kernels;
+    rs->cupti_ns = sp.kernels ? sp.end_ns - sp.start_ns : 0;
+    if (rq->lib == 0 && w->report_scale > 0) {   /* fault injection (tests) */
+        rs->elapsed_ns = (uint64_t)((double)rs->elapsed_ns * w->report_scale);
+    }
+    return KILN_ST_OK;
+}
+
+static void serve(worker *w)
+{
+    kiln_call_req rq;
+    while (read_full(KILN_WORKER_REQ_FD, &rq, sizeof rq) == 0) {
+        kiln_call_resp rs = {.magic = KILN_MSG_DONE, .nonce = rq.nonce};
+        if (!valid_request(w, &rq)) {
+            rs.status = KILN_ST_SETUP;
+            snprintf(rs.info, sizeof rs.info, "malformed request");
+        } else if (upload(w, &rq, rs.info, sizeof rs.info) < 0) {
+            rs.status = KILN_ST_SETUP;
+        } else {
+            rs.status = (uint32_t)timed_launches(w, &rq, &rs);
+            if (rs.status == KILN_ST_OK && download(w, &rq, rs.info, sizeof rs.info) < 0)
+                rs.status = KILN_ST_FAULT;
+            if (rs.status == KILN_ST_OK && check_scratch_guards(w, &rq, rs.info, sizeof rs.info) < 0)
+                rs.status = KILN_ST_GUARD;
+        }
+        if (write_full(KILN_WORKER_RESP_FD, &rs, sizeof rs) < 0 || rs.status == KILN_ST_FAULT)
+            break;
+    }
+}
+
+static int run_worker(opts *o)
+{
+    if (!o->dir || !o->nsrcs || !o->arena_bytes || !o->header_path)
+        die("need --dir, --src, --arena and --header", NULL);
+    char *srcs[KILN_WORKER_MAX_LIBS] = {0};
+    for (int i = 0; i < o->nsrcs; i++)
+        srcs[i] = read_text(o->srcs[i]);
+    char *header = read_text(o->header_path);
+    worker w = {.arena_bytes = o->arena_bytes, .report_scale = o->report_scale};
+    w.arena = mmap(NULL, o->arena_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, KILN_WORKER_ARENA_FD, 0);
+    if (w.arena == MAP_FAILED)
+        die("cannot map the arena", strerror(errno));
+    char desc[200], msg[256];
+    confine(o, desc, sizeof desc);
+    kiln_call_resp ready = {.magic = KILN_MSG_READY};
+    if (kiln_cupti_start(msg, sizeof msg) < 0)   /* before the context, so it sees everything */
+        die("CUPTI", msg);
+    open_device(&w, o->device);
+    make_flush(&w);
+    ready.status = (uint32_t)build_modules(&w, o, srcs, header, ready.info, sizeof ready.info);
+    if (ready.status == KILN_ST_OK) {
+        char dev[256];
+        describe_device(&w, dev, sizeof dev);
+        snprintf(ready.info, sizeof ready.info, "%s\n%s", desc, dev);
+    }
+    if (write_full(KILN_WORKER_RESP_FD, &ready, sizeof ready) < 0 || ready.status != KILN_ST_OK)
+        _exit(ready.status == KILN_ST_OK ? KILN_WORKER_EXIT_SETUP : 0);
+    serve(&w);
+    _exit(0);
+}
+
+int main(int argc, char **argv)
+{
+    opts o = {0};
+    parse_args(argc, argv, &o);
+    return o.probe ? run_probe(&o) : run_worker(&o);
+}

@@ -1,0 +1,114 @@
+/* cuda_device.c - device descriptions and the cached copy bandwidth (see
+ * cuda_device.h). The probe is kiln's own code, run as a plain child: no
+ * candidate is involved. */
+#include "cuda_device.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "paths.h"
+
+const char *kiln_gpu_field(const char *desc, const char *key, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    size_t k = strlen(key);
+    for (const char *p = desc; p && *p;) {
+        if (strncmp(p, key, k) == 0 && p[k] == '=') {
+            size_t n = strcspn(p + k + 1, "|\n");
+            snprintf(buf, len, "%.*s", (int)n, p + k + 1);
+            break;
+        }
+        p = strchr(p, '|');
+        p = p ? p + 1 : NULL;
+    }
+    return buf;
+}
+
+void kiln_gpu_limits(const char *desc, kiln_device_limits *lim)
+{
+    char v[64];
+    kiln_device_limits_default(lim);
+    long smem = atol(kiln_gpu_field(desc, "smem_optin", v, sizeof v));
+    if (smem > 0)
+        lim->max_smem_optin = smem;
+}
+
+static void cache_key(const char *desc, char *buf, size_t len)
+{
+    char name[128], drv[32];
+    kiln_gpu_field(desc, "name", name, sizeof name);
+    kiln_gpu_field(desc, "driver", drv, sizeof drv);
+    snprintf(buf, len, "%s|driver=%s", name, drv);
+}
+
+static int cache_path(char *buf, size_t len, kiln_error *err)
+{
+    char dir[4096];
+    if (kiln_state_dir(dir, sizeof dir, err) < 0)
+        return -1;
+    snprintf(buf, len, "%s/gpu-bandwidth.txt", dir);
+    return 0;
+}
+
+/* Lines "KEY\tBYTES_PER_S". */
+static int cache_lookup(const char *path, const char *key, double *bw)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char line[512];
+    int found = -1;
+    while (found < 0 && fgets(line, sizeof line, f)) {
+        char *tab = strchr(line, '\t');
+        if (tab && (size_t)(tab - line) == strlen(key) && strncmp(line, key, strlen(key)) == 0) {
+            *bw = strtod(tab + 1, NULL);
+            found = *bw > 0 ? 0 : -1;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+static int probe(double *bw, char *desc_out, size_t len, kiln_error *err)
+{
+    char path[4096], cmd[4200], line[1024] = "";
+    if (kiln_cuda_worker_path(path, sizeof path, err) < 0)
+        return -1;
+    snprintf(cmd, sizeof cmd, "'%s' --probe 2>&1", path);
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return kiln_fail(err, "cannot run %s --probe: %s", path, strerror(errno));
+    if (!fgets(line, sizeof line, p))
+        line[0] = '\0';
+    int st = pclose(p);
+    line[strcspn(line, "\n")] = '\0';
+    char v[64];
+    *bw = strtod(kiln_gpu_field(line, "copy_bw", v, sizeof v), NULL);
+    if (st != 0 || *bw <= 0)
+        return kiln_fail(err, "the GPU bandwidth probe failed: %.300s", line);
+    snprintf(desc_out, len, "%s", line);
+    return 0;
+}
+
+int kiln_gpu_bandwidth(const char *desc, double *bw, kiln_error *err)
+{
+    char path[4200], key[256], got[1024], gotkey[256];
+    if (cache_path(path, sizeof path, err) < 0)
+        return -1;
+    cache_key(desc, key, sizeof key);
+    if (cache_lookup(path, key, bw) == 0)
+        return 0;
+    if (probe(bw, got, sizeof got, err) < 0)
+        return -1;
+    cache_key(got, gotkey, sizeof gotkey);
+    if (strcmp(gotkey, key) != 0)   /* another device answered: do not cache */
+        return 0;
+    FILE *f = fopen(path, "a");
+    if (f) {
+        fprintf(f, "%s\t%.6e\n", key, *bw);
+        fclose(f);
+    }
+    return 0;
+}

@@ -1,0 +1,901 @@
+/* manifest.c - parse, check and resolve a CUDA candidate's launch manifest
+ * and tuning knobs (see manifest.h).
+ *
+ * One pass over the source blanks its comments (keeping newlines, so line
+ * numbers survive) and, on the way, picks up the single `/ *@kiln launch ...
+ * @* /` block and every `//@kiln tune` knob line. The JSON is then checked
+ * field by field against the task; kernels are looked up in the blanked code
+ * so a kernel only mentioned in a comment does not count. Resolving evaluates
+ * the stored expressions at one shape and checks them against the device.
+ * Messages at a shape never print values derived from its dims, because
+ * hidden shapes must not be reported. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE   /* memmem */
+#endif
+
+#include "manifest.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "expr.h"
+
+#define BLOCK_OPEN "/*@kiln"
+#define LINE_OPEN "//@kiln"
+#define MAX_EXPR_NAMES 32
+
+/* ---- small text helpers ---------------------------------------------- */
+
+static int is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+static int is_ident_start(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static int is_ident_char(char c)
+{
+    return is_ident_start(c) || (c >= '0' && c <= '9');
+}
+
+static size_t skip_space(const char *s, size_t n, size_t i)
+{
+    while (i < n && is_space(s[i]))
+        i++;
+    return i;
+}
+
+static size_t skip_blank(const char *s, size_t n, size_t i)   /* not newlines */
+{
+    while (i < n && s[i] != '\n' && is_space(s[i]))
+        i++;
+    return i;
+}
+
+static size_t ident_end(const char *s, size_t n, size_t i)
+{
+    if (i >= n || !is_ident_start(s[i]))
+        return i;
+    while (i < n && is_ident_char(s[i]))
+        i++;
+    return i;
+}
+
+static int word_is(const char *s, size_t len, const char *w)
+{
+    return strlen(w) == len && memcmp(s, w, len) == 0;
+}
+
+static int starts_with(const char *s, size_t n, size_t i, const char *w)
+{
+    size_t wl = strlen(w);
+    return i + wl <= n && memcmp(s + i, w, wl) == 0;
+}
+
+static int valid_ident(const char *s)
+{
+    if (!is_ident_start(*s))
+        return 0;
+    while (*s && is_ident_char(*s))
+        s++;
+    return *s == '\0';
+}
+
+/* A decimal integer, optionally signed, and nothing else. */
+static int parse_int(const char *s, size_t len, long long *out)
+{
+    char buf[32];
+    if (len == 0 || len >= sizeof buf)
+        return -1;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    size_t i = buf[0] == '-' || buf[0] == '+';
+    if (buf[i] == '\0')
+        return -1;
+    for (; buf[i]; i++)
+        if (buf[i] < '0' || buf[i] > '9')
+            return -1;
+    errno = 0;
+    long long v = strtoll(buf, NULL, 10);
+    if (errno == ERANGE)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* ---- parse context ----------------------------------------------------- */
+
+typedef struct parse_ctx {
+    const char *src;
+    size_t len;
+    char *code;            /* src with comments blanked, newlines kept */
+    const kiln_task *t;
+    kiln_manifest *m;
+    kiln_error *err;
+    int nblocks;
+    size_t block_at;       /* offset where the first block starts */
+    size_t json_at, json_end;
+} parse_ctx;
+
+static int line_of(const parse_ctx *pc, size_t off)
+{
+    int line = 1;
+    for (size_t i = 0; i < off && i < pc->len; i++)
+        line += pc->src[i] == '\n';
+    return line;
+}
+
+static int task_dim(const kiln_task *t, const char *name, size_t len)
+{
+    for (int i = 0; i < t->ndims; i++)
+        if (word_is(name, len, t->dims[i]))
+            return i;
+    return -1;
+}
+
+static int task_arg(const kiln_task *t, const char *name)
+{
+    for (int i = 0; i < t->nargs; i++)
+        if (strcmp(t->args[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+static int find_knob(const kiln_manifest *m, const char *name, size_t len)
+{
+    for (int i = 0; i < m->nknobs; i++)
+        if (word_is(name, len, m->knobs[i].name))
+            return i;
+    return -1;
+}
+
+/* ---- knob lines ------------------------------------------------------- */
+
+/* The tune values after "//@kiln tune" on one line must all be integers. */
+static int check_tune_values(parse_ctx *pc, size_t i, size_t eol, int line, const char *knob)
+{
+    for (;;) {
+        i = skip_blank(pc->src, eol, i);
+        if (i >= eol)
+            return 0;
+        size_t end = i;
+        while (end < eol && !is_space(pc->src[end]))
+            end++;
+        long long v;
+        if (parse_int(pc->src + i, end - i, &v) < 0)
+            return kiln_fail(pc->err, "manifest (line %d): knob '%s': tune value '%.*s' is not an integer",
+                             line, knob, (int)(end - i > 40 ? 40 : end - i), pc->src + i);
+        i = end;
+    }
+}
+
+static int knob_form_error(parse_ctx *pc, int line)
+{
+    return kiln_fail(pc->err, "manifest (line %d): a knob line must read "
+                     "'#define NAME VALUE //@kiln tune V1 V2 ...' with an integer VALUE", line);
+}
+
+/* Add the knob declared by the code on the line before the comment at `at`. */
+static int add_knob(parse_ctx *pc, size_t ls, size_t at, int line)
+{
+    const char *c = pc->code;
+    size_t i = skip_blank(c, at, ls);
+    if (i >= at || c[i] != '#')
+        return knob_form_error(pc, line);
+    i = skip_blank(c, at, i + 1);
+    size_t e = ident_end(c, at, i);
+    if (!word_is(c + i, e - i, "define"))
+        return knob_form_error(pc, line);
+    size_t name_at = skip_blank(c, at, e);
+    size_t name_end = ident_end(c, at, name_at);
+    if (name_at == e || name_end == name_at || name_end >= at || !is_space(c[name_end]))
+        return knob_form_error(pc, line);
+    size_t val_at = skip_blank(c, at, name_end), val_end = val_at;
+    while (val_end < at && !is_space(c[val_end]))
+        val_end++;
+    if (val_at == val_end || skip_blank(c, at, val_end) != at)
+        return knob_form_error(pc, line);
+    int nlen = (int)(name_end - name_at);
+    if ((size_t)nlen >= KILN_NAME_MAX)
+        return kiln_fail(pc->err, "manifest (line %d): knob name '%.*s' is longer than %d characters",
+                         line, nlen, c + name_at, KILN_NAME_MAX - 1);
+    long long v;
+    if (parse_int(c + val_at, val_end - val_at, &v) < 0)
+        return kiln_fail(pc->err, "manifest (line %d): knob '%.*s': value '%.*s' is not an integer",
+                         line, nlen, c + name_at, (int)(val_end - val_at > 40 ? 40 : val_end - val_at),
+                         c + val_at);
+    if (find_knob(pc->m, c + name_at, (size_t)nlen) >= 0)
+        return kiln_fail(pc->err, "manifest (line %d): knob '%.*s' is declared twice", line, nlen,
+                         c + name_at);
+    if (task_dim(pc->t, c + name_at, (size_t)nlen) >= 0)
+        return kiln_fail(pc->err, "manifest (line %d): knob '%.*s' has the name of a task dim", line,
+                         nlen, c + name_at);
+    if (pc->m->nknobs == KILN_MAX_KNOBS)
+        return kiln_fail(pc->err, "manifest (line %d): more than %d knobs", line, KILN_MAX_KNOBS);
+    kiln_knob *k = &pc->m->knobs[pc->m->nknobs++];
+    snprintf(k->name, sizeof k->name, "%.*s", nlen, c + name_at);
+    snprintf(k->value, sizeof k->value, "%lld", v);
+    return 0;
+}
+
+/* A line comment from at to eol: "//@kiln tune ..." declares a knob. */
+static int on_line_comment(parse_ctx *pc, size_t at, size_t eol)
+{
+    if (!starts_with(pc->src, eol, at, LINE_OPEN))
+        return 0;
+    int line = line_of(pc, at);
+    size_t w = skip_blank(pc->src, eol, at + strlen(LINE_OPEN));
+    size_t we = ident_end(pc->src, eol, w);
+    if (!word_is(pc->src + w, we - w, "tune") || (we < eol && !is_space(pc->src[we])))
+        return kiln_fail(pc->err, "manifest (line %d): unknown directive '//@kiln %.*s' "
+                         "(only '//@kiln tune' is known)", line, (int)(we - w), pc->src + w);
+    size_t ls = at;
+    while (ls > 0 && pc->code[ls - 1] != '\n')
+        ls--;
+    if (add_knob(pc, ls, at, line) < 0)
+        return -1;
+    return check_tune_values(pc, we, eol, line, pc->m->knobs[pc->m->nknobs - 1].name);
+}
+
+/* ---- the launch block ------------------------------------------------- */
+
+/* A block comment from at; close is the offset of its "* /", or len when
+ * it is unterminated. "/ *@kiln launch ... @* /" is the manifest. */
+static int on_block_comment(parse_ctx *pc, size_t at, size_t close)
+{
+    if (!starts_with(pc->src, pc->len, at, BLOCK_OPEN))
+        return 0;
+    int line = line_of(pc, at);
+    size_t w = skip_space(pc->src, close, at + strlen(BLOCK_OPEN));
+    size_t we = ident_end(pc->src, close, w);
+    if (!word_is(pc->src + w, we - w, "launch"))
+        return kiln_fail(pc->err, "manifest (line %d): unknown block '/*@kiln %.*s' "
+                         "(expected '/*@kiln launch')", line, (int)(we - w > 40 ? 40 : we - w),
+                         pc->src + w);
+    if (close >= pc->len)
+        return kiln_fail(pc->err, "manifest (line %d): unterminated /*@kiln launch block "
+                         "(no closing @*/)", line);
+    if (close <= we || pc->src[close - 1] != '@')
+        return kiln_fail(pc->err, "manifest (line %d): the /*@kiln launch block must end with @*/",
+                         line_of(pc, close));
+    if (++pc->nblocks > 1)
+        return kiln_fail(pc->err, "manifest (line %d): a second /*@kiln launch block "
+                         "(the first is on line %d); there must be exactly one",
+                         line, line_of(pc, pc->block_at));
+    pc->block_at = at;
+    pc->json_at = we;
+    pc->json_end = close - 1;
+    return 0;
+}
+
+/* Copy a string or character literal starting at i into code; returns the
+ * offset after it (an unterminated one ends at the line's end). */
+static size_t copy_literal(parse_ctx *pc, size_t i)
+{
+    char q = pc->src[i];
+    pc->code[i] = q;
+    for (i++; i < pc->len; i++) {
+        char c = pc->src[i];
+        pc->code[i] = c;
+        if (c == '\\' && i + 1 < pc->len) {
+            pc->code[i + 1] = pc->src[i + 1];
+            i++;
+        } else if (c == q || c == '\n') {
+            return i + 1;
+        }
+    }
+    return i;
+}
+
+static void blank(parse_ctx *pc, size_t from, size_t to)
+{
+    for (size_t i = from; i < to && i < pc->len; i++)
+        pc->code[i] = pc->src[i] == '\n' ? '\n' : ' ';
+}
+
+/* End of a line comment starting at i (a backslash-newline continues it). */
+static size_t line_comment_end(const parse_ctx *pc, size_t i)
+{
+    while (i < pc->len && pc->src[i] != '\n')
+        i++;
+    while (i < pc->len && i > 0 && pc->src[i - 1] == '\\') {
+        for (i++; i < pc->len && pc->src[i] != '\n'; i++)
+            ;
+    }
+    return i;
+}
+
+/* Blank comments into pc->code and handle the @kiln ones. */
+static int scan_source(parse_ctx *pc)
+{
+    size_t i = 0;
+    while (i < pc->len) {
+        char c = pc->src[i], next = i + 1 < pc->len ? pc->src[i + 1] : 0;
+        if (c == '/' && next == '*') {
+            const char *end = memmem(pc->src + i + 2, pc->len - i - 2, "*/", 2);
+            size_t close = end ? (size_t)(end - pc->src) : pc->len;
+            if (on_block_comment(pc, i, close) < 0)
+                return -1;
+            size_t after = end ? close + 2 : pc->len;
+            blank(pc, i, after);
+            i = after;
+        } else if (c == '/' && next == '/') {
+            size_t eol = line_comment_end(pc, i);
+            if (on_line_comment(pc, i, eol) < 0)
+                return -1;
+            blank(pc, i, eol);
+            i = eol;
+        } else if (c == '"' || c == '\'') {
+            i = copy_literal(pc, i);
+        } else {
+            pc->code[i++] = c;
+        }
+    }
+    if (pc->nblocks == 0)
+        return kiln_fail(pc->err, "manifest: no /*@kiln launch {...} @*/ block in the source");
+    return 0;
+}
+
+/* ---- kernels ---------------------------------------------------------- */
+
+/* Expect word w at *i (after whitespace); advances past it. */
+static int expect_word(const char *s, size_t n, size_t *i, const char *w)
+{
+    size_t a = skip_space(s, n, *i), e = ident_end(s, n, a);
+    if (!word_is(s + a, e - a, w))
+        return 0;
+    *i = e;
+    return 1;
+}
+
+/* Skip any number of __launch_bounds__(...) at *i. */
+static void skip_launch_bounds(const char *s, size_t n, size_t *i)
+{
+    while (expect_word(s, n, i, "__launch_bounds__")) {
+        size_t j = skip_space(s, n, *i);
+        if (j >= n || s[j] != '(')
+            return;
+        int depth = 0;
+        for (; j < n; j++) {
+            depth += (s[j] == '(') - (s[j] == ')');
+            if (depth == 0)
+                break;
+        }
+        *i = j < n ? j + 1 : n;
+    }
+}
+
+/* Does `extern "C" __global__ void NAME(` follow at i (which starts "extern")? */
+static int kernel_at(const char *s, size_t n, size_t i, const char *name)
+{
+    if (!expect_word(s, n, &i, "extern"))
+        return 0;
+    i = skip_space(s, n, i);
+    if (!starts_with(s, n, i, "\"C\""))
+        return 0;
+    i += 3;
+    skip_launch_bounds(s, n, &i);
+    if (!expect_word(s, n, &i, "__global__"))
+        return 0;
+    skip_launch_bounds(s, n, &i);
+    if (!expect_word(s, n, &i, "void"))
+        return 0;
+    skip_launch_bounds(s, n, &i);
+    if (!expect_word(s, n, &i, name))
+        return 0;
+    i = skip_space(s, n, i);
+    return i < n && s[i] == '(';
+}
+
+static int kernel_defined(const parse_ctx *pc, const char *name)
+{
+    const char *s = pc->code;
+    size_t n = pc->len;
+    for (size_t i = 0; i + 6 <= n; i++)
+        if (s[i] == 'e' && (i == 0 || !is_ident_char(s[i - 1])) && kernel_at(s, n, i, name))
+            return 1;
+    return 0;
+}
+
+/* ---- JSON fields -------------------------------------------------------- */
+
+/* Reject fields other than allowed[] and fields given twice. */
+static int check_fields(parse_ctx *pc, const cJSON *obj, const char *path,
+                        const char *const *allowed, int nallowed, const char *list)
+{
+    for (const cJSON *it = obj->child; it; it = it->next) {
+        int ok = 0;
+        for (int k = 0; k < nallowed && !ok; k++)
+            ok = strcmp(it->string, allowed[k]) == 0;
+        if (!ok)
+            return kiln_fail(pc->err, "manifest: %s%sunknown field '%.64s' (allowed: %s)", path,
+                             *path ? ": " : "", it->string, list);
+        for (const cJSON *p = obj->child; p != it; p = p->next)
+            if (strcmp(p->string, it->string) == 0)
+                return kiln_fail(pc->err, "manifest: %s%sfield '%s' given twice", path,
+                                 *path ? ": " : "", it->string);
+    }
+    return 0;
+}
+
+/* sizeof(TYPE) in an expression must name T or a dtype. */
+static int check_sizeof_types(parse_ctx *pc, const char *path, const char *e)
+{
+    size_t n = strlen(e);
+    for (size_t i = 0; i < n;) {
+        if (!is_ident_char(e[i])) {
+            i++;
+            continue;
+        }
+        size_t end = i;
+        while (end < n && is_ident_char(e[end]))
+            end++;
+        if (is_ident_start(e[i]) && word_is(e + i, end - i, "sizeof")) {
+            size_t a = skip_space(e, n, end);
+            a = a < n && e[a] == '(' ? skip_space(e, n, a + 1) : a;
+            size_t b = ident_end(e, n, a);
+            char type[16];
+            snprintf(type, sizeof type, "%.*s", (int)(b - a), e + a);
+            if (b - a >= sizeof type ||
+                (strcmp(type, "T") != 0 && kiln_dtype_parse(type) == KILN_DT_INVALID))
+                return kiln_fail(pc->err, "manifest: %s: unknown type '%.*s' in sizeof() "
+                                 "(use sizeof(T) or a dtype such as f32)", path,
+                                 (int)(b - a > 40 ? 40 : b - a), e + a);
+        }
+        i = end;
+    }
+    return 0;
+}
+
+/* The expression parses and names only dims and knobs. */
+static int check_expr(parse_ctx *pc, const char *path, const char *e)
+{
+    char names[MAX_EXPR_NAMES][64];
+    kiln_error xe;
+    int n = kiln_expr_names(e, names, MAX_EXPR_NAMES, &xe);
+    if (n < 0)
+        return kiln_fail(pc->err, "manifest: %s: %s", path, xe.msg);
+    for (int k = 0; k < n; k++) {
+        size_t len = strlen(names[k]);
+        if (task_dim(pc->t, names[k], len) < 0 && find_knob(pc->m, names[k], len) < 0)
+            return kiln_fail(pc->err, "manifest: %s: unknown name '%s' (expressions may use the "
+                             "task's dims, the file's knobs and sizeof(T))", path, names[k]);
+    }
+    return check_sizeof_types(pc, path, e);
+}
+
+/* An integer or an expression string, stored as expression text. */
+static int get_expr(parse_ctx *pc, const cJSON *v, const char *path, char out[KILN_EXPR_MAX])
+{
+    if (cJSON_IsNumber(v)) {
+        double d = v->valuedouble;
+        if (!(d >= 0 && d <= 9007199254740992.0) || d != floor(d))
+            return kiln_fail(pc->err, "manifest: %s: %g is not a non-negative integer", path, d);
+        snprintf(out, KILN_EXPR_MAX, "%lld", (long long)d);
+        return 0;
+    }
+    if (!cJSON_IsString(v))
+        return kiln_fail(pc->err, "manifest: %s: must be an integer or an expression string", path);
+    if (strlen(v->valuestring) >= KILN_EXPR_MAX)
+        return kiln_fail(pc->err, "manifest: %s: expression longer than %d characters", path,
+                         KILN_EXPR_MAX - 1);
+    snprintf(out, KILN_EXPR_MAX, "%s", v->valuestring);
+    return check_expr(pc, path, out);
+}
+
+/* "grid", "block", "cluster": an array of 1..3 integers or expressions. */
+static int get_dims(parse_ctx *pc, const cJSON *obj, const char *key, const char *path,
+                    int required, char out[3][KILN_EXPR_MAX], int *n)
+{
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(obj, key);
+    char p[96];
+    snprintf(p, sizeof p, "%s.%s", path, key);
+    *n = 0;
+    if (!arr && !required)
+        return 0;
+    if (!arr)
+        return kiln_fail(pc->err, "manifest: %s: missing field '%s'", path, key);
+    int count = cJSON_IsArray(arr) ? cJSON_GetArraySize(arr) : 0;
+    if (count < 1 || count > 3)
+        return kiln_fail(pc->err, "manifest: %s: must be an array of 1 to 3 integers or "
+                         "expressions", p);
+    const cJSON *it;
+    cJSON_ArrayForEach(it, arr) {
+        char ip[112];
+        snprintf(ip, sizeof ip, "%s[%d]", p, *n);
+        if (get_expr(pc, it, ip, out[*n]) < 0)
+            return -1;
+        ++*n;
+    }
+    return 0;
+}
+
+static int find_scratch(const kiln_manifest *m, const char *name)
+{
+    for (int i = 0; i < m->nscratch; i++)
+        if (strcmp(m->scratch[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+static int get_args(parse_ctx *pc, const cJSON *obj, const char *path, kiln_launch_spec *ls)
+{
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(obj, "args");
+    if (!arr)
+        return kiln_fail(pc->err, "manifest: %s: missing field 'args'", path);
+    if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) > KILN_WORKER_MAX_LAUNCH_ARGS)
+        return kiln_fail(pc->err, "manifest: %s.args: must be an array of at most %d names",
+                         path, KILN_WORKER_MAX_LAUNCH_ARGS);
+    const cJSON *it;
+    cJSON_ArrayForEach(it, arr) {
+        int k = ls->nargs;
+        if (!cJSON_IsString(it))
+            return kiln_fail(pc->err, "manifest: %s.args[%d]: must be a string", path, k);
+        int a = task_arg(pc->t, it->valuestring), sc = find_scratch(pc->m, it->valuestring);
+        if (a < 0 && sc < 0)
+            return kiln_fail(pc->err, "manifest: %s.args[%d]: unknown name '%.64s' (not an arg "
+                             "of task %s nor a scratch buffer)", path, k, it->valuestring,
+                             pc->t->name);
+        ls->arg[ls->nargs++] = a >= 0 ? a : -(sc + 1);
+    }
+    return 0;
+}
+
+static int get_kernel(parse_ctx *pc, const cJSON *obj, const char *path, kiln_launch_spec *ls)
+{
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(obj, "kernel");
+    if (!k)
+        return kiln_fail(pc->err, "manifest: %s: missing field 'kernel'", path);
+    if (!cJSON_IsString(k) || !valid_ident(k->valuestring) ||
+        strlen(k->valuestring) >= KILN_KERNEL_NAME_MAX)
+        return kiln_fail(pc->err, "manifest: %s.kernel: must be a C identifier of at most %d "
+                         "characters", path, KILN_KERNEL_NAME_MAX - 1);
+    if (!kernel_defined(pc, k->valuestring))
+        return kiln_fail(pc->err, "manifest: %s.kernel: '%s' is not defined in the source as "
+                         "extern \"C\" __global__ void %s(...)", path, k->valuestring,
+                         k->valuestring);
+    snprintf(ls->kernel, sizeof ls->kernel, "%s", k->valuestring);
+    return 0;
+}
+
+static int parse_launch(parse_ctx *pc, const cJSON *obj, int i)
+{
+    static const char *const fields[] = {"kernel", "grid", "block", "cluster", "smem", "args"};
+    char path[32];
+    snprintf(path, sizeof path, "launches[%d]", i);
+    if (!cJSON_IsObject(obj))
+        return kiln_fail(pc->err, "manifest: %s: must be an object", path);
+    if (check_fields(pc, obj, path, fields, 6, "kernel, grid, block, cluster, smem, args") < 0)
+        return -1;
+    kiln_launch_spec *ls = &pc->m->launches[i];
+    if (get_kernel(pc, obj, path, ls) < 0 ||
+        get_dims(pc, obj, "grid", path, 1, ls->grid, &ls->ngrid) < 0 ||
+        get_dims(pc, obj, "block", path, 1, ls->block, &ls->nblock) < 0 ||
+        get_dims(pc, obj, "cluster", path, 0, ls->cluster, &ls->ncluster) < 0)
+        return -1;
+    const cJSON *smem = cJSON_GetObjectItemCaseSensitive(obj, "smem");
+    char sp[48];
+    snprintf(sp, sizeof sp, "%s.smem", path);
+    snprintf(ls->smem, sizeof ls->smem, "0");
+    if (smem && get_expr(pc, smem, sp, ls->smem) < 0)
+        return -1;
+    return get_args(pc, obj, path, ls);
+}
+
+static int parse_scratch_one(parse_ctx *pc, const cJSON *obj, int i)
+{
+    static const char *const fields[] = {"name", "bytes", "init"};
+    char path[32], p[48];
+    snprintf(path, sizeof path, "scratch[%d]", i);
+    if (!cJSON_IsObject(obj))
+        return kiln_fail(pc->err, "manifest: %s: must be an object", path);
+    if (check_fields(pc, obj, path, fields, 3, "name, bytes, init") < 0)
+        return -1;
+    kiln_scratch_spec *sc = &pc->m->scratch[i];
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(obj, "name");
+    const cJSON *bytes = cJSON_GetObjectItemCaseSensitive(obj, "bytes");
+    const cJSON *init = cJSON_GetObjectItemCaseSensitive(obj, "init");
+    if (!name || !bytes || !init)
+        return kiln_fail(pc->err, "manifest: %s: missing field '%s'", path,
+                         !name ? "name" : !bytes ? "bytes" : "init");
+    if (!cJSON_IsString(name) || !valid_ident(name->valuestring) ||
+        strlen(name->valuestring) >= KILN_NAME_MAX)
+        return kiln_fail(pc->err, "manifest: %s.name: must be an identifier of at most %d "
+                         "characters", path, KILN_NAME_MAX - 1);
+    if (find_scratch(pc->m, name->valuestring) >= 0)
+        return kiln_fail(pc->err, "manifest: %s.name: scratch buffer '%s' is declared twice",
+                         path, name->valuestring);
+    if (task_arg(pc->t, name->valuestring) >= 0)
+        return kiln_fail(pc->err, "manifest: %s.name: '%s' is already an arg of task %s", path,
+                         name->valuestring, pc->t->name);
+    if (!cJSON_IsString(init) || (strcmp(init->valuestring, "zero") != 0 &&
+                                  strcmp(init->valuestring, "none") != 0))
+        return kiln_fail(pc->err, "manifest: %s.init: must be \"zero\" or \"none\"", path);
+    snprintf(p, sizeof p, "%s.bytes", path);
+    if (get_expr(pc, bytes, p, sc->bytes) < 0)
+        return -1;
+    snprintf(sc->name, sizeof sc->name, "%s", name->valuestring);
+    sc->zero = strcmp(init->valuestring, "zero") == 0;
+    pc->m->nscratch++;
+    return 0;
+}
+
+static int parse_root(parse_ctx *pc, const cJSON *root)
+{
+    static const char *const fields[] = {"launches", "scratch"};
+    if (!cJSON_IsObject(root))
+        return kiln_fail(pc->err, "manifest: the block must hold one JSON object");
+    if (check_fields(pc, root, "", fields, 2, "launches, scratch") < 0)
+        return -1;
+    const cJSON *scratch = cJSON_GetObjectItemCaseSensitive(root, "scratch");
+    if (scratch && (!cJSON_IsArray(scratch) ||
+                    cJSON_GetArraySize(scratch) > KILN_WORKER_MAX_SCRATCH))
+        return kiln_fail(pc->err, "manifest: scratch: must be an array of at most %d buffers",
+                         KILN_WORKER_MAX_SCRATCH);
+    const cJSON *it;
+    int i = 0;
+    cJSON_ArrayForEach(it, scratch) {
+        if (parse_scratch_one(pc, it, i++) < 0)
+            return -1;
+    }
+    const cJSON *launches = cJSON_GetObjectItemCaseSensitive(root, "launches");
+    if (!launches)
+        return kiln_fail(pc->err, "manifest: missing field 'launches'");
+    int n = cJSON_IsArray(launches) ? cJSON_GetArraySize(launches) : 0;
+    if (n < 1 || n > KILN_WORKER_MAX_LAUNCHES)
+        return kiln_fail(pc->err, "manifest: launches: must be an array of 1 to %d launches",
+                         KILN_WORKER_MAX_LAUNCHES);
+    i = 0;
+    cJSON_ArrayForEach(it, launches) {
+        if (parse_launch(pc, it, i++) < 0)
+            return -1;
+    }
+    pc->m->nlaunches = n;
+    return 0;
+}
+
+static int parse_json(parse_ctx *pc)
+{
+    const char *text = pc->src + pc->json_at, *end = NULL;
+    size_t n = pc->json_end - pc->json_at;
+    cJSON *root = cJSON_ParseWithLengthOpts(text, n, &end, 0);
+    if (!root) {
+        size_t off = end && end >= text && end <= text + n ? (size_t)(end - text) : 0;
+        size_t show = 0;
+        while (off + show < n && show < 24 && text[off + show] != '\n')
+            show++;
+        return kiln_fail(pc->err, "manifest (line %d): malformed JSON near '%.*s'",
+                         line_of(pc, pc->json_at + off), (int)show, text + off);
+    }
+    size_t rest = end ? (size_t)(end - text) : n;
+    rest = skip_space(text, n, rest);
+    int rc;
+    if (rest < n)
+        rc = kiln_fail(pc->err, "manifest (line %d): unexpected text after the JSON object",
+                       line_of(pc, pc->json_at + rest));
+    else
+        rc = parse_root(pc, root);
+    cJSON_Delete(root);
+    return rc;
+}
+
+int kiln_manifest_parse(const char *src, size_t len, const kiln_task *t, kiln_manifest *m,
+                        kiln_error *err)
+{
+    memset(m, 0, sizeof *m);
+    parse_ctx pc = {src, len, malloc(len + 1), t, m, err, 0, 0, 0, 0};
+    if (!pc.code)
+        return kiln_fail(err, "manifest: out of memory");
+    pc.code[len] = '\0';
+    int rc = scan_source(&pc);
+    if (rc == 0)
+        rc = parse_json(&pc);
+    free(pc.code);
+    if (rc < 0)
+        memset(m, 0, sizeof *m);
+    return rc;
+}
+
+/* ---- resolving at a shape --------------------------------------------- */
+
+void kiln_device_limits_default(kiln_device_limits *lim)
+{
+    lim->max_threads_per_block = 1024;
+    lim->max_block[0] = 1024;
+    lim->max_block[1] = 1024;
+    lim->max_block[2] = 64;
+    lim->max_grid[0] = 2147483647;
+    lim->max_grid[1] = 65535;
+    lim->max_grid[2] = 65535;
+    lim->max_smem_optin = 232448;
+    lim->max_cluster = 8;
+    lim->max_scratch_bytes = (int64_t)4 << 30;
+}
+
+typedef struct resolve_ctx {
+    const kiln_manifest *m;
+    const kiln_task *t;
+    kiln_dtype dt;
+    const kiln_shape *s;
+    const kiln_device_limits *lim;
+    kiln_error *err;
+} resolve_ctx;
+
+static int resolve_lookup(void *p, const char *name, size_t len, kiln_value *out)
+{
+    resolve_ctx *rc = p;
+    int d = task_dim(rc->t, name, len);
+    int k = d < 0 ? find_knob(rc->m, name, len) : -1;
+    if (d < 0 && k < 0)
+        return -1;
+    out->is_float = 0;
+    out->f = 0;
+    if (d >= 0) {
+        out->i = rc->s->d[d];
+        return 0;
+    }
+    long long v;
+    const char *val = rc->m->knobs[k].value;
+    if (parse_int(val, strlen(val), &v) < 0)
+        return -1;
+    out->i = v;
+    return 0;
+}
+
+static int resolve_sizeof(void *p, const char *type, size_t len, int64_t *bytes)
+{
+    resolve_ctx *rc = p;
+    char name[16];
+    if (len >= sizeof name)
+        return -1;
+    memcpy(name, type, len);
+    name[len] = '\0';
+    kiln_dtype dt = strcmp(name, "T") == 0 ? rc->dt : kiln_dtype_parse(name);
+    if (dt == KILN_DT_INVALID)
+        return -1;
+    *bytes = (int64_t)kiln_dtype_size(dt);
+    return 0;
+}
+
+/* Evaluate expr at the shape into an integer >= lo; path names the field. */
+static int eval_at(resolve_ctx *rc, const char *expr, const char *path, int64_t lo, int64_t *out)
+{
+    kiln_expr_env env = {resolve_lookup, resolve_sizeof, rc};
+    kiln_value v;
+    kiln_error xe;
+    if (kiln_expr_eval(expr, &env, &v, &xe) < 0)
+        return kiln_fail(rc->err, "manifest: %s: %s", path, xe.msg);
+    if (v.is_float) {
+        if (!(v.f == floor(v.f) && fabs(v.f) < 9.2e18))
+            return kiln_fail(rc->err, "manifest: %s is not an integer at this shape", path);
+        v.i = (int64_t)v.f;
+    }
+    if (v.i < lo) {
+        if (v.i == 0)
+            return kiln_fail(rc->err, "manifest: %s is 0 at this shape", path);
+        return kiln_fail(rc->err, "manifest: %s is negative at this shape", path);
+    }
+    *out = v.i;
+    return 0;
+}
+
+static int over(resolve_ctx *rc, const char *path, const char *what, int64_t limit)
+{
+    return kiln_fail(rc->err, "manifest: %s exceeds the device's limit of %lld%s at this shape",
+                     path, (long long)limit, what);
+}
+
+/* Evaluate n dims of a grid/block/cluster into out[3] (missing dims 1). */
+static int eval_dims(resolve_ctx *rc, const char *path, const char (*exprs)[KILN_EXPR_MAX],
+                     int n, const int64_t *max, uint32_t out[3])
+{
+    for (int d = 0; d < 3; d++) {
+        int64_t v = 1;
+        char p[64];
+        snprintf(p, sizeof p, "%s[%d]", path, d);
+        if (d < n && eval_at(rc, exprs[d], p, 1, &v) < 0)
+            return -1;
+        int64_t lim = max[d] < UINT32_MAX ? max[d] : UINT32_MAX;
+        if (v > lim)
+            return over(rc, p, "", lim);
+        out[d] = (uint32_t)v;
+    }
+    return 0;
+}
+
+static int resolve_cluster(resolve_ctx *rc, const kiln_launch_spec *ls, const char *path,
+                           kiln_wire_launch *wl)
+{
+    char p[64];
+    snprintf(p, sizeof p, "%s.cluster", path);
+    int64_t max[3] = {rc->lim->max_cluster, rc->lim->max_cluster, rc->lim->max_cluster};
+    if (eval_dims(rc, p, ls->cluster, ls->ncluster, max, wl->cluster) < 0)
+        return -1;
+    int64_t blocks = (int64_t)wl->cluster[0] * wl->cluster[1] * wl->cluster[2];
+    if (blocks > rc->lim->max_cluster)
+        return over(rc, p, " blocks per cluster", rc->lim->max_cluster);
+    for (int d = 0; d < 3; d++)
+        if (wl->grid[d] % wl->cluster[d] != 0)
+            return kiln_fail(rc->err, "manifest: %s.grid[%d] is not a multiple of %s[%d] at "
+                             "this shape", path, d, p, d);
+    return 0;
+}
+
+static int resolve_launch(resolve_ctx *rc, int i, kiln_wire_launch *wl)
+{
+    const kiln_launch_spec *ls = &rc->m->launches[i];
+    const kiln_device_limits *lim = rc->lim;
+    char path[32], p[64];
+    snprintf(path, sizeof path, "launches[%d]", i);
+    memset(wl, 0, sizeof *wl);
+    snprintf(wl->kernel, sizeof wl->kernel, "%s", ls->kernel);
+    snprintf(p, sizeof p, "%s.grid", path);
+    if (eval_dims(rc, p, ls->grid, ls->ngrid, lim->max_grid, wl->grid) < 0)
+        return -1;
+    snprintf(p, sizeof p, "%s.block", path);
+    if (eval_dims(rc, p, ls->block, ls->nblock, lim->max_block, wl->block) < 0)
+        return -1;
+    int64_t threads = (int64_t)wl->block[0] * wl->block[1] * wl->block[2];
+    if (threads > lim->max_threads_per_block)
+        return over(rc, p, " threads per block", lim->max_threads_per_block);
+    if (ls->ncluster > 0 && resolve_cluster(rc, ls, path, wl) < 0)
+        return -1;
+    int64_t smem;
+    snprintf(p, sizeof p, "%s.smem", path);
+    if (eval_at(rc, ls->smem, p, 0, &smem) < 0)
+        return -1;
+    int64_t smax = lim->max_smem_optin < UINT32_MAX ? lim->max_smem_optin : UINT32_MAX;
+    if (smem > smax)
+        return over(rc, p, " bytes of shared memory", smax);
+    wl->smem = (uint32_t)smem;
+    wl->nargs = (uint32_t)ls->nargs;
+    for (int a = 0; a < ls->nargs; a++)
+        wl->arg[a] = ls->arg[a];
+    return 0;
+}
+
+static int resolve_scratch(resolve_ctx *rc, int i, kiln_wire_scratch *ws)
+{
+    char p[48];
+    snprintf(p, sizeof p, "scratch[%d].bytes", i);
+    int64_t bytes;
+    if (eval_at(rc, rc->m->scratch[i].bytes, p, 1, &bytes) < 0)
+        return -1;
+    if (bytes > rc->lim->max_scratch_bytes)
+        return over(rc, p, " bytes", rc->lim->max_scratch_bytes);
+    memset(ws, 0, sizeof *ws);
+    ws->bytes = (uint64_t)bytes;
+    ws->zero = (uint32_t)(rc->m->scratch[i].zero != 0);
+    return 0;
+}
+
+int kiln_manifest_resolve(const kiln_manifest *m, const kiln_task *t, kiln_dtype dt,
+                          const kiln_shape *s, const kiln_device_limits *lim,
+                          kiln_call_req *rq, kiln_error *err)
+{
+    kiln_device_limits dflt;
+    if (!lim) {
+        kiln_device_limits_default(&dflt);
+        lim = &dflt;
+    }
+    resolve_ctx rc = {m, t, dt, s, lim, err};
+    if (m->nlaunches < 1 || m->nlaunches > KILN_WORKER_MAX_LAUNCHES ||
+        m->nscratch < 0 || m->nscratch > KILN_WORKER_MAX_SCRATCH)
+        return kiln_fail(err, "manifest: not parsed (no launches)");
+    for (int i = 0; i < m->nlaunches; i++)
+        if (resolve_launch(&rc, i, &rq->launches[i]) < 0)
+            return -1;
+    for (int i = 0; i < m->nscratch; i++)
+        if (resolve_scratch(&rc, i, &rq->scratch[i]) < 0)
+            return -1;
+    rq->nlaunches = (uint32_t)m->nlaunches;
+    rq->nscratch = (uint32_t)m->nscratch;
+    return 0;
+}

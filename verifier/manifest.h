@@ -1,0 +1,87 @@
+/* manifest.h - a CUDA candidate's launch manifest and tuning knobs.
+ *
+ * A CUDA candidate is device code only; how kiln launches it is declared
+ * in a block comment
+ *
+ *   / *@kiln launch { "launches": [...], "scratch": [...] } @* /
+ *
+ * (without the spaces) and its knobs in lines `#define NAME VALUE //@kiln
+ * tune v1 v2 ...`. This module parses and checks that declaration against
+ * the task (static stage) and resolves it, per shape, into the launches the
+ * worker performs (kiln_wire_launch). Nothing here touches a GPU. */
+#ifndef KILN_MANIFEST_H
+#define KILN_MANIFEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kiln_error.h"
+#include "task.h"
+#include "worker_proto.h"
+
+#define KILN_MAX_KNOBS 16
+
+typedef struct kiln_knob {
+    char name[KILN_NAME_MAX];
+    char value[64];                          /* the #define's current value */
+} kiln_knob;
+
+typedef struct kiln_launch_spec {
+    char kernel[KILN_KERNEL_NAME_MAX];
+    int ngrid, nblock, ncluster;             /* 1..3 each; ncluster 0 = none */
+    char grid[3][KILN_EXPR_MAX];
+    char block[3][KILN_EXPR_MAX];
+    char cluster[3][KILN_EXPR_MAX];
+    char smem[KILN_EXPR_MAX];                /* "0" when absent */
+    int nargs;
+    int arg[KILN_WORKER_MAX_LAUNCH_ARGS];    /* >= 0 task arg index, < 0 scratch -(i+1) */
+} kiln_launch_spec;
+
+typedef struct kiln_scratch_spec {
+    char name[KILN_NAME_MAX];
+    char bytes[KILN_EXPR_MAX];
+    int zero;                                /* "init": "zero" (else "none") */
+} kiln_scratch_spec;
+
+typedef struct kiln_manifest {
+    int nlaunches;
+    kiln_launch_spec launches[KILN_WORKER_MAX_LAUNCHES];
+    int nscratch;
+    kiln_scratch_spec scratch[KILN_WORKER_MAX_SCRATCH];
+    int nknobs;
+    kiln_knob knobs[KILN_MAX_KNOBS];
+} kiln_manifest;
+
+/* What the device allows; kiln_device_limits_default() is an sm_90 part
+ * (block 1024 threads, 232448 bytes of opt-in shared memory, cluster 8). */
+typedef struct kiln_device_limits {
+    int64_t max_threads_per_block;
+    int64_t max_block[3];
+    int64_t max_grid[3];
+    int64_t max_smem_optin;                  /* dynamic shared memory per block */
+    int64_t max_cluster;                     /* blocks per cluster (portable) */
+    int64_t max_scratch_bytes;
+} kiln_device_limits;
+
+void kiln_device_limits_default(kiln_device_limits *lim);
+
+/* Parse src (len bytes, the whole .cu file) for task t. Checks: exactly one
+ * manifest block whose JSON has the fields of DESIGN.md and no others; every
+ * kernel named is defined in src as an extern "C" __global__ function; every
+ * launch arg names a task arg or a declared scratch buffer; every expression
+ * parses and names only the task's dims, the file's knobs and sizeof(T);
+ * knob values are integers. Errors name the field, e.g.
+ * "manifest: launches[0].grid[1]: unknown name 'foo'". */
+int kiln_manifest_parse(const char *src, size_t len, const kiln_task *t, kiln_manifest *m,
+                        kiln_error *err);
+
+/* Resolve every expression at shape s for dtype dt and check it against lim:
+ * no zero or negative dims, threads per block, grid and cluster limits (the
+ * grid divisible by the cluster), shared memory, scratch size. Fills
+ * rq->launches/nlaunches and rq->scratch/nscratch; the task args keep the
+ * indices the verifier uses for rq->args. */
+int kiln_manifest_resolve(const kiln_manifest *m, const kiln_task *t, kiln_dtype dt,
+                          const kiln_shape *s, const kiln_device_limits *lim,
+                          kiln_call_req *rq, kiln_error *err);
+
+#endif
