@@ -16,6 +16,7 @@
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static kiln_cupti_span span;
+static uint64_t since;      /* records that started earlier are not the call's */
 static int dropped;
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
@@ -27,6 +28,8 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
 
 static void note_kernel(uint64_t start, uint64_t end)
 {
+    if (start < since)
+        return;
     if (span.kernels == 0 || start < span.start_ns)
         span.start_ns = start;
     if (span.kernels == 0 || end > span.end_ns)
@@ -74,10 +77,17 @@ int kiln_cupti_start(char *msg, size_t len)
     return 0;
 }
 
+/* Records of kiln's own work before the call (the shared memory poison
+ * kernel) are flushed first, and anything that started before now is
+ * ignored, so the span covers the call's kernels only. */
 void kiln_cupti_reset(void)
 {
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    uint64_t now = 0;
+    cuptiGetTimestamp(&now);
     pthread_mutex_lock(&mu);
     span = (kiln_cupti_span){0};
+    since = now;
     dropped = 0;
     pthread_mutex_unlock(&mu);
 }

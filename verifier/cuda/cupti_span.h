@@ -14,7 +14,8 @@ typedef struct kiln_cupti_span {
 
 /* Enable concurrent-kernel activity records. 0 ok, else -1 with msg set. */
 int kiln_cupti_start(char *msg, size_t len);
-/* Forget what was recorded so far (call before a call's first launch). */
+/* Forget what was recorded so far (call after synchronizing, before the
+ * call's first launch). */
 void kiln_cupti_reset(void);
 /* Flush the records of work already finished (call after a synchronize)
  * and report the span since the last reset. */

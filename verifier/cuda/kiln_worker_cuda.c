@@ -57,6 +57,9 @@ typedef struct worker {
     devbuf buf[KILN_WORKER_MAX_ARGS], scratch[KILN_WORKER_MAX_SCRATCH];
     unsigned char sent_guard[KILN_WORKER_MAX_ARGS][2][GUARD];   /* as uploaded */
     CUdeviceptr flush;
+    CUmodule own;               /* kiln's own kernels (shared memory poison) */
+    CUfunction poison;
+    unsigned poison_grid, poison_smem;
     size_t flush_bytes;
     unsigned flush_value;
     unsigned char *arena;
@@ -337,6 +340,56 @@ static void make_flush(worker *w)
     w->flush_bytes = (2 * (l2 ? l2 : ((size_t)64 << 20)) + 255) & ~(size_t)255;
     if (cuMemAlloc(&w->flush, w->flush_bytes) != CUDA_SUCCESS)
         die("cannot allocate the L2 flush buffer", NULL);
+}
+
+/* Shared memory is not cleared between kernels: a block that reads shared
+ * memory it never wrote sees what an earlier block left, perhaps the
+ * baseline's partial sums. Before every call kiln fills every SM's shared
+ * memory with NaN bytes, so such reads give garbage that the checks see.
+ * (Best effort: the hardware promises nothing about leftovers either way.) */
+static const char poison_src[] =
+    "extern \"C\" __global__ void kiln_poison_smem(unsigned words)\n"
+    "{\n"
+    "    extern __shared__ unsigned smem[];\n"
+    "    volatile unsigned *v = smem;\n"
+    "    for (unsigned i = threadIdx.x; i < words; i += blockDim.x)\n"
+    "        v[i] = 0xffffffffu;\n"
+    "}\n";
+
+static void make_poison(worker *w, const char *header)
+{
+    char arch[16], log_info[256];
+    arch_of(w, arch, sizeof arch);
+    kiln_nvrtc_in in = {.source = poison_src, .name = "kiln_poison.cu", .arch = arch,
+                        .dtype_define = "KILN_DTYPE_F32", .kiln_header = header,
+                        .cuda_include = KILN_CUDA_INCLUDE_DIR};
+    unsigned char *cubin = NULL;
+    size_t n = 0;
+    char *log = NULL;
+    int rc = kiln_nvrtc_build(&in, &cubin, &n, &log);
+    snprintf(log_info, sizeof log_info, "%.200s", log ? log : "");
+    free(log);
+    CUresult r = rc == 0 ? cuModuleLoadData(&w->own, cubin) : CUDA_ERROR_INVALID_SOURCE;
+    free(cubin);
+    if (r == CUDA_SUCCESS)
+        r = cuModuleGetFunction(&w->poison, w->own, "kiln_poison_smem");
+    w->poison_smem = (unsigned)attr(w->dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+    if (r == CUDA_SUCCESS)
+        r = cuFuncSetAttribute(w->poison, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                               (int)w->poison_smem);
+    if (r != CUDA_SUCCESS)
+        die("cannot build kiln's shared memory poison kernel", rc ? log_info : cu_str(r));
+    /* One block per SM takes all its shared memory; twice as many blocks
+     * as SMs makes sure every SM runs one. */
+    w->poison_grid = 2u * (unsigned)attr(w->dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+}
+
+static void poison_smem(worker *w)
+{
+    unsigned words = w->poison_smem / 4;
+    void *args[1] = {&words};
+    cuLaunchKernel(w->poison, w->poison_grid, 1, 1, 1024, 1, 1, w->poison_smem, w->stream, args,
+                   NULL);
 }
 
 /* Default-allow seccomp with the dangerous calls denied (the compile-phase
@@ -625,6 +678,7 @@ static int timed_launches(worker *w, const kiln_call_req *rq, kiln_call_resp *rs
         return KILN_ST_LAUNCH;
     cuMemsetD32Async(w->gate, 0, 1, w->stream);
     cuMemsetD32Async(w->flush, w->flush_value++, w->flush_bytes / 4, w->stream);
+    poison_smem(w);
     cuStreamSynchronize(w->stream);
     kiln_cupti_reset();
     cuStreamWaitValue32(w->stream, w->gate, 1, CU_STREAM_WAIT_VALUE_EQ);
@@ -700,6 +754,7 @@ static int run_worker(opts *o)
         die("CUPTI", msg);
     open_device(&w, o->device);
     make_flush(&w);
+    make_poison(&w, header);
     ready.status = (uint32_t)build_modules(&w, o, srcs, header, ready.info, sizeof ready.info);
     if (ready.status == KILN_ST_OK) {
         char dev[256];
