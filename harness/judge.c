@@ -19,6 +19,11 @@ static int write_temp(const char *dir, const char *name, const char *text, char 
     return kiln_write_text(path, text, err);
 }
 
+static int is_cuda(const kiln_judge *j)
+{
+    return j->backend && strcmp(j->backend, "cuda") == 0;
+}
+
 static cJSON *run_here(kiln_judge *j, const char *source, const char *baseline, kiln_error *err)
 {
     char dir[4096], src[4200], base[4200];
@@ -26,12 +31,18 @@ static cJSON *run_here(kiln_judge *j, const char *source, const char *baseline, 
     if (kiln_make_tempdir(NULL, "kiln-judge", dir, sizeof dir, err) < 0)
         return NULL;
     kiln_verdict *v = calloc(1, sizeof *v);
-    kiln_dtype dt = j->dtype && *j->dtype ? kiln_dtype_parse(j->dtype) : j->task->cpu_dtypes[0];
+    kiln_backend b = is_cuda(j) ? KILN_BACKEND_CUDA : KILN_BACKEND_CPU;
+    const char *ext = b == KILN_BACKEND_CUDA ? "cu" : "c";
+    char cname[32], bname[32];
+    snprintf(cname, sizeof cname, "candidate.%s", ext);
+    snprintf(bname, sizeof bname, "baseline.%s", ext);
+    kiln_dtype dt = j->dtype && *j->dtype ? kiln_dtype_parse(j->dtype) : kiln_backend_default_dtype(j->task, b);
     int group = j->group && *j->group ? kiln_task_group(j->task, j->group) : j->task->default_group;
-    if (v && write_temp(dir, "candidate.c", source, src, sizeof src, err) == 0 &&
-        (!baseline || write_temp(dir, "baseline.c", baseline, base, sizeof base, err) == 0)) {
-        kiln_verify_opts o = {.task = j->task, .candidate = src, .dtype = dt, .group = group,
-                              .baseline = baseline ? base : NULL, .timing_ms = j->timing_ms};
+    if (v && write_temp(dir, cname, source, src, sizeof src, err) == 0 &&
+        (!baseline || write_temp(dir, bname, baseline, base, sizeof base, err) == 0)) {
+        kiln_verify_opts o = {.task = j->task, .backend = b, .candidate = src, .dtype = dt,
+                              .group = group, .baseline = baseline ? base : NULL,
+                              .timing_ms = j->timing_ms};
         if (kiln_verify(&o, v, err) == 0) {
             char *s = kiln_verdict_json(v, j->task, 0);
             out = s ? cJSON_Parse(s) : NULL;
@@ -54,8 +65,8 @@ static cJSON *request(kiln_judge *j, const char *source, const char *baseline, c
     }
     cJSON_AddStringToObject(m, "op", "verify");
     cJSON_AddStringToObject(m, "task", j->task_ref);
-    cJSON_AddStringToObject(m, "language", "c");
-    cJSON_AddStringToObject(m, "backend", "cpu");
+    cJSON_AddStringToObject(m, "language", is_cuda(j) ? "cuda" : "c");
+    cJSON_AddStringToObject(m, "backend", is_cuda(j) ? "cuda" : "cpu");
     if (j->dtype && *j->dtype)
         cJSON_AddStringToObject(m, "dtype", j->dtype);
     if (j->group && *j->group)
@@ -126,8 +137,10 @@ static cJSON *run_daemon(kiln_judge *j, const char *source, const char *baseline
         int later = code && strcmp(code, "shutting-down") == 0;
         kiln_fail(err, "kilnd: %s (%s)", msg ? msg : "error", code ? code : "?");
         cJSON_Delete(final);
-        if (!lost && !later)
+        if (!lost && !later) {
+            j->job_failed = job[0] != '\0';
             return NULL;
+        }
         /* A job that never produced a verdict may be submitted again without
          * verifying anything twice; a spooled one is waited for. */
         if (lost)
@@ -140,6 +153,7 @@ static cJSON *run_daemon(kiln_judge *j, const char *source, const char *baseline
 cJSON *kiln_judge_run(kiln_judge *j, const char *source, const char *baseline, char job[32],
                       kiln_judge_accepted on_accepted, void *ctx, kiln_error *err)
 {
+    j->job_failed = 0;
     if (j->in_process)
         return run_here(j, source, baseline, err);
     return run_daemon(j, source, baseline, job, on_accepted, ctx, err);

@@ -14,10 +14,12 @@ typedef struct kiln_judge {
     char address[4096];         /* kilnd socket */
     const kiln_task *task;
     char task_ref[4096];        /* name or directory, as kilnd resolves it */
+    const char *backend;        /* "cpu" (also when NULL or "") or "cuda" */
     const char *dtype, *group;
     int timing_ms;
     const char *key;            /* idempotency key for the next request (kilnd), or NULL:
                                    asking again with the same key gets the same job */
+    int job_failed;             /* out: kilnd ended the job with an error, not a verdict */
 } kiln_judge;
 
 typedef void (*kiln_judge_accepted)(void *ctx, const char *job);

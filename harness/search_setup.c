@@ -28,15 +28,33 @@ static char *read_text(const char *path, kiln_error *err)
     return buf;
 }
 
-static int setup_task(search *s, const char *task, const char *dtype, kiln_error *err)
+/* The run's backend: "cpu" (also for NULL or "", as in old runs) or "cuda". */
+static int setup_backend(search *s, const char *backend, kiln_error *err)
 {
+    int b = backend && *backend ? kiln_backend_parse(backend) : KILN_BACKEND_CPU;
+    if (b < 0)
+        return kiln_fail(err, "unknown backend '%s' (cpu, cuda)", backend), -2;
+    s->backend = (kiln_backend)b;
+    return 0;
+}
+
+static int setup_task(search *s, const char *task, const char *backend, const char *dtype,
+                      kiln_error *err)
+{
+    if (setup_backend(s, backend, err) < 0)
+        return -2;
     if (kiln_task_find(task, &s->task, err) < 0)
         return -2;
-    s->dt = dtype && *dtype ? kiln_dtype_parse(dtype) : s->task.cpu_dtypes[0];
-    if (!kiln_task_supports(&s->task, s->dt))
-        return kiln_fail(err, "task %s has no CPU variant for dtype '%s'", s->task.name,
-                         dtype ? dtype : "?"), -2;
-    snprintf(s->relpath, sizeof s->relpath, "%s/cpu/kernel.c", s->task.name);
+    int cuda = s->backend == KILN_BACKEND_CUDA;
+    const char *bname = kiln_backend_name(s->backend);
+    if ((cuda ? s->task.ncuda_dtypes : s->task.ncpu_dtypes) == 0)
+        return kiln_fail(err, "task %s has no %s backend", s->task.name, cuda ? "CUDA" : "CPU"), -2;
+    s->dt = dtype && *dtype ? kiln_dtype_parse(dtype) : kiln_backend_default_dtype(&s->task, s->backend);
+    if (!kiln_task_supports_backend(&s->task, bname, s->dt))
+        return kiln_fail(err, "task %s has no %s variant for dtype '%s'", s->task.name,
+                         cuda ? "CUDA" : "CPU", dtype ? dtype : "?"), -2;
+    snprintf(s->relpath, sizeof s->relpath, "%s/%s/%s", s->task.name, bname,
+             cuda ? "kernel.cu" : "kernel.c");
     return 0;
 }
 
@@ -46,6 +64,7 @@ static int setup_judge(search *s, kiln_error *err)
     j->in_process = s->o->no_daemon;
     j->task = &s->task;
     snprintf(j->task_ref, sizeof j->task_ref, "%s", strchr(s->run.task, '/') ? s->task.dir : s->run.task);
+    j->backend = kiln_backend_name(s->backend);
     j->dtype = s->run.dtype;
     j->group = s->run.grp;
     j->timing_ms = s->o->timing_ms > 0 ? s->o->timing_ms : 1000;
@@ -77,7 +96,8 @@ static int setup_proposer(search *s, kiln_error *err)
     if (strcmp(a, "replay") == 0) {
         if (!s->run.from_path[0])
             return kiln_fail(err, "--agent replay needs --from DIR (the candidate files)"), -2;
-        return kiln_replay_list(s->run.from_path, "c", &s->replay, &s->nreplay, err) < 0 ? -2 : 0;
+        return kiln_replay_list(s->run.from_path, s->backend == KILN_BACKEND_CUDA ? "cuda" : "c",
+                                &s->replay, &s->nreplay, err) < 0 ? -2 : 0;
     }
     kiln_llm_dialect d;
     if (strcmp(a, "openai") == 0)
@@ -118,7 +138,8 @@ static void new_run_id(sqlite3 *db, char *id, size_t len)
 static int record_run(search *s, kiln_error *err)
 {
     int from_file = s->run.from_path[0] && strcmp(s->run.agent, "replay") != 0;
-    char *src = read_text(from_file ? s->run.from_path : s->task.baseline_cpu, err);
+    const char *starter = s->backend == KILN_BACKEND_CUDA ? s->task.baseline_cuda : s->task.baseline_cpu;
+    char *src = read_text(from_file ? s->run.from_path : starter, err);
     if (!src)
         return -2;
     if (kiln_db_run_insert(s->db, &s->run, err) < 0) {
@@ -144,7 +165,7 @@ static int create_run(search *s, kiln_error *err)
     memset(r, 0, sizeof *r);
     new_run_id(s->db, r->id, sizeof r->id);
     snprintf(r->task, sizeof r->task, "%s", o->task);
-    snprintf(r->backend, sizeof r->backend, "cpu");
+    snprintf(r->backend, sizeof r->backend, "%s", kiln_backend_name(s->backend));
     snprintf(r->dtype, sizeof r->dtype, "%s", kiln_dtype_name(s->dt));
     snprintf(r->grp, sizeof r->grp, "%s", o->group ? o->group : s->task.groups[s->task.default_group].name);
     if (kiln_task_group(&s->task, r->grp) < 0)
@@ -191,8 +212,13 @@ static int resume_run(search *s, kiln_error *err)
         snprintf(s->run.base_url, sizeof s->run.base_url, "%s", s->o->base_url);
     if (s->o->from && !realpath(s->o->from, s->run.from_path))
         return kiln_fail(err, "--from %s: %s", s->o->from, strerror(errno)), -2;
+    /* The run keeps its backend; asking for another one is a mistake. */
+    const char *rb = s->run.backend[0] ? s->run.backend : "cpu";
+    if (s->o->backend && strcmp(s->o->backend, rb) != 0)
+        return kiln_fail(err, "run %s searches the %s backend; --backend %s cannot change that",
+                         s->run.id, rb, s->o->backend), -2;
     snprintf(s->run.status, sizeof s->run.status, "running");
-    return setup_task(s, s->run.task, s->run.dtype, err);
+    return setup_task(s, s->run.task, rb, s->run.dtype, err);
 }
 
 int kiln_search_setup(search *s, kiln_error *err)
@@ -200,9 +226,9 @@ int kiln_search_setup(search *s, kiln_error *err)
     const kiln_search_opts *o = s->o;
     char db[PATH_MAX + 32];
     int rc;
-    if (strcmp(o->backend ? o->backend : "cpu", "cpu") != 0)
-        return kiln_fail(err, "backend '%s' is not available in this build (cpu only)", o->backend), -2;
-    if (!o->resume && (rc = setup_task(s, o->task, o->dtype, err)) != 0)
+    if (o->resume && o->backend && kiln_backend_parse(o->backend) < 0)
+        return kiln_fail(err, "unknown backend '%s' (cpu, cuda)", o->backend), -2;
+    if (!o->resume && (rc = setup_task(s, o->task, o->backend, o->dtype, err)) != 0)
         return rc;
     if (kiln_ws_open(&s->ws, o->workspace ? o->workspace : "kiln-work", err) < 0)
         return -2;

@@ -13,11 +13,13 @@
 #include "search.h"
 #include "task.h"
 #include "tune.h"
+#include "verify.h"
 #include "workspace.h"
 
 typedef struct search {
     const kiln_search_opts *o;
     kiln_task task;
+    kiln_backend backend;       /* the run's: cpu or cuda */
     kiln_dtype dt;
     kiln_ws ws;
     sqlite3 *db;

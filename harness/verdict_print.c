@@ -48,7 +48,7 @@ static void fmt_dims(const cJSON *shape, char *buf, size_t len)
     }
 }
 
-static void print_shape(FILE *out, const cJSON *s)
+static void print_shape(FILE *out, const cJSON *s, int width)
 {
     char dims[128], err[48] = "-", ct[32], bt[32], sp[16] = "-", rf[16] = "-";
     fmt_dims(s, dims, sizeof dims);
@@ -63,7 +63,8 @@ static void print_shape(FILE *out, const cJSON *s)
         snprintf(sp, sizeof sp, "%.2fx", num(s, "speedup"));
         snprintf(rf, sizeof rf, "%.0f%%", 100 * num(s, "roofline_fraction"));
     }
-    fprintf(out, "%-4s %-24s %16s %11s %11s %8s %8s\n", str(s, "id"), dims, err, ct, bt, sp, rf);
+    fprintf(out, "%-4s %-*s %16s %11s %11s %8s %8s\n", str(s, "id"), width, dims, err, ct, bt, sp,
+            rf);
 }
 
 /* CUDA: the three timers of the candidate per timed shape, so a reader can
@@ -102,10 +103,17 @@ static void print_gpu(FILE *out, const cJSON *v)
 
 void kiln_print_verdict(FILE *out, const cJSON *v)
 {
-    fprintf(out, "%-4s %-24s %16s %11s %11s %8s %8s\n", "id", "dims", "error ULP/budget",
-            "candidate", "baseline", "speedup", "roofline");
+    /* The dims column fits the longest (rope's three dims do not fit 24). */
+    int width = 24;
     const cJSON *s;
-    cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(v, "shapes")) print_shape(out, s);
+    cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(v, "shapes")) {
+        char dims[128];
+        fmt_dims(s, dims, sizeof dims);
+        width = (int)strlen(dims) > width ? (int)strlen(dims) : width;
+    }
+    fprintf(out, "%-4s %-*s %16s %11s %11s %8s %8s\n", "id", width, "dims", "error ULP/budget",
+            "candidate", "baseline", "speedup", "roofline");
+    cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(v, "shapes")) print_shape(out, s, width);
     const cJSON *sum = cJSON_GetObjectItemCaseSensitive(v, "summary");
     if (num(sum, "geomean_speedup") > 0)
         fprintf(out, "\nspeedup: geomean %.2fx, min %.2fx; median roofline fraction %.0f%%\n",

@@ -347,7 +347,8 @@ static int cuda_started(job *j, kiln_error *err)
     if (w->fault == KILN_FAULT_TIMEOUT)
         return conclude(j, "fail", "compile", "timeout", "compiling and loading took too long");
     if (w->fault)
-        return kiln_fail(err, "the CUDA worker could not start: %s", w->fault_msg);
+        return kiln_fail(err, "the CUDA worker could not start (no NVIDIA driver or GPU "
+                         "here?): %s", w->fault_msg);
     if (w->ready_status == KILN_ST_COMPILE && strncmp(w->ready_info, "lib 1", 5) == 0)
         return kiln_fail(err, "the baseline %s does not compile: %s", baseline_path(j), w->ready_info);
     if (w->ready_status == KILN_ST_COMPILE) {

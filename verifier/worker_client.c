@@ -192,8 +192,9 @@ static void classify_exit(kiln_worker *w)
         snprintf(w->fault_msg, sizeof w->fault_msg, "worker setup failed: %s", tail);
     } else {
         w->fault = KILN_FAULT_CRASH;
-        snprintf(w->fault_msg, sizeof w->fault_msg, "worker exited with status %d during the call%s%.300s",
-                 WIFEXITED(st) ? WEXITSTATUS(st) : -1, tail[0] ? ": " : "", tail);
+        snprintf(w->fault_msg, sizeof w->fault_msg, "worker exited with status %d%s%s%.300s",
+                 WIFEXITED(st) ? WEXITSTATUS(st) : -1, w->calls ? " during a call" : " while starting",
+                 tail[0] ? ": " : "", tail);
     }
 }
 
@@ -344,6 +345,7 @@ int kiln_worker_call(kiln_worker *w, const kiln_call_req *rq, int timeout_ms,
 {
     if (w->fault)
         return -1;
+    w->calls++;
     uint64_t c0 = worker_cpu_ns(w);   /* the worker is blocked reading: its clock is still */
     uint64_t t0 = kiln_now_ns();
     ssize_t n = write(w->req_fd, rq, sizeof *rq);

@@ -40,6 +40,7 @@ typedef struct kiln_worker {
     clockid_t cpu_clock;    /* the worker's CPU-time clock, as the kernel keeps it */
     int has_cpu_clock;
     int reaped, wstatus;
+    int calls;              /* calls made so far */
     kiln_fault fault;
     char fault_msg[512];
     /* CUDA workers: what READY said. */
