@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # cuda_test.sh - the CUDA backend end to end on a GPU (ctest label gpu; run
 # by scripts/gpu-check.sh): the bf16 starter passes in process and through a
-# real kilnd on its cuda:0 lane, and a worker that lies about the events
-# (fault injection, EXPLOITS.md classes 16 and 17) is caught by the CUPTI and
-# wall-clock timers. Exits 77 (skipped) where there is no GPU.
+# real kilnd on its cuda:0 lane; a worker that lies about the events (fault
+# injection, EXPLOITS.md classes 16 and 17) is caught by the CUPTI and
+# wall-clock timers; a speedup over 100x is suspect (class 18). Exits 77
+# (skipped) where there is no GPU.
 #   cuda_test.sh KILN SOURCE_DIR
 set -u
 KILN=$1
@@ -37,6 +38,9 @@ check() {   # check NAME WANT_STATUS WANT_CODE ARGS...
 check "the bf16 starter passes in process" pass ok --no-daemon --timing-ms 500
 check "events under-reported (x0.3) are suspect" suspect timer-disagreement --test-report-scale 0.3 --timing-ms 500
 check "events over-reported (x3) are suspect" suspect timer-disagreement --test-report-scale 3 --timing-ms 500
+check "events reported x0.001 are suspect" suspect timer-disagreement --test-report-scale 0.001 --timing-ms 500
+check "more than 100x over a 2 ms baseline is suspect" suspect speedup-ceiling --no-daemon \
+    --baseline tests/integration/slow_baseline.cu --group decode --timing-ms 500
 check "through kilnd on its cuda:0 lane" pass ok --socket "$tmp/k.sock" --timing-ms 500
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
