@@ -3,9 +3,10 @@
  * One pass over the lines finds every fenced block (``` or ~~~, CommonMark
  * style: the closing fence uses the same character and is at least as long)
  * and the first hypothesis line outside the blocks.  The block to use is the
- * one that defines the entry function: models like to add a usage example or
- * a snippet of the old code, and the entry's definition is what tells the
- * complete file apart from those. */
+ * one that defines the entry function (for CUDA: that holds the launch
+ * manifest): models like to add a usage example or a snippet of the old
+ * code, and the entry's definition is what tells the complete file apart
+ * from those. */
 #include "parse.h"
 
 #include <ctype.h>
@@ -341,6 +342,16 @@ static int defines(const char *code, const char *entry)
     return found;
 }
 
+/* Is this block the complete file? For C it defines the entry function; for
+ * CUDA it holds the launch manifest (kernels may be renamed: the manifest
+ * names them, and the verifier checks each is defined). */
+static int is_file(const char *code, const char *lang, const char *entry)
+{
+    if (strcmp(lang, "cuda") == 0)
+        return strstr(code, "/*@kiln launch") != NULL;
+    return defines(code, entry);
+}
+
 static int blank(const char *s, const block *b)
 {
     for (size_t i = b->start; i < b->end; i++)
@@ -384,7 +395,8 @@ typedef struct counts {
 
 /* Which blocks are candidates: those tagged as C/C++/CUDA or untagged; a
  * ```json or ```bash block is an aside unless it is all there is. */
-static int count_blocks(const char *s, const scan *sc, const char *entry, counts *k)
+static int count_blocks(const char *s, const scan *sc, const char *lang, const char *entry,
+                        counts *k)
 {
     int any_code = 0;
     for (int i = 0; i < sc->n; i++)
@@ -401,7 +413,7 @@ static int count_blocks(const char *s, const scan *sc, const char *entry, counts
             continue;
         k->nonempty += b->closed;
         char *t = block_text(s, b);
-        int d = t ? defines(t, entry) : -1;
+        int d = t ? is_file(t, lang, entry) : -1;
         free(t);
         if (d < 0)
             return -1;
@@ -414,10 +426,12 @@ static int count_blocks(const char *s, const scan *sc, const char *entry, counts
     return 0;
 }
 
-static int choose(const char *s, const scan *sc, const char *entry, kiln_proposal *out)
+static int choose(const char *s, const scan *sc, const char *lang, const char *entry,
+                  kiln_proposal *out)
 {
     counts k;
-    if (count_blocks(s, sc, entry, &k) < 0)
+    int cuda = strcmp(lang, "cuda") == 0;
+    if (count_blocks(s, sc, lang, entry, &k) < 0)
         return reject(out, "out of memory while reading the answer");
     if (k.code == 0)
         return reject(out, "the answer has no fenced code block");
@@ -429,10 +443,13 @@ static int choose(const char *s, const scan *sc, const char *entry, kiln_proposa
     if (k.def_closed == 0 && k.nonempty == 0)
         return reject(out, "the code block is empty");
     if (k.def_closed == 0 && k.nonempty == 1)
-        return reject(out, "the code block does not define %.64s", entry);
+        return cuda ? reject(out, "the code block has no launch manifest (/*@kiln launch ... @*/)")
+                    : reject(out, "the code block does not define %.64s", entry);
     if (k.def_closed == 0)
-        return reject(out, "the answer has %d code blocks and none of them defines %.64s",
-                      k.nonempty, entry);
+        return cuda ? reject(out, "the answer has %d code blocks and none of them holds a launch "
+                                  "manifest (/*@kiln launch ... @*/)", k.nonempty)
+                    : reject(out, "the answer has %d code blocks and none of them defines %.64s",
+                             k.nonempty, entry);
     out->source = block_text(s, &sc->blocks[k.chosen]);
     if (!out->source)
         return reject(out, "out of memory while reading the answer");
@@ -458,7 +475,7 @@ int kiln_parse_answer(const char *text, const char *lang, const char *entry, kil
     } else if (sc.n == 0) {
         rc = reject(out, "the answer has no fenced code block");
     } else {
-        rc = choose(s, &sc, entry, out);
+        rc = choose(s, &sc, lang, entry, out);
     }
     if (rc == 0) {
         memcpy(out->hypothesis, sc.hyp, sizeof sc.hyp);

@@ -18,9 +18,12 @@ typedef struct kiln_proposal {
 } kiln_proposal;
 
 /* Parse an answer.  lang: "c" or "cuda"; entry: the function the file must
- * define (the task's name for C).  Returns 0 with out->ok = 1, or -1 with
- * out->ok = 0 and out->error filled (a rejected answer, bad arguments or out
- * of memory).  out is always initialised, so kiln_proposal_free is safe. */
+ * define (the task's name for C).  For CUDA the complete file is the block
+ * that holds the "@kiln launch" manifest comment, whatever its kernels are
+ * called (entry must still be given).  Returns 0 with out->ok = 1, or -1
+ * with out->ok = 0 and out->error filled (a rejected answer, bad arguments
+ * or out of memory).  out is always initialised, so kiln_proposal_free is
+ * safe. */
 int kiln_parse_answer(const char *text, const char *lang, const char *entry, kiln_proposal *out);
 
 void kiln_proposal_free(kiln_proposal *p);

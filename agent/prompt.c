@@ -129,9 +129,14 @@ static const char sys_c[] =
 
 static const char sys_cuda[] =
     "The candidate (CUDA):\n"
-    "- One .cu file of device code only, compiled by NVRTC for this GPU's exact architecture; "
-    "only CUDA's own device headers (such as <cuda_bf16.h>) can be included. No host code.\n"
-    "- Kernels are declared extern \"C\" __global__. The main kernel is `%s`.\n"
+    "- One .cu file of device code only (no host code), compiled by NVRTC for this GPU's exact "
+    "architecture, once per dtype.\n"
+    "- #include \"kiln_cuda.h\": kiln_t is the task's element type T for this run (float, "
+    "__half or __nv_bfloat16), with float kiln_to_float(kiln_t) and kiln_t "
+    "kiln_from_float(float); write T buffers as kiln_t so one source serves every dtype. "
+    "Besides it only CUDA's own device headers (such as <cuda_bf16.h>) can be included.\n"
+    "- Kernels are declared extern \"C\" __global__; the parent launches `%s`. Kernels may be "
+    "renamed, split or added: the manifest names what is launched.\n"
     "- The file ends with a launch manifest in a comment:\n"
     "  /*@kiln launch\n"
     "  {\"launches\": [{\"kernel\": \"NAME\", \"grid\": [\"rows\"], \"block\": [\"BLOCK\"], "

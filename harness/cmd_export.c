@@ -8,7 +8,10 @@
  * verdict: the baseline runs in the same job, interleaved, so the ratio
  * stays comparable across runs made on different days, where raw times do
  * not. Dims that match no visible shape go to the kernel with the best
- * geomean speedup over the shapes where it was measured. */
+ * geomean speedup over the shapes where it was measured.
+ *
+ * The CPU backend's files are written here; --backend cuda's (the chosen
+ * .cu files and a .cuh with the dispatch) in export_cuda.c. */
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -19,6 +22,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "export.h"
 #include "paths.h"
 #include "review.h"
 
@@ -29,56 +33,17 @@ static const char usage[] =
     "function renamed T_kN), DIR/T_dispatch.h and DIR/T_dispatch.c with one function\n"
     "T_dispatch (the task's signature) that picks a kernel by exact visible-shape\n"
     "dims, else the best geomean, and DIR/decisions.json with every choice and why.\n"
+    "With --backend cuda: DIR/kiln_T_D_kN.cu (each chosen .cu, its kernels renamed\n"
+    "kiln_T_D_kN_NAME), DIR/kiln_T_D.cuh with kiln_T_D(args, scratch, stream) that picks\n"
+    "one the same way and launches it as its manifest says (include it in one .cu file\n"
+    "built with nvcc), and DIR/kiln_cuda.h.\n"
     "\n"
     "  --task T           the task (required)\n"
     "  -o DIR             output directory (created; must be empty unless --force)\n"
-    "  --backend cpu      backend (cpu in this build)\n"
-    "  --dtype T          dtype (default: the task's first)\n"
+    "  --backend B        cpu (default) or cuda\n"
+    "  --dtype T          dtype (default: the task's first for the backend)\n"
     "  --workspace DIR    the workspace (default ./kiln-work)\n"
     "  --force            replace files of an earlier export in DIR\n";
-
-typedef struct export_opts {
-    const char *task, *out, *backend, *dtype, *workspace;
-    int force;
-} export_opts;
-
-/* One kept candidate's verdict against the task's baseline. */
-typedef struct measurement {
-    char run[32], commit[41], job[32];
-    int n, kernel;              /* kernel: index into ex.k */
-    double date;
-    char *hypothesis;
-    cJSON *verdict;
-} measurement;
-
-/* A distinct source (kept candidates of several runs can be the same). */
-typedef struct kernel {
-    char sha[80], name[KILN_NAME_MAX + 16];
-    char *source;
-    int first;                  /* the measurement that brought it */
-    double geomean;
-    int nshapes;
-} kernel;
-
-/* A visible shape (dims shared by several groups are one entry). */
-typedef struct choice {
-    kiln_shape shape;
-    char groups[160], ids[64];
-    int winner;                 /* measurement index; -1: never measured */
-} choice;
-
-typedef struct ex {
-    const export_opts *o;
-    kiln_task *task;
-    kiln_dtype dt;
-    measurement *m;
-    int nm;
-    kernel *k;
-    int nk;
-    choice c[KILN_MAX_GROUPS * KILN_MAX_SHAPES];
-    int nc;
-    int fallback;               /* kernel index */
-} ex;
 
 /* ---- command line ---------------------------------------------------------------- */
 
@@ -112,7 +77,7 @@ static int parse(int argc, char **argv, export_opts *o)
 
 static int add_kernel(ex *x, int mi, const char *source, kiln_error *err)
 {
-    measurement *m = &x->m[mi];
+    ex_meas *m = &x->m[mi];
     char sha[80];
     snprintf(sha, sizeof sha, "%s", kiln_rv_str(m->verdict, "source_sha256"));
     if (!sha[0])   /* an old verdict without the hash: identify it by its candidate */
@@ -120,7 +85,7 @@ static int add_kernel(ex *x, int mi, const char *source, kiln_error *err)
     for (int i = 0; i < x->nk; i++)
         if (strcmp(x->k[i].sha, sha) == 0)
             return m->kernel = i, 0;
-    kernel *p = realloc(x->k, (size_t)(x->nk + 1) * sizeof *p);
+    ex_kernel *p = realloc(x->k, (size_t)(x->nk + 1) * sizeof *p);
     if (!p)
         return kiln_fail(err, "out of memory");
     x->k = p;
@@ -147,13 +112,13 @@ static int add_row(ex *x, sqlite3_stmt *st, kiln_error *err)
         cJSON_Delete(v);
         return 0;
     }
-    measurement *p = realloc(x->m, (size_t)(x->nm + 1) * sizeof *p);
+    ex_meas *p = realloc(x->m, (size_t)(x->nm + 1) * sizeof *p);
     if (!p) {
         cJSON_Delete(v);
         return kiln_fail(err, "out of memory");
     }
     x->m = p;
-    measurement *m = &p[x->nm++];
+    ex_meas *m = &p[x->nm++];
     memset(m, 0, sizeof *m);
     snprintf(m->run, sizeof m->run, "%s", col(st, 0));
     m->n = sqlite3_column_int(st, 1);
@@ -171,17 +136,19 @@ static int load(ex *x, sqlite3 *db, kiln_error *err)
     if (sqlite3_prepare_v2(db, "SELECT c.run, c.n, c.commit_id, c.record_job, c.record_verdict,"
                            " c.source, c.updated_at, c.hypothesis FROM candidates c JOIN runs r"
                            " ON r.id = c.run WHERE c.decision='keep' AND c.record_verdict IS NOT NULL"
-                           " AND c.source IS NOT NULL AND r.backend='cpu' AND r.dtype=?1"
+                           " AND c.source IS NOT NULL AND r.backend=?2 AND r.dtype=?1"
                            " ORDER BY c.updated_at", -1, &st, NULL) != SQLITE_OK)
         return kiln_fail(err, "database: %s", sqlite3_errmsg(db));
     sqlite3_bind_text(st, 1, kiln_dtype_name(x->dt), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, x->cuda ? "cuda" : "cpu", -1, SQLITE_STATIC);
     int rc = 0;
     while (rc == 0 && sqlite3_step(st) == SQLITE_ROW)
         rc = add_row(x, st, err);
     sqlite3_finalize(st);
     if (rc == 0 && x->nm == 0)
-        return kiln_fail(err, "no kept kernel of task %s (%s) has a passing verdict against the "
-                         "task's baseline in this workspace", x->task->name, kiln_dtype_name(x->dt)), 1;
+        return kiln_fail(err, "no kept kernel of task %s (%s, %s) has a passing verdict against "
+                         "the task's baseline in this workspace", x->task->name,
+                         x->cuda ? "cuda" : "cpu", kiln_dtype_name(x->dt)), 1;
     return rc;
 }
 
@@ -195,7 +162,7 @@ static void list_shapes(ex *x)
             int k = 0;
             while (k < x->nc && memcmp(&x->c[k].shape, &gr->visible[s], sizeof gr->visible[s]) != 0)
                 k++;
-            choice *c = &x->c[k];
+            ex_choice *c = &x->c[k];
             if (k == x->nc) {
                 memset(c, 0, sizeof *c);
                 c->shape = gr->visible[s];
@@ -228,7 +195,7 @@ static const cJSON *measured_at(const ex *x, const cJSON *v, const kiln_shape *s
     return NULL;
 }
 
-static double speedup_at(const ex *x, int mi, const kiln_shape *sh)
+double kiln_ex_speedup_at(const ex *x, int mi, const kiln_shape *sh)
 {
     return kiln_rv_num(measured_at(x, x->m[mi].verdict, sh), "speedup");
 }
@@ -237,8 +204,8 @@ static void choose_winners(ex *x)
 {
     for (int c = 0; c < x->nc; c++)
         for (int i = 0; i < x->nm; i++) {
-            double sp = speedup_at(x, i, &x->c[c].shape);
-            if (sp > 0 && (x->c[c].winner < 0 || sp > speedup_at(x, x->c[c].winner, &x->c[c].shape)))
+            double sp = kiln_ex_speedup_at(x, i, &x->c[c].shape);
+            if (sp > 0 && (x->c[c].winner < 0 || sp > kiln_ex_speedup_at(x, x->c[c].winner, &x->c[c].shape)))
                 x->c[c].winner = i;
         }
 }
@@ -255,7 +222,7 @@ static void choose_fallback(ex *x)
             double best = 0;
             for (int i = 0; i < x->nm; i++)
                 if (x->m[i].kernel == k)
-                    best = fmax(best, speedup_at(x, i, &x->c[c].shape));
+                    best = fmax(best, kiln_ex_speedup_at(x, i, &x->c[c].shape));
             if (best > 0)
                 logs += log(best), n++;
         }
@@ -266,20 +233,26 @@ static void choose_fallback(ex *x)
     }
 }
 
-/* Names for the kernels that are used, in order of first use. */
+/* Names for the kernels that are used, in order of first use: T_kN for
+ * the CPU, kiln_T_D_kN for CUDA. */
 static void name_kernels(ex *x)
 {
+    char base[KILN_NAME_MAX + 16];
     int next = 1;
+    if (x->cuda)
+        kiln_ex_cuda_base(x, base, sizeof base);
+    else
+        snprintf(base, sizeof base, "%s", x->task->name);
     for (int c = 0; c <= x->nc; c++) {
         int k = c < x->nc ? (x->c[c].winner < 0 ? -1 : x->m[x->c[c].winner].kernel) : x->fallback;
         if (k >= 0 && !x->k[k].name[0])
-            snprintf(x->k[k].name, sizeof x->k[k].name, "%s_k%d", x->task->name, next++);
+            snprintf(x->k[k].name, sizeof x->k[k].name, "%s_k%d", base, next++);
     }
 }
 
 /* ---- writing -------------------------------------------------------------------------- */
 
-static FILE *open_out(const ex *x, const char *name, char *path, size_t len, kiln_error *err)
+FILE *kiln_ex_open(const ex *x, const char *name, char *path, size_t len, kiln_error *err)
 {
     snprintf(path, len, "%s/%s", x->o->out, name);
     FILE *f = fopen(path, "w");
@@ -288,7 +261,7 @@ static FILE *open_out(const ex *x, const char *name, char *path, size_t len, kil
     return f;
 }
 
-static int close_out(FILE *f, const char *path, kiln_error *err)
+int kiln_ex_close(FILE *f, const char *path, kiln_error *err)
 {
     int bad = ferror(f);
     if (fclose(f) != 0 || bad)
@@ -296,14 +269,14 @@ static int close_out(FILE *f, const char *path, kiln_error *err)
     return 0;
 }
 
-static int write_kernel(const ex *x, const kernel *k, kiln_error *err)
+static int write_kernel(const ex *x, const ex_kernel *k, kiln_error *err)
 {
-    char name[KILN_NAME_MAX + 32], path[PATH_MAX + 64];
+    char name[KILN_NAME_MAX + 48], path[PATH_MAX + 64];
     snprintf(name, sizeof name, "%s.c", k->name);
-    FILE *f = open_out(x, name, path, sizeof path, err);
+    FILE *f = kiln_ex_open(x, name, path, sizeof path, err);
     if (!f)
         return -1;
-    const measurement *m = &x->m[k->first];
+    const ex_meas *m = &x->m[k->first];
     /* Renaming by macro leaves the kernel's text as it was verified; its
      * helpers should be static, as two kernels' global helpers would clash. */
     fprintf(f, "/* %s.c - exported by kiln export: run %s, candidate %d, commit %s.\n"
@@ -312,7 +285,7 @@ static int write_kernel(const ex *x, const kernel *k, kiln_error *err)
                "#define %s %s\n\n%s",
             k->name, m->run, m->n, m->commit, x->task->name, k->name, x->task->name,
             x->task->name, k->name, k->source);
-    return close_out(f, path, err);
+    return kiln_ex_close(f, path, err);
 }
 
 /* The task's prototype with another function name. */
@@ -340,7 +313,7 @@ static int write_header(const ex *x, kiln_error *err)
 {
     char name[KILN_NAME_MAX + 32], path[PATH_MAX + 64], proto[1200];
     snprintf(name, sizeof name, "%s_dispatch.h", x->task->name);
-    FILE *f = open_out(x, name, path, sizeof path, err);
+    FILE *f = kiln_ex_open(x, name, path, sizeof path, err);
     if (!f)
         return -1;
     fprintf(f, "/* %s - generated by kiln export (task %s, cpu, %s): the exported\n"
@@ -359,7 +332,7 @@ static int write_header(const ex *x, kiln_error *err)
     prototype(x, fname, proto, sizeof proto);
     fprintf(f, "\n/* Exact dims of a visible shape: the kernel fastest there; other dims:\n"
                " * %s, the best geomean. */\n%s;\n\n#endif\n", x->k[x->fallback].name, proto);
-    return close_out(f, path, err);
+    return kiln_ex_close(f, path, err);
 }
 
 /* "x, w, y, rows, cols, eps" */
@@ -372,7 +345,7 @@ static void call_args(const ex *x, char *buf, size_t len)
 }
 
 /* "rows == 1 && cols == 1024" over the dims passed as arguments. */
-static int condition(const ex *x, const kiln_shape *sh, char *buf, size_t len)
+int kiln_ex_condition(const ex *x, const kiln_shape *sh, char *buf, size_t len)
 {
     size_t u = 0;
     int terms = 0;
@@ -393,15 +366,15 @@ static void write_branches(const ex *x, FILE *f, const char *args)
     for (int c = 0; c < x->nc; c++) {
         char cond[512], dims[256];
         kiln_shape_format(x->task, &x->c[c].shape, dims, sizeof dims);
-        const choice *ch = &x->c[c];
-        if (ch->winner < 0 || !condition(x, &ch->shape, cond, sizeof cond)) {
+        const ex_choice *ch = &x->c[c];
+        if (ch->winner < 0 || !kiln_ex_condition(x, &ch->shape, cond, sizeof cond)) {
             fprintf(f, "    /* %s (%s %s): not measured, the fallback */\n", dims, ch->groups, ch->ids);
             continue;
         }
-        const kernel *k = &x->k[x->m[ch->winner].kernel];
+        const ex_kernel *k = &x->k[x->m[ch->winner].kernel];
         fprintf(f, "    if (%s) { /* %s %s: %.2fx against the baseline */\n        %s(%s);\n"
                    "        return;\n    }\n",
-                cond, ch->groups, ch->ids, speedup_at(x, ch->winner, &ch->shape), k->name, args);
+                cond, ch->groups, ch->ids, kiln_ex_speedup_at(x, ch->winner, &ch->shape), k->name, args);
     }
 }
 
@@ -409,7 +382,7 @@ static int write_dispatch(const ex *x, kiln_error *err)
 {
     char name[KILN_NAME_MAX + 32], path[PATH_MAX + 64], proto[1200], fname[KILN_NAME_MAX + 16], args[512];
     snprintf(name, sizeof name, "%s_dispatch.c", x->task->name);
-    FILE *f = open_out(x, name, path, sizeof path, err);
+    FILE *f = kiln_ex_open(x, name, path, sizeof path, err);
     if (!f)
         return -1;
     snprintf(fname, sizeof fname, "%s_dispatch", x->task->name);
@@ -422,7 +395,7 @@ static int write_dispatch(const ex *x, kiln_error *err)
     write_branches(x, f, args);
     fprintf(f, "    %s(%s); /* the best geomean: %.2fx */\n}\n", x->k[x->fallback].name, args,
             x->k[x->fallback].geomean);
-    return close_out(f, path, err);
+    return kiln_ex_close(f, path, err);
 }
 
 /* ---- decisions.json --------------------------------------------------------------------- */
@@ -438,7 +411,7 @@ static cJSON *dims_json(const ex *x, const kiln_shape *sh)
 /* A measurement at a shape: times, noise, verdict ids, machine, date. */
 static cJSON *measurement_json(const ex *x, int mi, const kiln_shape *sh)
 {
-    const measurement *m = &x->m[mi];
+    const ex_meas *m = &x->m[mi];
     const cJSON *s = measured_at(x, m->verdict, sh);
     char date[32];
     kiln_rv_fmt_date(m->date, date, sizeof date);
@@ -465,10 +438,13 @@ static cJSON *measurement_json(const ex *x, int mi, const kiln_shape *sh)
     cJSON_AddStringToObject(e, "cpu", kiln_rv_str(m->verdict, "environment.cpu"));
     cJSON_AddStringToObject(e, "host", kiln_rv_str(m->verdict, "environment.host"));
     cJSON_AddStringToObject(e, "kernel", kiln_rv_str(m->verdict, "environment.kernel"));
+    const cJSON *gpu = kiln_rv_get(m->verdict, "environment.gpu");
+    if (cJSON_IsObject(gpu))   /* name, cc, driver, clocks, ... as the worker saw them */
+        cJSON_AddItemToObject(e, "gpu", cJSON_Duplicate(gpu, 1));
     return o;
 }
 
-static cJSON *choice_json(const ex *x, const choice *c)
+static cJSON *choice_json(const ex *x, const ex_choice *c)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "groups", c->groups);
@@ -477,7 +453,7 @@ static cJSON *choice_json(const ex *x, const choice *c)
     cJSON *alts = cJSON_CreateArray();
     int n = 0;
     for (int i = 0; i < x->nm; i++)
-        if (i != c->winner && speedup_at(x, i, &c->shape) > 0)
+        if (i != c->winner && kiln_ex_speedup_at(x, i, &c->shape) > 0)
             cJSON_AddItemToArray(alts, measurement_json(x, i, &c->shape)), n++;
     char why[256];
     if (c->winner < 0) {
@@ -500,9 +476,9 @@ static cJSON *kernels_json(const ex *x)
     for (int k = 0; k < x->nk; k++) {
         if (!x->k[k].name[0])
             continue;
-        const measurement *m = &x->m[x->k[k].first];
-        char file[KILN_NAME_MAX + 32];
-        snprintf(file, sizeof file, "%s.c", x->k[k].name);
+        const ex_meas *m = &x->m[x->k[k].first];
+        char file[KILN_NAME_MAX + 48];
+        snprintf(file, sizeof file, "%s.%s", x->k[k].name, x->cuda ? "cu" : "c");
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "name", x->k[k].name);
         cJSON_AddStringToObject(o, "file", file);
@@ -513,6 +489,8 @@ static cJSON *kernels_json(const ex *x)
         cJSON_AddStringToObject(o, "hypothesis", m->hypothesis ? m->hypothesis : "");
         cJSON_AddNumberToObject(o, "geomean_speedup", x->k[k].geomean);
         cJSON_AddNumberToObject(o, "shapes_measured", x->k[k].nshapes);
+        if (x->cuda)
+            kiln_ex_cuda_kernel_json(x, &x->k[k], o);
         cJSON_AddItemToArray(a, o);
     }
     return a;
@@ -522,10 +500,13 @@ static int write_decisions(const ex *x, kiln_error *err)
 {
     char path[PATH_MAX + 64], date[32], sig[1024], why[256];
     kiln_rv_fmt_date(kiln_rv_now(), date, sizeof date);
-    kiln_task_cpu_signature(x->task, x->dt, sig, sizeof sig);
+    if (x->cuda)
+        kiln_ex_cuda_signature(x, sig, sizeof sig);
+    else
+        kiln_task_cpu_signature(x->task, x->dt, sig, sizeof sig);
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "task", x->task->name);
-    cJSON_AddStringToObject(o, "backend", "cpu");
+    cJSON_AddStringToObject(o, "backend", x->cuda ? "cuda" : "cpu");
     cJSON_AddStringToObject(o, "dtype", kiln_dtype_name(x->dt));
     cJSON_AddStringToObject(o, "date", date);
     cJSON_AddStringToObject(o, "signature", sig);
@@ -543,11 +524,11 @@ static int write_decisions(const ex *x, kiln_error *err)
     cJSON_AddStringToObject(fb, "reason", why);
     char *text = cJSON_Print(o);
     cJSON_Delete(o);
-    FILE *f = text ? open_out(x, "decisions.json", path, sizeof path, err) : NULL;
+    FILE *f = text ? kiln_ex_open(x, "decisions.json", path, sizeof path, err) : NULL;
     if (f)
         fprintf(f, "%s\n", text);
     free(text);
-    return f ? close_out(f, path, err) : -1;
+    return f ? kiln_ex_close(f, path, err) : -1;
 }
 
 static int copy_kiln_cpu_h(const ex *x, kiln_error *err)
@@ -557,13 +538,13 @@ static int copy_kiln_cpu_h(const ex *x, kiln_error *err)
     FILE *in = fopen(src, "rb");
     if (!in)
         return kiln_fail(err, "%s: %s", src, strerror(errno));
-    FILE *f = open_out(x, "kiln_cpu.h", path, sizeof path, err);
+    FILE *f = kiln_ex_open(x, "kiln_cpu.h", path, sizeof path, err);
     char buf[8192];
     size_t n;
     while (f && (n = fread(buf, 1, sizeof buf, in)) > 0)
         fwrite(buf, 1, n, f);
     fclose(in);
-    return f ? close_out(f, path, err) : -1;
+    return f ? kiln_ex_close(f, path, err) : -1;
 }
 
 /* An earlier export's files are replaced only with --force; anything else
@@ -577,13 +558,18 @@ static int prepare_dir(const ex *x, kiln_error *err)
         return kiln_fail(err, "%s: %s", x->o->out, strerror(errno));
     struct dirent *e;
     int busy = 0;
-    size_t lt = strlen(x->task->name);
+    char base[KILN_NAME_MAX + 16];
+    if (x->cuda)
+        kiln_ex_cuda_base(x, base, sizeof base);
+    else
+        snprintf(base, sizeof base, "%s_", x->task->name);   /* T_kN.c, T_dispatch.[ch] */
+    size_t lb = strlen(base);
     while ((e = readdir(d))) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
         busy = 1;
-        int ours = (strncmp(e->d_name, x->task->name, lt) == 0 && e->d_name[lt] == '_') ||
-                   strcmp(e->d_name, "decisions.json") == 0 || strcmp(e->d_name, "kiln_cpu.h") == 0;
+        int ours = strncmp(e->d_name, base, lb) == 0 || strcmp(e->d_name, "decisions.json") == 0 ||
+                   strcmp(e->d_name, "kiln_cpu.h") == 0 || strcmp(e->d_name, "kiln_cuda.h") == 0;
         if (x->o->force && ours) {
             char p[PATH_MAX + 300];
             snprintf(p, sizeof p, "%s/%s", x->o->out, e->d_name);
@@ -594,8 +580,35 @@ static int prepare_dir(const ex *x, kiln_error *err)
     return busy && !x->o->force ? kiln_fail(err, "%s is not empty (--force replaces an earlier export)", x->o->out) : 0;
 }
 
+static int write_file(const ex *x, const ex_file *f, kiln_error *err)
+{
+    char path[PATH_MAX + 64];
+    FILE *out = kiln_ex_open(x, f->name, path, sizeof path, err);
+    if (!out)
+        return -1;
+    fwrite(f->text, 1, f->len, out);
+    return kiln_ex_close(out, path, err);
+}
+
+/* Everything is rendered before DIR is touched: a manifest that cannot be
+ * translated leaves an earlier export as it was. */
+static int write_all_cuda(const ex *x, kiln_error *err)
+{
+    ex_file *files = NULL;
+    int n = 0;
+    if (kiln_ex_cuda_render(x, &files, &n, err) < 0)
+        return -2;   /* a kernel this export cannot write: bad input */
+    int rc = prepare_dir(x, err) < 0 ? -2 : 0;
+    for (int i = 0; i < n && rc == 0; i++)
+        rc = write_file(x, &files[i], err);
+    kiln_ex_files_free(files, n);
+    return rc == 0 ? write_decisions(x, err) : rc;
+}
+
 static int write_all(const ex *x, kiln_error *err)
 {
+    if (x->cuda)
+        return write_all_cuda(x, err);
     if (prepare_dir(x, err) < 0)
         return -2;
     for (int k = 0; k < x->nk; k++)
@@ -616,28 +629,41 @@ static void print_summary(const ex *x)
             printf("  %-22s -> %s (not measured: the fallback)\n", dims, x->k[x->fallback].name);
         else
             printf("  %-22s -> %s, %.2fx against the baseline\n", dims, x->k[x->m[w].kernel].name,
-                   speedup_at(x, w, &x->c[c].shape));
+                   kiln_ex_speedup_at(x, w, &x->c[c].shape));
     }
     printf("  other dims             -> %s, geomean %.2fx\n", x->k[x->fallback].name,
            x->k[x->fallback].geomean);
-    printf("wrote %s: %s_dispatch.h, %s_dispatch.c, the kernels, decisions.json\n", x->o->out,
-           x->task->name, x->task->name);
+    char base[KILN_NAME_MAX + 16];
+    if (x->cuda) {
+        kiln_ex_cuda_base(x, base, sizeof base);
+        printf("wrote %s: %s.cuh, the kernels (%s_kN.cu), kiln_cuda.h, decisions.json\n",
+               x->o->out, base, base);
+    } else {
+        printf("wrote %s: %s_dispatch.h, %s_dispatch.c, the kernels, decisions.json\n", x->o->out,
+               x->task->name, x->task->name);
+    }
 }
 
 /* ---- entry ------------------------------------------------------------------------------ */
 
 static int setup(ex *x, kiln_error *err)
 {
-    if (x->o->backend && strcmp(x->o->backend, "cpu") != 0)
-        return kiln_fail(err, "backend '%s' is not available in this build (cpu only)", x->o->backend), -2;
+    const char *be = x->o->backend ? x->o->backend : "cpu";
+    if (strcmp(be, "cpu") != 0 && strcmp(be, "cuda") != 0)
+        return kiln_fail(err, "unknown backend '%s' (cpu or cuda)", be), -2;
+    x->cuda = strcmp(be, "cuda") == 0;
     x->task = calloc(1, sizeof *x->task);
     if (!x->task)
         return kiln_fail(err, "out of memory");
     if (kiln_task_find(x->o->task, x->task, err) < 0)
         return -2;
-    x->dt = x->o->dtype ? kiln_dtype_parse(x->o->dtype) : x->task->cpu_dtypes[0];
-    if (!kiln_task_supports(x->task, x->dt))
-        return kiln_fail(err, "task %s has no CPU variant for dtype '%s'", x->task->name,
+    int nd = x->cuda ? x->task->ncuda_dtypes : x->task->ncpu_dtypes;
+    if (nd == 0)
+        return kiln_fail(err, "task %s has no %s backend", x->task->name, be), -2;
+    x->dt = x->o->dtype ? kiln_dtype_parse(x->o->dtype)
+                        : x->cuda ? x->task->cuda_dtypes[0] : x->task->cpu_dtypes[0];
+    if (!kiln_task_supports_backend(x->task, be, x->dt))
+        return kiln_fail(err, "task %s has no %s variant for dtype '%s'", x->task->name, be,
                          x->o->dtype ? x->o->dtype : "?"), -2;
     return 0;
 }

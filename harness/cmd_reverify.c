@@ -19,6 +19,7 @@
 #include "judge.h"
 #include "paths.h"
 #include "review.h"
+#include "verify.h"
 #include "workspace.h"
 
 #define REVERIFY_NOTES_REF "refs/notes/kiln-reverify"
@@ -37,7 +38,7 @@ static const char usage[] =
     "  --kept             the kept candidates of every run\n"
     "  --best             the commits tagged kiln/best/* (the default)\n"
     "  --workspace DIR    the workspace (default ./kiln-work)\n"
-    "  --backend cpu      backend (cpu in this build)\n"
+    "  --backend B        only kernels recorded for backend B (cpu or cuda)\n"
     "  --dtype T          only kernels recorded for dtype T\n"
     "  --timing-ms N      timing budget of each verification (default 1000)\n"
     "  --socket ADDR      kilnd to use (default $KILN_SOCKET; started on demand)\n"
@@ -355,6 +356,13 @@ static cJSON *build_result(rv_ctx *x, const char *commit, const cJSON *note, con
 
 /* ---- verifying one commit ----------------------------------------------------- */
 
+/* The backend a verdict was reached on ("cpu" for verdicts that do not say). */
+static const char *backend_of(const cJSON *verdict)
+{
+    const char *b = kiln_rv_str(verdict, "backend");
+    return *b ? b : "cpu";
+}
+
 static void setup_judge(rv_ctx *x, kiln_judge *j, const kiln_task *t, const cJSON *old)
 {
     memset(j, 0, sizeof *j);
@@ -362,6 +370,7 @@ static void setup_judge(rv_ctx *x, kiln_judge *j, const kiln_task *t, const cJSO
     snprintf(j->address, sizeof j->address, "%s", x->address);
     j->task = t;
     snprintf(j->task_ref, sizeof j->task_ref, "%s", t->name);
+    j->backend = backend_of(old);
     j->dtype = kiln_rv_str(old, "dtype");
     j->group = kiln_rv_str(old, "group");
     j->timing_ms = x->o->timing_ms;
@@ -385,7 +394,8 @@ static cJSON *verify_again(rv_ctx *x, const char *commit, const cJSON *old, char
     cJSON *v = NULL;
     char rel[KILN_NAME_MAX + 32], *src = NULL;
     if (kiln_task_find(kiln_rv_str(old, "task"), t, err) == 0) {
-        snprintf(rel, sizeof rel, "%s/cpu/kernel.c", t->name);
+        int cuda = strcmp(backend_of(old), "cuda") == 0;
+        snprintf(rel, sizeof rel, "%s/%s", t->name, cuda ? "cuda/kernel.cu" : "cpu/kernel.c");
         if (kiln_ws_read(&x->ws, commit, rel, &src, err) == 0) {
             kiln_judge j;
             setup_judge(x, &j, t, old);
@@ -410,6 +420,8 @@ static cJSON *reverify_one(rv_ctx *x, const char *commit, kiln_error *err)
         r = skipped(commit, "the note holds no verdict");
     else if (x->o->dtype && strcmp(x->o->dtype, kiln_rv_str(old, "dtype")) != 0)
         r = skipped(commit, "another dtype");
+    else if (x->o->backend && strcmp(x->o->backend, backend_of(old)) != 0)
+        r = skipped(commit, "another backend");
     if (r) {
         cJSON_Delete(note);
         return r;
@@ -559,7 +571,8 @@ static int run_all(rv_ctx *x, cJSON *all, int *regressions, int *done, kiln_erro
         cJSON_AddItemToArray(all, r);
     }
     if (*done == 0)   /* asked for something, checked nothing: say so */
-        return kiln_fail(err, "none of the chosen commits has a verdict note to reverify"), -2;
+        return kiln_fail(err, "none of the chosen commits has a verdict note to reverify "
+                         "(for this dtype and backend)"), -2;
     return 0;
 }
 
@@ -592,8 +605,8 @@ int kiln_cmd_reverify(int argc, char **argv)
         free(revs);
         return rc > 0 ? KILN_EXIT_OK : KILN_EXIT_BAD_INPUT;
     }
-    if (o.backend && strcmp(o.backend, "cpu") != 0) {
-        fprintf(stderr, "kiln reverify: backend '%s' is not available in this build (cpu only)\n", o.backend);
+    if (o.backend && kiln_backend_parse(o.backend) < 0) {
+        fprintf(stderr, "kiln reverify: unknown backend '%s' (cpu, cuda)\n", o.backend);
         free(revs);
         return KILN_EXIT_BAD_INPUT;
     }

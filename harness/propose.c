@@ -147,9 +147,43 @@ static char *task_text(search *s)
     FILE *f = open_memstream(&buf, &len);
     if (!f)
         return NULL;
-    kiln_task_describe(f, &s->task, s->dt);
+    if (s->backend == KILN_BACKEND_CUDA)
+        kiln_task_describe_cuda(f, &s->task, s->dt);
+    else
+        kiln_task_describe(f, &s->task, s->dt);
     fclose(f);
     return buf;
+}
+
+static const char *lang_of(const search *s)
+{
+    return s->backend == KILN_BACKEND_CUDA ? "cuda" : "c";
+}
+
+/* The kernel the first launch of src's manifest names, or NULL. */
+static char *first_kernel(const char *src)
+{
+    const char *open = strstr(src, "/*@kiln launch");
+    const char *close = open ? strstr(open, "@*/") : NULL;
+    if (!close)
+        return NULL;
+    open += strlen("/*@kiln launch");
+    cJSON *m = cJSON_ParseWithLength(open, (size_t)(close - open));
+    const cJSON *l = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(m, "launches"), 0);
+    const char *k = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(l, "kernel"));
+    char *out = k && *k ? strdup(k) : NULL;
+    cJSON_Delete(m);
+    return out;
+}
+
+/* What the prompt names as the entry: the C function named after the task,
+ * or for CUDA the parent's first launched kernel (the parser then takes the
+ * block that holds a launch manifest, whatever its kernels are called). */
+static void entry_of(const search *s, const char *parent_src, char *buf, size_t len)
+{
+    char *k = s->backend == KILN_BACKEND_CUDA ? first_kernel(parent_src) : NULL;
+    snprintf(buf, len, "%s", k ? k : s->task.name);
+    free(k);
 }
 
 /* The last attempts of the run, newest last, for the prompt. */
@@ -197,8 +231,8 @@ static void free_history(history *h)
     free(h->all);
 }
 
-static int record_answers(search *s, int it, int first, kiln_llm_result *res, int n,
-                          kiln_error *err)
+static int record_answers(search *s, int it, int first, const char *entry, kiln_llm_result *res,
+                          int n, kiln_error *err)
 {
     int fatal = 0, rc = 0;
     for (int d = 0; d < n && rc == 0; d++) {
@@ -220,7 +254,7 @@ static int record_answers(search *s, int it, int first, kiln_llm_result *res, in
             continue;
         }
         kiln_proposal p;
-        kiln_parse_answer(r->text, "c", s->task.name, &p);
+        kiln_parse_answer(r->text, lang_of(s), entry, &p);
         char why[400];
         snprintf(why, sizeof why, "answer: %.380s", p.error);
         rc = add_candidate(s, it, first + d, d, s->run.agent,
@@ -275,7 +309,9 @@ static int propose_llm(search *s, int it, int first, const char *parent_src,
     long long ids[16];
     int nids = 0;
     char *lessons = lessons_for(s, &h, text, ids, &nids);
-    kiln_prompt_input in = {.task_text = text, .lang = "c", .entry = s->task.name,
+    char entry[128];
+    entry_of(s, parent_src, entry, sizeof entry);
+    kiln_prompt_input in = {.task_text = text, .lang = lang_of(s), .entry = entry,
                             .parent_source = parent_src, .parent_verdict_json = parent_verdict,
                             .attempts = h.att, .nattempts = h.n, .lessons = lessons,
                             .max_chars = 60000};
@@ -290,7 +326,7 @@ static int propose_llm(search *s, int it, int first, const char *parent_src,
         rc = kiln_llm_complete(&s->llm, system, user, n, res, err);
     }
     if (rc == 0)
-        rc = record_answers(s, it, first, res, n, err);
+        rc = record_answers(s, it, first, entry, res, n, err);
     for (int d = 0; rc == 0 && d < n; d++) {   /* what each draft's prompt showed */
         kiln_error e;
         kiln_lessons_shown(s->db, s->run.id, first + d, ids, nids, lessons ? strlen(lessons) : 0,

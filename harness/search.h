@@ -5,7 +5,7 @@
 
 typedef struct kiln_search_opts {
     const char *task;           /* name or directory */
-    const char *backend;        /* "cpu" */
+    const char *backend;        /* "cpu" (NULL: cpu; a resumed run keeps its own) or "cuda" */
     const char *dtype, *group;  /* NULL: the task's defaults */
     const char *agent;          /* tune | openai | anthropic | replay */
     const char *model, *base_url;

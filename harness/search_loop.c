@@ -30,11 +30,34 @@ static void on_accepted(void *p, const char *job)
     kiln_db_cand_upsert(a->s->db, a->c, &e);
 }
 
+/* Verify through the judge. A job recorded by an earlier session that
+ * ended in an error instead of a verdict (no GPU there then, say) is
+ * submitted again, once per session, under a key of its own: asking for it
+ * again would only repeat the error. */
+static cJSON *judge_job(search *s, const char *src, const char *base, char *key, size_t keylen,
+                        accept_ctx *a, kiln_error *err)
+{
+    char *job = a->job_field;
+    int stored = job[0] != '\0';
+    s->judge.key = key;
+    cJSON *v = kiln_judge_run(&s->judge, src, base, job, on_accepted, a, err);
+    if (!v && stored && s->judge.job_failed) {
+        size_t n = strlen(key);
+        snprintf(key + n, keylen - n, ":after:%.31s", job);
+        job[0] = '\0';
+        v = kiln_judge_run(&s->judge, src, base, job, on_accepted, a, err);
+    }
+    s->judge.key = NULL;
+    return v;
+}
+
 /* which: "verdict" (against the parent), "confirm" (again, fresh worker),
- * "record" (against the task's baseline). */
+ * "record" (against the task's baseline). s->verify_failed tells a NULL
+ * that came from the verifier from one that came from here. */
 static cJSON *judge(search *s, kiln_cand *c, const char *which, const char *parent_src,
                     kiln_error *err)
 {
+    s->verify_failed = 0;
     char *src = kiln_db_cand_get_verdict(s->db, s->run.id, c->n, "source");
     if (!src)
         return kiln_fail(err, "candidate %d has no stored source", c->n), NULL;
@@ -46,14 +69,14 @@ static cJSON *judge(search *s, kiln_cand *c, const char *which, const char *pare
     /* If this process dies between kilnd accepting the job and the job id
      * reaching the database, the resumed run sends the same key and kilnd
      * hands back the same job: nothing is verified twice. */
-    char key[256];
+    char key[320];
     snprintf(key, sizeof key, "search:%.120s:%s:%d:%s", s->ws.dir, s->run.id, c->n, which);
-    s->judge.key = key;
-    cJSON *v = kiln_judge_run(&s->judge, src, base, job, on_accepted, &a, err);
-    s->judge.key = NULL;
+    cJSON *v = judge_job(s, src, base, key, sizeof key, &a, err);
     free(src);
-    if (!v)
+    if (!v) {
+        s->verify_failed = 1;
         return NULL;
+    }
     char *text = cJSON_PrintUnformatted(v);
     int rc = text ? kiln_db_cand_verdict(s->db, s->run.id, c->n, which, text, err) : -1;
     free(text);
@@ -473,6 +496,17 @@ static int iteration(search *s, int it, kiln_error *err)
     return rc;
 }
 
+/* The start kernel got no verdict. On the CUDA backend that almost always
+ * means no usable GPU or driver where kernels are verified (the message
+ * under it says); the run is kept and can be resumed where there is one. */
+static int start_unverified(search *s, kiln_error *err)
+{
+    if (s->backend != KILN_BACKEND_CUDA || !s->verify_failed)
+        return -1;
+    return kiln_error_prefix(err, "the CUDA backend is unavailable%s: the start kernel could not "
+                             "be verified", s->judge.in_process ? " here" : " to kilnd");
+}
+
 /* Candidate 0, the start kernel: measured against the task's baseline and
  * committed as the first commit of the run's branch. */
 static int start_step(search *s, kiln_error *err)
@@ -491,7 +525,7 @@ static int start_step(search *s, kiln_error *err)
         say(s, &c, "measuring the start kernel");
         cJSON *v = judge(s, &c, "record", NULL, err);
         if (!v)
-            return -1;
+            return start_unverified(s, err);
         kiln_cand_from_verdict(&c, v);
         c.speedup_vs_baseline = c.speedup;
         c.roofline = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(
@@ -554,13 +588,15 @@ int kiln_search_loop(search *s, kiln_error *err)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "task", s->task.name);
+    cJSON_AddStringToObject(o, "backend", s->run.backend);
+    cJSON_AddStringToObject(o, "dtype", s->run.dtype);
     cJSON_AddStringToObject(o, "agent", s->run.agent);
     cJSON_AddStringToObject(o, "branch", s->run.branch);
     cJSON_AddStringToObject(o, "workspace", s->ws.dir);
     kiln_progress_event(&s->progress, "run", o);
     if (!s->o->json)
-        printf("kiln search: run %s on branch %s in %s (agent %s)\n", s->run.id, s->run.branch,
-               s->ws.dir, s->run.agent);
+        printf("kiln search: run %s on branch %s in %s (%s/%s, agent %s)\n", s->run.id,
+               s->run.branch, s->ws.dir, s->run.backend, s->run.dtype, s->run.agent);
     int rc = reconcile(s, err) < 0 ? -1 : start_step(s, err);
     const char *why = NULL;
     while (rc == 0) {

@@ -25,6 +25,7 @@ typedef struct search {
     sqlite3 *db;
     kiln_run run;
     kiln_judge judge;
+    int verify_failed;          /* the last verification ended without a verdict */
     char relpath[512];          /* the candidate file in the workspace */
     kiln_tuner tuner;
     char **replay;

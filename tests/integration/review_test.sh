@@ -153,8 +153,12 @@ finish "kiln reverify --run R --json reverifies the run's kept candidates"
 begin
 run reverify --workspace "$WS" --best --backend cuda
 expect_rc 2
-expect_err "not available in this build"
-finish "kiln reverify --backend cuda exits 2"
+expect_out "skipped: another backend"
+expect_err "none of the chosen commits"
+run reverify --workspace "$WS" --best --backend metal
+expect_rc 2
+expect_err "unknown backend 'metal'"
+finish "kiln reverify --backend cuda skips CPU kernels (exit 2: nothing left), --backend metal exits 2"
 
 begin
 flock "$WS/.kiln/lock" sleep 60 &
@@ -290,9 +294,13 @@ expect_err "not empty"
 run export --task rmsnorm -o "$OUT" --workspace "$WS" --force
 expect_rc 0
 run export --task rmsnorm -o "$tmp/out2" --workspace "$WS" --backend cuda
+expect_rc 1
+expect_err "no kept kernel of task rmsnorm \(cuda, f32\)"
+[ -e "$tmp/out2" ] && problem "--backend cuda without CUDA kernels created $tmp/out2"
+run export --task rmsnorm -o "$tmp/out2" --workspace "$WS" --backend metal
 expect_rc 2
-expect_err "not available in this build"
-finish "kiln export refuses a non-empty directory without --force, and --backend cuda"
+expect_err "unknown backend 'metal'"
+finish "kiln export refuses a non-empty directory without --force, a backend without kernels (cuda here) and an unknown one"
 
 echo "$npass passed, $nfail failed, $nskip skipped"
 [ "$nfail" -eq 0 ]

@@ -209,6 +209,41 @@ static void test_parse_cuda(void **state)
     kiln_proposal_free(&p);
 }
 
+/* CUDA: the block holding the launch manifest is the file, whatever its
+ * kernels are called and whether the fence says cuda, cpp or nothing. */
+static void test_parse_cuda_manifest(void **state)
+{
+    (void)state;
+    const char *src =
+        "#include \"kiln_cuda.h\"\n"
+        "extern \"C\" __global__ void norm2(const kiln_t *x, kiln_t *y, int cols) { }\n"
+        "/*@kiln launch\n{\"launches\": [{\"kernel\": \"norm2\"}]}\n@*/\n";
+    const char *snippet = "__global__ void rmsnorm_fwd(const kiln_t *x) { }\n";
+    const char *fences[] = {"```cuda", "```cpp", "```c++", "```", "~~~cu"};
+    for (size_t i = 0; i < sizeof fences / sizeof *fences; i++) {
+        char answer[2048];
+        const char *close = fences[i][0] == '~' ? "~~~" : "```";
+        snprintf(answer, sizeof answer, "The old kernel:\n```cuda\n%s```\nThe new one:\n%s\n%s%s\n"
+                 "HYPOTHESIS: rename and fuse\n", snippet, fences[i], src, close);
+        kiln_proposal p;
+        if (kiln_parse_answer(answer, "cuda", "rmsnorm_fwd", &p) != 0)
+            fail_msg("fence %s rejected: %s", fences[i], p.error);
+        assert_string_equal(p.source, src);
+        assert_string_equal(p.hypothesis, "rename and fuse");
+        kiln_proposal_free(&p);
+    }
+    kiln_proposal p;
+    char answer[1024];
+    snprintf(answer, sizeof answer, "```cuda\n%s```\nHYPOTHESIS: x\n", snippet);
+    assert_int_equal(kiln_parse_answer(answer, "cuda", "rmsnorm_fwd", &p), -1);
+    assert_non_null(strstr(p.error, "no launch manifest"));
+    kiln_proposal_free(&p);
+    snprintf(answer, sizeof answer, "```cuda\n%s```\n```cpp\n%s```\n", snippet, snippet);
+    assert_int_equal(kiln_parse_answer(answer, "cuda", "rmsnorm_fwd", &p), -1);
+    assert_non_null(strstr(p.error, "none of them holds a launch manifest"));
+    kiln_proposal_free(&p);
+}
+
 static void test_parse_rejections(void **state)
 {
     (void)state;
@@ -674,7 +709,15 @@ static void test_prompt_contents(void **state)
     in.lessons = NULL;
     assert_int_equal(kiln_prompt_build(&in, &sys, &user, &err), 0);
     must_contain(sys, "@kiln launch");
+    must_contain(sys, "manifest");
     must_contain(sys, "NVRTC");
+    must_contain(sys, "\"kiln_cuda.h\"");
+    must_contain(sys, "kiln_t is the task's element type");
+    must_contain(sys, "kiln_from_float");
+    must_contain(sys, "`rmsnorm_fwd`");
+    must_contain(sys, "//@kiln tune");
+    assert_null(strstr(sys, "kiln_cpu.h"));
+    assert_null(strstr(sys, "-march=native"));
     must_contain(user, "```cuda\n");
     must_contain(user, "not measured yet");
     assert_null(strstr(user, "Lessons:"));
@@ -773,6 +816,7 @@ int main(void)
         cmocka_unit_test(test_parse_several_blocks),
         cmocka_unit_test(test_parse_indented_block),
         cmocka_unit_test(test_parse_cuda),
+        cmocka_unit_test(test_parse_cuda_manifest),
         cmocka_unit_test(test_parse_rejections),
         cmocka_unit_test(test_knobs_parse),
         cmocka_unit_test(test_knobs_malformed),

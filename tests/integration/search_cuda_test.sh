@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# search_cuda_test.sh - `kiln search --backend cuda` end to end on a GPU
+# (ctest label gpu; run by scripts/gpu-check.sh): three iterations of the
+# knob tuner on the bf16 rmsnorm starter through a real kilnd, then one
+# iteration of the OpenAI agent against tests/fake_llm whose answer renames
+# the kernel (the manifest names it). Checks that the runs finished, that
+# every candidate's verdict was reached on the CUDA backend, the workspace
+# file and tag, and `kiln status`. Exits 77 (skipped) where there is no GPU.
+#   search_cuda_test.sh BUILD_DIR SOURCE_DIR
+set -u
+BUILD=$(readlink -f -- "$1")
+SRC=$(readlink -f -- "$2")
+KILN=$BUILD/kiln
+FAKE=$BUILD/tests/fake_llm
+if [ ! -e /dev/nvidia0 ] || ! nvidia-smi -L >/dev/null 2>&1 || [ ! -x "$BUILD/kiln-worker-cuda" ]; then
+    echo "skipped: no NVIDIA GPU or no CUDA build"
+    exit 77
+fi
+tmp=$(mktemp -d) || exit 2
+FAKEPID=
+cleanup() {
+    "$KILN" daemon stop --socket "$tmp/k.sock" >/dev/null 2>&1
+    [ -n "$FAKEPID" ] && kill "$FAKEPID" 2>/dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+export KILN_STATE=$tmp/state
+export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
+unset KILN_SOCKET KILN_TASKS OPENAI_BASE_URL
+cd "$SRC" || exit 2
+COMMON=(--backend cuda --dtype bf16 --group decode --timing-ms 200 --socket "$tmp/k.sock")
+pass=0 fail=0
+probs=()
+problem() { probs+=("$*"); }
+report() {   # NAME
+    if [ ${#probs[@]} -eq 0 ]; then
+        echo "ok - $1"
+        pass=$((pass + 1))
+    else
+        echo "not ok - $1"
+        printf '%s\n' "${probs[@]}" | sed 's/^/#   /'
+        fail=$((fail + 1))
+    fi
+    probs=()
+}
+tail_of() { sed 's/^/  | /' "$1" | tail -n 12; }
+# The GPU machine may lack the sqlite3 and git command-line tools: the
+# database is then read with python3, and what neither can read is said.
+if command -v sqlite3 >/dev/null; then
+    sq() { sqlite3 -cmd '.timeout 5000' "$1" "$2" 2>&1; }
+elif command -v python3 >/dev/null; then
+    sq() {
+        python3 - "$1" "$2" <<'PY' 2>&1
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], timeout=5)
+for row in db.execute(sys.argv[2]):
+    print("|".join("" if v is None else str(v) for v in row))
+PY
+    }
+else
+    sq() { echo "(no sqlite3)"; }
+    echo "# neither sqlite3 nor python3 here: the database is not checked"
+fi
+command -v git >/dev/null || echo "# no git here: the workspace's files and tags are not checked"
+
+# check_run WS JSON WANT_ITERATIONS: the run finished on the CUDA backend
+# (its --json summary and its database), every candidate is done with a
+# verdict reached on the CUDA backend, and git holds the .cu file and tag.
+check_run() {
+    local ws=$1 db=$1/.kiln/kiln.db run got br
+    grep '"event":"summary"' "$2" | grep -q '"status":"done".*"iterations":'"$3"',' ||
+        problem "no summary event with status done after $3 iterations:"$'\n'"$(tail_of "$2")"
+    grep '"event":"run"' "$2" | grep -q '"backend":"cuda","dtype":"bf16"' ||
+        problem "the run event does not say backend cuda, dtype bf16:"$'\n'"$(head -3 "$2")"
+    if [ "$(sq "$db" "SELECT 1")" = 1 ]; then
+        run=$(sq "$db" "SELECT id FROM runs ORDER BY started_at DESC LIMIT 1")
+        got=$(sq "$db" "SELECT backend || ' ' || dtype || ' ' || status || ' ' || iterations_done FROM runs WHERE id='$run'")
+        [ "$got" = "cuda bf16 done $3" ] || problem "runs: '$got', expected 'cuda bf16 done $3'"
+        got=$(sq "$db" "SELECT count(*) FROM candidates WHERE run='$run'")
+        [ "$got" -ge $(($3 + 1)) ] 2>/dev/null || problem "$got candidates, expected at least $(($3 + 1))"
+        got=$(sq "$db" "SELECT group_concat(n || ':' || state || ':' || status || ':' ||
+                        ifnull(json_extract(coalesce(verdict, record_verdict), '\$.backend'), '-'), ' ')
+                        FROM candidates WHERE run='$run' AND (state <> 'done' OR status IN ('', 'error')
+                        OR ifnull(json_extract(coalesce(verdict, record_verdict), '\$.backend'), '') <> 'cuda')")
+        [ -z "$got" ] || problem "candidates not done with a CUDA verdict (n:state:status:backend): $got"
+        br=$(sq "$db" "SELECT branch FROM runs WHERE id='$run'")
+    fi
+    command -v git >/dev/null || return 0
+    [ -z "${br:-}" ] || git -C "$ws" show "$br:rmsnorm/cuda/kernel.cu" 2>&1 | grep -q '@kiln launch' ||
+        problem "branch $br has no rmsnorm/cuda/kernel.cu with a manifest"
+    git -C "$ws" rev-parse -q --verify refs/tags/kiln/best/rmsnorm/cuda/bf16 >/dev/null ||
+        problem "tag kiln/best/rmsnorm/cuda/bf16 does not exist"
+}
+
+# ---- the tuner --------------------------------------------------------------
+t0=$(date +%s)
+WS=$tmp/ws
+"$KILN" search rmsnorm --iterations 3 --workspace "$WS" --json "${COMMON[@]}" >"$tmp/1.out" 2>"$tmp/1.err"
+rc=$?
+if [ "$rc" -ne 0 ]; then
+    problem "exit $rc, expected 0"$'\n'"$(tail_of "$tmp/1.err")"
+else
+    check_run "$WS" "$tmp/1.out" 3
+    "$KILN" status --workspace "$WS" >"$tmp/s.out" 2>&1 && grep -q 'cuda/bf16' "$tmp/s.out" ||
+        problem "kiln status failed or does not say cuda/bf16:"$'\n'"$(tail_of "$tmp/s.out")"
+fi
+report "tune search, 3 iterations on the CUDA backend ($(( $(date +%s) - t0 )) s)"
+
+# ---- a model's answer (fake_llm) ---------------------------------------------
+t0=$(date +%s)
+{
+    printf 'A renamed kernel.\n\n```cuda\n'
+    sed 's/rmsnorm_fwd/rms_bf16/g' kernels/rmsnorm/cuda/starter.cu
+    printf '```\n\nHYPOTHESIS: the same kernel under another name\n'
+} >"$tmp/answer.md"
+printf 'ok %s\n' "$tmp/answer.md" >"$tmp/script"
+"$FAKE" --port-file "$tmp/port" --script "$tmp/script" --log "$tmp/fake.log" 2>"$tmp/fake.err" &
+FAKEPID=$!
+for ((i = 0; i < 100; i++)); do [ -s "$tmp/port" ] && break; sleep 0.05; done
+WS2=$tmp/ws2
+OPENAI_API_KEY=test "$KILN" search rmsnorm --agent openai --model fake \
+    --base-url "http://127.0.0.1:$(cat "$tmp/port" 2>/dev/null)/v1" --iterations 1 --workspace "$WS2" --json \
+    "${COMMON[@]}" >"$tmp/2.out" 2>"$tmp/2.err"
+rc=$?
+if [ "$rc" -ne 0 ]; then
+    problem "exit $rc, expected 0"$'\n'"$(tail_of "$tmp/2.err")"
+else
+    check_run "$WS2" "$tmp/2.out" 1
+    grep '"event":"candidate"' "$tmp/2.out" | grep '"candidate":1,' |
+        grep -q '"proposer":"openai","hypothesis":"the same kernel under another name","status":"pass"' ||
+        problem "candidate 1 is not the model's renamed kernel, passing:"$'\n'"$(tail_of "$tmp/2.out")"
+fi
+report "openai search via fake_llm, a renamed CUDA kernel ($(( $(date +%s) - t0 )) s)"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
