@@ -278,6 +278,12 @@ static cJSON *env_of(const cJSON *v)
     cJSON_AddStringToObject(e, "host", kiln_rv_str(v, "environment.host"));
     cJSON_AddStringToObject(e, "kernel", kiln_rv_str(v, "environment.kernel"));
     cJSON_AddStringToObject(e, "verifier_version", kiln_rv_str(v, "verifier_version"));
+    /* CUDA verdicts: the GPU and driver they were measured on. */
+    const char *gpu = kiln_rv_str(v, "environment.gpu.name");
+    if (gpu[0]) {
+        cJSON_AddStringToObject(e, "gpu", gpu);
+        cJSON_AddNumberToObject(e, "driver", kiln_rv_num(v, "environment.gpu.driver"));
+    }
     return e;
 }
 
@@ -472,7 +478,12 @@ static int append_note(rv_ctx *x, const char *commit, const cJSON *result, kiln_
 
 static void print_env(const char *label, const cJSON *side)
 {
-    printf("  %-8s %s, host %s, %s (verifier %s), %s\n", label, kiln_rv_str(side, "environment.cpu"),
+    const char *gpu = kiln_rv_str(side, "environment.gpu");
+    if (gpu[0])
+        printf("  %-8s GPU %s, driver %.0f, ", label, gpu, kiln_rv_num(side, "environment.driver"));
+    else
+        printf("  %-8s ", label);
+    printf("%s, host %s, %s (verifier %s), %s\n", kiln_rv_str(side, "environment.cpu"),
            kiln_rv_str(side, "environment.host"), kiln_rv_str(side, "environment.kernel"),
            kiln_rv_str(side, "environment.verifier_version"), kiln_rv_str(side, "date"));
 }
