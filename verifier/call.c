@@ -335,7 +335,7 @@ static int cuda_failure(kiln_callset *cs, const kiln_call_resp *rs, kiln_call_re
         snprintf(r->detail, sizeof r->detail, "%.300s", info);
         return -1;
     }
-    kiln_fault f = strstr(info, "cannot allocate") ? KILN_FAULT_RESOURCE : KILN_FAULT_CRASH;
+    kiln_fault f = rs->status == KILN_ST_RESOURCE ? KILN_FAULT_RESOURCE : KILN_FAULT_CRASH;
     kiln_worker_fault(cs->cand, f, info);
     r->outcome = KILN_CALL_FAULT;
     snprintf(r->detail, sizeof r->detail, "%.300s", info);

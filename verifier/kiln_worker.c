@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "sandbox.h"
+#include "worker_io.h"
 #include "worker_proto.h"
 
 typedef struct opts {
@@ -70,10 +71,9 @@ static void die(const char *what, const char *detail)
 
 static uint64_t parse_u64(const char *s, const char *flag)
 {
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s ? s : "", &end, 10);
-    if (!s || errno || *end || end == s)
+    int ok;
+    uint64_t v = kiln_parse_u64(s, &ok);
+    if (!ok)
         die("bad number for", flag);
     return v;
 }
@@ -109,36 +109,6 @@ static void parse_args(int argc, char **argv, opts *o)
         die("missing --dir or --exec", NULL);
 }
 
-static int read_full(int fd, void *buf, size_t len)
-{
-    char *p = buf;
-    while (len) {
-        ssize_t n = read(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
-static int write_full(int fd, const void *buf, size_t len)
-{
-    const char *p = buf;
-    while (len) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 static int run_exec_mode(opts *o)
 {
     kiln_sandbox_report rep = {0};
@@ -161,13 +131,6 @@ __attribute__((noinline)) static void scribble_stack(int byte)
     unsigned char pad[32768];
     memset(pad, byte, sizeof pad);
     __asm__ volatile("" : : "r"(pad) : "memory");
-}
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* Decode one request into an argument vector; 0 when it is well formed. */
@@ -220,7 +183,7 @@ static void serve(kiln_entry_fn entry[], int nlibs, unsigned char *arena, uint64
     int64_t ints[KILN_WORKER_MAX_ARGS];
     float f32s[KILN_WORKER_MAX_ARGS];
     double f64s[KILN_WORKER_MAX_ARGS];
-    while (read_full(KILN_WORKER_REQ_FD, &rq, sizeof rq) == 0) {
+    while (kiln_read_full(KILN_WORKER_REQ_FD, &rq, sizeof rq) == 0) {
         kiln_call_resp rs = {.magic = KILN_MSG_DONE, .nonce = rq.nonce};
         if (decode(&rq, arena, arena_bytes, nlibs, argv, ints, f32s, f64s) < 0) {
             rs.status = 1;
@@ -228,13 +191,13 @@ static void serve(kiln_entry_fn entry[], int nlibs, unsigned char *arena, uint64
         } else {
             mallopt(M_PERTURB, (int)(rq.scribble & 0xff));
             scribble_stack((int)(rq.scribble & 0xff));
-            uint64_t t0 = now_ns();
+            uint64_t t0 = kiln_mono_ns();
             entry[rq.lib](argv);
-            rs.elapsed_ns = now_ns() - t0;
+            rs.elapsed_ns = kiln_mono_ns() - t0;
             if (rq.lib == 0 && report_scale > 0)
                 rs.elapsed_ns = (uint64_t)((double)rs.elapsed_ns * report_scale);
         }
-        if (write_full(KILN_WORKER_RESP_FD, &rs, sizeof rs) < 0)
+        if (kiln_write_full(KILN_WORKER_RESP_FD, &rs, sizeof rs) < 0)
             break;
     }
 }
@@ -271,7 +234,7 @@ static int run_worker_mode(opts *o)
     if (!ADDRESS_LIMIT_WORKS)
         strncat(ready.info, " (sanitizer build: no address-space limit)",
                 sizeof ready.info - strlen(ready.info) - 1);
-    if (write_full(KILN_WORKER_RESP_FD, &ready, sizeof ready) < 0)
+    if (kiln_write_full(KILN_WORKER_RESP_FD, &ready, sizeof ready) < 0)
         _exit(KILN_WORKER_EXIT_SETUP);
     if (o->report_scale > 0)
         report_scale = o->report_scale;

@@ -670,6 +670,13 @@ static double cross_check(const samples *sm)
     return excess > allowed ? excess : 0;
 }
 
+/* What lies inside a CUDA call's events but outside its kernels: the gaps
+ * between launches and the scratch memsets. */
+static int launch_gaps(const kiln_manifest *m)
+{
+    return m->nlaunches - 1 + m->nscratch;
+}
+
 /* CUDA: do the three timers tell the same story? The events enclose every
  * kernel of the call, so the CUPTI span (first kernel start to last kernel
  * end) may exceed them only by timestamp granularity; the events exceed the
@@ -730,10 +737,8 @@ static int time_shape(job *j, int i, uint64_t budget_ns, kiln_error *err)
     for (int attempt = 0; attempt < 2 && rc == 0; attempt++) {
         rc = time_pairs(j, s, label, budget_ns, sm, r, err);
         if (rc == 0 && j->cuda) {
-            int gaps = j->man[0]->nlaunches - 1 + j->man[0]->nscratch;
-            gaps = gaps > j->man[1]->nlaunches - 1 + j->man[1]->nscratch
-                       ? gaps : j->man[1]->nlaunches - 1 + j->man[1]->nscratch;
-            timers_agree(sm, gaps, why, sizeof why);
+            int g0 = launch_gaps(j->man[0]), g1 = launch_gaps(j->man[1]);
+            timers_agree(sm, g0 > g1 ? g0 : g1, why, sizeof why);
             if (!why[0])
                 break;
         } else if (rc == 0 && (excess = cross_check(sm)) == 0) {

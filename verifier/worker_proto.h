@@ -32,6 +32,8 @@
 #define KILN_ST_SETUP 4      /* READY: the worker could not set up (no device) */
 #define KILN_ST_GUARD 5      /* DONE (CUDA): the guard bytes around a scratch buffer
                                 were overwritten */
+#define KILN_ST_RESOURCE 6   /* DONE (CUDA): the device could not hold the call's
+                                buffers (a candidate asking for too much scratch) */
 
 /* Exit codes of kiln-worker that mean something to the verifier. */
 #define KILN_WORKER_EXIT_VIOLATION 97   /* seccomp trapped a forbidden syscall */

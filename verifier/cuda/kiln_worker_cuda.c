@@ -27,6 +27,7 @@
 #include "cupti_span.h"
 #include "nvrtc_build.h"
 #include "sandbox.h"
+#include "worker_io.h"
 #include "worker_proto.h"
 
 #define GUARD 512   /* KILN_GUARD_BYTES of call.h: guard bytes each side */
@@ -87,10 +88,9 @@ static const char *cu_str(CUresult r)
 
 static uint64_t parse_u64(const char *s, const char *flag)
 {
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s ? s : "", &end, 10);
-    if (!s || errno || *end || end == s)
+    int ok;
+    uint64_t v = kiln_parse_u64(s, &ok);
+    if (!ok)
         die("bad number for", flag);
     return v;
 }
@@ -138,43 +138,6 @@ static char *read_text(const char *path)
         die("cannot read", path);
     buf[n] = '\0';
     return buf;
-}
-
-static int write_full(int fd, const void *buf, size_t len)
-{
-    const char *p = buf;
-    while (len) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
-static int read_full(int fd, void *buf, size_t len)
-{
-    char *p = buf;
-    while (len) {
-        ssize_t n = read(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* ---- device ---------------------------------------------------------------- */
@@ -453,7 +416,9 @@ static int valid_request(const worker *w, const kiln_call_req *rq)
     return 1;
 }
 
-/* Buffers with their guards to the device; scratch poisoned unless zeroed later. */
+/* Buffers with their guards to the device; scratch poisoned unless zeroed
+ * later. KILN_ST_OK, KILN_ST_RESOURCE (the device is out of memory) or
+ * KILN_ST_SETUP, with info filled. */
 static int upload(worker *w, const kiln_call_req *rq, char *info, size_t len)
 {
     for (uint32_t i = 0; i < rq->nargs; i++) {
@@ -462,25 +427,25 @@ static int upload(worker *w, const kiln_call_req *rq, char *info, size_t len)
             continue;
         size_t n = a->bytes + 2 * GUARD;
         if (ensure(&w->buf[i], n, info, len) < 0)
-            return -1;
+            return KILN_ST_RESOURCE;
         memcpy(w->sent_guard[i][0], w->arena + a->offset - GUARD, GUARD);
         memcpy(w->sent_guard[i][1], w->arena + a->offset + a->bytes, GUARD);
         CUresult r = cuMemcpyHtoD(w->buf[i].p, w->arena + a->offset - GUARD, n);
         if (r != CUDA_SUCCESS) {
             snprintf(info, len, "copy to the device: %s", cu_str(r));
-            return -1;
+            return KILN_ST_SETUP;
         }
     }
     for (uint32_t s = 0; s < rq->nscratch; s++) {
         size_t n = rq->scratch[s].bytes;
         if (ensure(&w->scratch[s], n + 2 * GUARD, info, len) < 0)
-            return -1;
+            return KILN_ST_RESOURCE;
         cuMemsetD8(w->scratch[s].p, SCRATCH_GUARD, GUARD);
         cuMemsetD8(w->scratch[s].p + GUARD + n, SCRATCH_GUARD, GUARD);
         if (!rq->scratch[s].zero)
             cuMemsetD8(w->scratch[s].p + GUARD, 0xff, n);   /* NaN in every float type */
     }
-    return 0;
+    return KILN_ST_OK;
 }
 
 /* Scratch has guards too; kiln checks them here (its own code, after the
@@ -689,10 +654,10 @@ static int timed_launches(worker *w, const kiln_call_req *rq, kiln_call_resp *rs
     for (uint32_t l = 0; l < rq->nlaunches && lr == CUDA_SUCCESS; l++)
         lr = launch_one(w, rq, &rq->launches[l], fn[l], info, len);
     cuEventRecord(w->ev1, w->stream);
-    uint64_t t0 = now_ns();
+    uint64_t t0 = kiln_mono_ns();
     cuStreamWriteValue32(w->side, w->gate, 1, 0);
     CUresult sr = cuCtxSynchronize();
-    rs->wall_ns = now_ns() - t0;
+    rs->wall_ns = kiln_mono_ns() - t0;
     if (sr != CUDA_SUCCESS) {
         snprintf(info, len, "the kernel faulted: %s", cu_str(sr));
         return KILN_ST_FAULT;
@@ -716,21 +681,19 @@ static int timed_launches(worker *w, const kiln_call_req *rq, kiln_call_resp *rs
 static void serve(worker *w)
 {
     kiln_call_req rq;
-    while (read_full(KILN_WORKER_REQ_FD, &rq, sizeof rq) == 0) {
+    while (kiln_read_full(KILN_WORKER_REQ_FD, &rq, sizeof rq) == 0) {
         kiln_call_resp rs = {.magic = KILN_MSG_DONE, .nonce = rq.nonce};
         if (!valid_request(w, &rq)) {
             rs.status = KILN_ST_SETUP;
             snprintf(rs.info, sizeof rs.info, "malformed request");
-        } else if (upload(w, &rq, rs.info, sizeof rs.info) < 0) {
-            rs.status = KILN_ST_SETUP;
-        } else {
+        } else if ((rs.status = (uint32_t)upload(w, &rq, rs.info, sizeof rs.info)) == KILN_ST_OK) {
             rs.status = (uint32_t)timed_launches(w, &rq, &rs);
             if (rs.status == KILN_ST_OK && download(w, &rq, rs.info, sizeof rs.info) < 0)
                 rs.status = KILN_ST_FAULT;
             if (rs.status == KILN_ST_OK && check_scratch_guards(w, &rq, rs.info, sizeof rs.info) < 0)
                 rs.status = KILN_ST_GUARD;
         }
-        if (write_full(KILN_WORKER_RESP_FD, &rs, sizeof rs) < 0 || rs.status == KILN_ST_FAULT)
+        if (kiln_write_full(KILN_WORKER_RESP_FD, &rs, sizeof rs) < 0 || rs.status == KILN_ST_FAULT)
             break;
     }
 }
@@ -761,7 +724,7 @@ static int run_worker(opts *o)
         describe_device(&w, dev, sizeof dev);
         snprintf(ready.info, sizeof ready.info, "%s\n%s", desc, dev);
     }
-    if (write_full(KILN_WORKER_RESP_FD, &ready, sizeof ready) < 0 || ready.status != KILN_ST_OK)
+    if (kiln_write_full(KILN_WORKER_RESP_FD, &ready, sizeof ready) < 0 || ready.status != KILN_ST_OK)
         _exit(ready.status == KILN_ST_OK ? KILN_WORKER_EXIT_SETUP : 0);
     serve(&w);
     _exit(0);
