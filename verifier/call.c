@@ -173,9 +173,8 @@ int kiln_callset_prepare(kiln_callset *cs, const kiln_shape *shape, const kiln_v
         size_t n = (size_t)kiln_arg_elems(arg, shape);
         kiln_dtype dt = kiln_arg_dtype(arg, cs->dt);
         int64_t row = shape->d[arg->shape[arg->rank - 1]];
-        kiln_fill_input(&cs->rng, arg, v && v->arg == a ? v : NULL, dt, row, cs->in[a], n);
-        for (size_t i = 0; i < n; i++)
-            kiln_store_from_double(dt, cs->bytes[a], i, cs->in[a][i]);
+        kiln_fill_input(&cs->rng, arg, v && v->arg == a ? v : NULL, dt, row, cs->in[a],
+                        cs->bytes[a], n);
     }
     return run_reference(cs, err);
 }

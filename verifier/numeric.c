@@ -63,11 +63,34 @@ static double round_half_even(double x)
     return fl;
 }
 
+/* The common case of double_to_fmt, on the bits alone: d is in f's normal
+ * range, so rounding to nearest-even is dropping low significand bits and
+ * rounding up on more than half (a carry runs into the exponent field,
+ * which is what it should do). Input generation converts tens of millions
+ * of values per call of a large gemm; the general path's frexp, ldexp and
+ * floor took most of that time. 0 when d is not in that range. */
+static int double_to_fmt_normal(fmt f, uint64_t db, uint32_t sign, uint32_t *out)
+{
+    int e = (int)((db >> 52) & 0x7FF) - 1023;
+    if (e < fmt_emin(f) || e > fmt_emax(f))
+        return 0;   /* also zero, subnormal, Inf and NaN doubles */
+    int drop = 52 - (f.p - 1);
+    uint64_t m = db & 0x000FFFFFFFFFFFFFull, keep = m >> drop;
+    uint64_t rest = m & ((1ull << drop) - 1), half = 1ull << (drop - 1);
+    if (rest > half || (rest == half && (keep & 1)))
+        keep++;
+    uint32_t bits = ((uint32_t)(e + fmt_bias(f)) << (f.p - 1)) + (uint32_t)keep;
+    *out = sign | (bits >= fmt_expmask(f) ? fmt_expmask(f) : bits);
+    return 1;
+}
+
 /* Correctly rounded (nearest-even) encoding of d in format f. */
 static uint32_t double_to_fmt(fmt f, double d)
 {
     uint64_t db = f64_bits(d);
-    uint32_t sign = (db >> 63) ? fmt_signbit(f) : 0;
+    uint32_t sign = (db >> 63) ? fmt_signbit(f) : 0, fast;
+    if (double_to_fmt_normal(f, db, sign, &fast))
+        return fast;
     if (isnan(d))
         return nan_to_fmt(f, db, sign);
     double a = fabs(d);

@@ -24,6 +24,7 @@ void kiln_rng_seed(kiln_rng *r, uint64_t seed)
 {
     for (int i = 0; i < 4; i++)
         r->s[i] = splitmix(&seed);
+    r->has_spare = 0;
 }
 
 uint64_t kiln_rng_next(kiln_rng *r)
@@ -46,9 +47,17 @@ double kiln_rng_uniform(kiln_rng *r)
 
 double kiln_rng_normal(kiln_rng *r)
 {
-    /* Box-Muller; 1 - u keeps the log argument in (0, 1]. */
+    /* Box-Muller, both of the pair used (the transcendental calls are most
+     * of the cost of drawing inputs); 1 - u keeps the log argument in (0, 1]. */
+    if (r->has_spare) {
+        r->has_spare = 0;
+        return r->spare;
+    }
     double u = 1.0 - kiln_rng_uniform(r), v = kiln_rng_uniform(r);
-    return sqrt(-2.0 * log(u)) * cos(2.0 * M_PI * v);
+    double rad = sqrt(-2.0 * log(u)), angle = 2.0 * M_PI * v;
+    r->spare = rad * sin(angle);
+    r->has_spare = 1;
+    return rad * cos(angle);
 }
 
 int64_t kiln_rng_range(kiln_rng *r, int64_t lo, int64_t hi)
@@ -107,7 +116,7 @@ static void apply_pattern(kiln_rng *r, const kiln_variant *v, kiln_dtype dt, int
 }
 
 void kiln_fill_input(kiln_rng *r, const kiln_arg *arg, const kiln_variant *v, kiln_dtype dt,
-                     int64_t row_len, double *out, size_t n)
+                     int64_t row_len, double *out, void *bytes, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         out[i] = draw(r, arg);
@@ -117,9 +126,11 @@ void kiln_fill_input(kiln_rng *r, const kiln_arg *arg, const kiln_variant *v, ki
             out[i] = out[i] * v->scale + v->offset;
     }
     /* Round to dt, in place, through the dtype's own storage. */
+    uint64_t cell = 0;
     for (size_t i = 0; i < n; i++) {
-        uint64_t cell = 0;
-        kiln_store_from_double(dt, &cell, 0, out[i]);
-        out[i] = kiln_load_as_double(dt, &cell, 0);
+        void *to = bytes ? bytes : &cell;
+        size_t at = bytes ? i : 0;
+        kiln_store_from_double(dt, to, at, out[i]);
+        out[i] = kiln_load_as_double(dt, to, at);
     }
 }

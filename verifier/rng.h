@@ -10,6 +10,8 @@
 
 typedef struct kiln_rng {
     uint64_t s[4];
+    double spare;       /* the second normal of the last Box-Muller pair */
+    int has_spare;
 } kiln_rng;
 
 void kiln_rng_seed(kiln_rng *r, uint64_t seed);
@@ -22,8 +24,9 @@ uint64_t kiln_secret_seed(void);
 
 /* Fill n values of input arg (last dim = row_len) as the task draws them,
  * then apply variant (may be NULL), then round each to dt so the values are
- * exactly what the candidate will see. Writes doubles to out. */
+ * exactly what the candidate will see. Writes doubles to out and, unless
+ * bytes is NULL, the same values stored as dt to bytes. */
 void kiln_fill_input(kiln_rng *r, const kiln_arg *arg, const kiln_variant *variant,
-                     kiln_dtype dt, int64_t row_len, double *out, size_t n);
+                     kiln_dtype dt, int64_t row_len, double *out, void *bytes, size_t n);
 
 #endif
