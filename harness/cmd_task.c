@@ -73,6 +73,9 @@ static void print_tolerance_cost(FILE *out, const kiln_task *t, kiln_dtype dt)
     const char *red = t->reduction_dim >= 0 ? t->dims[t->reduction_dim] : "1";
     fprintf(out, "\ntolerance: %g ULPs of %s + %g * sqrt(%s) + %g * %s, at the reference's magnitude\n",
             ts->ulps, kiln_dtype_name(dt), ts->per_sqrt, red, ts->per_n, red);
+    if (t->floor_rel > 1e-5)   /* matters where outputs cancel to near zero */
+        fprintf(out, "  (or at %g of the largest reference magnitude, whichever is larger)\n",
+                t->floor_rel);
     fprintf(out, "cost: bytes = %s; flops = %s\n", t->cost_bytes, t->cost_flops);
 }
 
@@ -125,15 +128,15 @@ static void print_cuda_args(FILE *out, const kiln_task *t, kiln_dtype dt)
  * example of the syntax; nothing when it cannot be read. */
 static void print_starter_manifest(FILE *out, const kiln_task *t)
 {
-    FILE *f = fopen(t->baseline_cuda, "rb");
+    FILE *f = fopen(t->starter_cuda, "rb");
     if (!f)
         return;
     static char src[1 << 16];
     size_t n = fread(src, 1, sizeof src - 1, f);
     fclose(f);
     src[n] = '\0';
-    const char *slash = strrchr(t->baseline_cuda, '/');
-    fprintf(out, "\nexample: the starter (%s), its knob and manifest:\n", slash ? slash + 1 : t->baseline_cuda);
+    const char *slash = strrchr(t->starter_cuda, '/');
+    fprintf(out, "\nexample: the starter (%s), its knob and manifest:\n", slash ? slash + 1 : t->starter_cuda);
     for (const char *line = src; *line;) {
         const char *eol = strchr(line, '\n');
         size_t len = eol ? (size_t)(eol - line) : strlen(line);
@@ -187,6 +190,9 @@ void kiln_task_describe_cuda(FILE *out, const kiln_task *t, kiln_dtype dt)
     print_starter_manifest(out, t);
     print_groups(out, t);
     print_tolerance_cost(out, t, dt);
+    if (t->baseline_cuda_builtin[0])
+        fprintf(out, "baseline: cuBLAS (cublasGemmEx, fp32 accumulation, default algorithm), timed "
+                "exactly like a candidate\n");
 }
 
 static int show(const char *name, const char *backend, const char *dtype)

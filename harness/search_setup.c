@@ -138,7 +138,7 @@ static void new_run_id(sqlite3 *db, char *id, size_t len)
 static int record_run(search *s, kiln_error *err)
 {
     int from_file = s->run.from_path[0] && strcmp(s->run.agent, "replay") != 0;
-    const char *starter = s->backend == KILN_BACKEND_CUDA ? s->task.baseline_cuda : s->task.baseline_cpu;
+    const char *starter = s->backend == KILN_BACKEND_CUDA ? s->task.starter_cuda : s->task.baseline_cpu;
     char *src = read_text(from_file ? s->run.from_path : starter, err);
     if (!src)
         return -2;

@@ -73,6 +73,7 @@ static void print_timers(FILE *out, const cJSON *v)
 {
     const cJSON *s;
     int first = 1;
+    double peak = num(cJSON_GetObjectItemCaseSensitive(v, "environment"), "peak_tflops");
     cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(v, "shapes")) {
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(s, "timers");
         if (!cJSON_GetObjectItemCaseSensitive(t, "candidate_cupti_ns"))
@@ -85,7 +86,11 @@ static void print_timers(FILE *out, const cJSON *v)
         fmt_time(num(t, "candidate_events_ns"), ev, sizeof ev);
         fmt_time(num(t, "candidate_cupti_ns"), cu, sizeof cu);
         fmt_time(num(t, "candidate_wall_ns"), wa, sizeof wa);
-        fprintf(out, "%-4s %11s %11s %11s\n", str(s, "id"), ev, cu, wa);
+        fprintf(out, "%-4s %11s %11s %11s", str(s, "id"), ev, cu, wa);
+        double ns = num(t, "candidate_events_ns"), tf = ns > 0 ? num(s, "flops") / ns / 1e3 : 0;
+        if (peak > 0 && tf > 0)   /* compute-bound tasks: the rate against the peak */
+            fprintf(out, "   %.1f TFLOP/s, %.0f%% of peak", tf, 100 * tf / peak);
+        fprintf(out, "\n");
     }
 }
 
@@ -99,6 +104,11 @@ static void print_gpu(FILE *out, const cJSON *v)
             str(g, "name"), str(g, "cc"), num(g, "driver"),
             num(cJSON_GetObjectItemCaseSensitive(v, "environment"), "bandwidth_gbps"),
             num(g, "pageable"));
+    double peak = num(cJSON_GetObjectItemCaseSensitive(v, "environment"), "peak_tflops");
+    if (peak > 0)
+        fprintf(out, "gpu peak (dense, %s): %.0f TFLOP/s\n", str(v, "dtype"), peak);
+    if (str(g, "cublas")[0] || num(g, "cublas") > 0)
+        fprintf(out, "baseline: cuBLAS %.0f (cublasGemmEx)\n", num(g, "cublas"));
 }
 
 void kiln_print_verdict(FILE *out, const cJSON *v)

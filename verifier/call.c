@@ -58,7 +58,7 @@ int kiln_callset_init(kiln_callset *cs, const kiln_task *t, kiln_dtype dt,
                       const kiln_shape *shapes, int nshapes, uint64_t seed, kiln_error *err)
 {
     memset(cs->in, 0, sizeof cs->in);
-    cs->manifest[0] = cs->manifest[1] = NULL;
+    cs->manifest[0] = cs->manifest[1] = cs->ref_manifest = NULL;
     kiln_device_limits_default(&cs->limits);
     memset(cs->bytes, 0, sizeof cs->bytes);
     memset(cs->gold, 0, sizeof cs->gold);
@@ -152,8 +152,16 @@ static int run_reference(kiln_callset *cs, kiln_error *err)
     uint64_t rt, cpu;
     fill_request(cs, off, 1, 0, &rq);
     rq.nonce = kiln_rng_next(&cs->rng);
+    if (cs->ref_manifest) {   /* the CUDA reference: launches over doubles */
+        kiln_error e = {{0}};
+        if (kiln_manifest_resolve(cs->ref_manifest, t, KILN_DT_F64, &cs->shape, &cs->limits, &rq,
+                                  &e) < 0)
+            return kiln_fail(err, "the CUDA reference cannot run this shape: %s", e.msg);
+    }
     if (kiln_worker_call(cs->ref, &rq, 120000, &rs, &rt, &cpu) < 0)
         return kiln_fail(err, "the reference failed: %s", cs->ref->fault_msg);
+    if (rs.status != KILN_ST_OK)
+        return kiln_fail(err, "the CUDA reference failed: %.300s", rs.info);
     for (int a = 0; a < t->nargs; a++)
         if (t->args[a].kind == KILN_ARG_OUTPUT)
             memcpy(cs->gold[a], cs->ref->arena + off[a],

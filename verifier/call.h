@@ -38,7 +38,9 @@ typedef struct kiln_callset {
     int hidden;                 /* the shape is hidden: details must not reveal its size */
     /* CUDA: the launches of each lib (0 candidate, 1 baseline), resolved per
      * shape against the device's limits; NULL for CPU libraries. */
-    const kiln_manifest *manifest[2];
+    const kiln_manifest *manifest[2];   /* manifest[1] NULL: a built-in baseline */
+    const kiln_manifest *ref_manifest;  /* the CUDA reference's (over doubles), or NULL:
+                                           ref is then a CPU worker */
     kiln_device_limits limits;
 } kiln_callset;
 

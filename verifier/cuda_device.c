@@ -35,6 +35,31 @@ void kiln_gpu_limits(const char *desc, kiln_device_limits *lim)
         lim->max_smem_optin = smem;
 }
 
+/* Dense flops per clock per SM. Tensor-core figures from NVIDIA's
+ * architecture whitepapers (A100: 312 TFLOP/s bf16 on 108 SMs at 1410 MHz
+ * = 2048; H100 SXM: 989 TFLOP/s bf16 on 132 SMs at 1830 MHz = 4096); FMA
+ * figures are 2 x the FP32 (FP64) cores per SM. */
+static double flops_per_clock(int major, int minor, kiln_dtype dt)
+{
+    int tensor = dt == KILN_DT_F16 || dt == KILN_DT_BF16;
+    if (major == 9 && minor == 0)
+        return tensor ? 4096 : dt == KILN_DT_F64 ? 128 : 256;
+    if (major == 8 && minor == 0)
+        return tensor ? 2048 : dt == KILN_DT_F64 ? 64 : 128;
+    return 0;
+}
+
+double kiln_gpu_peak_flops(const char *desc, kiln_dtype dt)
+{
+    char v[64];
+    int major = 0, minor = 0;
+    if (sscanf(kiln_gpu_field(desc, "cc", v, sizeof v), "%d.%d", &major, &minor) != 2)
+        return 0;
+    double sms = atof(kiln_gpu_field(desc, "sms", v, sizeof v));
+    double khz = atof(kiln_gpu_field(desc, "clock_khz", v, sizeof v));
+    return flops_per_clock(major, minor, dt) * sms * khz * 1e3;
+}
+
 static void cache_key(const char *desc, char *buf, size_t len)
 {
     char name[128], drv[32];

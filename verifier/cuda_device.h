@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 
+#include "dtype.h"
 #include "kiln_error.h"
 #include "manifest.h"
 
@@ -15,6 +16,13 @@ const char *kiln_gpu_field(const char *desc, const char *key, char *buf, size_t 
 
 /* The device's limits for launches, from its description. */
 void kiln_gpu_limits(const char *desc, kiln_device_limits *lim);
+
+/* The device's peak rate of dense arithmetic for dt in flop/s (tensor
+ * cores for f16 and bf16, FMA units for f32 and f64), from its SM count,
+ * clock and architecture; 0 for an architecture kiln has no figure for.
+ * A theoretical bound that nothing honest beats: the compute half of the
+ * roofline floor. */
+double kiln_gpu_peak_flops(const char *desc, kiln_dtype dt);
 
 /* Device-to-device copy bandwidth in bytes per second (read + write). The
  * cache is keyed by device name and driver version; a miss runs the probe,

@@ -608,14 +608,69 @@ static int resolve_path(ctx *c, const cJSON *obj, const char *field, const char 
     return 0;
 }
 
-/* "reference": {"cpu": "reference.c"}: the trusted double-precision
- * reference gives gold for every backend. */
+/* "reference": {"cpu": "reference.c", "cuda": "reference.cu"}: the trusted
+ * double-precision reference. The C one gives gold for every backend; a
+ * CUDA one (for work too large for the CPU, such as gemm) replaces it for
+ * the CUDA backend. At least one, and a task with a CPU backend needs C. */
 static int load_reference(ctx *c, const cJSON *root, kiln_task *t)
 {
     const cJSON *obj = cJSON_GetObjectItemCaseSensitive(root, "reference");
     if (!cJSON_IsObject(obj))
         return bad(c, "reference", "must be an object {\"cpu\": \"file.c\"}%s", NULL);
-    return resolve_path(c, obj, "reference", "cpu", t, t->reference_cpu);
+    const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(obj, "cpu");
+    const cJSON *cu = cJSON_GetObjectItemCaseSensitive(obj, "cuda");
+    const cJSON *it;
+    cJSON_ArrayForEach(it, obj) {
+        if (strcmp(it->string, "cpu") != 0 && strcmp(it->string, "cuda") != 0) {
+            char p[96];
+            snprintf(p, sizeof p, "reference.%.60s", it->string);
+            return bad(c, p, "unknown backend '%s' (cpu, cuda)", it->string);
+        }
+    }
+    if (!cpu && (t->ncpu_dtypes > 0 || !cu))
+        return bad(c, "reference.cpu", "missing (a C reference is needed%s)",
+                   t->ncpu_dtypes > 0 ? " for the CPU backend" : " unless there is a CUDA one");
+    if (cu && t->ncuda_dtypes == 0)
+        return bad(c, "reference.cuda", "a CUDA reference, but dtypes.cuda lists no dtypes%s", NULL);
+    if (cpu && resolve_path(c, obj, "reference", "cpu", t, t->reference_cpu) < 0)
+        return -1;
+    return cu ? resolve_path(c, obj, "reference", "cuda", t, t->reference_cuda) : 0;
+}
+
+/* The built-in baseline's promise about the task's arguments. */
+static int check_builtin(ctx *c, const kiln_task *t)
+{
+    static const kiln_arg_kind want[] = {KILN_ARG_INPUT, KILN_ARG_INPUT, KILN_ARG_OUTPUT,
+                                         KILN_ARG_DIM, KILN_ARG_DIM, KILN_ARG_DIM};
+    int ok = t->nargs == 6;
+    for (int i = 0; ok && i < 6; i++)
+        ok = t->args[i].kind == want[i] &&
+             (i >= 3 || (t->args[i].dtype_is_var && t->args[i].rank == 2));
+    for (int i = 0; ok && i < t->ncuda_dtypes; i++)
+        ok = t->cuda_dtypes[i] == KILN_DT_BF16;
+    if (!ok)
+        return bad(c, "baseline.cuda", "\"cublas\" needs args (a, b, c, M, N, K): two 2-d T "
+                   "inputs, a 2-d T output and three dims, with dtypes.cuda [\"bf16\"]%s", NULL);
+    return 0;
+}
+
+/* "starter": {"cuda": "...cu"}: where a CUDA search starts when the
+ * baseline is built in (optional otherwise; the baseline is the start). */
+static int load_starter(ctx *c, const cJSON *root, kiln_task *t)
+{
+    const cJSON *obj = cJSON_GetObjectItemCaseSensitive(root, "starter");
+    if (obj && !cJSON_IsObject(obj))
+        return bad(c, "starter", "must be an object {\"cuda\": \"file.cu\"}%s", NULL);
+    if (obj && cJSON_GetObjectItemCaseSensitive(obj, "cuda")) {
+        if (resolve_path(c, obj, "starter", "cuda", t, t->starter_cuda) < 0)
+            return -1;
+    } else if (t->baseline_cuda_builtin[0]) {
+        return bad(c, "starter.cuda", "missing (the CUDA baseline is built in, so a search "
+                   "needs a starter kernel)%s", NULL);
+    } else {
+        snprintf(t->starter_cuda, sizeof t->starter_cuda, "%s", t->baseline_cuda);
+    }
+    return 0;
 }
 
 /* "baseline": {"cpu": "...c", "cuda": "...cu"}: one for each backend that
@@ -637,6 +692,14 @@ static int load_baselines(ctx *c, const cJSON *root, kiln_task *t)
             return bad(c, p, "missing (dtypes.%s lists dtypes)", names[i]);
         if (!have[i] && it)
             return bad(c, p, "a baseline, but dtypes.%s lists no dtypes", names[i]);
+        if (have[i] && i == 1 && cJSON_IsString(it) &&
+            strcmp(it->valuestring, KILN_BUILTIN_CUBLAS) == 0) {
+            snprintf(t->baseline_cuda_builtin, sizeof t->baseline_cuda_builtin, "%s",
+                     KILN_BUILTIN_CUBLAS);
+            if (check_builtin(c, t) < 0)
+                return -1;
+            continue;
+        }
         if (have[i] && resolve_path(c, obj, "baseline", names[i], t, out[i]) < 0)
             return -1;
     }
@@ -672,7 +735,8 @@ static int load_task_json(ctx *c, const cJSON *root, kiln_task *t)
     if (load_expr(c, cost, "bytes", "cost", t, t->cost_bytes) < 0 ||
         load_expr(c, cost, "flops", "cost", t, t->cost_flops) < 0)
         return -1;
-    return load_reference(c, root, t) < 0 || load_baselines(c, root, t) < 0 ? -1 : 0;
+    return load_reference(c, root, t) < 0 || load_baselines(c, root, t) < 0 ||
+           load_starter(c, root, t) < 0 ? -1 : 0;
 }
 
 static int load_random(ctx *c, const cJSON *r, const char *p, const kiln_task *t, kiln_group *g)

@@ -108,10 +108,22 @@ typedef struct kiln_task {
     int ntolerances;
     kiln_tolerance_spec tolerances[KILN_MAX_DTYPES];
     int deterministic;            /* determinism stage required */
-    char reference_cpu[PATH_MAX]; /* absolute paths; gold for every backend */
+    char reference_cpu[PATH_MAX]; /* absolute paths: the double reference (C), gold for
+                                     every backend unless there is a CUDA one */
+    char reference_cuda[PATH_MAX];/* "" or the double reference as CUDA, run in a worker
+                                     of its own: gold for the CUDA backend */
     char baseline_cpu[PATH_MAX];  /* "" when the task has no CPU backend */
-    char baseline_cuda[PATH_MAX]; /* "" when the task has no CUDA backend */
+    char baseline_cuda[PATH_MAX]; /* "" when the task has no CUDA backend or the
+                                     baseline is built in */
+    char baseline_cuda_builtin[16];   /* "cublas" (a vendor library call) or "" */
+    char starter_cuda[PATH_MAX];  /* where a CUDA search starts: "starter", else
+                                     the baseline */
 } kiln_task;
+
+/* Built-in CUDA baselines: "cublas" is cublasGemmEx on bf16 a (M x K) and
+ * b (N x K), c = a * b^T in fp32, for a task whose args are exactly
+ * (a, b, c, M, N, K) in that order. */
+#define KILN_BUILTIN_CUBLAS "cublas"
 
 /* Load and validate dir/task.json and dir/hidden.json. */
 int kiln_task_load(const char *dir, kiln_task *task, kiln_error *err);

@@ -114,6 +114,8 @@ static void add_env(cJSON *root, const kiln_verdict *v)
     cJSON_AddStringToObject(env, "host", v->hostname);
     cJSON_AddStringToObject(env, "kernel", v->kernel);
     add_num(env, "bandwidth_gbps", v->bandwidth_gbps);
+    if (v->peak_tflops > 0)
+        add_num(env, "peak_tflops", v->peak_tflops);
     if (v->gpu[0])
         add_gpu(env, v->gpu);
     cJSON *sb = cJSON_AddObjectToObject(root, "sandbox");

@@ -48,6 +48,7 @@ typedef struct kiln_verdict {
     char sandbox[256];
     char cpu_model[128], hostname[64], kernel[96];
     double bandwidth_gbps;      /* at the largest timed shape's size */
+    double peak_tflops;         /* CUDA: the device's dense peak for the dtype, 0 unknown */
     double worker_user_s, worker_sys_s, worker_wall_s, reported_s;
     long worker_maxrss_kb;
     char source_sha256[65];

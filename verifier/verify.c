@@ -4,9 +4,10 @@
  * cand/ (candidate and baseline, served by one sandboxed worker so both are
  * timed by the same code in the same process: shared objects for the CPU
  * backend, CUDA sources that kiln-worker-cuda compiles with NVRTC) and ref/
- * (the trusted double-precision reference, in a process of its own). Gold
- * outputs, seeds and hidden dims stay in this process. Stages stop at the
- * first failure. */
+ * (the trusted double-precision reference, in a process of its own: C in a
+ * kiln-worker, or for tasks too large for the CPU such as gemm, CUDA in a
+ * kiln-worker-cuda of its own). Gold outputs, seeds and hidden dims stay in
+ * this process. Stages stop at the first failure. */
 #include "verify.h"
 
 #include <errno.h>
@@ -47,7 +48,9 @@ typedef struct job {
     double reported_ns;         /* sum of worker-reported call times */
     int timer_flags;
     int cuda;
-    kiln_manifest *man[2];      /* CUDA: candidate's and baseline's launches */
+    kiln_manifest *man[2];      /* CUDA: candidate's and baseline's launches
+                                   (man[1] NULL for a built-in baseline) */
+    kiln_manifest *man_ref;     /* CUDA: the CUDA reference's launches, or NULL */
 } job;
 
 int kiln_backend_parse(const char *name)
@@ -71,11 +74,27 @@ kiln_dtype kiln_backend_default_dtype(const kiln_task *t, kiln_backend b)
     return t->ncpu_dtypes ? t->cpu_dtypes[0] : KILN_DT_INVALID;
 }
 
+/* The built-in baseline ("cublas") when the job uses one, else NULL. */
+static const char *builtin_baseline(const job *j)
+{
+    if (!j->cuda || j->o->baseline || !j->t->baseline_cuda_builtin[0])
+        return NULL;
+    return j->t->baseline_cuda_builtin;
+}
+
 static const char *baseline_path(const job *j)
 {
     if (j->o->baseline)
         return j->o->baseline;
+    if (builtin_baseline(j))
+        return "(built in: cuBLAS)";
     return j->cuda ? j->t->baseline_cuda : j->t->baseline_cpu;
+}
+
+/* Gold from the CUDA reference (rather than the C one)? */
+static int cuda_reference(const job *j)
+{
+    return j->cuda && j->t->reference_cuda[0];
 }
 
 /* ---- verdict helpers ---------------------------------------------------- */
@@ -159,6 +178,22 @@ static int hash_file(const char *path, char out[65], kiln_error *err)
     return rc;
 }
 
+/* The manifest of kiln's own CUDA source (a baseline or a reference); an
+ * error there is kiln's problem, not the candidate's. */
+static int trusted_manifest(job *j, const char *path, kiln_manifest **out, kiln_error *err)
+{
+    kiln_error merr = {{0}};
+    unsigned char *src = NULL;
+    size_t len = 0;
+    if (!(*out = calloc(1, sizeof **out)))
+        return kiln_fail(err, "out of memory");
+    int rc = read_source(path, &src, &len, err);
+    if (rc == 0 && kiln_manifest_parse((const char *)src, len, j->t, *out, &merr) < 0)
+        rc = kiln_fail(err, "%s: %s", path, merr.msg);
+    free(src);
+    return rc;
+}
+
 /* CUDA: the candidate's manifest must parse and fit the task; the
  * baseline's is trusted to, and an error there is kiln's problem. */
 static int static_manifests(job *j, const char *src, size_t len, kiln_error *err)
@@ -167,6 +202,8 @@ static int static_manifests(job *j, const char *src, size_t len, kiln_error *err
     for (int i = 0; i < 2; i++)
         if (!j->man[i] && !(j->man[i] = calloc(1, sizeof *j->man[i])))
             return kiln_fail(err, "out of memory");
+    if (cuda_reference(j) && trusted_manifest(j, j->t->reference_cuda, &j->man_ref, err) < 0)
+        return -1;
     if (kiln_manifest_parse(src, len, j->t, j->man[0], &merr) < 0)
         return conclude(j, "fail", "static", "bad-manifest", "%s", merr.msg);
     /* Launches that no device of this kind could make at a visible shape are
@@ -183,13 +220,14 @@ static int static_manifests(job *j, const char *src, size_t len, kiln_error *err
         return conclude(j, "fail", "static", "bad-manifest", "at visible shape v%d (%s): %s", i + 1,
                         dims, merr.msg);
     }
-    unsigned char *base = NULL;
-    size_t blen = 0;
-    int rc = read_source(baseline_path(j), &base, &blen, err);
-    if (rc == 0 && kiln_manifest_parse((const char *)base, blen, j->t, j->man[1], &merr) < 0)
-        rc = kiln_fail(err, "the baseline %s: %s", baseline_path(j), merr.msg);
-    free(base);
-    return rc;
+    if (builtin_baseline(j)) {
+        free(j->man[1]);
+        j->man[1] = NULL;
+        return 0;
+    }
+    free(j->man[1]);
+    j->man[1] = NULL;
+    return trusted_manifest(j, baseline_path(j), &j->man[1], err);
 }
 
 static int stage_static(job *j, kiln_error *err)
@@ -197,7 +235,9 @@ static int stage_static(job *j, kiln_error *err)
     unsigned char *src = NULL;
     size_t len = 0;
     j->v->baseline_is_task = j->o->baseline == NULL;
-    if (hash_file(baseline_path(j), j->v->baseline_sha256, err) < 0)
+    if (builtin_baseline(j))
+        kiln_sha256_hex((const unsigned char *)"builtin:cublas", 14, j->v->baseline_sha256);
+    else if (hash_file(baseline_path(j), j->v->baseline_sha256, err) < 0)
         return -1;
     if (read_source(j->o->candidate, &src, &len, err) < 0) {
         free(src);
@@ -242,20 +282,29 @@ static int stage_compile_cuda(job *j, kiln_error *err)
     snprintf(dir, sizeof dir, "%s/cand", j->dir);
     if (kiln_mkdirs(dir, err) < 0)
         return -1;
-    const char *from[2] = {j->o->candidate, baseline_path(j)}, *to[2] = {"cand.cu", "base.cu"};
-    for (int i = 0; i < 2; i++) {
+    const char *from[3] = {j->o->candidate, baseline_path(j), j->t->reference_cuda};
+    const char *to[3] = {"cand/cand.cu", "cand/base.cu", "ref/ref.cu"};
+    int use[3] = {1, builtin_baseline(j) == NULL, cuda_reference(j)};
+    snprintf(path, sizeof path, "%s/ref", j->dir);
+    if (use[2] && kiln_mkdirs(path, err) < 0)
+        return -1;
+    for (int i = 0; i < 3; i++) {
         unsigned char *src = NULL;
         size_t len = 0;
+        if (!use[i])
+            continue;
         int rc = read_source(from[i], &src, &len, err);
         if (rc == 0) {
             src[len < SOURCE_LIMIT ? len : SOURCE_LIMIT] = '\0';
-            snprintf(path, sizeof path, "%s/%s", dir, to[i]);
+            snprintf(path, sizeof path, "%s/%s", j->dir, to[i]);
             rc = kiln_write_text(path, (const char *)src, err);
         }
         free(src);
         if (rc < 0)
             return -1;
     }
+    if (use[2])
+        return 0;
     if (build_one(j, KILN_BUILD_REFERENCE, j->t->reference_cpu, "ref", "ref.so", &res, err) < 0)
         return -1;
     if (!res.ok)
@@ -374,10 +423,23 @@ static int start_workers(job *j, kiln_error *err)
     kiln_worker_opts ro = {.dir = rdir, .libs = {rlib}, .nlibs = 1,
                            .arena_bytes = kiln_arena_bytes(j->t, j->o->dtype, shapes, n, 1),
                            .cpu_seconds = 600, .address_bytes = ((size_t)4 << 30)};
+    if (cuda_reference(j)) {
+        snprintf(rlib, sizeof rlib, "%s/ref.cu", rdir);
+        ro.cuda = 1;
+        ro.dtype = "f64";
+        ro.device = j->o->device;
+        ro.scrub = 1;
+        ro.address_bytes = 0;
+        ro.start_timeout_ms = 120000;
+        progress(j, "compile", "starting the CUDA reference");
+    }
     if (kiln_worker_start(&j->ref, &ro, err) < 0)
         return -1;
     if (j->ref.fault)
         return kiln_fail(err, "the reference worker failed to start: %s", j->ref.fault_msg);
+    if (ro.cuda && j->ref.ready_status != KILN_ST_OK)
+        return kiln_fail(err, "the CUDA reference %s could not start: %s", j->t->reference_cuda,
+                         j->ref.ready_info);
     kiln_worker_opts co = {.dir = cdir, .libs = {clib, blib}, .nlibs = 2,
                            .arena_bytes = kiln_arena_bytes(j->t, j->o->dtype, shapes, n, 0),
                            .cpu_seconds = (unsigned)(j->o->job_timeout_ms / 1000 + 1),
@@ -388,6 +450,8 @@ static int start_workers(job *j, kiln_error *err)
         snprintf(clib, sizeof clib, "%s/cand.cu", cdir);
         snprintf(blib, sizeof blib, "%s/base.cu", cdir);
         co.cuda = 1;
+        co.nlibs = builtin_baseline(j) ? 1 : 2;
+        co.builtin = builtin_baseline(j);
         co.dtype = kiln_dtype_name(j->o->dtype);
         co.device = j->o->device;
         co.address_bytes = 0;            /* the driver maps far more than it uses */
@@ -413,6 +477,7 @@ static int start_workers(job *j, kiln_error *err)
     if (j->cuda) {
         j->cs.manifest[0] = j->man[0];
         j->cs.manifest[1] = j->man[1];
+        j->cs.ref_manifest = j->man_ref;
         kiln_gpu_limits(j->cand.device, &j->cs.limits);
     }
     j->cs.cand = &j->cand;
@@ -674,7 +739,7 @@ static double cross_check(const samples *sm)
  * between launches and the scratch memsets. */
 static int launch_gaps(const kiln_manifest *m)
 {
-    return m->nlaunches - 1 + m->nscratch;
+    return m ? m->nlaunches - 1 + m->nscratch : 2;   /* cuBLAS: up to 3 kernels */
 }
 
 /* CUDA: do the three timers tell the same story? The events enclose every
@@ -792,6 +857,11 @@ static int floor_for(job *j, kiln_shape_result *r, kiln_error *err)
         return -1;
     j->v->bandwidth_gbps = bw / 1e9;
     r->floor_ns = r->bytes / bw * 1e9;
+    /* The compute half: flops at the device's theoretical peak. */
+    double peak = j->cuda ? kiln_gpu_peak_flops(j->cand.device, j->o->dtype) : 0;
+    j->v->peak_tflops = peak / 1e12;
+    if (peak > 0 && r->flops / peak * 1e9 > r->floor_ns)
+        r->floor_ns = r->flops / peak * 1e9;
     r->roofline_fraction = r->cand.median_ns > 0 ? r->floor_ns / r->cand.median_ns : 0;
     return 0;
 }
@@ -815,8 +885,9 @@ static int stage_plausibility(job *j, kiln_error *err)
             return -1;
         if (r->cand.median_ns < 0.8 * r->floor_ns)
             kiln_verdict_flag(v, "below-roofline: shape %s ran in %.1f us, under the %.1f us that "
-                              "moving its bytes takes at the measured bandwidth", r->id,
-                              r->cand.median_ns / 1e3, r->floor_ns / 1e3);
+                              "moving its bytes (at the measured bandwidth) or its flops (at the "
+                              "device's peak) takes", r->id, r->cand.median_ns / 1e3,
+                              r->floor_ns / 1e3);
         if (r->base.median_ns < 0.8 * r->floor_ns)
             kiln_verdict_flag(v, "baseline-below-roofline: shape %s: the measurement is not "
                               "trustworthy", r->id);
@@ -992,6 +1063,7 @@ int kiln_verify(const kiln_verify_opts *given, kiln_verdict *v, kiln_error *err)
         kiln_remove_tree(j->dir);
     free(j->man[0]);
     free(j->man[1]);
+    free(j->man_ref);
     free(j);
     if (rc < 0)
         return bad_input ? KILN_VERIFY_BAD_INPUT : KILN_VERIFY_INTERNAL;

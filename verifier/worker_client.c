@@ -256,6 +256,12 @@ static int spawn(kiln_worker *w, const kiln_worker_opts *o, int req[2], int resp
         argv[n++] = o->cuda ? "--src" : "--lib";
         argv[n++] = (char *)o->libs[i];
     }
+    if (o->cuda && o->builtin) {
+        argv[n++] = "--builtin";
+        argv[n++] = (char *)o->builtin;
+    }
+    if (o->cuda && o->scrub)
+        argv[n++] = "--scrub";
     char scale[32];
     if (o->report_scale > 0) {
         snprintf(scale, sizeof scale, "%g", o->report_scale);
@@ -368,7 +374,7 @@ int kiln_worker_call(kiln_worker *w, const kiln_call_req *rq, int timeout_ms,
         return -1;
     }
     if (rs->magic != KILN_MSG_DONE || rs->nonce != rq->nonce ||
-        (rs->status != 0 && rq->nlaunches == 0)) {   /* CUDA calls report their failures */
+        (rs->status != 0 && !w->device[0])) {   /* CUDA workers report their failures */
         fail_worker(w, KILN_FAULT_PROTOCOL, "worker answered out of turn (forged or corrupt reply)");
         if (!w->fault)
             w->fault = KILN_FAULT_CRASH;

@@ -61,6 +61,9 @@ typedef struct kiln_worker_opts {
     int cuda;                                 /* start kiln-worker-cuda */
     const char *dtype;                        /* CUDA: "f32" "f16" "bf16" */
     int device;                               /* CUDA: the device ordinal */
+    const char *builtin;                      /* CUDA: "cublas", a library after libs */
+    int scrub;                                /* CUDA: zero device buffers after each
+                                                 call (the reference worker) */
 } kiln_worker_opts;
 
 int kiln_worker_start(kiln_worker *w, const kiln_worker_opts *o, kiln_error *err);

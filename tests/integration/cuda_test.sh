@@ -3,7 +3,8 @@
 # by scripts/gpu-check.sh): the bf16 starter passes in process and through a
 # real kilnd on its cuda:0 lane; a worker that lies about the events (fault
 # injection, EXPLOITS.md classes 16 and 17) is caught by the CUPTI and
-# wall-clock timers; a speedup over 100x is suspect (class 18). Exits 77
+# wall-clock timers; a speedup over 100x is suspect (class 18); the gemm
+# starter passes against cuBLAS with gold from the CUDA reference. Exits 77
 # (skipped) where there is no GPU.
 #   cuda_test.sh KILN SOURCE_DIR
 set -u
@@ -42,5 +43,31 @@ check "events reported x0.001 are suspect" suspect timer-disagreement --test-rep
 check "more than 100x over a 2 ms baseline is suspect" suspect speedup-ceiling --no-daemon \
     --baseline tests/integration/slow_baseline.cu --group decode --timing-ms 500
 check "through kilnd on its cuda:0 lane" pass ok --socket "$tmp/k.sock" --timing-ms 500
+
+# gemm: gold from the CUDA reference in a worker of its own, timed against
+# the built-in cuBLAS baseline; the verdict names cuBLAS's version and the
+# device's peak, and no shape beats the roofline floor (flops at peak).
+out=$("$KILN" verify kernels/gemm/cuda/starter.cu --task gemm --dtype bf16 --json --no-daemon \
+      --timing-ms 1000 2>"$tmp/gemm.err")
+if [ "$(field status "$out")" = pass ] && command -v python3 >/dev/null &&
+   python3 - "$out" >"$tmp/gemm.check" 2>&1 <<'PY'; then
+import json, sys
+v = json.loads(sys.argv[1])
+env = v["environment"]
+assert env["gpu"].get("cublas", 0) > 0, env["gpu"]
+assert env.get("peak_tflops", 0) > 100, env
+for s in v["shapes"]:
+    if "time" in s:
+        assert 0 < s["roofline_fraction"] <= 1.0, (s["id"], s["roofline_fraction"])
+        assert s["time"]["baseline"]["median_ns"] > 0, s
+PY
+    echo "ok - gemm starter against cuBLAS, gold from the CUDA reference"
+    pass=$((pass + 1))
+else
+    echo "not ok - gemm starter: $(field status "$out")/$(field code "$out")"
+    fail=$((fail + 1))
+    { grep -m3 -i 'reason\|flag' <<<"$out"; tail -3 "$tmp/gemm.err"; cat "$tmp/gemm.check" 2>/dev/null; } |
+        sed 's/^/#   /'
+fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -929,6 +929,58 @@ static void test_cuda_errors(void **state)
     free(num);
 }
 
+/* A CUDA reference, the built-in cuBLAS baseline and a starter. */
+static void test_cuda_reference_and_builtin(void **state)
+{
+    (void)state;
+    kiln_task *t = malloc(sizeof *t);
+    kiln_error err;
+    assert_non_null(t);
+    /* A CUDA-only task may have a CUDA reference instead of the C one. */
+    char *a = replace(GOOD_TASK, "\"dtypes\": {\"cpu\": [\"f32\"]}", "\"dtypes\": {\"cuda\": [\"f32\"]}");
+    char *b = replace(a, "\"baseline\": {\"cpu\": \"base/baseline.c\"}",
+                      "\"baseline\": {\"cuda\": \"base/baseline.cu\"}");
+    char *c = replace(b, "\"reference\": {\"cpu\": \"reference.c\"}",
+                      "\"reference\": {\"cuda\": \"base/baseline.cu\"}");
+    if (load_text(c, GOOD_HIDDEN, t, &err) != 0)
+        fail_msg("CUDA reference: %s", err.msg);
+    assert_string_equal(t->reference_cpu, "");
+    assert_non_null(strstr(t->reference_cuda, "/base/baseline.cu"));
+    assert_string_equal(t->starter_cuda, t->baseline_cuda);   /* no starter: the baseline */
+    char *d = replace(b, "\"reference\": {\"cpu\": \"reference.c\"}", "\"reference\": {}");
+    expect_fail(d, GOOD_HIDDEN, "task.json", "reference.cpu", "unless there is a CUDA one");
+    char *e = replace(GOOD_TASK, "\"reference\": {\"cpu\": \"reference.c\"}",
+                      "\"reference\": {\"cuda\": \"base/baseline.cu\"}");
+    expect_fail(e, GOOD_HIDDEN, "task.json", "reference.cpu", "needed for the CPU backend");
+    char *f = replace(GOOD_TASK, "\"reference\": {\"cpu\": \"reference.c\"}",
+                      "\"reference\": {\"cpu\": \"reference.c\", \"cuda\": \"base/baseline.cu\"}");
+    expect_fail(f, GOOD_HIDDEN, "task.json", "reference.cuda", "dtypes.cuda lists no dtypes");
+    /* "cublas" is only for gemm-shaped tasks */
+    char *g = replace(b, "\"cuda\": \"base/baseline.cu\"}", "\"cuda\": \"cublas\"}");
+    expect_fail(g, GOOD_HIDDEN, "task.json", "baseline.cuda", "\"cublas\" needs args (a, b, c, M, N, K)");
+    /* The real gemm task: CUDA reference, cuBLAS, a starter to search from. */
+    if (kiln_task_load(KILN_TASKS_DIR "/gemm", t, &err) != 0)
+        fail_msg("gemm: %s", err.msg);
+    assert_string_equal(t->baseline_cuda_builtin, KILN_BUILTIN_CUBLAS);
+    assert_string_equal(t->baseline_cuda, "");
+    assert_string_equal(t->reference_cpu, "");
+    assert_non_null(strstr(t->reference_cuda, "/gemm/reference.cu"));
+    assert_non_null(strstr(t->starter_cuda, "/kernels/gemm/cuda/starter.cu"));
+    assert_false(kiln_task_supports(t, KILN_DT_F32));
+    assert_true(kiln_task_supports_backend(t, "cuda", KILN_DT_BF16));
+    char sig[512];
+    kiln_task_cuda_params(t, sig, sizeof sig);
+    assert_string_equal(sig, "(const kiln_t *a, const kiln_t *b, kiln_t *c, int M, int N, int K)");
+    free(t);
+    free(a);
+    free(b);
+    free(c);
+    free(d);
+    free(e);
+    free(f);
+    free(g);
+}
+
 /* ---- "K*dim" shape entries ------------------------------------------- */
 
 static void test_shape_multiple(void **state)
@@ -1153,6 +1205,7 @@ int main(void)
         cmocka_unit_test(test_cuda_errors),
         cmocka_unit_test(test_shape_multiple),
         cmocka_unit_test(test_builtin_tasks),
+        cmocka_unit_test(test_cuda_reference_and_builtin),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

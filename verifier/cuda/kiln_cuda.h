@@ -19,6 +19,12 @@ __device__ __forceinline__ kiln_t kiln_from_float(float v) { return __float2half
 typedef __nv_bfloat16 kiln_t;
 __device__ __forceinline__ float kiln_to_float(kiln_t v) { return __bfloat162float(v); }
 __device__ __forceinline__ kiln_t kiln_from_float(float v) { return __float2bfloat16_rn(v); }
+#elif defined(KILN_DTYPE_F64)
+/* Only kiln's own CUDA references are built for f64: they read and write
+ * doubles, the exact values of the candidate's inputs and the gold. */
+typedef double kiln_t;
+__device__ __forceinline__ float kiln_to_float(kiln_t v) { return (float)v; }
+__device__ __forceinline__ kiln_t kiln_from_float(float v) { return v; }
 #else
 typedef float kiln_t;
 __device__ __forceinline__ float kiln_to_float(kiln_t v) { return v; }

@@ -11,7 +11,13 @@
  * kernel records, and the host clock around launch and synchronize.
  *
  *   kiln-worker-cuda --dir DIR --arena BYTES --dtype T --header kiln_cuda.h
- *                    --src A.cu [--src B.cu] [--cpu-seconds N] [--device N]
+ *                    --src A.cu [--src B.cu | --builtin cublas] [--scrub]
+ *                    [--cpu-seconds N] [--device N]
+ *
+ * Libraries are numbered in order: the sources, then the built-in baseline
+ * (cuBLAS, called in the timed region instead of launches). --scrub (the
+ * reference worker) zeroes every device buffer after each call, so gold
+ * never lingers in device memory.
  *   kiln-worker-cuda --probe [--device N]   (device facts and copy bandwidth)
  */
 #include <cuda.h>
@@ -24,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cublas_gemm.h"
 #include "cupti_span.h"
 #include "nvrtc_build.h"
 #include "sandbox.h"
@@ -34,9 +41,9 @@
 #define SCRATCH_GUARD 0xa7
 
 typedef struct opts {
-    const char *dir, *dtype, *header_path;
+    const char *dir, *dtype, *header_path, *builtin;
     const char *srcs[KILN_WORKER_MAX_LIBS];
-    int nsrcs, device, probe;
+    int nsrcs, device, probe, scrub;
     uint64_t arena_bytes;
     kiln_limits lim;
     double report_scale;
@@ -55,6 +62,10 @@ typedef struct worker {
     CUdeviceptr gate;           /* kiln's stream waits on it before the timed region */
     CUmodule mod[KILN_WORKER_MAX_LIBS];
     int nmods;
+    int builtin_lib;            /* the library number of the cuBLAS baseline, or -1 */
+    CUdeviceptr cublas_ws;
+    int64_t warm_shape[3];      /* the last shape cuBLAS ran, untimed */
+    int scrub;
     devbuf buf[KILN_WORKER_MAX_ARGS], scratch[KILN_WORKER_MAX_SCRATCH];
     unsigned char sent_guard[KILN_WORKER_MAX_ARGS][2][GUARD];   /* as uploaded */
     CUdeviceptr flush;
@@ -100,14 +111,16 @@ static void parse_args(int argc, char **argv, opts *o)
     o->lim = (kiln_limits){.cpu_seconds = 300, .file_bytes = 64u << 20, .open_files = 1024};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--probe") == 0) {
-            o->probe = 1;
+        if (strcmp(a, "--probe") == 0 || strcmp(a, "--scrub") == 0) {
+            *(a[2] == 'p' ? &o->probe : &o->scrub) = 1;
             continue;
         }
         if (strcmp(a, "--dir") == 0)
             o->dir = v;
         else if (strcmp(a, "--src") == 0 && o->nsrcs < KILN_WORKER_MAX_LIBS)
             o->srcs[o->nsrcs++] = v;
+        else if (strcmp(a, "--builtin") == 0)
+            o->builtin = v;
         else if (strcmp(a, "--dtype") == 0)
             o->dtype = v;
         else if (strcmp(a, "--header") == 0)
@@ -248,7 +261,9 @@ static const char *dtype_define(const char *dt)
         return "KILN_DTYPE_BF16";
     if (dt && strcmp(dt, "f32") == 0)
         return "KILN_DTYPE_F32";
-    die("--dtype must be f32, f16 or bf16", dt);
+    if (dt && strcmp(dt, "f64") == 0)   /* the CUDA reference */
+        return "KILN_DTYPE_F64";
+    die("--dtype must be f32, f16, bf16 or f64", dt);
     return NULL;
 }
 
@@ -270,7 +285,8 @@ static int build_modules(worker *w, const opts *o, char *const srcs[], const cha
     char arch[16];
     arch_of(w, arch, sizeof arch);
     for (int i = 0; i < o->nsrcs; i++) {
-        kiln_nvrtc_in in = {.source = srcs[i], .name = i == 0 ? "candidate.cu" : "baseline.cu",
+        kiln_nvrtc_in in = {.source = srcs[i],
+                            .name = o->scrub ? "reference.cu" : i == 0 ? "candidate.cu" : "baseline.cu",
                             .arch = arch, .dtype_define = dtype_define(o->dtype),
                             .kiln_header = header, .cuda_include = KILN_CUDA_INCLUDE_DIR};
         unsigned char *cubin = NULL;
@@ -392,9 +408,15 @@ static int ensure(devbuf *b, size_t bytes, char *info, size_t len)
 
 static int valid_request(const worker *w, const kiln_call_req *rq)
 {
-    if (rq->magic != KILN_MSG_CALL || rq->lib >= (uint32_t)w->nmods ||
-        rq->nargs > KILN_WORKER_MAX_ARGS || rq->nlaunches == 0 ||
+    int builtin = w->builtin_lib >= 0 && rq->lib == (uint32_t)w->builtin_lib;
+    if (rq->magic != KILN_MSG_CALL || (rq->lib >= (uint32_t)w->nmods && !builtin) ||
+        rq->nargs > KILN_WORKER_MAX_ARGS || (rq->nlaunches == 0) != builtin ||
         rq->nlaunches > KILN_WORKER_MAX_LAUNCHES || rq->nscratch > KILN_WORKER_MAX_SCRATCH)
+        return 0;
+    if (builtin && (rq->nargs != 6 || rq->nscratch != 0 || rq->args[0].kind != KILN_WIRE_BUFFER ||
+                    rq->args[1].kind != KILN_WIRE_BUFFER || rq->args[2].kind != KILN_WIRE_BUFFER ||
+                    rq->args[3].kind != KILN_WIRE_I32 || rq->args[4].kind != KILN_WIRE_I32 ||
+                    rq->args[5].kind != KILN_WIRE_I32))
         return 0;
     for (uint32_t i = 0; i < rq->nargs; i++) {
         const kiln_wire_arg *a = &rq->args[i];
@@ -628,6 +650,38 @@ static int is_fault(CUresult r)
            r == CUDA_ERROR_CONTEXT_IS_DESTROYED || r == CUDA_ERROR_UNKNOWN;
 }
 
+/* The call's work, enqueued on kiln's stream: the manifest's launches, or
+ * the built-in cuBLAS gemm on args (a, b, c, M, N, K). */
+static CUresult enqueue_work(worker *w, const kiln_call_req *rq, const CUfunction fn[],
+                             char *info, size_t len)
+{
+    if (w->builtin_lib >= 0 && rq->lib == (uint32_t)w->builtin_lib)
+        return kiln_cublas_gemm_bf16(w->buf[0].p + GUARD, w->buf[1].p + GUARD,
+                                     w->buf[2].p + GUARD, (int)rq->args[3].ival,
+                                     (int)rq->args[4].ival, (int)rq->args[5].ival, info, len) == 0
+                   ? CUDA_SUCCESS
+                   : CUDA_ERROR_INVALID_VALUE;
+    CUresult lr = CUDA_SUCCESS;
+    for (uint32_t l = 0; l < rq->nlaunches && lr == CUDA_SUCCESS; l++)
+        lr = launch_one(w, rq, &rq->launches[l], fn[l], info, len);
+    return lr;
+}
+
+/* cuBLAS picks and loads its kernels on the first call of each shape; that
+ * happens here, untimed and outside the gate (loading a module while the
+ * stream waits on the gate could wait forever). */
+static CUresult warm_builtin(worker *w, const kiln_call_req *rq, char *info, size_t len)
+{
+    int64_t shape[3] = {rq->args[3].ival, rq->args[4].ival, rq->args[5].ival};
+    if (memcmp(shape, w->warm_shape, sizeof shape) == 0)
+        return CUDA_SUCCESS;
+    CUresult r = enqueue_work(w, rq, NULL, info, len);
+    if (r == CUDA_SUCCESS)
+        r = cuStreamSynchronize(w->stream);
+    memcpy(w->warm_shape, shape, sizeof shape);
+    return r;
+}
+
 /* The timed region: scratch zeroing and the launches, between two events on
  * kiln's stream. The stream first waits on a gate word, so everything is
  * queued before the GPU starts on it and the events time the GPU's work,
@@ -638,7 +692,9 @@ static int timed_launches(worker *w, const kiln_call_req *rq, kiln_call_resp *rs
     char *info = rs->info;
     size_t len = sizeof rs->info;
     CUfunction fn[KILN_WORKER_MAX_LAUNCHES];
-    CUresult lr = find_kernels(w, rq, fn, info, len);
+    CUresult lr = rq->nlaunches ? find_kernels(w, rq, fn, info, len) : CUDA_SUCCESS;
+    if (lr == CUDA_SUCCESS && !rq->nlaunches)
+        lr = warm_builtin(w, rq, info, len);
     if (lr != CUDA_SUCCESS)
         return KILN_ST_LAUNCH;
     cuMemsetD32Async(w->gate, 0, 1, w->stream);
@@ -651,8 +707,7 @@ static int timed_launches(worker *w, const kiln_call_req *rq, kiln_call_resp *rs
     for (uint32_t s = 0; s < rq->nscratch; s++)
         if (rq->scratch[s].zero)
             cuMemsetD8Async(w->scratch[s].p + GUARD, 0, rq->scratch[s].bytes, w->stream);
-    for (uint32_t l = 0; l < rq->nlaunches && lr == CUDA_SUCCESS; l++)
-        lr = launch_one(w, rq, &rq->launches[l], fn[l], info, len);
+    lr = enqueue_work(w, rq, fn, info, len);
     cuEventRecord(w->ev1, w->stream);
     uint64_t t0 = kiln_mono_ns();
     cuStreamWriteValue32(w->side, w->gate, 1, 0);
@@ -678,6 +733,18 @@ static int timed_launches(worker *w, const kiln_call_req *rq, kiln_call_resp *rs
     return KILN_ST_OK;
 }
 
+/* The reference's buffers (inputs and gold) zeroed on the device. */
+static void scrub(worker *w)
+{
+    for (int i = 0; i < KILN_WORKER_MAX_ARGS; i++)
+        if (w->buf[i].p)
+            cuMemsetD8(w->buf[i].p, 0, w->buf[i].cap);
+    for (int s = 0; s < KILN_WORKER_MAX_SCRATCH; s++)
+        if (w->scratch[s].p)
+            cuMemsetD8(w->scratch[s].p, 0, w->scratch[s].cap);
+    cuCtxSynchronize();
+}
+
 static void serve(worker *w)
 {
     kiln_call_req rq;
@@ -692,10 +759,27 @@ static void serve(worker *w)
                 rs.status = KILN_ST_FAULT;
             if (rs.status == KILN_ST_OK && check_scratch_guards(w, &rq, rs.info, sizeof rs.info) < 0)
                 rs.status = KILN_ST_GUARD;
+            if (w->scrub && rs.status != KILN_ST_FAULT)
+                scrub(w);
         }
         if (kiln_write_full(KILN_WORKER_RESP_FD, &rs, sizeof rs) < 0 || rs.status == KILN_ST_FAULT)
             break;
     }
+}
+
+/* The built-in baseline, numbered after the sources; its workspace is
+ * kiln's, allocated here so that no timed call allocates. */
+static int open_builtin(worker *w, const opts *o, char *info, size_t len)
+{
+    const size_t ws = (size_t)32 << 20;
+    if (strcmp(o->builtin, "cublas") != 0)
+        return snprintf(info, len, "unknown built-in baseline '%.60s'", o->builtin), KILN_ST_SETUP;
+    if (cuMemAlloc(&w->cublas_ws, ws) != CUDA_SUCCESS)
+        return snprintf(info, len, "cannot allocate the cuBLAS workspace"), KILN_ST_SETUP;
+    if (kiln_cublas_open(w->stream, w->cublas_ws, ws, info, len) < 0)
+        return KILN_ST_SETUP;
+    w->builtin_lib = w->nmods;
+    return KILN_ST_OK;
 }
 
 static int run_worker(opts *o)
@@ -706,7 +790,8 @@ static int run_worker(opts *o)
     for (int i = 0; i < o->nsrcs; i++)
         srcs[i] = read_text(o->srcs[i]);
     char *header = read_text(o->header_path);
-    worker w = {.arena_bytes = o->arena_bytes, .report_scale = o->report_scale};
+    worker w = {.arena_bytes = o->arena_bytes, .report_scale = o->report_scale,
+                .builtin_lib = -1, .scrub = o->scrub};
     w.arena = mmap(NULL, o->arena_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, KILN_WORKER_ARENA_FD, 0);
     if (w.arena == MAP_FAILED)
         die("cannot map the arena", strerror(errno));
@@ -719,9 +804,13 @@ static int run_worker(opts *o)
     make_flush(&w);
     make_poison(&w, header);
     ready.status = (uint32_t)build_modules(&w, o, srcs, header, ready.info, sizeof ready.info);
+    if (ready.status == KILN_ST_OK && o->builtin)
+        ready.status = (uint32_t)open_builtin(&w, o, ready.info, sizeof ready.info);
     if (ready.status == KILN_ST_OK) {
         char dev[256];
         describe_device(&w, dev, sizeof dev);
+        if (w.builtin_lib >= 0)
+            snprintf(dev + strlen(dev), sizeof dev - strlen(dev), "|cublas=%d", kiln_cublas_version());
         snprintf(ready.info, sizeof ready.info, "%s\n%s", desc, dev);
     }
     if (kiln_write_full(KILN_WORKER_RESP_FD, &ready, sizeof ready) < 0 || ready.status != KILN_ST_OK)
