@@ -18,13 +18,15 @@ run() {   # run NAME ARGS... -> $O/NAME.json
     timeout 300 "$KILN" verify "$@" --no-daemon --json >"$O/$name.json" 2>"$O/$name.err"
     echo "$name rc=$? wall=$((SECONDS - t0))s"
 }
-for task in rmsnorm softmax layernorm rope rope_interleaved; do
+for task in rmsnorm softmax layernorm rope rope_interleaved gemm; do
     for dt in f32 f16 bf16; do
         [ -f "kernels/$task/cuda/starter.cu" ] || continue
         grep -q "\"cuda\"[^]]*\"$dt\"" "tasks/$task/task.json" || continue
         run "$task-$dt" "kernels/$task/cuda/starter.cu" --task "$task" --dtype "$dt"
     done
 done
+# gemm is timed against cuBLAS in both of its groups.
+run "gemm-bf16-decode" kernels/gemm/cuda/starter.cu --task gemm --dtype bf16 --group decode
 for i in 1 2 3 4 5; do
     run "repeat-$i" kernels/rmsnorm/cuda/starter.cu --task rmsnorm --dtype bf16
 done

@@ -5,7 +5,9 @@ scripts/gpu-check.sh where python3 exists; the raw JSON stays in OUT).
 Per verification: status, wall seconds by stage, the worst disagreement
 of CUDA events with the CUPTI kernel span over the timed shapes, and the
 bandwidth the starter achieves on its largest timed shape against the
-measured copy bandwidth. Then the spread of the median over repeat-*.json.
+measured copy bandwidth. Then, for compute-bound tasks (gemm), per timed
+shape the TFLOP/s of the starter and of the cuBLAS baseline and the peak.
+Then the spread of the median over repeat-*.json.
 """
 import glob
 import json
@@ -54,6 +56,21 @@ def main():
     for p in sorted(glob.glob(os.path.join(d, "*.json"))):
         name = os.path.basename(p)[:-5]
         print(row(name, load(p)))
+    for p in sorted(glob.glob(os.path.join(d, "*.json"))):
+        v = load(p)
+        peak = (v or {}).get("environment", {}).get("peak_tflops", 0)
+        if not v or not peak or v.get("task") != "gemm":
+            continue
+        print(f"{os.path.basename(p)[:-5]}: per shape, starter / cuBLAS TFLOP/s "
+              f"(dense peak {peak:.0f})")
+        for s in v.get("shapes", []):
+            if "time" not in s:
+                continue
+            c = s["flops"] / s["time"]["candidate"]["median_ns"] / 1e3
+            b = s["flops"] / s["time"]["baseline"]["median_ns"] / 1e3
+            dims = " ".join(f"{k}={n:.0f}" for k, n in s.get("dims", {}).items())
+            print(f"  {s['id']:4s} {dims:24s} {c:7.1f} / {b:7.1f}  ({100 * c / b:.0f}% of cuBLAS, "
+                  f"{100 * c / peak:.0f}% of peak)")
     meds = {}
     for p in sorted(glob.glob(os.path.join(d, "repeat-*.json"))):
         v = load(p)

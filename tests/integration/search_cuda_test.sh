@@ -106,6 +106,42 @@ else
 fi
 report "tune search, 3 iterations on the CUDA backend ($(( $(date +%s) - t0 )) s)"
 
+# ---- kiln reverify on the CUDA kernels of that run -------------------------
+# The best kernel's verdict note was reached on the CUDA backend; reverify
+# must run it there again, show the GPU of both sides, and append its result
+# to refs/notes/kiln-reverify. A geomean change beyond the noise band (exit
+# 1) is allowed: the check is that the path works, not that timing repeats.
+t0=$(date +%s)
+"$KILN" reverify --workspace "$WS" --best --backend cuda --timing-ms 200 --json \
+    --socket "$tmp/k.sock" >"$tmp/r.out" 2>"$tmp/r.err"
+rc=$?
+if [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ]; then
+    problem "reverify exit $rc, expected 0 or 1"$'\n'"$(tail_of "$tmp/r.err")"
+elif command -v python3 >/dev/null; then
+    python3 - "$tmp/r.out" >"$tmp/r.check" 2>&1 <<'PY' || problem "reverify JSON:"$'\n'"$(tail_of "$tmp/r.check")"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+res = doc["results"]
+assert len(res) >= 1, "no results"
+for r in res:
+    assert r["task"] == "rmsnorm" and r["dtype"] == "bf16", r
+    for side in ("old", "new"):
+        s = r[side]
+        assert s["status"] == "pass", (side, s["status"], s.get("reason"))
+        assert s["environment"].get("gpu"), (side, s["environment"])
+        assert s["environment"].get("driver", 0) > 0, (side, s["environment"])
+    assert len(r["shapes"]) >= 1 and all(x["new_median_ns"] > 0 for x in r["shapes"]), r["shapes"]
+print("ok", len(res))
+PY
+else
+    grep -q '"new"' "$tmp/r.out" || problem "reverify printed no result:"$'\n'"$(tail_of "$tmp/r.out")"
+fi
+if command -v git >/dev/null; then
+    git -C "$WS" notes --ref kiln-reverify list 2>/dev/null | grep -q . ||
+        problem "no note on refs/notes/kiln-reverify after reverify"
+fi
+report "reverify of the best CUDA kernel on the GPU ($(( $(date +%s) - t0 )) s)"
+
 # ---- a model's answer (fake_llm) ---------------------------------------------
 t0=$(date +%s)
 {
