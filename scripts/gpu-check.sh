@@ -41,6 +41,7 @@ if [ $plants = 1 ]; then
     ctest --test-dir "$B" -L gpu -j "${KILN_GPU_JOBS:-6}" --timeout 300 --output-on-failure \
         >"$OUT/ctest-gpu.txt" 2>&1
     note "ctest -L gpu" "$(grep -E 'tests passed|tests failed' "$OUT/ctest-gpu.txt" | tail -1)"
+    cp "$B/Testing/Temporary/LastTest.log" "$OUT/ctest-gpu-full.log" 2>/dev/null   # every test's output
     grep -E '^\s+[0-9]+ - ' "$OUT/ctest-gpu.txt" | sed 's/^/    failed: /' >"$OUT/failed.txt"
 fi
 
