@@ -240,6 +240,22 @@ double kiln_ulp(kiln_dtype dt, double magnitude)
         return NAN;
     double a = fabs(magnitude);
     int e = emax; /* Inf: spacing of the top binade */
+    uint64_t bits = f64_bits(a);
+    int field = (int)(bits >> 52);   /* a >= 0: the sign bit is clear */
+    if (field > 0 && field < 0x7FF) {
+        /* A normal double: its exponent from the bits, and the power of two
+         * built the same way (frexp and ldexp were most of a comparison). */
+        e = field - 1023;
+        e = e < emin ? emin : e > emax ? emax : e;
+        int k = e - (p - 1);
+        if (k > -1022 && k < 1024) {
+            uint64_t one = (uint64_t)(k + 1023) << 52;
+            double u;
+            memcpy(&u, &one, sizeof u);
+            return u;
+        }
+        return ldexp(1.0, k);
+    }
     if (a == 0.0) {
         e = emin;
     } else if (!isinf(a)) {
@@ -275,20 +291,31 @@ static void poison_bits(kiln_dtype dt, unsigned char *out)
 void kiln_poison_fill(kiln_dtype dt, void *buf, size_t n)
 {
     size_t sz = kiln_dtype_size(dt);
-    unsigned char pat[8];
+    unsigned char pat[8], *p = buf;
     if (sz == 0)
         return;
     poison_bits(dt, pat);
-    for (size_t i = 0; i < n; i++)
-        memcpy((unsigned char *)buf + i * sz, pat, sz);
+    /* Fixed-size copies, so they compile to plain stores. */
+    switch (sz) {
+    case 2: for (size_t i = 0; i < n; i++) memcpy(p + 2 * i, pat, 2); break;
+    case 4: for (size_t i = 0; i < n; i++) memcpy(p + 4 * i, pat, 4); break;
+    case 8: for (size_t i = 0; i < n; i++) memcpy(p + 8 * i, pat, 8); break;
+    default: for (size_t i = 0; i < n; i++) memcpy(p + i * sz, pat, sz); break;
+    }
 }
 
 static int is_poison(kiln_dtype dt, const void *buf, size_t i)
 {
     size_t sz = kiln_dtype_size(dt);
     unsigned char pat[8];
+    const unsigned char *p = (const unsigned char *)buf + i * sz;
     poison_bits(dt, pat);
-    return memcmp((const unsigned char *)buf + i * sz, pat, sz) == 0;
+    switch (sz) {   /* fixed sizes: loads and a compare, not a call */
+    case 2: return memcmp(p, pat, 2) == 0;
+    case 4: return memcmp(p, pat, 4) == 0;
+    case 8: return memcmp(p, pat, 8) == 0;
+    default: return memcmp(p, pat, sz) == 0;
+    }
 }
 
 size_t kiln_poison_count(kiln_dtype dt, const void *buf, size_t n, size_t *first)

@@ -47,17 +47,23 @@ double kiln_rng_uniform(kiln_rng *r)
 
 double kiln_rng_normal(kiln_rng *r)
 {
-    /* Box-Muller, both of the pair used (the transcendental calls are most
-     * of the cost of drawing inputs); 1 - u keeps the log argument in (0, 1]. */
+    /* Marsaglia's polar form of Box-Muller, both values of each pair used:
+     * no sine or cosine (those were a quarter of a verification's CPU
+     * time), at the price of rejecting 21% of the (u, v) draws. */
     if (r->has_spare) {
         r->has_spare = 0;
         return r->spare;
     }
-    double u = 1.0 - kiln_rng_uniform(r), v = kiln_rng_uniform(r);
-    double rad = sqrt(-2.0 * log(u)), angle = 2.0 * M_PI * v;
-    r->spare = rad * sin(angle);
+    double u, v, s;
+    do {
+        u = 2.0 * kiln_rng_uniform(r) - 1.0;
+        v = 2.0 * kiln_rng_uniform(r) - 1.0;
+        s = u * u + v * v;
+    } while (s >= 1.0 || s == 0.0);
+    double f = sqrt(-2.0 * log(s) / s);
+    r->spare = v * f;
     r->has_spare = 1;
-    return rad * cos(angle);
+    return u * f;
 }
 
 int64_t kiln_rng_range(kiln_rng *r, int64_t lo, int64_t hi)
