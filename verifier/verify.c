@@ -195,13 +195,13 @@ static int trusted_manifest(job *j, const char *path, kiln_manifest **out, kiln_
 }
 
 /* CUDA: the candidate's manifest must parse and fit the task; the
- * baseline's is trusted to, and an error there is kiln's problem. */
+ * baseline's and the CUDA reference's are trusted to, and an error there is
+ * kiln's problem. A built-in baseline has none. */
 static int static_manifests(job *j, const char *src, size_t len, kiln_error *err)
 {
     kiln_error merr = {{0}};
-    for (int i = 0; i < 2; i++)
-        if (!j->man[i] && !(j->man[i] = calloc(1, sizeof *j->man[i])))
-            return kiln_fail(err, "out of memory");
+    if (!(j->man[0] = calloc(1, sizeof *j->man[0])))
+        return kiln_fail(err, "out of memory");
     if (cuda_reference(j) && trusted_manifest(j, j->t->reference_cuda, &j->man_ref, err) < 0)
         return -1;
     if (kiln_manifest_parse(src, len, j->t, j->man[0], &merr) < 0)
@@ -220,14 +220,7 @@ static int static_manifests(job *j, const char *src, size_t len, kiln_error *err
         return conclude(j, "fail", "static", "bad-manifest", "at visible shape v%d (%s): %s", i + 1,
                         dims, merr.msg);
     }
-    if (builtin_baseline(j)) {
-        free(j->man[1]);
-        j->man[1] = NULL;
-        return 0;
-    }
-    free(j->man[1]);
-    j->man[1] = NULL;
-    return trusted_manifest(j, baseline_path(j), &j->man[1], err);
+    return builtin_baseline(j) ? 0 : trusted_manifest(j, baseline_path(j), &j->man[1], err);
 }
 
 static int stage_static(job *j, kiln_error *err)
@@ -269,12 +262,10 @@ static int build_one(job *j, kiln_build_role role, const char *src, const char *
     return 0;
 }
 
-/* Candidate and baseline are built in separate directories so that one
- * compile cannot see the other's files; the baseline's .so is then moved
- * next to the candidate's for the shared worker. */
-/* CUDA: kiln-worker-cuda compiles both sources with NVRTC when it starts,
- * for the exact device it runs on; here they are only put in its directory.
- * The reference is built like the CPU backend's. */
+/* CUDA: kiln-worker-cuda compiles the sources with NVRTC when it starts,
+ * for the exact device it runs on; here they are only put in the workers'
+ * directories (cand/: candidate and, unless it is built in, baseline; ref/:
+ * a CUDA reference). A C reference is built like the CPU backend's. */
 static int stage_compile_cuda(job *j, kiln_error *err)
 {
     char dir[4200], path[4300];
@@ -312,6 +303,9 @@ static int stage_compile_cuda(job *j, kiln_error *err)
     return 0;
 }
 
+/* Candidate and baseline are built in separate directories so that one
+ * compile cannot see the other's files; the baseline's .so is then moved
+ * next to the candidate's for the shared worker. */
 static int stage_compile(job *j, kiln_error *err)
 {
     kiln_build_result res;
