@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "export.h"
+#include "c_lex.h"
 #include "expr_c.h"
 #include "manifest.h"
 #include "paths.h"
@@ -59,15 +60,6 @@ typedef struct render {
     kiln_error *err;
 } render;
 
-static int is_ident_start(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-
-static int is_ident_char(char c)
-{
-    return is_ident_start(c) || (c >= '0' && c <= '9');
-}
 
 void kiln_ex_cuda_base(const ex *x, char *buf, size_t len)
 {
@@ -92,32 +84,6 @@ void kiln_ex_cuda_signature(const ex *x, char *buf, size_t len)
 }
 
 /* ---- reading a source: comments, literals, identifiers --------------------- */
-
-/* End of the comment, literal or raw string starting at i, or i when none
- * starts there. */
-static size_t literal_end(const char *s, size_t n, size_t i)
-{
-    char q = s[i];
-    for (i++; i < n && s[i] != q && s[i] != '\n'; i++)
-        if (s[i] == '\\' && i + 1 < n)
-            i++;
-    return i < n ? i + 1 : n;
-}
-
-static size_t line_comment_end(const char *s, size_t n, size_t i)
-{
-    while (i < n && (s[i] != '\n' || (i > 0 && s[i - 1] == '\\')))
-        i++;
-    return i;
-}
-
-static size_t block_comment_end(const char *s, size_t n, size_t i)
-{
-    for (i += 2; i + 1 < n; i++)
-        if (s[i] == '*' && s[i + 1] == '/')
-            return i + 2;
-    return n;
-}
 
 /* R"delim( ... )delim" after a raw-string prefix (R, LR, uR, UR, u8R). */
 static size_t raw_string_end(const char *s, size_t n, size_t quote)
@@ -150,7 +116,7 @@ static size_t number_end(const char *s, size_t n, size_t i)
         char c = s[i];
         if ((c == '+' || c == '-') && strchr("eEpP", s[i - 1]))
             continue;
-        if (!is_ident_char(c) && c != '.')
+        if (!kiln_is_ident_char(c) && c != '.')
             break;
     }
     return i;
@@ -232,7 +198,8 @@ static void walk(FILE *out, const char *src, size_t n, const kiln_manifest *m, c
         char c = src[i], next = i + 1 < n ? src[i + 1] : 0;
         size_t j = i + 1;
         if (c == '/' && (next == '*' || next == '/')) {
-            j = next == '*' ? block_comment_end(src, n, i) : line_comment_end(src, n, i);
+            j = next == '*' ? kiln_lex_block_comment_end(src, n, i, NULL)
+                            : kiln_lex_line_comment_end(src, n, i);
             if (rename && next == '*' && j - i > 14 && memcmp(src + i, "/*@kiln launch", 14) == 0)
                 put_manifest(out, src + i, j - i, m, prefix);
             else
@@ -241,13 +208,13 @@ static void walk(FILE *out, const char *src, size_t n, const kiln_manifest *m, c
             continue;
         }
         if (c == '#' && include_at(src, n, i))
-            j = line_comment_end(src, n, i);   /* an #include's path is no code */
+            j = kiln_lex_line_comment_end(src, n, i);   /* an #include's path is no code */
         else if (c == '"' || c == '\'')
-            j = literal_end(src, n, i);
+            j = kiln_lex_literal_end(src, n, i);
         else if (c >= '0' && c <= '9')
             j = number_end(src, n, i);
-        else if (is_ident_start(c)) {
-            while (j < n && is_ident_char(src[j]))
+        else if (kiln_is_ident_start(c)) {
+            while (j < n && kiln_is_ident_char(src[j]))
                 j++;
             if (j < n && src[j] == '"' && is_raw_prefix(src + i, j - i))
                 j = raw_string_end(src, n, j);
@@ -303,7 +270,7 @@ static int on_include(variant *v, const char *s, size_t n)
 static int on_define(variant *v, const char *s, size_t n)
 {
     size_t e = 0;
-    while (e < n && is_ident_char(s[e]))
+    while (e < n && kiln_is_ident_char(s[e]))
         e++;
     if (e == 0 || (e > 11 && strncmp(s, "KILN_DTYPE_", 11) == 0) ||
         (e == 11 && memcmp(s, "KILN_CUDA_H", 11) == 0))
@@ -319,7 +286,7 @@ static int scan_directives(variant *v, const char *blanked)
         size_t n = eol ? (size_t)(eol - line) : strlen(line);
         size_t i = skip_ws(line, n, 0), w = i < n && line[i] == '#' ? skip_ws(line, n, i + 1) : n;
         size_t we = w;
-        while (we < n && is_ident_char(line[we]))
+        while (we < n && kiln_is_ident_char(line[we]))
             we++;
         size_t a = skip_ws(line, n, we);
         int rc = 0;

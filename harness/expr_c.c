@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "c_lex.h"
+
 #define MAX_DEPTH 64      /* as KILN_EXPR_MAX_DEPTH */
 #define MAX_SRC 1024      /* as KILN_EXPR_MAX_LEN */
 #define QUOTE_MAX 200
@@ -138,15 +140,6 @@ static int is_digit(char c)
     return c >= '0' && c <= '9';
 }
 
-static int is_ident_start(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-
-static int is_ident_char(char c)
-{
-    return is_ident_start(c) || is_digit(c);
-}
 
 static char peek(tr *t)
 {
@@ -220,10 +213,10 @@ static char *t_number(tr *t)
 
 static char *t_sizeof(tr *t)
 {
-    if (!is_ident_start(peek(t)))
+    if (!kiln_is_ident_start(peek(t)))
         return unexpected(t, "expected a type name in sizeof()");
     size_t at = t->pos;
-    while (t->pos < t->len && is_ident_char(t->src[t->pos]))
+    while (t->pos < t->len && kiln_is_ident_char(t->src[t->pos]))
         t->pos++;
     size_t n = t->pos - at;
     if (expect_close(t) < 0)
@@ -275,7 +268,7 @@ static char *t_call(tr *t, const char *fn, size_t at)
 static char *t_ident(tr *t)
 {
     size_t at = t->pos;
-    while (t->pos < t->len && is_ident_char(t->src[t->pos]))
+    while (t->pos < t->len && kiln_is_ident_char(t->src[t->pos]))
         t->pos++;
     size_t n = t->pos - at;
     const char *name = t->src + at;
@@ -305,7 +298,7 @@ static char *t_primary(tr *t)
         return c == '.' ? fail_at(t, t->pos, "a float literal cannot be translated (the "
                                   "dispatch computes in int64)")
                         : t_number(t);
-    if (is_ident_start(c))
+    if (kiln_is_ident_start(c))
         return t_ident(t);
     if (c != '(')
         return unexpected(t, "expected a number, name or '('");

@@ -37,8 +37,9 @@ const char *kiln_dtype_name(kiln_dtype dt)
     return "invalid";
 }
 
-/* The table is in enum order (checked once), so a size is one lookup: this
- * runs once per element in input generation and comparison. */
+/* The table is in enum order, so a size is one indexed lookup (the entry's
+ * dt is still compared); this runs per element in input generation and
+ * comparison. */
 size_t kiln_dtype_size(kiln_dtype dt)
 {
     if (dt >= KILN_DT_F32 && (size_t)dt <= NTYPES && table[dt - 1].dt == dt)

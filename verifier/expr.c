@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "c_lex.h"
+
 #define QUOTE_MAX 256 /* longest part of the source quoted in a message */
 #define SHOW_MAX 64   /* longest part of a name quoted in a message */
 
@@ -91,15 +93,6 @@ static int is_digit(char c)
     return c >= '0' && c <= '9';
 }
 
-static int is_ident_start(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-
-static int is_ident_char(char c)
-{
-    return is_ident_start(c) || is_digit(c);
-}
 
 static int is_space(char c)
 {
@@ -125,7 +118,7 @@ static int accept(parser *p, char c)
 static size_t scan_ident(parser *p)
 {
     size_t start = p->pos;
-    while (p->pos < p->len && is_ident_char(p->src[p->pos]))
+    while (p->pos < p->len && kiln_is_ident_char(p->src[p->pos]))
         p->pos++;
     return p->pos - start;
 }
@@ -298,7 +291,7 @@ static int parse_expr(parser *p, kiln_value *out);
 static int parse_sizeof(parser *p, kiln_value *out)
 {
     size_t open_at = p->pos - 1;
-    if (!is_ident_start(peek(p)))
+    if (!kiln_is_ident_start(peek(p)))
         return unexpected(p, "expected a type name in sizeof()");
     size_t type_at = p->pos, len = scan_ident(p);
     if (expect_close(p, open_at))
@@ -506,7 +499,7 @@ static int parse_primary(parser *p, kiln_value *out)
     char next = p->pos + 1 < p->len ? p->src[p->pos + 1] : 0;
     if (is_digit(c) || (c == '.' && is_digit(next)))
         return parse_number(p, out);
-    if (is_ident_start(c)) {
+    if (kiln_is_ident_start(c)) {
         size_t at = p->pos;
         if (descend(p, at))
             return -1;

@@ -9,10 +9,6 @@
  * the stored expressions at one shape and checks them against the device.
  * Messages at a shape never print values derived from its dims, because
  * hidden shapes must not be reported. */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE   /* memmem */
-#endif
-
 #include "manifest.h"
 
 #include <cjson/cJSON.h>
@@ -22,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "c_lex.h"
 #include "expr.h"
 
 #define BLOCK_OPEN "/*@kiln"
@@ -35,15 +32,6 @@ static int is_space(char c)
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
 
-static int is_ident_start(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-
-static int is_ident_char(char c)
-{
-    return is_ident_start(c) || (c >= '0' && c <= '9');
-}
 
 static size_t skip_space(const char *s, size_t n, size_t i)
 {
@@ -61,9 +49,9 @@ static size_t skip_blank(const char *s, size_t n, size_t i)   /* not newlines */
 
 static size_t ident_end(const char *s, size_t n, size_t i)
 {
-    if (i >= n || !is_ident_start(s[i]))
+    if (i >= n || !kiln_is_ident_start(s[i]))
         return i;
-    while (i < n && is_ident_char(s[i]))
+    while (i < n && kiln_is_ident_char(s[i]))
         i++;
     return i;
 }
@@ -81,9 +69,9 @@ static int starts_with(const char *s, size_t n, size_t i, const char *w)
 
 static int valid_ident(const char *s)
 {
-    if (!is_ident_start(*s))
+    if (!kiln_is_ident_start(*s))
         return 0;
-    while (*s && is_ident_char(*s))
+    while (*s && kiln_is_ident_char(*s))
         s++;
     return *s == '\0';
 }
@@ -275,41 +263,10 @@ static int on_block_comment(parse_ctx *pc, size_t at, size_t close)
     return 0;
 }
 
-/* Copy a string or character literal starting at i into code; returns the
- * offset after it (an unterminated one ends at the line's end). */
-static size_t copy_literal(parse_ctx *pc, size_t i)
-{
-    char q = pc->src[i];
-    pc->code[i] = q;
-    for (i++; i < pc->len; i++) {
-        char c = pc->src[i];
-        pc->code[i] = c;
-        if (c == '\\' && i + 1 < pc->len) {
-            pc->code[i + 1] = pc->src[i + 1];
-            i++;
-        } else if (c == q || c == '\n') {
-            return i + 1;
-        }
-    }
-    return i;
-}
-
 static void blank(parse_ctx *pc, size_t from, size_t to)
 {
     for (size_t i = from; i < to && i < pc->len; i++)
         pc->code[i] = pc->src[i] == '\n' ? '\n' : ' ';
-}
-
-/* End of a line comment starting at i (a backslash-newline continues it). */
-static size_t line_comment_end(const parse_ctx *pc, size_t i)
-{
-    while (i < pc->len && pc->src[i] != '\n')
-        i++;
-    while (i < pc->len && i > 0 && pc->src[i - 1] == '\\') {
-        for (i++; i < pc->len && pc->src[i] != '\n'; i++)
-            ;
-    }
-    return i;
 }
 
 /* Blank comments into pc->code and handle the @kiln ones. */
@@ -319,21 +276,22 @@ static int scan_source(parse_ctx *pc)
     while (i < pc->len) {
         char c = pc->src[i], next = i + 1 < pc->len ? pc->src[i + 1] : 0;
         if (c == '/' && next == '*') {
-            const char *end = memmem(pc->src + i + 2, pc->len - i - 2, "*/", 2);
-            size_t close = end ? (size_t)(end - pc->src) : pc->len;
-            if (on_block_comment(pc, i, close) < 0)
+            int closed;
+            size_t after = kiln_lex_block_comment_end(pc->src, pc->len, i, &closed);
+            if (on_block_comment(pc, i, closed ? after - 2 : pc->len) < 0)
                 return -1;
-            size_t after = end ? close + 2 : pc->len;
             blank(pc, i, after);
             i = after;
         } else if (c == '/' && next == '/') {
-            size_t eol = line_comment_end(pc, i);
+            size_t eol = kiln_lex_line_comment_end(pc->src, pc->len, i);
             if (on_line_comment(pc, i, eol) < 0)
                 return -1;
             blank(pc, i, eol);
             i = eol;
-        } else if (c == '"' || c == '\'') {
-            i = copy_literal(pc, i);
+        } else if (c == '"' || c == '\'') {   /* literals are code, kept as they are */
+            size_t end = kiln_lex_literal_end(pc->src, pc->len, i);
+            memcpy(pc->code + i, pc->src + i, end - i);
+            i = end;
         } else {
             pc->code[i++] = c;
         }
@@ -399,7 +357,7 @@ static int kernel_defined(const parse_ctx *pc, const char *name)
     const char *s = pc->code;
     size_t n = pc->len;
     for (size_t i = 0; i + 6 <= n; i++)
-        if (s[i] == 'e' && (i == 0 || !is_ident_char(s[i - 1])) && kernel_at(s, n, i, name))
+        if (s[i] == 'e' && (i == 0 || !kiln_is_ident_char(s[i - 1])) && kernel_at(s, n, i, name))
             return 1;
     return 0;
 }
@@ -430,14 +388,14 @@ static int check_sizeof_types(parse_ctx *pc, const char *path, const char *e)
 {
     size_t n = strlen(e);
     for (size_t i = 0; i < n;) {
-        if (!is_ident_char(e[i])) {
+        if (!kiln_is_ident_char(e[i])) {
             i++;
             continue;
         }
         size_t end = i;
-        while (end < n && is_ident_char(e[end]))
+        while (end < n && kiln_is_ident_char(e[end]))
             end++;
-        if (is_ident_start(e[i]) && word_is(e + i, end - i, "sizeof")) {
+        if (kiln_is_ident_start(e[i]) && word_is(e + i, end - i, "sizeof")) {
             size_t a = skip_space(e, n, end);
             a = a < n && e[a] == '(' ? skip_space(e, n, a + 1) : a;
             size_t b = ident_end(e, n, a);

@@ -231,6 +231,18 @@ static int float_params(kiln_dtype dt, int *p, int *emin, int *emax)
     }
 }
 
+/* 2^k; by its bits where that is a normal double (ldexp was a large part
+ * of a comparison's cost). */
+static double pow2(int k)
+{
+    if (k < -1022 || k > 1023)
+        return ldexp(1.0, k);
+    uint64_t bits = (uint64_t)(k + 1023) << 52;
+    double u;
+    memcpy(&u, &bits, sizeof u);
+    return u;
+}
+
 double kiln_ulp(kiln_dtype dt, double magnitude)
 {
     int p, emin, emax;
@@ -240,24 +252,11 @@ double kiln_ulp(kiln_dtype dt, double magnitude)
         return NAN;
     double a = fabs(magnitude);
     int e = emax; /* Inf: spacing of the top binade */
-    uint64_t bits = f64_bits(a);
-    int field = (int)(bits >> 52);   /* a >= 0: the sign bit is clear */
-    if (field > 0 && field < 0x7FF) {
-        /* A normal double: its exponent from the bits, and the power of two
-         * built the same way (frexp and ldexp were most of a comparison). */
-        e = field - 1023;
-        e = e < emin ? emin : e > emax ? emax : e;
-        int k = e - (p - 1);
-        if (k > -1022 && k < 1024) {
-            uint64_t one = (uint64_t)(k + 1023) << 52;
-            double u;
-            memcpy(&u, &one, sizeof u);
-            return u;
-        }
-        return ldexp(1.0, k);
-    }
+    int field = (int)(f64_bits(a) >> 52);   /* the biased exponent (a >= 0) */
     if (a == 0.0) {
         e = emin;
+    } else if (field > 0 && !isinf(a)) {
+        e = field - 1023;   /* a normal double: a = 1.xxx * 2^e */
     } else if (!isinf(a)) {
         int ex;
         frexp(a, &ex);
@@ -267,7 +266,7 @@ double kiln_ulp(kiln_dtype dt, double magnitude)
         e = emin;
     if (e > emax)
         e = emax;
-    return ldexp(1.0, e - (p - 1));
+    return pow2(e - (p - 1));
 }
 
 /* ---- poison -------------------------------------------------------------- */

@@ -111,8 +111,11 @@ static void parse_args(int argc, char **argv, opts *o)
     o->lim = (kiln_limits){.cpu_seconds = 300, .file_bytes = 64u << 20, .open_files = 1024};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--probe") == 0 || strcmp(a, "--scrub") == 0) {
-            *(a[2] == 'p' ? &o->probe : &o->scrub) = 1;
+        if (strcmp(a, "--probe") == 0 || strcmp(a, "--scrub") == 0) {   /* flags */
+            if (strcmp(a, "--probe") == 0)
+                o->probe = 1;
+            else
+                o->scrub = 1;
             continue;
         }
         if (strcmp(a, "--dir") == 0)
