@@ -3,7 +3,8 @@
  * verified one, and decisions.json saying why.
  *
  * A kernel that wins one shape may lose another, so the choice is made per
- * visible shape of every group. "Fastest" means the highest speedup against
+ * visible shape of every group of the backend (a task's cuda_groups for
+ * --backend cuda when it has them). "Fastest" means the highest speedup against
  * the task's baseline measured at that shape in a kept candidate's record
  * verdict: the baseline runs in the same job, interleaved, so the ratio
  * stays comparable across runs made on different days, where raw times do
@@ -156,8 +157,11 @@ static int load(ex *x, sqlite3 *db, kiln_error *err)
 
 static void list_shapes(ex *x)
 {
+    int bit = x->cuda ? KILN_GROUP_CUDA : KILN_GROUP_CPU;   /* the backend's groups only */
     for (int g = 0; g < x->task->ngroups; g++) {
         const kiln_group *gr = &x->task->groups[g];
+        if (!(gr->backends & bit))
+            continue;
         for (int s = 0; s < gr->nvisible; s++) {
             int k = 0;
             while (k < x->nc && memcmp(&x->c[k].shape, &gr->visible[s], sizeof gr->visible[s]) != 0)

@@ -15,7 +15,8 @@ static const char usage[] =
     "show prints the task's description, what a candidate must provide (for the\n"
     "CPU backend, the default, the exact C signature; for CUDA, the kernel\n"
     "argument types, the launch manifest and knob syntax, and the starter's\n"
-    "manifest), the argument list and the visible shapes of each group. Tasks are\n"
+    "manifest), the argument list and the visible shapes of each group of that\n"
+    "backend (a task may give CUDA groups of its own, sized for a GPU). Tasks are\n"
     "looked up in $KILN_TASKS, then in the built-in tasks directory.\n";
 
 static const char *kind_name(kiln_arg_kind k)
@@ -53,11 +54,17 @@ static void print_args(FILE *out, const kiln_task *t, kiln_dtype dt)
     }
 }
 
-static void print_groups(FILE *out, const kiln_task *t)
+/* The groups of one backend ("cpu" or "cuda"): a task's cuda_groups, when it
+ * has them, are CUDA's and its groups the CPU's. */
+static void print_groups(FILE *out, const kiln_task *t, const char *backend)
 {
+    int bit = strcmp(backend, "cuda") == 0 ? KILN_GROUP_CUDA : KILN_GROUP_CPU;
+    int dflt = kiln_task_default_group_for(t, backend);
     for (int g = 0; g < t->ngroups; g++) {
         const kiln_group *grp = &t->groups[g];
-        fprintf(out, "\ngroup %s%s: visible shapes\n", grp->name, g == t->default_group ? " (default)" : "");
+        if (!(grp->backends & bit))
+            continue;
+        fprintf(out, "\ngroup %s%s: visible shapes\n", grp->name, g == dflt ? " (default)" : "");
         for (int i = 0; i < grp->nvisible; i++) {
             char dims[128];
             kiln_shape_format(t, &grp->visible[i], dims, sizeof dims);
@@ -86,7 +93,7 @@ void kiln_task_describe(FILE *out, const kiln_task *t, kiln_dtype dt)
     fprintf(out, "task %s (dtype %s)\n\n%s\n\ncandidate signature (CPU, C17, one file, may include "
             "\"kiln_cpu.h\"):\n  %s;\n", t->name, kiln_dtype_name(dt), t->description, sig);
     print_args(out, t, dt);
-    print_groups(out, t);
+    print_groups(out, t, "cpu");
     print_tolerance_cost(out, t, dt);
 }
 
@@ -188,42 +195,55 @@ void kiln_task_describe_cuda(FILE *out, const kiln_task *t, kiln_dtype dt)
             "\nknobs: a line '#define NAME VALUE //@kiln tune V1 V2 ...' (integers) declares a\n"
             "knob the tuner may set to any of V1 V2 ...; the manifest may use NAME.\n");
     print_starter_manifest(out, t);
-    print_groups(out, t);
+    print_groups(out, t, "cuda");
     print_tolerance_cost(out, t, dt);
     if (t->baseline_cuda_builtin[0])
         fprintf(out, "baseline: cuBLAS (cublasGemmEx, fp32 accumulation, default algorithm), timed "
                 "exactly like a candidate\n");
 }
 
+static int describe(const kiln_task *t, int cuda, const char *dtype)
+{
+    int n = cuda ? t->ncuda_dtypes : t->ncpu_dtypes;
+    if (n == 0) {
+        fprintf(stderr, "kiln task show: task %s has no %s backend\n", t->name, cuda ? "CUDA" : "CPU");
+        return KILN_EXIT_BAD_INPUT;
+    }
+    kiln_dtype dt = dtype ? kiln_dtype_parse(dtype) : cuda ? t->cuda_dtypes[0] : t->cpu_dtypes[0];
+    if (!kiln_task_supports_backend(t, cuda ? "cuda" : "cpu", dt)) {
+        fprintf(stderr, "kiln task show: task %s has no %s variant for dtype %s\n", t->name,
+                cuda ? "CUDA" : "CPU", dtype ? dtype : "?");
+        return KILN_EXIT_BAD_INPUT;
+    }
+    if (cuda)
+        kiln_task_describe_cuda(stdout, t, dt);
+    else
+        kiln_task_describe(stdout, t, dt);
+    return KILN_EXIT_OK;
+}
+
 static int show(const char *name, const char *backend, const char *dtype)
 {
-    kiln_task t;
     kiln_error err = {{0}};
     int cuda = backend && strcmp(backend, "cuda") == 0;
     if (backend && !cuda && strcmp(backend, "cpu") != 0) {
         fprintf(stderr, "kiln task show: unknown backend '%s' (cpu, cuda)\n", backend);
         return KILN_EXIT_BAD_INPUT;
     }
-    if (kiln_task_find(name, &t, &err) < 0) {
+    kiln_task *t = malloc(sizeof *t);   /* large: not on the stack */
+    if (!t) {
+        fprintf(stderr, "kiln task show: out of memory\n");
+        return KILN_EXIT_INTERNAL;
+    }
+    int rc;
+    if (kiln_task_find(name, t, &err) < 0) {
         fprintf(stderr, "kiln task show: %s\n", err.msg);
-        return KILN_EXIT_BAD_INPUT;
+        rc = KILN_EXIT_BAD_INPUT;
+    } else {
+        rc = describe(t, cuda, dtype);
     }
-    int n = cuda ? t.ncuda_dtypes : t.ncpu_dtypes;
-    if (n == 0) {
-        fprintf(stderr, "kiln task show: task %s has no %s backend\n", t.name, cuda ? "CUDA" : "CPU");
-        return KILN_EXIT_BAD_INPUT;
-    }
-    kiln_dtype dt = dtype ? kiln_dtype_parse(dtype) : cuda ? t.cuda_dtypes[0] : t.cpu_dtypes[0];
-    if (!kiln_task_supports_backend(&t, cuda ? "cuda" : "cpu", dt)) {
-        fprintf(stderr, "kiln task show: task %s has no %s variant for dtype %s\n", t.name,
-                cuda ? "CUDA" : "CPU", dtype ? dtype : "?");
-        return KILN_EXIT_BAD_INPUT;
-    }
-    if (cuda)
-        kiln_task_describe_cuda(stdout, &t, dt);
-    else
-        kiln_task_describe(stdout, &t, dt);
-    return KILN_EXIT_OK;
+    free(t);
+    return rc;
 }
 
 static int list(void)
@@ -236,17 +256,23 @@ static int list(void)
         fprintf(stderr, "kiln task list: cannot open %s\n", dir);
         return KILN_EXIT_BAD_INPUT;
     }
+    kiln_task *t = malloc(sizeof *t);   /* large: not on the stack */
+    if (!t) {
+        closedir(d);
+        fprintf(stderr, "kiln task list: out of memory\n");
+        return KILN_EXIT_INTERNAL;
+    }
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         if (e->d_name[0] == '.')
             continue;
-        kiln_task t;
         char path[4096];
         kiln_error err;
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (kiln_task_load(path, &t, &err) == 0)
-            printf("%-12s %.100s\n", t.name, t.description);
+        if (kiln_task_load(path, t, &err) == 0)
+            printf("%-12s %.100s\n", t->name, t->description);
     }
+    free(t);
     closedir(d);
     return KILN_EXIT_OK;
 }

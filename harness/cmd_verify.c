@@ -27,7 +27,8 @@ static const char usage[] =
     "  --baseline FILE      time against FILE instead of the task's baseline\n"
     "  --backend cpu|cuda   backend (default: cuda for a .cu file, else cpu)\n"
     "  --dtype T            element type (default: the task's first)\n"
-    "  --group G            shape group (default: the task's default group)\n"
+    "  --group G            shape group of the backend (default: its default group;\n"
+    "                       a task's CUDA groups may differ from its CPU ones)\n"
     "  --json               print the verdict as JSON\n"
     "  --timing-ms N        time budget of the timing stage (default 2000)\n"
     "  --call-timeout-ms N  longest a single call may take (default 10000)\n"
@@ -143,14 +144,19 @@ static int check_task(const args *a, kiln_task *task, kiln_dtype *dt, int *group
     }
     kiln_backend b = (kiln_backend)kiln_backend_parse(a->backend);
     *dt = a->dtype ? kiln_dtype_parse(a->dtype) : kiln_backend_default_dtype(task, b);
-    *group = a->group ? kiln_task_group(task, a->group) : task->default_group;
+    /* the backend's groups: a task with cuda_groups has other shapes there */
+    *group = a->group ? kiln_task_group_for(task, a->backend, a->group)
+                      : kiln_task_default_group_for(task, a->backend);
     if (!kiln_task_supports_backend(task, a->backend, *dt)) {
         fprintf(stderr, "kiln verify: task %s has no %s variant for dtype '%s'\n", task->name,
                 a->backend, a->dtype ? a->dtype : "(default)");
         return -1;
     }
-    if (*group < 0)
-        return bad("the task has no group '%s'", a->group);
+    if (*group < 0) {
+        fprintf(stderr, "kiln verify: task %s has no %s group '%s'\n", task->name, a->backend,
+                a->group ? a->group : "(default)");
+        return -1;
+    }
     return 0;
 }
 

@@ -37,7 +37,16 @@ static cJSON *run_here(kiln_judge *j, const char *source, const char *baseline, 
     snprintf(cname, sizeof cname, "candidate.%s", ext);
     snprintf(bname, sizeof bname, "baseline.%s", ext);
     kiln_dtype dt = j->dtype && *j->dtype ? kiln_dtype_parse(j->dtype) : kiln_backend_default_dtype(j->task, b);
-    int group = j->group && *j->group ? kiln_task_group(j->task, j->group) : j->task->default_group;
+    const char *bn = b == KILN_BACKEND_CUDA ? "cuda" : "cpu";
+    int group = j->group && *j->group ? kiln_task_group_for(j->task, bn, j->group)
+                                      : kiln_task_default_group_for(j->task, bn);
+    if (group < 0) {
+        kiln_fail(err, "task %s has no %s group '%s'", j->task->name, bn,
+                  j->group && *j->group ? j->group : "(default)");
+        free(v);
+        kiln_remove_tree(dir);
+        return NULL;
+    }
     if (v && write_temp(dir, cname, source, src, sizeof src, err) == 0 &&
         (!baseline || write_temp(dir, bname, baseline, base, sizeof base, err) == 0)) {
         kiln_verify_opts o = {.task = j->task, .backend = b, .candidate = src, .dtype = dt,

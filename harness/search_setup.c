@@ -167,9 +167,14 @@ static int create_run(search *s, kiln_error *err)
     snprintf(r->task, sizeof r->task, "%s", o->task);
     snprintf(r->backend, sizeof r->backend, "%s", kiln_backend_name(s->backend));
     snprintf(r->dtype, sizeof r->dtype, "%s", kiln_dtype_name(s->dt));
-    snprintf(r->grp, sizeof r->grp, "%s", o->group ? o->group : s->task.groups[s->task.default_group].name);
-    if (kiln_task_group(&s->task, r->grp) < 0)
-        return kiln_fail(err, "task %s has no group '%s'", s->task.name, r->grp), -2;
+    /* the backend's groups: a task with cuda_groups has other shapes there */
+    const char *bn = kiln_backend_name(s->backend);
+    int g = o->group ? kiln_task_group_for(&s->task, bn, o->group)
+                     : kiln_task_default_group_for(&s->task, bn);
+    if (g < 0)
+        return kiln_fail(err, "task %s has no %s group '%s'", s->task.name, bn,
+                         o->group ? o->group : "(default)"), -2;
+    snprintf(r->grp, sizeof r->grp, "%s", s->task.groups[g].name);
     snprintf(r->agent, sizeof r->agent, "%s", default_agent(o));
     snprintf(r->model, sizeof r->model, "%s", o->model ? o->model : "");
     snprintf(r->branch, sizeof r->branch, "kiln/%s/%s", s->task.name, r->id);

@@ -131,9 +131,12 @@ static int resolve(const kiln_verify_request *rq, const kiln_task *t, kiln_dtype
     if (!kiln_task_supports_backend(t, rq->backend, *dt))
         return kiln_fail(err, "task %s has no %s variant for dtype '%s'", t->name, rq->backend,
                          rq->dtype[0] ? rq->dtype : "(default)");
-    *group = rq->group[0] ? kiln_task_group(t, rq->group) : t->default_group;
+    /* the backend's groups: a task with cuda_groups has other shapes there */
+    *group = rq->group[0] ? kiln_task_group_for(t, rq->backend, rq->group)
+                          : kiln_task_default_group_for(t, rq->backend);
     if (*group < 0)
-        return kiln_fail(err, "task %s has no group '%s'", t->name, rq->group);
+        return kiln_fail(err, "task %s has no %s group '%s'", t->name, rq->backend,
+                         rq->group[0] ? rq->group : "(default)");
     return 0;
 }
 

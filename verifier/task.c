@@ -129,12 +129,52 @@ int kiln_task_dim(const kiln_task *t, const char *name)
     return -1;
 }
 
-int kiln_task_group(const kiln_task *t, const char *name)
+/* KILN_GROUP_CPU or KILN_GROUP_CUDA for "cpu" or "cuda", else 0. */
+static int backend_bit(const char *backend)
 {
-    for (int i = 0; i < t->ngroups; i++)
-        if (strcmp(t->groups[i].name, name) == 0)
+    if (backend && strcmp(backend, "cpu") == 0)
+        return KILN_GROUP_CPU;
+    if (backend && strcmp(backend, "cuda") == 0)
+        return KILN_GROUP_CUDA;
+    return 0;
+}
+
+/* The first group named `name` that serves a backend of `bits`. */
+static int group_in(const kiln_task *t, int bits, const char *name)
+{
+    for (int i = 0; name && i < t->ngroups; i++)
+        if ((t->groups[i].backends & bits) && strcmp(t->groups[i].name, name) == 0)
             return i;
     return -1;
+}
+
+int kiln_task_group_for(const kiln_task *t, const char *backend, const char *name)
+{
+    int bit = backend_bit(backend);
+    return bit ? group_in(t, bit, name) : -1;
+}
+
+int kiln_task_default_group_for(const kiln_task *t, const char *backend)
+{
+    int bit = backend_bit(backend);
+    return bit == KILN_GROUP_CPU ? t->default_group : bit == KILN_GROUP_CUDA ? t->cuda_default_group : -1;
+}
+
+int kiln_task_group(const kiln_task *t, const char *name)
+{
+    return kiln_task_group_for(t, "cpu", name);
+}
+
+/* Did the group come from task.json's "cuda_groups" (not "groups")? Those
+ * serve CUDA alone; "groups" always serve the CPU. */
+static int from_cuda_section(const kiln_group *g)
+{
+    return !(g->backends & KILN_GROUP_CPU);
+}
+
+static const char *section_name(int cuda)
+{
+    return cuda ? "cuda_groups" : "groups";
 }
 
 static int find_arg(const kiln_task *t, const char *name)
@@ -381,12 +421,16 @@ static int load_dtypes(ctx *c, const cJSON *root, kiln_task *t)
     return 0;
 }
 
-/* Every dtype some backend runs, each once: dts[0..return). */
-static int all_dtypes(const kiln_task *t, kiln_dtype dts[2 * KILN_MAX_DTYPES])
+/* Every dtype the backends in `backends` (KILN_GROUP_* bits) run, each
+ * once: dts[0..return). */
+static int backend_dtypes(const kiln_task *t, int backends, kiln_dtype dts[2 * KILN_MAX_DTYPES])
 {
     int n = 0;
     for (int i = 0; i < t->ncpu_dtypes + t->ncuda_dtypes; i++) {
-        kiln_dtype dt = i < t->ncpu_dtypes ? t->cpu_dtypes[i] : t->cuda_dtypes[i - t->ncpu_dtypes];
+        int cpu = i < t->ncpu_dtypes;
+        kiln_dtype dt = cpu ? t->cpu_dtypes[i] : t->cuda_dtypes[i - t->ncpu_dtypes];
+        if (!(backends & (cpu ? KILN_GROUP_CPU : KILN_GROUP_CUDA)))
+            continue;
         int seen = 0;
         for (int k = 0; k < n; k++)
             seen |= dts[k] == dt;
@@ -394,6 +438,11 @@ static int all_dtypes(const kiln_task *t, kiln_dtype dts[2 * KILN_MAX_DTYPES])
             dts[n++] = dt;
     }
     return n;
+}
+
+static int all_dtypes(const kiln_task *t, kiln_dtype dts[2 * KILN_MAX_DTYPES])
+{
+    return backend_dtypes(t, KILN_GROUP_CPU | KILN_GROUP_CUDA, dts);
 }
 
 static int parse_pattern(const char *s, kiln_pattern *p)
@@ -486,34 +535,84 @@ static int load_shape_list(ctx *c, const cJSON *arr, const char *p, const kiln_t
     return 0;
 }
 
-static int load_groups(ctx *c, const cJSON *root, kiln_task *t)
+/* One section of task.json's groups ("groups" or "cuda_groups"), appended
+ * to t->groups with the backends they serve. */
+static int load_group_section(ctx *c, const cJSON *groups, int cuda, int backends, kiln_task *t)
 {
-    const cJSON *groups = cJSON_GetObjectItemCaseSensitive(root, "groups");
+    const char *key = section_name(cuda);
     if (!cJSON_IsObject(groups) || !groups->child)
-        return bad(c, "groups", "must be an object of named shape groups%s", NULL);
+        return bad(c, key, "must be an object of named shape groups%s", NULL);
     const cJSON *g;
+    int n = 0;
     cJSON_ArrayForEach(g, groups) {
-        if (t->ngroups == KILN_MAX_GROUPS)
-            return bad(c, "groups", "too many groups (limit 8)%s", NULL);
-        kiln_group *grp = &t->groups[t->ngroups++];
+        if (n++ == KILN_MAX_SECTION_GROUPS)
+            return bad(c, key, "too many groups (limit 8)%s", NULL);
+        kiln_group *grp = &t->groups[t->ngroups];
         char p[96];
-        snprintf(p, sizeof p, "groups.%s", g->string);
+        snprintf(p, sizeof p, "%s.%.60s", key, g->string);
         if (!valid_name(g->string) || strlen(g->string) >= KILN_NAME_MAX)
             return bad(c, p, "group name must be an identifier%s", NULL);
-        if (kiln_task_group(t, g->string) >= 0)
+        if (group_in(t, backends, g->string) >= 0)
             return bad(c, p, "duplicate group '%s'", g->string);
         strcpy(grp->name, g->string);
+        grp->backends = backends;
+        t->ngroups++;
         strcat(p, ".visible");
         if (load_shape_list(c, cJSON_GetObjectItemCaseSensitive(g, "visible"), p, t,
                             grp->visible, &grp->nvisible) < 0)
             return -1;
     }
+    return 0;
+}
+
+/* A section's default group: "default_group" or "cuda_default_group",
+ * required with the section and refused without it. */
+static int load_default_group(ctx *c, const cJSON *root, const cJSON *section, int cuda,
+                              const kiln_task *t, int *out)
+{
+    const char *key = cuda ? "cuda_default_group" : "default_group";
+    *out = -1;
+    if (!section) {
+        if (cJSON_GetObjectItemCaseSensitive(root, key))
+            return bad(c, key, "given, but there are no %s", section_name(cuda));
+        return 0;
+    }
     char dg[KILN_NAME_MAX];
-    if (get_string(c, root, "default_group", "", 1, dg, sizeof dg) < 0)
+    if (get_string(c, root, key, "", 1, dg, sizeof dg) < 0)
         return -1;
-    t->default_group = kiln_task_group(t, dg);
-    if (t->default_group < 0)
-        return bad(c, "default_group", "no group named '%s'", dg);
+    *out = group_in(t, cuda ? KILN_GROUP_CUDA : KILN_GROUP_CPU, dg);
+    if (*out < 0)
+        return bad(c, key, cuda ? "no cuda group named '%s'" : "no group named '%s'", dg);
+    return 0;
+}
+
+/* "groups" serve both backends, unless there are "cuda_groups": then
+ * "groups" serve the CPU and "cuda_groups" CUDA. A task without CPU dtypes
+ * may give cuda_groups alone. */
+static int load_groups(ctx *c, const cJSON *root, kiln_task *t)
+{
+    const cJSON *groups = cJSON_GetObjectItemCaseSensitive(root, "groups");
+    const cJSON *cuda = cJSON_GetObjectItemCaseSensitive(root, "cuda_groups");
+    t->has_cuda_groups = cuda != NULL;
+    if (cuda && t->ncuda_dtypes == 0)
+        return bad(c, "cuda_groups", "given, but dtypes.cuda lists no dtypes%s", NULL);
+    if (!groups && cuda && t->ncpu_dtypes > 0)
+        return bad(c, "groups", "missing: the CPU backend needs groups (cuda_groups serve "
+                   "CUDA only)%s", NULL);
+    if (groups && cuda && t->ncpu_dtypes == 0)
+        return bad(c, "groups", "the task has no CPU backend and cuda_groups serve CUDA, so "
+                   "these groups would serve nothing: leave them out%s", NULL);
+    if ((groups || !cuda) &&
+        load_group_section(c, groups, 0, cuda ? KILN_GROUP_CPU : KILN_GROUP_CPU | KILN_GROUP_CUDA,
+                           t) < 0)
+        return -1;
+    if (cuda && load_group_section(c, cuda, 1, KILN_GROUP_CUDA, t) < 0)
+        return -1;
+    if (load_default_group(c, root, groups, 0, t, &t->default_group) < 0 ||
+        load_default_group(c, root, cuda, 1, t, &t->cuda_default_group) < 0)
+        return -1;
+    if (!cuda)
+        t->cuda_default_group = t->default_group;
     return 0;
 }
 
@@ -533,15 +632,16 @@ static int load_expr(ctx *c, const cJSON *obj, const char *key, const char *p,
             return bad(c, fp, "unknown name '%.64s' (only dims and sizeof(T) may appear)", names[i]);
     /* names are not everything: sizeof(float) or a division by zero only
      * shows on evaluation, so evaluate where the verifier will */
-    kiln_dtype dts[2 * KILN_MAX_DTYPES];
-    int ndts = all_dtypes(t, dts);
-    for (int g = 0; g < t->ngroups; g++)
+    for (int g = 0; g < t->ngroups; g++) {
+        kiln_dtype dts[2 * KILN_MAX_DTYPES];
+        int ndts = backend_dtypes(t, t->groups[g].backends, dts);   /* where it runs */
         for (int s = 0; s < t->groups[g].nvisible; s++)
             for (int d = 0; d < ndts; d++) {
                 double v;
                 if (kiln_task_cost(t, buf, &t->groups[g].visible[s], dts[d], &v, &e) < 0)
                     return bad(c, fp, "%.400s", e.msg);
             }
+    }
     return 0;
 }
 
@@ -789,18 +889,32 @@ static int check_hidden_cover(ctx *c, const char *p, const kiln_task *t, const k
     return 0;
 }
 
-static int load_hidden_json(ctx *c, const cJSON *root, kiln_task *t)
+/* hidden.json's "groups" or "cuda_groups": an entry for every group of the
+ * same section of task.json, and none for another. */
+static int load_hidden_section(ctx *c, const cJSON *root, int cuda, kiln_task *t)
 {
-    const cJSON *groups = cJSON_GetObjectItemCaseSensitive(root, "groups");
+    const char *key = section_name(cuda);
+    const cJSON *groups = cJSON_GetObjectItemCaseSensitive(root, key);
+    int want = 0;
+    for (int i = 0; i < t->ngroups; i++)
+        want |= from_cuda_section(&t->groups[i]) == cuda;
+    if (!want) {
+        if (groups)
+            return bad(c, key, "task.json has no %s", key);
+        return 0;
+    }
     if (!cJSON_IsObject(groups))
-        return bad(c, "groups", "must be an object keyed by group name%s", NULL);
+        return bad(c, key, "must be an object keyed by group name%s", NULL);
     for (int i = 0; i < t->ngroups; i++) {
         kiln_group *g = &t->groups[i];
+        if (from_cuda_section(g) != cuda)
+            continue;
         char p[96], sp[128];
-        snprintf(p, sizeof p, "groups.%s", g->name);
+        snprintf(p, sizeof p, "%s.%s", key, g->name);
         const cJSON *hg = cJSON_GetObjectItemCaseSensitive(groups, g->name);
         if (!cJSON_IsObject(hg))
-            return bad(c, p, "missing: every group needs hidden shapes%s", NULL);
+            return bad(c, p, cuda ? "missing: every cuda group needs hidden shapes%s"
+                                  : "missing: every group needs hidden shapes%s", NULL);
         snprintf(sp, sizeof sp, "%s.shapes", p);
         if (load_shape_list(c, cJSON_GetObjectItemCaseSensitive(hg, "shapes"), sp, t, g->hidden,
                             &g->nhidden) < 0)
@@ -813,10 +927,16 @@ static int load_hidden_json(ctx *c, const cJSON *root, kiln_task *t)
     }
     const cJSON *g;
     cJSON_ArrayForEach(g, groups) {
-        if (kiln_task_group(t, g->string) < 0)
-            return bad(c, "groups", "'%s' is not a group of task.json", g->string);
+        if (group_in(t, cuda ? KILN_GROUP_CUDA : KILN_GROUP_CPU, g->string) < 0)
+            return bad(c, key, cuda ? "'%s' is not a cuda group of task.json"
+                                    : "'%s' is not a group of task.json", g->string);
     }
     return 0;
+}
+
+static int load_hidden_json(ctx *c, const cJSON *root, kiln_task *t)
+{
+    return load_hidden_section(c, root, 0, t) < 0 || load_hidden_section(c, root, 1, t) < 0 ? -1 : 0;
 }
 
 int kiln_task_load(const char *dir, kiln_task *t, kiln_error *err)

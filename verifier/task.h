@@ -16,7 +16,8 @@
 #define KILN_MAX_DIMS 8
 #define KILN_MAX_ARGS 16
 #define KILN_MAX_SHAPES 48
-#define KILN_MAX_GROUPS 8
+#define KILN_MAX_GROUPS 16              /* "groups" and "cuda_groups" together */
+#define KILN_MAX_SECTION_GROUPS 8       /* in each of the two */
 #define KILN_MAX_VARIANTS 16
 #define KILN_MAX_DTYPES 4
 #define KILN_NAME_MAX 32
@@ -66,8 +67,17 @@ typedef struct kiln_shape {
     int64_t d[KILN_MAX_DIMS];
 } kiln_shape;
 
+/* Which backends a group serves (kiln_group.backends). */
+#define KILN_GROUP_CPU 1
+#define KILN_GROUP_CUDA 2
+
+/* A named list of visible shapes with its hidden shapes. A task's "groups"
+ * serve both backends, or the CPU alone when the task also has
+ * "cuda_groups", which serve CUDA alone; a CPU group and a CUDA group may
+ * share a name, so look groups up by backend (kiln_task_group_for). */
 typedef struct kiln_group {
     char name[KILN_NAME_MAX];
+    int backends;                         /* KILN_GROUP_CPU | KILN_GROUP_CUDA bits */
     kiln_shape visible[KILN_MAX_SHAPES];
     int nvisible;
     kiln_shape hidden[KILN_MAX_SHAPES];   /* from hidden.json */
@@ -99,8 +109,13 @@ typedef struct kiln_task {
     int nvariants;
     kiln_variant variants[KILN_MAX_VARIANTS];
     int ngroups;
-    kiln_group groups[KILN_MAX_GROUPS];
-    int default_group;
+    kiln_group groups[KILN_MAX_GROUPS];   /* "groups", then "cuda_groups" */
+    int default_group;            /* the CPU default (index into groups), -1 when no
+                                     group serves the CPU (a CUDA-only task with
+                                     cuda_groups alone) */
+    int cuda_default_group;       /* the CUDA default: default_group unless the task
+                                     has cuda_groups */
+    int has_cuda_groups;
     char cost_bytes[KILN_EXPR_MAX];
     char cost_flops[KILN_EXPR_MAX];
     int reduction_dim;            /* index into dims, -1 if none */
@@ -132,6 +147,12 @@ int kiln_task_load(const char *dir, kiln_task *task, kiln_error *err);
  * or, when name_or_dir contains a '/', load that directory. */
 int kiln_task_find(const char *name_or_dir, kiln_task *task, kiln_error *err);
 
+/* The group named `name` that serves `backend` ("cpu" or "cuda"), as an
+ * index into task->groups, or -1 (also for an unknown backend). */
+int kiln_task_group_for(const kiln_task *task, const char *backend, const char *name);
+/* The default group of `backend`, an index into task->groups, or -1. */
+int kiln_task_default_group_for(const kiln_task *task, const char *backend);
+/* kiln_task_group_for(task, "cpu", name). */
 int kiln_task_group(const kiln_task *task, const char *name);
 int kiln_task_dim(const kiln_task *task, const char *name);
 const kiln_tolerance_spec *kiln_task_tolerance(const kiln_task *task, kiln_dtype dt);

@@ -36,19 +36,21 @@ check() {   # check NAME WANT_STATUS WANT_CODE ARGS...
         grep -m3 -i 'reason\|flag\|error' <<<"$out" | sed 's/^/#   /'
     fi
 }
-check "the bf16 starter passes in process" pass ok --no-daemon --timing-ms 500
-check "events under-reported (x0.3) are suspect" suspect timer-disagreement --test-report-scale 0.3 --timing-ms 500
-check "events over-reported (x3) are suspect" suspect timer-disagreement --test-report-scale 3 --timing-ms 500
-check "events reported x0.001 are suspect" suspect timer-disagreement --test-report-scale 0.001 --timing-ms 500
+# the small CUDA group: the shapes these checks were set on
+S=(--group small --timing-ms 500)
+check "the bf16 starter passes in process" pass ok --no-daemon "${S[@]}"
+check "events under-reported (x0.3) are suspect" suspect timer-disagreement --test-report-scale 0.3 "${S[@]}"
+check "events over-reported (x3) are suspect" suspect timer-disagreement --test-report-scale 3 "${S[@]}"
+check "events reported x0.001 are suspect" suspect timer-disagreement --test-report-scale 0.001 "${S[@]}"
 check "more than 100x over a 2 ms baseline is suspect" suspect speedup-ceiling --no-daemon \
     --baseline tests/integration/slow_baseline.cu --group decode --timing-ms 500
-check "through kilnd on its cuda:0 lane" pass ok --socket "$tmp/k.sock" --timing-ms 500
+check "through kilnd on its cuda:0 lane" pass ok --socket "$tmp/k.sock" "${S[@]}"
 
 # gemm: gold from the CUDA reference in a worker of its own, timed against
 # the built-in cuBLAS baseline; the verdict names cuBLAS's version and the
 # device's peak, and no shape beats the roofline floor (flops at peak).
-out=$("$KILN" verify kernels/gemm/cuda/starter.cu --task gemm --dtype bf16 --json --no-daemon \
-      --timing-ms 1000 2>"$tmp/gemm.err")
+out=$("$KILN" verify kernels/gemm/cuda/starter.cu --task gemm --dtype bf16 --group small --json \
+      --no-daemon --timing-ms 1000 2>"$tmp/gemm.err")
 if [ "$(field status "$out")" = pass ] && command -v python3 >/dev/null &&
    python3 - "$out" >"$tmp/gemm.check" 2>&1 <<'PY'; then
 import json, sys

@@ -3,10 +3,11 @@
 # label gpu, run by scripts/gpu-check.sh): exports the fixture workspace of
 # export_cuda_test.sh (three rmsnorm bf16 kernels: the starter, its BLOCK
 # 1024 copy, a two-launch kernel with scratch, a cluster and 64 KiB of
-# shared memory at rows=4 cols=16384), builds a host program with nvcc that calls the dispatch
-# on random bf16 inputs at every visible shape and two others (the
-# fallback), and compares each output with rmsnorm computed in double on
-# the host, within 3 bf16 ulps. Exits 77 (skipped) without a GPU or nvcc.
+# shared memory at rows=16384 cols=16384), builds a host program with nvcc that calls the dispatch
+# on random bf16 inputs at every CUDA shape a kernel won in the fixture and
+# three others (the fallback), and compares each output with rmsnorm
+# computed in double on the host, within 3 bf16 ulps. Exits 77 (skipped)
+# without a GPU or nvcc.
 #   export_cuda_run_test.sh KILN SOURCE_DIR
 set -u
 if [ $# -ne 2 ]; then
@@ -136,10 +137,11 @@ int main(void)
         printf("skipped: no CUDA device\n");
         return 77;
     }
-    /* every visible shape of rmsnorm, then two no kernel was measured at */
-    static const int shapes[][2] = {{1, 1024}, {4, 4096}, {8, 2048}, {2, 3000}, {1, 8192},
-                                    {4, 16384}, {32, 1024}, {64, 4096}, {33, 1000}, {128, 2048},
-                                    {256, 4096}, {512, 2048}, {3, 777}, {2, 20000}};
+    /* every shape of rmsnorm's cuda_groups a kernel won in the fixture (the
+     * rest go to the fallback, like these last three) */
+    static const int shapes[][2] = {{32, 1024}, {64, 4096}, {33, 1000}, {128, 2048}, {256, 4096},
+                                    {512, 2048}, {1, 4096}, {8, 4096}, {16, 5120}, {32, 8192},
+                                    {16384, 16384}, {1, 2048}, {3, 777}, {2, 20000}};
     cudaStream_t stream;
     if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess)
         return 1;

@@ -79,11 +79,13 @@ H=out/$B.cuh
 has $H "cudaError_t $B(const kiln_t *x, const kiln_t *w, kiln_t *y, int rows, int cols, float eps, void *scratch, cudaStream_t stream)"
 has $H "size_t ${B}_scratch_bytes(int rows, int cols);"
 has $H "nvcc -std=c++17"
-grep -A1 -F 'if (rows == 1 && cols == 1024)' $H | grep -qF "return ${B}_k1_run(" || problem "rows=1 cols=1024 does not go to k1"
-grep -A1 -F 'if (rows == 4 && cols == 4096)' $H | grep -qF "return ${B}_k2_run(" || problem "rows=4 cols=4096 does not go to k2"
-grep -A1 -F 'if (rows == 64 && cols == 4096)' $H | grep -qF "return ${B}_k3_run(" || problem "rows=64 cols=4096 does not go to k3"
-grep -A1 -F 'if (rows == 4 && cols == 16384)' $H | grep -qF "return ${B}_k3_run(" || problem "rows=4 cols=16384 does not go to k3"
-grep -qF 'if (rows == 1 && cols == 8192)' $H && problem "the unmeasured shape has a branch"
+grep -A1 -F 'if (rows == 32 && cols == 1024)' $H | grep -qF "return ${B}_k1_run(" || problem "rows=32 cols=1024 does not go to k1"
+grep -A1 -F 'if (rows == 64 && cols == 4096)' $H | grep -qF "return ${B}_k2_run(" || problem "rows=64 cols=4096 does not go to k2"
+grep -A1 -F 'if (rows == 256 && cols == 4096)' $H | grep -qF "return ${B}_k3_run(" || problem "rows=256 cols=4096 does not go to k3"
+grep -A1 -F 'if (rows == 16384 && cols == 16384)' $H | grep -qF "return ${B}_k3_run(" || problem "rows=16384 cols=16384 does not go to k3"
+grep -qF 'if (rows == 1 && cols == 2048)' $H && problem "the unmeasured shape has a branch"
+# the CUDA groups only: rows=4 cols=16384, a CPU decode shape, was measured (C wins) but is no CUDA shape
+grep -qF 'rows == 4 && cols == 16384' $H && problem "a CPU group's shape has a branch"
 has $H "return ${B}_k2_run(x, w, y, rows, cols, eps, scratch, stream); /* the best geomean"
 has $H "namespace ${B}_k3 {"
 awk '/#include <cooperative_groups.h>/ { inc = NR } /^namespace kiln_rmsnorm_bf16_k3 \{/ { ns = NR }
@@ -104,12 +106,16 @@ if command -v jq > /dev/null; then
     q() { jq -r "$1" $D 2>/dev/null; }
     [ "$(q .backend)" = cuda ] || problem "backend is $(q .backend)"
     [ "$(q .fallback.kernel)" = ${B}_k2 ] || problem "fallback is $(q .fallback.kernel)"
-    [ "$(q '.shapes[] | select(.dims.rows == 1 and .dims.cols == 8192) | .kernel')" = ${B}_k2 ] ||
-        problem "rows=1 cols=8192 is not the fallback's"
-    q '.shapes[] | select(.dims.rows == 1 and .dims.cols == 8192) | .reason' | grep -q fallback ||
-        problem "rows=1 cols=8192 does not say it is the fallback"
-    [ "$(q '.shapes[] | select(.dims.rows == 64 and .dims.cols == 4096) | .alternatives | length')" = 2 ] ||
-        problem "rows=64 cols=4096 lacks its two alternatives"
+    [ "$(q '.shapes[] | select(.dims.rows == 1 and .dims.cols == 2048) | .kernel')" = ${B}_k2 ] ||
+        problem "rows=1 cols=2048 is not the fallback's"
+    q '.shapes[] | select(.dims.rows == 1 and .dims.cols == 2048) | .reason' | grep -q fallback ||
+        problem "rows=1 cols=2048 does not say it is the fallback"
+    [ "$(q '.shapes[] | select(.dims.rows == 256 and .dims.cols == 4096) | .alternatives | length')" = 2 ] ||
+        problem "rows=256 cols=4096 lacks its two alternatives"
+    # every visible shape of rmsnorm's cuda_groups (6 + 6 + 5 + 3), no CPU group's
+    [ "$(q '.shapes | length')" = 20 ] || problem "$(q '.shapes | length') shapes, not the 20 of the CUDA groups"
+    [ -z "$(q '.shapes[] | select(.dims.rows == 4 and .dims.cols == 16384) | .kernel')" ] ||
+        problem "rows=4 cols=16384 (a CPU group's shape) is listed"
     [ "$(q '.shapes[0].chosen.environment.gpu.name')" = "NVIDIA H200" ] || problem "no GPU name"
     [ "$(q '.shapes[0].chosen.environment.gpu.driver')" = 13000 ] || problem "no driver"
     [ "$(q '.kernels[] | select(.name == "'${B}_k3'") | .kernels[1].exported')" = ${B}_k3_scale ] ||
@@ -170,8 +176,8 @@ int main(void)
             bad = 1;
         }
     }
-    /* rows=64 cols=4096 goes to k3, whose scratch is missing: refused before any CUDA call */
-    cudaError_t e = kiln_rmsnorm_bf16(NULL, NULL, NULL, 64, 4096, 1e-6f, NULL, 0);
+    /* rows=256 cols=4096 goes to k3, whose scratch is missing: refused before any CUDA call */
+    cudaError_t e = kiln_rmsnorm_bf16(NULL, NULL, NULL, 256, 4096, 1e-6f, NULL, 0);
     if (e != cudaErrorInvalidValue) {
         printf("no scratch: %s, want cudaErrorInvalidValue\n", cudaGetErrorName(e));
         bad = 1;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # export_gemm_test.sh - `kiln export --backend cuda` for gemm, no GPU needed:
 # a workspace as a CUDA search of gemm leaves it, with two kept candidates
-# whose record verdicts (against cuBLAS) make each win some prefill shapes:
+# whose record verdicts (against cuBLAS) make each win some shapes of the
+# small CUDA group (gemm's former prefill):
 #   A  kernels/gemm/cuda/starter.cu (WMMA; <mma.h>, a template, `using
 #      namespace nvcuda` at file scope: all must survive the namespace the
 #      export wraps each variant in)

@@ -5,9 +5,12 @@
  *   plant_check KILN PLANT.c [extra kiln verify args...]
  *
  * A CUDA plant (PLANT.cu) also names its dtype (kiln-dtype) and is run with
- * --backend cuda --dtype DTYPE; it is skipped (exit 77, ctest's
- * SKIP_RETURN_CODE) where there is no NVIDIA GPU or the kiln build has no
- * CUDA worker (kiln-worker-cuda next to kiln). */
+ * --backend cuda --dtype DTYPE --group small: the CUDA group that keeps the
+ * shapes the plants' expectations were set on (a plant may name another
+ * with kiln-group); it is skipped (exit 77, ctest's SKIP_RETURN_CODE) where
+ * there is no NVIDIA GPU or the kiln build has no CUDA worker
+ * (kiln-worker-cuda next to kiln). A CPU plant runs on the task's default
+ * group unless it names one. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +21,7 @@
 #define EXIT_SKIP 77
 
 typedef struct expect {
-    char task[64], status[16], stages[256], codes[256], dtype[16];
+    char task[64], status[16], stages[256], codes[256], dtype[16], group[64];
 } expect;
 
 static void header_value(const char *line, const char *key, char *out, size_t len)
@@ -45,6 +48,7 @@ static int read_expect(const char *path, expect *e)
         header_value(line, "kiln-stages:", e->stages, sizeof e->stages);
         header_value(line, "kiln-codes:", e->codes, sizeof e->codes);
         header_value(line, "kiln-dtype:", e->dtype, sizeof e->dtype);
+        header_value(line, "kiln-group:", e->group, sizeof e->group);
     }
     fclose(f);
     return e->task[0] && e->status[0] ? 0 : -1;
@@ -86,7 +90,10 @@ static char *run_kiln(int argc, char **argv, const expect *e, int *exit_code)
     size_t u = (size_t)snprintf(cmd, sizeof cmd, "'%s' verify '%s' --task %s --json --no-daemon --timing-ms 300",
                                 argv[1], argv[2], e->task);
     if (is_cuda_plant(argv[2]))
-        u += (size_t)snprintf(cmd + u, sizeof cmd - u, " --backend cuda --dtype %s", e->dtype);
+        u += (size_t)snprintf(cmd + u, sizeof cmd - u, " --backend cuda --dtype %s --group %s",
+                              e->dtype, e->group[0] ? e->group : "small");
+    else if (e->group[0])
+        u += (size_t)snprintf(cmd + u, sizeof cmd - u, " --group %s", e->group);
     for (int i = 3; i < argc && u < sizeof cmd; i++)
         u += (size_t)snprintf(cmd + u, sizeof cmd - u, " '%s'", argv[i]);
     FILE *p = popen(cmd, "r");

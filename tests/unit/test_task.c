@@ -981,6 +981,261 @@ static void test_cuda_reference_and_builtin(void **state)
     free(g);
 }
 
+/* ---- shape groups per backend: cuda_groups -------------------------- */
+
+/* with_cuda's task plus "cuda_groups" (a "large" of its own and a "big"),
+ * and hidden.json with their hidden shapes. */
+static const char CUDA_GROUPS[] =
+    "  \"default_group\": \"large\",\n"
+    "  \"cuda_groups\": {\n"
+    "    \"large\": {\"visible\": [{\"rows\": 64, \"cols\": 256}]},\n"
+    "    \"big\": {\"visible\": [{\"rows\": 1024, \"cols\": 4096}, {\"rows\": 8, \"cols\": 8192}]}\n"
+    "  },\n"
+    "  \"cuda_default_group\": \"big\",\n";
+
+static const char CUDA_HIDDEN[] =
+    "{\n"
+    "  \"groups\": {\n"
+    "    \"small\": {\"shapes\": [{\"rows\": 5, \"cols\": 17}, {\"rows\": 1, \"cols\": 3}],\n"
+    "              \"random\": {\"count\": 2, \"ranges\": {\"rows\": [1, 8], \"cols\": [1, 20]}}},\n"
+    "    \"large\": {\"shapes\": [{\"rows\": 17, \"cols\": 65}]}\n"
+    "  },\n"
+    "  \"cuda_groups\": {\n"
+    "    \"large\": {\"shapes\": [{\"rows\": 65, \"cols\": 257}]},\n"
+    "    \"big\": {\"shapes\": [{\"rows\": 1025, \"cols\": 4099}, {\"rows\": 1, \"cols\": 8193}],\n"
+    "            \"random\": {\"count\": 3, \"ranges\": {\"rows\": [1, 1100], \"cols\": [8, 9000]}}}\n"
+    "  }\n"
+    "}\n";
+
+static char *with_cuda_groups(void)
+{
+    char *a = with_cuda("[\"f32\", \"bf16\"]", ", \"bf16\": {\"ulps\": 2}");
+    char *b = replace(a, "  \"default_group\": \"large\",\n", CUDA_GROUPS);
+    free(a);
+    return b;
+}
+
+/* The cuda_groups task with one replacement in task.json (or hidden.json)
+ * must fail there. */
+static void cuda_task_fails(const char *from, const char *to, const char *field, const char *phrase)
+{
+    char *base = with_cuda_groups();
+    char *text = replace(base, from, to);
+    expect_fail(text, CUDA_HIDDEN, "task.json", field, phrase);
+    free(base);
+    free(text);
+}
+
+static void cuda_hidden_fails(const char *from, const char *to, const char *field, const char *phrase)
+{
+    char *base = with_cuda_groups();
+    char *text = replace(CUDA_HIDDEN, from, to);
+    expect_fail(base, text, "hidden.json", field, phrase);
+    free(base);
+    free(text);
+}
+
+static void test_cuda_groups(void **state)
+{
+    (void)state;
+    char *text = with_cuda_groups();
+    kiln_task *t = malloc(sizeof *t);
+    kiln_error err;
+    assert_non_null(t);
+    if (load_text(text, CUDA_HIDDEN, t, &err) != 0)
+        fail_msg("cuda_groups: %s", err.msg);
+    assert_true(t->has_cuda_groups);
+    assert_int_equal(t->ngroups, 4);
+    const kiln_group *g = t->groups;
+    /* "groups" first, serving the CPU alone; then "cuda_groups" */
+    assert_string_equal(g[0].name, "small");
+    assert_int_equal(g[0].backends, KILN_GROUP_CPU);
+    assert_string_equal(g[1].name, "large");
+    assert_int_equal(g[1].backends, KILN_GROUP_CPU);
+    assert_string_equal(g[2].name, "large");
+    assert_int_equal(g[2].backends, KILN_GROUP_CUDA);
+    assert_string_equal(g[3].name, "big");
+    assert_int_equal(g[3].backends, KILN_GROUP_CUDA);
+    /* one name, two groups: the backend decides */
+    assert_int_equal(kiln_task_group_for(t, "cpu", "large"), 1);
+    assert_int_equal(kiln_task_group_for(t, "cuda", "large"), 2);
+    assert_int_equal(kiln_task_group_for(t, "cuda", "big"), 3);
+    assert_int_equal(kiln_task_group_for(t, "cpu", "big"), -1);
+    assert_int_equal(kiln_task_group_for(t, "cuda", "small"), -1);
+    assert_int_equal(kiln_task_group_for(t, "tpu", "large"), -1);
+    assert_int_equal(kiln_task_group_for(t, NULL, "large"), -1);
+    assert_int_equal(kiln_task_group_for(t, "cuda", NULL), -1);
+    assert_int_equal(kiln_task_group(t, "large"), 1);           /* the CPU meaning */
+    assert_int_equal(kiln_task_group(t, "big"), -1);
+    assert_int_equal(t->default_group, 1);
+    assert_int_equal(kiln_task_default_group_for(t, "cpu"), 1);
+    assert_int_equal(kiln_task_default_group_for(t, "cuda"), 3);
+    assert_int_equal(kiln_task_default_group_for(t, "tpu"), -1);
+    /* shapes of each section, hidden ones from the matching hidden section */
+    assert_int_equal(g[1].visible[0].d[1], 64);
+    assert_int_equal(g[1].hidden[0].d[1], 65);
+    assert_int_equal(g[2].nvisible, 1);
+    assert_int_equal(g[2].visible[0].d[1], 256);
+    assert_int_equal(g[2].nhidden, 1);
+    assert_int_equal(g[2].hidden[0].d[1], 257);
+    assert_int_equal(g[2].nrandom, 0);
+    assert_int_equal(g[3].nvisible, 2);
+    assert_int_equal(g[3].visible[1].d[1], 8192);
+    assert_int_equal(g[3].nhidden, 2);
+    assert_int_equal(g[3].hidden[1].d[1], 8193);
+    assert_int_equal(g[3].nrandom, 3);
+    assert_int_equal(g[3].range_hi[0], 1100);
+    assert_int_equal(g[3].range_hi[1], 9000);
+    free(text);
+
+    /* without cuda_groups, groups serve both backends */
+    text = with_cuda("[\"f32\"]", "");
+    if (load_text(text, GOOD_HIDDEN, t, &err) != 0)
+        fail_msg("no cuda_groups: %s", err.msg);
+    assert_false(t->has_cuda_groups);
+    assert_int_equal(t->ngroups, 2);
+    assert_int_equal(t->groups[0].backends, KILN_GROUP_CPU | KILN_GROUP_CUDA);
+    assert_int_equal(kiln_task_group_for(t, "cuda", "small"), 0);
+    assert_int_equal(kiln_task_group_for(t, "cpu", "small"), 0);
+    assert_int_equal(kiln_task_default_group_for(t, "cuda"), 1);
+    assert_int_equal(kiln_task_default_group_for(t, "cpu"), 1);
+    free(text);
+
+    /* a CUDA-only task may give cuda_groups alone: no CPU group at all */
+    char *a = replace(GOOD_TASK, "\"dtypes\": {\"cpu\": [\"f32\"]}", "\"dtypes\": {\"cuda\": [\"f32\"]}");
+    char *b = replace(a, "\"baseline\": {\"cpu\": \"base/baseline.c\"}",
+                      "\"baseline\": {\"cuda\": \"base/baseline.cu\"}");
+    char *c = replace(b, "  \"groups\": {\n"
+                         "    \"small\": {\"visible\": [{\"rows\": 2, \"cols\": 8}, {\"rows\": 4, \"cols\": 16}]},\n"
+                         "    \"large\": {\"visible\": [{\"rows\": 16, \"cols\": 64}]}\n"
+                         "  },\n"
+                         "  \"default_group\": \"large\",\n",
+                      "  \"cuda_groups\": {\"big\": {\"visible\": [{\"rows\": 1024, \"cols\": 4096}]}},\n"
+                      "  \"cuda_default_group\": \"big\",\n");
+    static const char cuda_only_hidden[] =
+        "{\"cuda_groups\": {\"big\": {\"shapes\": [{\"rows\": 1025, \"cols\": 4097}]}}}";
+    if (load_text(c, cuda_only_hidden, t, &err) != 0)
+        fail_msg("cuda_groups alone: %s", err.msg);
+    assert_int_equal(t->ngroups, 1);
+    assert_int_equal(t->groups[0].backends, KILN_GROUP_CUDA);
+    assert_int_equal(t->default_group, -1);
+    assert_int_equal(kiln_task_default_group_for(t, "cpu"), -1);
+    assert_int_equal(kiln_task_default_group_for(t, "cuda"), 0);
+    assert_int_equal(kiln_task_group(t, "big"), -1);
+    assert_int_equal(kiln_task_group_for(t, "cuda", "big"), 0);
+    /* ... and then no groups, default_group or hidden groups */
+    char *d = replace(c, "  \"cuda_default_group\": \"big\",\n",
+                      "  \"cuda_default_group\": \"big\",\n  \"default_group\": \"big\",\n");
+    expect_fail(d, cuda_only_hidden, "task.json", "default_group", "given, but there are no groups");
+    char *e = replace(c, "  \"cuda_groups\": {",
+                      "  \"groups\": {\"big\": {\"visible\": [{\"rows\": 1, \"cols\": 1}]}},\n"
+                      "  \"default_group\": \"big\",\n  \"cuda_groups\": {");
+    expect_fail(e, cuda_only_hidden, "task.json", "groups", "these groups would serve nothing");
+    expect_fail(c, "{\"groups\": {}, \"cuda_groups\": {\"big\": {\"shapes\": [{\"rows\": 1025, \"cols\": 4097}]}}}",
+                "hidden.json", "groups", "task.json has no groups");
+    free(a);
+    free(b);
+    free(c);
+    free(d);
+    free(e);
+    free(t);
+}
+
+static void test_cuda_groups_errors(void **state)
+{
+    (void)state;
+    /* task.json */
+    cuda_task_fails("  \"cuda_default_group\": \"big\",\n", "", "cuda_default_group", "missing");
+    cuda_task_fails("\"cuda_default_group\": \"big\"", "\"cuda_default_group\": \"small\"",
+                    "cuda_default_group", "no cuda group named 'small'");   /* a CPU group only */
+    cuda_task_fails("\"cuda_default_group\": \"big\"", "\"cuda_default_group\": 3",
+                    "cuda_default_group", "must be a string");
+    cuda_task_fails("\"default_group\": \"large\"", "\"default_group\": \"big\"", "default_group",
+                    "no group named 'big'");                                /* a CUDA group only */
+    cuda_task_fails("\"cuda_groups\": {\n", "\"cuda_groups\": 7, \"unused\": {\n", "cuda_groups",
+                    "must be an object of named shape groups");
+    cuda_task_fails("\"big\": {\"visible\"", "\"sm-all\": {\"visible\"", "cuda_groups.sm-all",
+                    "group name must be an identifier");
+    cuda_task_fails("\"big\": {\"visible\"", "\"large\": {\"visible\"", "cuda_groups.large",
+                    "duplicate group 'large'");
+    cuda_task_fails("{\"rows\": 8, \"cols\": 8192}", "{\"rows\": 8}", "cuda_groups.big.visible[1]",
+                    "missing or non-numeric size of dim 'cols'");
+    cuda_task_fails("\"big\": {\"visible\": [{\"rows\": 1024, \"cols\": 4096}, {\"rows\": 8, \"cols\": 8192}]}",
+                    "\"big\": {}", "cuda_groups.big.visible", "must be an array of 1 to 48 shapes");
+    /* at most 8 groups in each section: "large", "big" and g0..gN */
+    char extra[1024] = "", hidden_extra[1024] = "";
+    for (int i = 0; i < 7; i++) {
+        char one[128];
+        snprintf(one, sizeof one, ",\n    \"g%d\": {\"visible\": [{\"rows\": 1, \"cols\": 1}]}", i);
+        strcat(extra, one);
+        snprintf(one, sizeof one, ",\n    \"g%d\": {\"shapes\": [{\"rows\": 3, \"cols\": 3}]}", i);
+        strcat(hidden_extra, one);
+    }
+    const char *big = "{\"rows\": 8, \"cols\": 8192}]}";
+    char big_more[1200];
+    snprintf(big_more, sizeof big_more, "%s%s", big, extra);
+    cuda_task_fails(big, big_more, "cuda_groups", "too many groups (limit 8)");
+    /* eight load (with the CPU groups, ten in all) */
+    strstr(big_more, ",\n    \"g6\"")[0] = '\0';
+    strstr(hidden_extra, ",\n    \"g6\"")[0] = '\0';
+    char *base = with_cuda_groups();
+    char *eight = replace(base, big, big_more);
+    const char *hbig = "\"cols\": [8, 9000]}}}";
+    char hbig_more[1200];
+    snprintf(hbig_more, sizeof hbig_more, "%s%s", hbig, hidden_extra);
+    char *eight_hidden = replace(CUDA_HIDDEN, hbig, hbig_more);
+    kiln_task *t = malloc(sizeof *t);
+    kiln_error err;
+    assert_non_null(t);
+    if (load_text(eight, eight_hidden, t, &err) != 0)
+        fail_msg("eight cuda groups: %s", err.msg);
+    assert_int_equal(t->ngroups, 10);
+    assert_int_equal(kiln_task_group_for(t, "cuda", "g5"), 9);
+    free(t);
+    free(eight);
+    free(eight_hidden);
+    free(base);
+    /* cost expressions are evaluated at the CUDA groups' shapes too */
+    cuda_task_fails("\"flops\": \"3 * rows * cols\"", "\"flops\": \"3 * rows / (cols - 4096)\"",
+                    "cost.flops", "division by zero");
+    /* the backends' shape sections need their dtypes */
+    char *cpu_only = replace(GOOD_TASK, "  \"default_group\": \"large\",\n", CUDA_GROUPS);
+    expect_fail(cpu_only, CUDA_HIDDEN, "task.json", "cuda_groups", "given, but dtypes.cuda lists no dtypes");
+    free(cpu_only);
+    char *no_cuda = with_cuda("[\"f32\"]", "");
+    char *stray = replace(no_cuda, "  \"default_group\": \"large\",\n",
+                          "  \"default_group\": \"large\",\n  \"cuda_default_group\": \"large\",\n");
+    expect_fail(stray, GOOD_HIDDEN, "task.json", "cuda_default_group", "given, but there are no cuda_groups");
+    expect_fail(no_cuda, CUDA_HIDDEN, "hidden.json", "cuda_groups", "task.json has no cuda_groups");
+    free(stray);
+    free(no_cuda);
+    /* a CPU backend still needs groups */
+    cuda_task_fails("\"groups\": {\n    \"small\"", "\"groupz\": {\n    \"small\"", "groups",
+                    "missing: the CPU backend needs groups (cuda_groups serve CUDA only)");
+
+    /* hidden.json */
+    cuda_hidden_fails("    \"big\": {\"shapes\"", "    \"bog\": {\"shapes\"", "cuda_groups.big",
+                      "missing: every cuda group needs hidden shapes");
+    cuda_hidden_fails("  \"cuda_groups\": {", "  \"cuda_groupz\": {", "cuda_groups",
+                      "must be an object keyed by group name");
+    cuda_hidden_fails("    \"large\": {\"shapes\": [{\"rows\": 65, \"cols\": 257}]},",
+                      "    \"large\": {\"shapes\": [{\"rows\": 65, \"cols\": 257}]},\n"
+                      "    \"small\": {\"shapes\": [{\"rows\": 5, \"cols\": 17}]},",
+                      "cuda_groups", "'small' is not a cuda group of task.json");
+    cuda_hidden_fails("{\"rows\": 65, \"cols\": 257}", "{\"rows\": 65, \"cols\": 256}", "cuda_groups.large",
+                      "no hidden size of dim 'cols' exceeds the largest visible one");
+    cuda_hidden_fails("[{\"rows\": 1025, \"cols\": 4099}, {\"rows\": 1, \"cols\": 8193}]",
+                      "[{\"rows\": 1028, \"cols\": 4100}, {\"rows\": 4, \"cols\": 8196}]", "cuda_groups.big",
+                      "every hidden size of dim 'rows' is a multiple of 4");
+    cuda_hidden_fails("{\"rows\": 1, \"cols\": 8193}", "{\"rows\": 1, \"colz\": 8193}",
+                      "cuda_groups.big.shapes[1]", "missing or non-numeric size of dim 'cols'");
+    cuda_hidden_fails("\"count\": 3", "\"count\": 17", "cuda_groups.big.random",
+                      "count must be an integer from 0 to 16");
+    /* the CPU groups' hidden shapes do not stand in for a CUDA group's */
+    cuda_hidden_fails("    \"large\": {\"shapes\": [{\"rows\": 65, \"cols\": 257}]},\n", "",
+                      "cuda_groups.large", "missing: every cuda group needs hidden shapes");
+}
+
 /* ---- "K*dim" shape entries ------------------------------------------- */
 
 static void test_shape_multiple(void **state)
@@ -1055,6 +1310,111 @@ static void test_builtin_tasks(void **state)
     kiln_task_cpu_signature(t, KILN_DT_F32, sig, sizeof sig);
     assert_string_equal(sig, "void rope(const float *x, const float *cos, const float *sin, float *y, "
                              "int32_t tokens, int32_t heads, int32_t half_dim)");
+    free(t);
+}
+
+/* Elements of all of a task's buffers at a shape, and its flops there. */
+static double buffer_elems(const kiln_task *t, const kiln_shape *s)
+{
+    double n = 0;
+    for (int a = 0; a < t->nargs; a++)
+        if (t->args[a].kind == KILN_ARG_INPUT || t->args[a].kind == KILN_ARG_OUTPUT)
+            n += (double)kiln_arg_elems(&t->args[a], s);
+    return n;
+}
+
+static double flops_at(const kiln_task *t, const kiln_shape *s)
+{
+    double v = 0;
+    kiln_error err;
+    if (kiln_task_cost(t, t->cost_flops, s, t->cuda_dtypes[0], &v, &err) != 0)
+        fail_msg("%s: flops: %s", t->name, err.msg);
+    return v;
+}
+
+/* Every task with a CUDA backend has GPU-sized cuda_groups (small, decode,
+ * prefill, large; prefill the default) while its CPU groups stay as they
+ * were. small is the former prefill group, hidden shapes and ranges
+ * included, so old figures and the CUDA plants' expectations still hold;
+ * in the others at most 8 fixed hidden shapes stay within 1.5x the
+ * group's largest visible one in elements and in flops, random ones too. */
+static void test_builtin_cuda_groups(void **state)
+{
+    (void)state;
+    static const char *names[] = {"rmsnorm", "softmax", "layernorm", "rope", "rope_interleaved", "gemm"};
+    static const char *cuda_names[] = {"small", "decode", "prefill", "large"};
+    kiln_task *t = malloc(sizeof *t);
+    kiln_error err;
+    assert_non_null(t);
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof dir, "%s/%s", KILN_TASKS_DIR, names[i]);
+        if (kiln_task_load(dir, t, &err) != 0)
+            fail_msg("loading %s: %s", names[i], err.msg);
+        int gemm = strcmp(names[i], "gemm") == 0;
+        assert_true(t->has_cuda_groups);
+        assert_int_equal(kiln_task_default_group_for(t, "cuda"), kiln_task_group_for(t, "cuda", "prefill"));
+        int ncpu = 0, ncuda = 0;
+        for (int g = 0; g < t->ngroups; g++) {
+            ncpu += (t->groups[g].backends & KILN_GROUP_CPU) != 0;
+            ncuda += (t->groups[g].backends & KILN_GROUP_CUDA) != 0;
+        }
+        assert_int_equal(ncuda, gemm ? 5 : 4);   /* gemm: also "square" (4096^3 alone) */
+        if (gemm) {   /* CUDA only: no CPU group */
+            assert_int_equal(ncpu, 0);
+            assert_int_equal(t->default_group, -1);
+            assert_int_equal(kiln_task_group(t, "prefill"), -1);
+        } else {      /* the CPU groups as they were; CUDA's small is the CPU prefill */
+            assert_int_equal(ncpu, 2);
+            int cd = kiln_task_group(t, "decode"), cp = kiln_task_group(t, "prefill");
+            assert_true(cd >= 0 && cp >= 0);
+            assert_int_equal(t->default_group, cp);
+            const kiln_group *small = &t->groups[kiln_task_group_for(t, "cuda", "small")];
+            const kiln_group *prefill = &t->groups[cp];
+            assert_int_equal(small->nvisible, prefill->nvisible);
+            assert_memory_equal(small->visible, prefill->visible, sizeof(kiln_shape) * (size_t)small->nvisible);
+            assert_int_equal(small->nhidden, prefill->nhidden);
+            assert_memory_equal(small->hidden, prefill->hidden, sizeof(kiln_shape) * (size_t)small->nhidden);
+            assert_int_equal(small->nrandom, prefill->nrandom);
+            assert_memory_equal(small->range_lo, prefill->range_lo, sizeof small->range_lo);
+            assert_memory_equal(small->range_hi, prefill->range_hi, sizeof small->range_hi);
+        }
+        for (size_t k = 0; k < sizeof cuda_names / sizeof cuda_names[0]; k++) {
+            int gi = kiln_task_group_for(t, "cuda", cuda_names[k]);
+            if (gi < 0)
+                fail_msg("%s: no cuda group %s", names[i], cuda_names[k]);
+            const kiln_group *g = &t->groups[gi];
+            assert_int_equal(g->backends, KILN_GROUP_CUDA);
+            if (strcmp(g->name, "prefill") == 0)
+                assert_true(g->nvisible <= (gemm ? 4 : 5));
+            if (strcmp(g->name, "large") == 0)
+                assert_true(g->nvisible <= 3);
+            assert_int_equal(g->nrandom, 2);
+            if (strcmp(g->name, "small") == 0)
+                continue;
+            assert_true(g->nhidden >= 5 && g->nhidden <= 8);
+            double emax = 0, fmax = 0;
+            for (int v = 0; v < g->nvisible; v++) {
+                double e = buffer_elems(t, &g->visible[v]), f = flops_at(t, &g->visible[v]);
+                emax = e > emax ? e : emax;
+                fmax = f > fmax ? f : fmax;
+            }
+            kiln_shape hi = {{0}};
+            for (int d = 0; d < t->ndims; d++)
+                hi.d[d] = g->range_hi[d];
+            for (int h = 0; h <= g->nhidden; h++) {
+                const kiln_shape *s = h < g->nhidden ? &g->hidden[h] : &hi;
+                char dims[128];
+                kiln_shape_format(t, s, dims, sizeof dims);
+                if (buffer_elems(t, s) > 1.505 * emax || flops_at(t, s) > 1.505 * fmax)
+                    fail_msg("%s %s: %s %s beyond 1.5x the largest visible shape", names[i], g->name,
+                             h < g->nhidden ? "hidden" : "random up to", dims);
+                for (int v = 0; v < g->nvisible && h < g->nhidden; v++)
+                    if (memcmp(s, &g->visible[v], sizeof *s) == 0)
+                        fail_msg("%s %s: hidden %s is visible", names[i], g->name, dims);
+            }
+        }
+    }
     free(t);
 }
 
@@ -1206,6 +1566,9 @@ int main(void)
         cmocka_unit_test(test_shape_multiple),
         cmocka_unit_test(test_builtin_tasks),
         cmocka_unit_test(test_cuda_reference_and_builtin),
+        cmocka_unit_test(test_cuda_groups),
+        cmocka_unit_test(test_cuda_groups_errors),
+        cmocka_unit_test(test_builtin_cuda_groups),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
