@@ -50,7 +50,7 @@ static void fmt_dims(const cJSON *shape, char *buf, size_t len)
 
 static void print_shape(FILE *out, const cJSON *s, int width)
 {
-    char dims[128], err[48] = "-", ct[32], bt[32], sp[16] = "-", rf[16] = "-";
+    char dims[128], err[48] = "-", ct[32], bt[32], sp[40] = "-", rf[16] = "-";
     fmt_dims(s, dims, sizeof dims);
     const cJSON *tm = cJSON_GetObjectItemCaseSensitive(s, "time");
     if (cJSON_GetObjectItemCaseSensitive(s, "budget_ulps"))
@@ -59,12 +59,48 @@ static void print_shape(FILE *out, const cJSON *s, int width)
         snprintf(err, sizeof err, "%.0f%% of budget", 100 * num(s, "budget_fraction"));
     fmt_time(num(cJSON_GetObjectItemCaseSensitive(tm, "candidate"), "median_ns"), ct, sizeof ct);
     fmt_time(num(cJSON_GetObjectItemCaseSensitive(tm, "baseline"), "median_ns"), bt, sizeof bt);
-    if (tm) {
+    const cJSON *iv = cJSON_GetObjectItemCaseSensitive(s, "speedup_interval");
+    if (tm && cJSON_GetArraySize(iv) == 2)   /* device-resident: with its 95% interval */
+        snprintf(sp, sizeof sp, "%.3fx [%.3f,%.3f]", num(s, "speedup"),
+                 cJSON_GetArrayItem(iv, 0)->valuedouble, cJSON_GetArrayItem(iv, 1)->valuedouble);
+    else if (tm)
         snprintf(sp, sizeof sp, "%.2fx", num(s, "speedup"));
+    if (tm) {
         snprintf(rf, sizeof rf, "%.0f%%", 100 * num(s, "roofline_fraction"));
     }
     fprintf(out, "%-4s %-*s %16s %11s %11s %8s %8s\n", str(s, "id"), width, dims, err, ct, bt, sp,
             rf);
+}
+
+/* Device-resident CUDA timing: per run of the launches, CUPTI's summed
+ * kernel time (the figure), the events and CUPTI's span around the batch,
+ * and how many input sets and pairs were timed. */
+static int print_device_timers(FILE *out, const cJSON *v)
+{
+    const cJSON *s;
+    int first = 1;
+    double peak = num(cJSON_GetObjectItemCaseSensitive(v, "environment"), "peak_tflops");
+    cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(v, "shapes")) {
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(s, "timers");
+        if (!cJSON_GetObjectItemCaseSensitive(t, "candidate_kernel_ns"))
+            continue;
+        if (first)
+            fprintf(out, "\ncandidate timers (median per run of the launches): CUPTI kernels / "
+                         "events / CUPTI span / wall, input sets per call, pairs\n");
+        first = 0;
+        char k[32], ev[32], cu[32], wa[32];
+        fmt_time(num(t, "candidate_kernel_ns"), k, sizeof k);
+        fmt_time(num(t, "candidate_events_ns"), ev, sizeof ev);
+        fmt_time(num(t, "candidate_cupti_span_ns"), cu, sizeof cu);
+        fmt_time(num(t, "candidate_wall_ns"), wa, sizeof wa);
+        fprintf(out, "%-4s %11s %11s %11s %11s %4.0f sets %4.0f pairs", str(s, "id"), k, ev, cu, wa,
+                num(t, "sets"), num(t, "pairs"));
+        double ns = num(t, "candidate_kernel_ns"), tf = ns > 0 ? num(s, "flops") / ns / 1e3 : 0;
+        if (peak > 0 && tf > 0)
+            fprintf(out, "   %.1f TFLOP/s, %.0f%% of peak", tf, 100 * tf / peak);
+        fprintf(out, "\n");
+    }
+    return !first;
 }
 
 /* CUDA: the three timers of the candidate per timed shape, so a reader can
@@ -73,6 +109,8 @@ static void print_timers(FILE *out, const cJSON *v)
 {
     const cJSON *s;
     int first = 1;
+    if (print_device_timers(out, v))
+        return;
     double peak = num(cJSON_GetObjectItemCaseSensitive(v, "environment"), "peak_tflops");
     cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(v, "shapes")) {
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(s, "timers");

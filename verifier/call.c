@@ -1,4 +1,6 @@
-/* call.c - checked calls (see call.h). */
+/* call.c - checked calls (see call.h): host-resident (inputs, gold and
+ * comparison here, the worker's arena between) or device-resident (a key
+ * and a description go to the CUDA worker, a summary comes back). */
 #include "call.h"
 
 #include <math.h>
@@ -54,9 +56,23 @@ size_t kiln_arena_bytes(const kiln_task *t, kiln_dtype dt, const kiln_shape *sha
     return max;
 }
 
+void kiln_callset_init_device(kiln_callset *cs, const kiln_task *t, kiln_dtype dt, uint64_t seed)
+{
+    memset(cs, 0, sizeof *cs);
+    kiln_device_limits_default(&cs->limits);
+    cs->task = t;
+    cs->dt = dt;
+    cs->device = 1;
+    cs->sets = 1;
+    kiln_rng_seed(&cs->rng, seed);
+}
+
 int kiln_callset_init(kiln_callset *cs, const kiln_task *t, kiln_dtype dt,
                       const kiln_shape *shapes, int nshapes, uint64_t seed, kiln_error *err)
 {
+    cs->device = 0;
+    cs->sets = 1;
+    cs->variant = NULL;
     memset(cs->in, 0, sizeof cs->in);
     cs->manifest[0] = cs->manifest[1] = cs->ref_manifest = NULL;
     kiln_device_limits_default(&cs->limits);
@@ -174,6 +190,12 @@ int kiln_callset_prepare(kiln_callset *cs, const kiln_shape *shape, const kiln_v
 {
     const kiln_task *t = cs->task;
     cs->shape = *shape;
+    cs->variant = v;
+    if (cs->device) {   /* the worker draws from a fresh key */
+        cs->key[0] = kiln_rng_next(&cs->rng);
+        cs->key[1] = kiln_rng_next(&cs->rng);
+        return 0;
+    }
     for (int a = 0; a < t->nargs; a++) {
         const kiln_arg *arg = &t->args[a];
         if (arg->kind != KILN_ARG_INPUT)
@@ -259,6 +281,40 @@ static double budget_for(const kiln_callset *cs)
     return kiln_reduction_budget(ts->ulps, ts->per_sqrt, len) + ts->per_n * (double)(len > 1 ? len : 1);
 }
 
+/* Fold one output's comparison into r: the first failing output decides. */
+static void judge_output(kiln_callset *cs, const kiln_arg *arg, const kiln_compare_result *cr,
+                         kiln_call_result *r)
+{
+    r->max_err_ulps = cr->max_err_ulps > r->max_err_ulps ? cr->max_err_ulps : r->max_err_ulps;
+    r->rel_l2 = cr->rel_l2 > r->rel_l2 ? cr->rel_l2 : r->rel_l2;
+    if (cr->pass || r->outcome != KILN_CALL_OK)
+        return;
+    if (cr->unwritten) {
+        r->outcome = KILN_CALL_UNWRITTEN;
+        if (cs->hidden)
+            snprintf(r->detail, sizeof r->detail, "elements of '%s' were never written", arg->name);
+        else
+            snprintf(r->detail, sizeof r->detail, "%zu elements of '%s' were never written",
+                     cr->unwritten, arg->name);
+    } else if (cr->nonfinite) {
+        r->outcome = KILN_CALL_NONFINITE;
+        snprintf(r->detail, sizeof r->detail,
+                 "elements of '%s' are NaN or Inf where the reference is finite", arg->name);
+    } else {
+        r->outcome = KILN_CALL_WRONG;
+        if (cs->hidden)   /* no budget (it grows with the size), no reference values */
+            snprintf(r->detail, sizeof r->detail,
+                     "elements of '%s' over budget: worst error %.3g times the budget",
+                     arg->name, cr->max_err_ulps / r->budget_ulps);
+        else
+            snprintf(r->detail, sizeof r->detail,
+                     "%zu elements of '%s' over budget: worst error %.3g ULPs (budget %.0f), "
+                     "got %.9g where %.9g was expected",
+                     cr->over_budget, arg->name, cr->max_err_ulps, r->budget_ulps,
+                     cr->worst_candidate, cr->worst_gold);
+    }
+}
+
 static void check_outputs(kiln_callset *cs, const size_t off[], kiln_call_result *r)
 {
     const kiln_task *t = cs->task;
@@ -274,35 +330,7 @@ static void check_outputs(kiln_callset *cs, const size_t off[], kiln_call_result
         memcpy(cs->last_out[a], out, n * kiln_dtype_size(dt));
         kiln_compare_result cr;
         kiln_compare(dt, out, cs->gold[a], n, &tol, &cr);
-        r->max_err_ulps = cr.max_err_ulps > r->max_err_ulps ? cr.max_err_ulps : r->max_err_ulps;
-        r->rel_l2 = cr.rel_l2 > r->rel_l2 ? cr.rel_l2 : r->rel_l2;
-        if (cr.pass)
-            continue;
-        if (cr.unwritten) {
-            r->outcome = KILN_CALL_UNWRITTEN;
-            if (cs->hidden)
-                snprintf(r->detail, sizeof r->detail, "elements of '%s' were never written",
-                         arg->name);
-            else
-                snprintf(r->detail, sizeof r->detail, "%zu elements of '%s' were never written",
-                         cr.unwritten, arg->name);
-        } else if (cr.nonfinite) {
-            r->outcome = KILN_CALL_NONFINITE;
-            snprintf(r->detail, sizeof r->detail,
-                     "elements of '%s' are NaN or Inf where the reference is finite", arg->name);
-        } else {
-            r->outcome = KILN_CALL_WRONG;
-            if (cs->hidden)   /* no budget (it grows with the size), no reference values */
-                snprintf(r->detail, sizeof r->detail,
-                         "elements of '%s' over budget: worst error %.3g times the budget",
-                         arg->name, cr.max_err_ulps / r->budget_ulps);
-            else
-                snprintf(r->detail, sizeof r->detail,
-                         "%zu elements of '%s' over budget: worst error %.3g ULPs (budget %.0f), "
-                         "got %.9g where %.9g was expected",
-                         cr.over_budget, arg->name, cr.max_err_ulps, r->budget_ulps,
-                         cr.worst_candidate, cr.worst_gold);
-        }
+        judge_output(cs, arg, &cr, r);
     }
 }
 
@@ -349,10 +377,16 @@ static int cuda_failure(kiln_callset *cs, const kiln_call_resp *rs, kiln_call_re
     return -1;
 }
 
+static void run_device(kiln_callset *cs, int lib, kiln_call_result *r);
+
 void kiln_callset_run(kiln_callset *cs, int lib, kiln_call_result *r)
 {
     size_t off[KILN_MAX_ARGS];
     memset(r, 0, sizeof *r);
+    if (cs->device) {
+        run_device(cs, lib, r);
+        return;
+    }
     layout(cs->task, cs->dt, &cs->shape, 0, off);
     uint64_t seed = stage_arena(cs, off);
     kiln_call_req rq;
@@ -380,4 +414,136 @@ void kiln_callset_run(kiln_callset *cs, int lib, kiln_call_result *r)
         r->outcome = KILN_CALL_INPUT;
     else
         check_outputs(cs, off, r);
+}
+
+/* ---- device-resident calls ------------------------------------------------ */
+
+/* How the worker draws each buffer, and the reference's view of the args. */
+static void describe_data(const kiln_callset *cs, kiln_call_req *rq)
+{
+    const kiln_task *t = cs->task;
+    const kiln_variant *v = cs->variant;
+    size_t off[KILN_MAX_ARGS] = {0};
+    kiln_call_req ref;
+    fill_request(cs, off, 1, 0, &ref);
+    memcpy(rq->dev.ref_args, ref.args, sizeof rq->dev.ref_args);
+    for (int a = 0; a < t->nargs; a++) {
+        const kiln_arg *arg = &t->args[a];
+        kiln_wire_data *d = &rq->dev.data[a];
+        if (!is_buffer(arg))
+            continue;
+        d->role = arg->kind == KILN_ARG_INPUT ? 1 : 2;
+        d->dtype = (uint32_t)kiln_arg_dtype(arg, cs->dt);
+        d->elems = (uint64_t)kiln_arg_elems(arg, &cs->shape);
+        d->row_len = (uint64_t)cs->shape.d[arg->shape[arg->rank - 1]];
+        d->dist = (uint32_t)arg->dist;
+        d->a = arg->dist_a;
+        d->b = arg->dist_b;
+        d->scale = 1.0;
+        if (v && v->arg == a) {
+            d->pattern = (uint32_t)v->pattern;
+            d->scale = v->scale;
+            d->offset = v->offset;
+        }
+    }
+}
+
+/* The reference's launches over doubles, into rq->dev. */
+static int reference_launches(const kiln_callset *cs, kiln_call_req *rq, kiln_call_result *r)
+{
+    kiln_call_req tmp;
+    kiln_error e = {{0}};
+    memset(&tmp, 0, sizeof tmp);
+    if (kiln_manifest_resolve(cs->ref_manifest, cs->task, KILN_DT_F64, &cs->shape, &cs->limits,
+                              &tmp, &e) < 0 || tmp.nscratch > 0) {
+        r->outcome = KILN_CALL_FAULT;
+        snprintf(r->detail, sizeof r->detail, "the CUDA reference cannot run this shape%s%.200s",
+                 cs->hidden ? "" : ": ", cs->hidden ? "" : e.msg);
+        return -1;
+    }
+    rq->dev.ref_nlaunches = tmp.nlaunches;
+    memcpy(rq->dev.ref_launches, tmp.launches, sizeof rq->dev.ref_launches);
+    return 0;
+}
+
+/* The worker's summary as the host-side comparison would have put it. */
+static void summary_result(kiln_callset *cs, const kiln_call_resp *rs, kiln_call_result *r)
+{
+    const kiln_task *t = cs->task;
+    r->budget_ulps = budget_for(cs);
+    for (int a = 0; a < t->nargs; a++) {
+        const kiln_arg *arg = &t->args[a];
+        if (!is_buffer(arg))
+            continue;
+        if (r->outcome == KILN_CALL_OK && (rs->guard_before | rs->guard_after) & (1u << a)) {
+            r->outcome = KILN_CALL_GUARD;
+            snprintf(r->detail, sizeof r->detail, "wrote %s '%s'",
+                     rs->guard_before & (1u << a) ? "before the start of" : "past the end of",
+                     arg->name);
+        }
+    }
+    for (int a = 0; a < t->nargs && r->outcome == KILN_CALL_OK; a++)
+        if (t->args[a].kind == KILN_ARG_INPUT && rs->input_changed & (1u << a)) {
+            r->outcome = KILN_CALL_INPUT;
+            snprintf(r->detail, sizeof r->detail, "input '%s' was modified by the call",
+                     t->args[a].name);
+        }
+    for (int a = 0; a < t->nargs; a++) {
+        if (t->args[a].kind != KILN_ARG_OUTPUT)
+            continue;
+        const kiln_wire_check *c = &rs->check[a];
+        kiln_compare_result cr = {
+            .n = (size_t)kiln_arg_elems(&t->args[a], &cs->shape), .nonfinite = c->nonfinite,
+            .unwritten = c->unwritten, .over_budget = c->over_budget, .worst_index = c->worst_index,
+            .max_err_ulps = c->max_err_ulps, .rel_l2 = c->rel_l2,
+            .worst_candidate = c->worst_cand, .worst_gold = c->worst_gold};
+        cr.pass = !cr.unwritten && !cr.nonfinite && cr.max_err_ulps <= r->budget_ulps;
+        r->out_hash = r->out_hash * 31 + c->hash;
+        if (r->outcome == KILN_CALL_OK || !cr.pass)
+            judge_output(cs, &t->args[a], &cr, r);
+    }
+}
+
+static void run_device(kiln_callset *cs, int lib, kiln_call_result *r)
+{
+    kiln_call_req rq;
+    kiln_call_resp rs;
+    size_t off[KILN_MAX_ARGS] = {0};
+    fill_request(cs, off, 0, (uint32_t)lib, &rq);
+    rq.nonce = kiln_rng_next(&cs->rng);
+    rq.dev.on = 1;
+    rq.dev.sets = cs->sets ? cs->sets : 1;
+    rq.dev.check = 1;
+    const char *ng = getenv("KILN_NO_GRAPH");   /* measuring what graphs change */
+    rq.dev.graph = !(ng && strcmp(ng, "1") == 0);
+    rq.dev.key[0] = cs->key[0];
+    rq.dev.key[1] = cs->key[1];
+    rq.dev.budget_ulps = budget_for(cs);
+    rq.dev.floor_rel = cs->task->floor_rel;
+    describe_data(cs, &rq);
+    if (reference_launches(cs, &rq, r) < 0)
+        return;
+    if (cs->manifest[lib] && resolve_launches(cs, lib, &rq, r) < 0)
+        return;
+    cs->calls++;
+    int timeout = cs->call_timeout_ms * (int)rq.dev.sets;
+    if (kiln_worker_call(cs->cand, &rq, timeout, &rs, &r->rt_ns, &r->cpu_ns) < 0) {
+        r->outcome = KILN_CALL_FAULT;
+        snprintf(r->detail, sizeof r->detail, "%.300s", cs->cand->fault_msg);
+        return;
+    }
+    if (rs.status != KILN_ST_OK && rs.status != KILN_ST_GUARD && cuda_failure(cs, &rs, r) < 0)
+        return;
+    uint32_t sets = rs.sets ? rs.sets : 1;
+    r->sets = sets;
+    r->elapsed_ns = rs.elapsed_ns / sets;
+    r->cupti_ns = rs.cupti_ns / sets;
+    r->kernel_ns = rs.kernel_sum_ns / sets;
+    r->wall_ns = rs.wall_ns / sets;
+    r->kernels = rs.kernels;
+    if (rs.status == KILN_ST_GUARD) {   /* a scratch guard: the worker's words */
+        r->outcome = KILN_CALL_GUARD;
+        snprintf(r->detail, sizeof r->detail, "%.300s", rs.info);
+    }
+    summary_result(cs, &rs, r);
 }

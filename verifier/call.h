@@ -42,6 +42,13 @@ typedef struct kiln_callset {
     const kiln_manifest *ref_manifest;  /* the CUDA reference's (over doubles), or NULL:
                                            ref is then a CPU worker */
     kiln_device_limits limits;
+    /* Device-resident data (CUDA with a CUDA reference): the worker draws
+     * the inputs from key, runs the reference and compares on the device;
+     * nothing of the inputs or gold is held here. */
+    int device;
+    uint64_t key[2];                /* the prepared call's key */
+    const kiln_variant *variant;    /* the prepared call's variant, or NULL */
+    uint32_t sets;                  /* input sets per call (timed together) */
 } kiln_callset;
 
 typedef enum kiln_call_outcome {
@@ -62,6 +69,11 @@ typedef struct kiln_call_result {
     uint64_t elapsed_ns, rt_ns, cpu_ns;
     uint64_t cupti_ns, wall_ns;     /* CUDA: the other two timers */
     uint32_t kernels;               /* CUDA: kernels CUPTI saw */
+    /* Device-resident calls: the times above are per set (one run of the
+     * launches); kernel_ns is CUPTI's summed kernel durations per set. */
+    uint64_t kernel_ns;
+    uint32_t sets;
+    uint64_t out_hash;              /* of every output's bits */
 } kiln_call_result;
 
 const char *kiln_call_code(kiln_call_outcome o);
@@ -73,14 +85,18 @@ size_t kiln_arena_bytes(const kiln_task *t, kiln_dtype dt, const kiln_shape *sha
 
 int kiln_callset_init(kiln_callset *cs, const kiln_task *t, kiln_dtype dt,
                       const kiln_shape *shapes, int nshapes, uint64_t seed, kiln_error *err);
+/* The same for device-resident data: no host buffers. */
+void kiln_callset_init_device(kiln_callset *cs, const kiln_task *t, kiln_dtype dt, uint64_t seed);
 void kiln_callset_free(kiln_callset *cs);
 
 /* Draw fresh inputs for shape (with an optional stability variant) and
- * compute gold with the reference worker. -1: the reference failed. */
+ * compute gold with the reference worker. -1: the reference failed.
+ * Device-resident: only a fresh key is drawn; the worker does the rest. */
 int kiln_callset_prepare(kiln_callset *cs, const kiln_shape *shape, const kiln_variant *variant,
                          kiln_error *err);
 
-/* Call lib (0 candidate, 1 baseline) on the prepared inputs and check. */
+/* Call lib (0 candidate, 1 baseline) on the prepared inputs and check.
+ * Calling it again without a prepare uses the same inputs. */
 void kiln_callset_run(kiln_callset *cs, int lib, kiln_call_result *res);
 
 #endif

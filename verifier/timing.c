@@ -55,3 +55,39 @@ int kiln_timing_converged(const kiln_time_stats *a, const kiln_time_stats *b)
 {
     return settled(a) && settled(b);
 }
+
+/* Student's t, two-sided 95%, for df degrees of freedom. */
+static double t975(int df)
+{
+    static const double t[] = {0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306,
+                               2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110,
+                               2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+                               2.052, 2.048, 2.045, 2.042};
+    if (df < 1)
+        return INFINITY;
+    return df <= 30 ? t[df] : df <= 60 ? 2.000 : df <= 120 ? 1.980 : 1.960;
+}
+
+double kiln_ratio_interval(const double *base, const double *cand, int n, double *est,
+                           double *lo, double *hi)
+{
+    double sum = 0, sum2 = 0;
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        if (!(base[i] > 0) || !(cand[i] > 0))
+            continue;
+        double x = log(base[i] / cand[i]);
+        sum += x;
+        sum2 += x * x;
+        m++;
+    }
+    double mean = m ? sum / m : 0, hw = INFINITY;
+    if (m >= 2) {
+        double var = (sum2 - m * mean * mean) / (m - 1);
+        hw = t975(m - 1) * sqrt(var > 0 ? var : 0) / sqrt((double)m);
+    }
+    *est = m ? exp(mean) : 0;
+    *lo = m >= 2 ? exp(mean - hw) : 0;
+    *hi = m >= 2 ? exp(mean + hw) : 0;
+    return hw;
+}

@@ -12,4 +12,11 @@ double kiln_median(const double *samples, int n);
  * over sqrt(count) is below 1% of the median. */
 int kiln_timing_converged(const kiln_time_stats *a, const kiln_time_stats *b);
 
+/* The speedup base/cand from n paired samples (both sides timed in the
+ * same round, alternating who goes first): the geometric mean of the
+ * paired ratios, and its 95% interval from Student's t on the log ratios.
+ * Returns the interval's half-width in log units (INFINITY for n < 2). */
+double kiln_ratio_interval(const double *base, const double *cand, int n, double *est,
+                           double *lo, double *hi);
+
 #endif

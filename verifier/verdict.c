@@ -63,7 +63,18 @@ static cJSON *shape_json(const kiln_shape_result *r, const kiln_task *t, const c
         cJSON_AddItemToObject(tm, "candidate", stats_json(&r->cand));
         cJSON_AddItemToObject(tm, "baseline", stats_json(&r->base));
         cJSON *tim = cJSON_AddObjectToObject(o, "timers");
-        if (cuda) {
+        if (cuda && r->sets) {   /* device-resident: CUPTI's kernel time is the figure */
+            add_num(tim, "candidate_kernel_ns", r->cand.median_ns);
+            add_num(tim, "candidate_events_ns", r->cand_events_ns);
+            add_num(tim, "candidate_cupti_span_ns", r->cand_cupti_ns);
+            add_num(tim, "candidate_wall_ns", r->cand_wall_ns);
+            add_num(tim, "baseline_kernel_ns", r->base.median_ns);
+            add_num(tim, "baseline_events_ns", r->base_events_ns);
+            add_num(tim, "baseline_cupti_span_ns", r->base_cupti_ns);
+            add_num(tim, "baseline_wall_ns", r->base_wall_ns);
+            cJSON_AddNumberToObject(tim, "sets", r->sets);
+            cJSON_AddNumberToObject(tim, "pairs", r->pairs);
+        } else if (cuda) {
             add_num(tim, "candidate_events_ns", r->cand.median_ns);
             add_num(tim, "candidate_cupti_ns", r->cand_cupti_ns);
             add_num(tim, "candidate_wall_ns", r->cand_wall_ns);
@@ -79,6 +90,11 @@ static cJSON *shape_json(const kiln_shape_result *r, const kiln_task *t, const c
         add_num(tim, "candidate_round_trip_ns", r->cand_rt_ns);
         add_num(tim, "baseline_round_trip_ns", r->base_rt_ns);
         add_num(o, "speedup", r->speedup);
+        if (r->speedup_hi > 0) {
+            cJSON *iv = cJSON_AddArrayToObject(o, "speedup_interval");
+            cJSON_AddItemToArray(iv, cJSON_CreateNumber(r->speedup_lo));
+            cJSON_AddItemToArray(iv, cJSON_CreateNumber(r->speedup_hi));
+        }
         add_num(o, "bytes", r->bytes);
         add_num(o, "flops", r->flops);
         add_num(o, "floor_ns", r->floor_ns);

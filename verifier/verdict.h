@@ -28,7 +28,14 @@ typedef struct kiln_shape_result {
     /* CUDA: reported = CUDA events; also the CUPTI kernel span and the wall
      * clock with a device synchronize (medians per call) */
     double cand_cupti_ns, base_cupti_ns, cand_wall_ns, base_wall_ns;
-    double speedup;             /* base median / cand median */
+    /* CUDA device-resident: cand/base are CUPTI's summed kernel durations
+     * per run of the launches, the figure; events and wall cross-check it.
+     * Each timed call ran the launches over `sets` input sets. */
+    double cand_events_ns, base_events_ns;
+    int sets, pairs;
+    double speedup;             /* base median / cand median (device-resident:
+                                   the geometric mean of the paired ratios) */
+    double speedup_lo, speedup_hi;   /* its 95% interval (0 when not measured) */
     double bytes, flops;
     double floor_ns, roofline_fraction;
 } kiln_shape_result;

@@ -238,7 +238,7 @@ static int spawn(kiln_worker *w, const kiln_worker_opts *o, int req[2], int resp
     snprintf(cpu, sizeof cpu, "%u", o->cpu_seconds ? o->cpu_seconds : 60);
     snprintf(as, sizeof as, "%zu", o->address_bytes);
     snprintf(header, sizeof header, "%s/kiln_cuda.h", kiln_cuda_include_dir());
-    char *argv[24] = {path, "--dir", (char *)o->dir, "--arena", arena, "--cpu-seconds", cpu};
+    char *argv[28] = {path, "--dir", (char *)o->dir, "--arena", arena, "--cpu-seconds", cpu};
     int n = 7;
     if (o->cuda) {
         argv[n++] = "--dtype";
@@ -262,6 +262,10 @@ static int spawn(kiln_worker *w, const kiln_worker_opts *o, int req[2], int resp
     }
     if (o->cuda && o->scrub)
         argv[n++] = "--scrub";
+    if (o->cuda && o->ref) {
+        argv[n++] = "--ref";
+        argv[n++] = (char *)o->ref;
+    }
     char scale[32];
     if (o->report_scale > 0) {
         snprintf(scale, sizeof scale, "%g", o->report_scale);

@@ -64,6 +64,8 @@ typedef struct kiln_worker_opts {
     const char *builtin;                      /* CUDA: "cublas", a library after libs */
     int scrub;                                /* CUDA: zero device buffers after each
                                                  call (the reference worker) */
+    const char *ref;                          /* CUDA: the task's reference over doubles,
+                                                 for device-resident calls, or NULL */
 } kiln_worker_opts;
 
 int kiln_worker_start(kiln_worker *w, const kiln_worker_opts *o, kiln_error *err);

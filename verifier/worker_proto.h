@@ -81,6 +81,48 @@ typedef struct kiln_wire_scratch {
     uint32_t pad;
 } kiln_wire_scratch;
 
+/* Device-resident calls (CUDA): the worker draws inputs on the device from
+ * the call's key and, after the launches, checks inputs and guards and
+ * compares outputs with the reference's gold, all on the device; only the
+ * summary below comes back. The arena is not used. */
+typedef struct kiln_wire_data {
+    uint32_t role;          /* 0 not a buffer, 1 input, 2 output */
+    uint32_t dtype;         /* kiln_dtype of the candidate's buffer */
+    uint32_t dist;          /* inputs: kiln_dist */
+    uint32_t pattern;       /* inputs: kiln_pattern of the call's variant */
+    double a, b;            /* the distribution's parameters */
+    double scale, offset;   /* the variant's (1 and 0 without one) */
+    uint64_t elems;
+    uint64_t row_len;       /* the last dim, for constant rows */
+} kiln_wire_data;
+
+#define KILN_MAX_SETS 64
+
+typedef struct kiln_wire_device {
+    uint32_t on;            /* 1: this call's data live on the device */
+    uint32_t sets;          /* input sets (1..KILN_MAX_SETS): the launches run once
+                               per set, back to back, timed together */
+    uint32_t check;         /* 1: check every set against the reference's gold */
+    uint32_t ref_nlaunches; /* the reference's launches, over doubles */
+    uint32_t graph;         /* 1: several sets' launches run as one CUDA graph */
+    uint32_t pad;
+    uint64_t key[2];        /* the call's key: every input and guard byte follows from it */
+    double budget_ulps, floor_rel;
+    kiln_wire_data data[KILN_WORKER_MAX_ARGS];
+    kiln_wire_arg ref_args[KILN_WORKER_MAX_ARGS];   /* dims as i64, scalars as f64 */
+    kiln_wire_launch ref_launches[KILN_WORKER_MAX_LAUNCHES];
+} kiln_wire_device;
+
+/* One output's comparison, merged over the call's sets. */
+typedef struct kiln_wire_check {
+    uint64_t unwritten, nonfinite, over_budget;
+    uint64_t worst_index;   /* first unwritten/non-finite element, else the largest error */
+    uint32_t worst_set, pad;
+    double max_err_ulps, rel_l2;
+    double worst_cand, worst_gold;
+    uint64_t hash;          /* of the output's bits: equal outputs, equal hashes */
+} kiln_wire_check;
+
 typedef struct kiln_call_req {
     uint32_t magic;         /* KILN_MSG_CALL */
     uint32_t lib;           /* which loaded library to call */
@@ -92,6 +134,7 @@ typedef struct kiln_call_req {
     uint32_t nlaunches, nscratch;
     kiln_wire_launch launches[KILN_WORKER_MAX_LAUNCHES];
     kiln_wire_scratch scratch[KILN_WORKER_MAX_SCRATCH];
+    kiln_wire_device dev;   /* CUDA, dev.on: device-resident data */
 } kiln_call_req;
 
 typedef struct kiln_call_resp {
@@ -108,6 +151,12 @@ typedef struct kiln_call_resp {
     uint32_t pad;
     char info[472];         /* READY: the sandbox description (CUDA: then the
                                device); DONE with status != 0: what failed */
+    /* Device-resident calls: times above are for all sets together. */
+    uint32_t sets;
+    uint32_t input_changed;     /* bit a: input arg a no longer held what was drawn */
+    uint32_t guard_before, guard_after;   /* bit a: a guard of buffer arg a changed */
+    uint64_t kernel_sum_ns;     /* CUPTI: the kernels' durations, summed */
+    kiln_wire_check check[KILN_WORKER_MAX_ARGS];   /* outputs, when dev.check */
 } kiln_call_resp;
 
 /* Every library kiln builds exports this, generated around the candidate or

@@ -34,6 +34,7 @@ static void note_kernel(uint64_t start, uint64_t end)
         span.start_ns = start;
     if (span.kernels == 0 || end > span.end_ns)
         span.end_ns = end;
+    span.sum_ns += end > start ? end - start : 0;
     span.kernels++;
 }
 

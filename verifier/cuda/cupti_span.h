@@ -9,6 +9,7 @@
 
 typedef struct kiln_cupti_span {
     uint64_t start_ns, end_ns;   /* GPU timestamps of the first start / last end */
+    uint64_t sum_ns;             /* the kernels' durations, summed */
     uint32_t kernels;
 } kiln_cupti_span;
 

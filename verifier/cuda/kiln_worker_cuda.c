@@ -12,7 +12,14 @@
  *
  *   kiln-worker-cuda --dir DIR --arena BYTES --dtype T --header kiln_cuda.h
  *                    --src A.cu [--src B.cu | --builtin cublas] [--scrub]
- *                    [--cpu-seconds N] [--device N]
+ *                    [--ref R.cu] [--cpu-seconds N] [--device N]
+ *
+ * With --ref (the task's trusted CUDA reference, compiled over doubles),
+ * the worker also serves device-resident calls (judge.h): inputs drawn on
+ * the device from a per-call key, several input sets timed back to back,
+ * and every set checked against the reference's gold on the device, the
+ * gold made only after the candidate's launches and zeroed before the
+ * answer. Only a summary crosses to the verifier.
  *
  * Libraries are numbered in order: the sources, then the built-in baseline
  * (cuBLAS, called in the timed region instead of launches). --scrub (the
@@ -32,6 +39,7 @@
 
 #include "cublas_gemm.h"
 #include "cupti_span.h"
+#include "judge.h"
 #include "nvrtc_build.h"
 #include "sandbox.h"
 #include "worker_io.h"
@@ -41,7 +49,7 @@
 #define SCRATCH_GUARD 0xa7
 
 typedef struct opts {
-    const char *dir, *dtype, *header_path, *builtin;
+    const char *dir, *dtype, *header_path, *builtin, *ref;
     const char *srcs[KILN_WORKER_MAX_LIBS];
     int nsrcs, device, probe, scrub;
     uint64_t arena_bytes;
@@ -70,6 +78,8 @@ typedef struct worker {
     unsigned char sent_guard[KILN_WORKER_MAX_ARGS][2][GUARD];   /* as uploaded */
     CUdeviceptr flush;
     CUmodule own;               /* kiln's own kernels (shared memory poison) */
+    CUmodule refmod;            /* the task's reference over doubles (--ref), or NULL */
+    kiln_judge judge;           /* device-resident calls */
     CUfunction poison;
     unsigned poison_grid, poison_smem;
     size_t flush_bytes;
@@ -124,6 +134,8 @@ static void parse_args(int argc, char **argv, opts *o)
             o->srcs[o->nsrcs++] = v;
         else if (strcmp(a, "--builtin") == 0)
             o->builtin = v;
+        else if (strcmp(a, "--ref") == 0)
+            o->ref = v;
         else if (strcmp(a, "--dtype") == 0)
             o->dtype = v;
         else if (strcmp(a, "--header") == 0)
@@ -315,6 +327,32 @@ static int build_modules(worker *w, const opts *o, char *const srcs[], const cha
     return 0;
 }
 
+/* The task's trusted reference over doubles, for device-resident calls;
+ * it is kiln's code, so a failure is a setup failure. */
+static int build_ref(worker *w, const char *src, const char *header, char *info, size_t len)
+{
+    char arch[16];
+    arch_of(w, arch, sizeof arch);
+    kiln_nvrtc_in in = {.source = src, .name = "reference.cu", .arch = arch,
+                        .dtype_define = "KILN_DTYPE_F64", .kiln_header = header,
+                        .cuda_include = KILN_CUDA_INCLUDE_DIR};
+    unsigned char *cubin = NULL;
+    size_t n = 0;
+    char *log = NULL;
+    int rc = kiln_nvrtc_build(&in, &cubin, &n, &log);
+    if (rc != 0)
+        snprintf(info, len, "the task's CUDA reference does not compile: %.380s", log ? log : "");
+    free(log);
+    CUresult r = rc == 0 ? cuModuleLoadData(&w->refmod, cubin) : CUDA_ERROR_INVALID_SOURCE;
+    free(cubin);
+    if (rc == 0 && r != CUDA_SUCCESS)
+        snprintf(info, len, "cannot load the task's CUDA reference: %s", cu_str(r));
+    if (rc == 0 && r == CUDA_SUCCESS)
+        return KILN_ST_OK;
+    w->refmod = NULL;
+    return KILN_ST_SETUP;
+}
+
 /* An L2 flush buffer of twice the L2 size, written before every call. */
 static void make_flush(worker *w)
 {
@@ -409,6 +447,33 @@ static int ensure(devbuf *b, size_t bytes, char *info, size_t len)
     return 0;
 }
 
+/* A device-resident call: its sets, buffers and reference launches make sense. */
+static int valid_device(const worker *w, const kiln_call_req *rq)
+{
+    const kiln_wire_device *d = &rq->dev;
+    if (!w->refmod || d->sets < 1 || d->sets > KILN_MAX_SETS ||
+        d->ref_nlaunches > KILN_WORKER_MAX_LAUNCHES || (d->check && !d->ref_nlaunches))
+        return 0;
+    for (uint32_t i = 0; i < rq->nargs; i++) {
+        const kiln_wire_data *a = &d->data[i];
+        int buffer = rq->args[i].kind == KILN_WIRE_BUFFER;
+        if (buffer != (a->role == 1 || a->role == 2) || a->role > 2 ||
+            (buffer && (a->dtype < 1 || a->dtype > 4 || a->elems > ((uint64_t)1 << 36))) ||
+            d->ref_args[i].kind > KILN_WIRE_F64 ||
+            (d->ref_args[i].kind == KILN_WIRE_BUFFER) != buffer)
+            return 0;
+    }
+    for (uint32_t l = 0; l < d->ref_nlaunches; l++) {
+        const kiln_wire_launch *L = &d->ref_launches[l];
+        if (L->nargs > KILN_WORKER_MAX_ARGS || !memchr(L->kernel, 0, sizeof L->kernel))
+            return 0;
+        for (uint32_t k = 0; k < L->nargs; k++)
+            if (L->arg[k] < 0 || L->arg[k] >= (int32_t)rq->nargs)
+                return 0;
+    }
+    return 1;
+}
+
 static int valid_request(const worker *w, const kiln_call_req *rq)
 {
     int builtin = w->builtin_lib >= 0 && rq->lib == (uint32_t)w->builtin_lib;
@@ -421,11 +486,13 @@ static int valid_request(const worker *w, const kiln_call_req *rq)
                     rq->args[3].kind != KILN_WIRE_I32 || rq->args[4].kind != KILN_WIRE_I32 ||
                     rq->args[5].kind != KILN_WIRE_I32))
         return 0;
+    if (rq->dev.on && !valid_device(w, rq))
+        return 0;
     for (uint32_t i = 0; i < rq->nargs; i++) {
         const kiln_wire_arg *a = &rq->args[i];
         if (a->kind > KILN_WIRE_F64)
             return 0;
-        if (a->kind == KILN_WIRE_BUFFER &&
+        if (!rq->dev.on && a->kind == KILN_WIRE_BUFFER &&
             (a->offset < GUARD || a->bytes > w->arena_bytes ||
              a->offset + a->bytes + GUARD > w->arena_bytes))
             return 0;
@@ -446,7 +513,7 @@ static int valid_request(const worker *w, const kiln_call_req *rq)
  * KILN_ST_SETUP, with info filled. */
 static int upload(worker *w, const kiln_call_req *rq, char *info, size_t len)
 {
-    for (uint32_t i = 0; i < rq->nargs; i++) {
+    for (uint32_t i = 0; i < rq->nargs && !rq->dev.on; i++) {
         const kiln_wire_arg *a = &rq->args[i];
         if (a->kind != KILN_WIRE_BUFFER)
             continue;
@@ -523,6 +590,14 @@ static int download(worker *w, const kiln_call_req *rq, char *info, size_t len)
     return 0;
 }
 
+/* Whose launches: the candidate's or baseline's (over the call's args and
+ * the set's buffers), or the reference's (over doubles). */
+typedef struct side {
+    const kiln_wire_arg *args;
+    int ref;
+    uint32_t set;
+} side;
+
 /* Kernel parameters: pointers to the values, as cuLaunchKernel wants them. */
 typedef union param {
     CUdeviceptr p;
@@ -532,33 +607,39 @@ typedef union param {
     double f64;
 } param;
 
-static void params_for(const worker *w, const kiln_call_req *rq, const kiln_wire_launch *L,
-                       param vals[], void *ptrs[])
+static CUdeviceptr buffer_ptr(const worker *w, const kiln_call_req *rq, const side *sd, int32_t ix)
+{
+    if (ix < 0)
+        return w->scratch[-ix - 1].p + GUARD;
+    if (!rq->dev.on)
+        return w->buf[ix].p + GUARD;
+    return sd->ref ? kiln_judge_ref(&w->judge, rq, (uint32_t)ix)
+                   : kiln_judge_data(&w->judge, sd->set, (uint32_t)ix);
+}
+
+static void params_for(const worker *w, const kiln_call_req *rq, const side *sd,
+                       const kiln_wire_launch *L, param vals[], void *ptrs[])
 {
     for (uint32_t k = 0; k < L->nargs; k++) {
         int32_t ix = L->arg[k];
-        if (ix < 0) {
-            vals[k].p = w->scratch[-ix - 1].p + GUARD;
-        } else {
-            const kiln_wire_arg *a = &rq->args[ix];
-            switch (a->kind) {
-            case KILN_WIRE_BUFFER: vals[k].p = w->buf[ix].p + GUARD; break;
-            case KILN_WIRE_I32: vals[k].i32 = (int32_t)a->ival; break;
-            case KILN_WIRE_I64: vals[k].i64 = a->ival; break;
-            case KILN_WIRE_F32: vals[k].f32 = (float)a->fval; break;
-            default: vals[k].f64 = a->fval; break;
-            }
+        const kiln_wire_arg *a = ix >= 0 ? &sd->args[ix] : NULL;
+        switch (a ? a->kind : KILN_WIRE_BUFFER) {
+        case KILN_WIRE_BUFFER: vals[k].p = buffer_ptr(w, rq, sd, ix); break;
+        case KILN_WIRE_I32: vals[k].i32 = (int32_t)a->ival; break;
+        case KILN_WIRE_I64: vals[k].i64 = a->ival; break;
+        case KILN_WIRE_F32: vals[k].f32 = (float)a->fval; break;
+        default: vals[k].f64 = a->fval; break;
         }
         ptrs[k] = &vals[k];
     }
 }
 
 /* The bytes a launch argument occupies as a kernel parameter. */
-static size_t param_size(const kiln_call_req *rq, int32_t ix)
+static size_t param_size(const kiln_wire_arg *args, int32_t ix)
 {
     if (ix < 0)
         return sizeof(CUdeviceptr);
-    switch (rq->args[ix].kind) {
+    switch (args[ix].kind) {
     case KILN_WIRE_I32:
     case KILN_WIRE_F32:
         return 4;
@@ -570,14 +651,14 @@ static size_t param_size(const kiln_call_req *rq, int32_t ix)
 /* The manifest must pass exactly the kernel's parameters, each of the
  * size the kernel reads: a kernel that reads a parameter kiln never
  * supplied would read whatever lies there. */
-static CUresult check_params(CUfunction f, const kiln_call_req *rq, const kiln_wire_launch *L,
+static CUresult check_params(CUfunction f, const kiln_wire_arg *args, const kiln_wire_launch *L,
                              char *info, size_t len)
 {
     size_t off, size, n = 0;
     while (cuFuncGetParamInfo(f, n, &off, &size) == CUDA_SUCCESS) {
-        if (n < L->nargs && size != param_size(rq, L->arg[n])) {
+        if (n < L->nargs && size != param_size(args, L->arg[n])) {
             snprintf(info, len, "kernel %s: parameter %zu is %zu bytes but the manifest passes "
-                     "%zu bytes there", L->kernel, n + 1, size, param_size(rq, L->arg[n]));
+                     "%zu bytes there", L->kernel, n + 1, size, param_size(args, L->arg[n]));
             return CUDA_ERROR_INVALID_VALUE;
         }
         n++;
@@ -590,19 +671,19 @@ static CUresult check_params(CUfunction f, const kiln_call_req *rq, const kiln_w
     return CUDA_SUCCESS;
 }
 
-/* Look up every kernel, check its parameters and raise its shared memory
- * limit where asked, before anything is timed. */
-static CUresult find_kernels(worker *w, const kiln_call_req *rq, CUfunction fn[], char *info,
-                             size_t len)
+/* Look up every kernel of mod, check its parameters and raise its shared
+ * memory limit where asked, before anything is timed. */
+static CUresult find_kernels(CUmodule mod, const kiln_wire_arg *args, const kiln_wire_launch *Ls,
+                             uint32_t n, CUfunction fn[], char *info, size_t len)
 {
-    for (uint32_t l = 0; l < rq->nlaunches; l++) {
-        const kiln_wire_launch *L = &rq->launches[l];
-        CUresult r = cuModuleGetFunction(&fn[l], w->mod[rq->lib], L->kernel);
+    for (uint32_t l = 0; l < n; l++) {
+        const kiln_wire_launch *L = &Ls[l];
+        CUresult r = cuModuleGetFunction(&fn[l], mod, L->kernel);
         if (r != CUDA_SUCCESS) {
             snprintf(info, len, "kernel %s: %s", L->kernel, cu_str(r));
             return r;
         }
-        if ((r = check_params(fn[l], rq, L, info, len)) != CUDA_SUCCESS)
+        if ((r = check_params(fn[l], args, L, info, len)) != CUDA_SUCCESS)
             return r;
         if (L->smem > 48 * 1024 &&
             (r = cuFuncSetAttribute(fn[l], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -615,13 +696,13 @@ static CUresult find_kernels(worker *w, const kiln_call_req *rq, CUfunction fn[]
     return CUDA_SUCCESS;
 }
 
-static CUresult launch_one(worker *w, const kiln_call_req *rq, const kiln_wire_launch *L,
-                           CUfunction f, char *info, size_t len)
+static CUresult launch_one(worker *w, const kiln_call_req *rq, const side *sd,
+                           const kiln_wire_launch *L, CUfunction f, char *info, size_t len)
 {
     CUresult r;
     param vals[KILN_WORKER_MAX_LAUNCH_ARGS];
     void *ptrs[KILN_WORKER_MAX_LAUNCH_ARGS];
-    params_for(w, rq, L, vals, ptrs);
+    params_for(w, rq, sd, L, vals, ptrs);
     CUlaunchConfig cfg = {.gridDimX = L->grid[0], .gridDimY = L->grid[1], .gridDimZ = L->grid[2],
                           .blockDimX = L->block[0], .blockDimY = L->block[1], .blockDimZ = L->block[2],
                           .sharedMemBytes = L->smem, .hStream = w->stream};
@@ -653,20 +734,26 @@ static int is_fault(CUresult r)
            r == CUDA_ERROR_CONTEXT_IS_DESTROYED || r == CUDA_ERROR_UNKNOWN;
 }
 
-/* The call's work, enqueued on kiln's stream: the manifest's launches, or
- * the built-in cuBLAS gemm on args (a, b, c, M, N, K). */
-static CUresult enqueue_work(worker *w, const kiln_call_req *rq, const CUfunction fn[],
-                             char *info, size_t len)
+static int is_builtin(const worker *w, const kiln_call_req *rq)
 {
-    if (w->builtin_lib >= 0 && rq->lib == (uint32_t)w->builtin_lib)
-        return kiln_cublas_gemm_bf16(w->buf[0].p + GUARD, w->buf[1].p + GUARD,
-                                     w->buf[2].p + GUARD, (int)rq->args[3].ival,
+    return w->builtin_lib >= 0 && rq->lib == (uint32_t)w->builtin_lib;
+}
+
+/* One set's work, enqueued on kiln's stream: the manifest's launches, or
+ * the built-in cuBLAS gemm on args (a, b, c, M, N, K). */
+static CUresult enqueue_work(worker *w, const kiln_call_req *rq, uint32_t set,
+                             const CUfunction fn[], char *info, size_t len)
+{
+    side sd = {rq->args, 0, set};
+    if (is_builtin(w, rq))
+        return kiln_cublas_gemm_bf16(buffer_ptr(w, rq, &sd, 0), buffer_ptr(w, rq, &sd, 1),
+                                     buffer_ptr(w, rq, &sd, 2), (int)rq->args[3].ival,
                                      (int)rq->args[4].ival, (int)rq->args[5].ival, info, len) == 0
                    ? CUDA_SUCCESS
                    : CUDA_ERROR_INVALID_VALUE;
     CUresult lr = CUDA_SUCCESS;
     for (uint32_t l = 0; l < rq->nlaunches && lr == CUDA_SUCCESS; l++)
-        lr = launch_one(w, rq, &rq->launches[l], fn[l], info, len);
+        lr = launch_one(w, rq, &sd, &rq->launches[l], fn[l], info, len);
     return lr;
 }
 
@@ -678,28 +765,76 @@ static CUresult warm_builtin(worker *w, const kiln_call_req *rq, char *info, siz
     int64_t shape[3] = {rq->args[3].ival, rq->args[4].ival, rq->args[5].ival};
     if (memcmp(shape, w->warm_shape, sizeof shape) == 0)
         return CUDA_SUCCESS;
-    CUresult r = enqueue_work(w, rq, NULL, info, len);
+    CUresult r = enqueue_work(w, rq, 0, NULL, info, len);
     if (r == CUDA_SUCCESS)
         r = cuStreamSynchronize(w->stream);
     memcpy(w->warm_shape, shape, sizeof shape);
     return r;
 }
 
-/* The timed region: scratch zeroing and the launches, between two events on
- * kiln's stream. The stream first waits on a gate word, so everything is
- * queued before the GPU starts on it and the events time the GPU's work,
- * not how fast this process submits it; the gate is opened from a side
- * stream, and the wall clock runs from then to a context-wide synchronize. */
+/* Every set's scratch zeroing and launches, on kiln's stream. */
+static CUresult enqueue_batch(worker *w, const kiln_call_req *rq, uint32_t sets,
+                              const CUfunction fn[], char *info, size_t len)
+{
+    CUresult lr = CUDA_SUCCESS;
+    for (uint32_t set = 0; set < sets && lr == CUDA_SUCCESS; set++) {
+        for (uint32_t s = 0; s < rq->nscratch; s++)
+            if (rq->scratch[s].zero)
+                cuMemsetD8Async(w->scratch[s].p + GUARD, 0, rq->scratch[s].bytes, w->stream);
+        lr = enqueue_work(w, rq, set, fn, info, len);
+    }
+    return lr;
+}
+
+/* The batch as one CUDA graph, captured from kiln's stream: back-to-back
+ * kernels of a graph start sooner after each other than stream launches,
+ * so the time between them (which no timer should charge to the kernel)
+ * shrinks. A launch the driver refuses is refused here, as it would be
+ * on the stream. */
+static CUresult capture_batch(worker *w, const kiln_call_req *rq, uint32_t sets,
+                              const CUfunction fn[], CUgraphExec *exec, char *info, size_t len)
+{
+    CUgraph g = NULL;
+    CUresult r = cuStreamBeginCapture(w->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+    if (r != CUDA_SUCCESS) {
+        snprintf(info, len, "cannot capture the batch: %s", cu_str(r));
+        return r;
+    }
+    CUresult lr = enqueue_batch(w, rq, sets, fn, info, len);
+    r = cuStreamEndCapture(w->stream, &g);
+    if (lr == CUDA_SUCCESS && r != CUDA_SUCCESS)
+        snprintf(info, len, "cannot capture the batch: %s", cu_str(r));
+    if (lr == CUDA_SUCCESS && r == CUDA_SUCCESS && (r = cuGraphInstantiate(exec, g, 0)) != CUDA_SUCCESS)
+        snprintf(info, len, "cannot instantiate the batch: %s", cu_str(r));
+    if (g)
+        cuGraphDestroy(g);
+    return lr != CUDA_SUCCESS ? lr : r;
+}
+
+/* The timed region: for each input set, scratch zeroing and the launches,
+ * between two events on kiln's stream. The stream first waits on a gate
+ * word, so everything is queued before the GPU starts on it and the events
+ * time the GPU's work, not how fast this process submits it; the gate is
+ * opened from a side stream, and the wall clock runs from then to a
+ * context-wide synchronize. Several sets run back to back (each on its own
+ * buffers, all cold in L2), so a short kernel is timed as a kernel and not
+ * as a launch. */
 static int timed_launches(worker *w, const kiln_call_req *rq, kiln_call_resp *rs)
 {
     char *info = rs->info;
     size_t len = sizeof rs->info;
+    uint32_t sets = rq->dev.on ? rq->dev.sets : 1;
     CUfunction fn[KILN_WORKER_MAX_LAUNCHES];
-    CUresult lr = rq->nlaunches ? find_kernels(w, rq, fn, info, len) : CUDA_SUCCESS;
+    CUresult lr = rq->nlaunches ? find_kernels(w->mod[rq->lib], rq->args, rq->launches,
+                                               rq->nlaunches, fn, info, len)
+                                : CUDA_SUCCESS;
     if (lr == CUDA_SUCCESS && !rq->nlaunches)
         lr = warm_builtin(w, rq, info, len);
     if (lr != CUDA_SUCCESS)
         return KILN_ST_LAUNCH;
+    CUgraphExec exec = NULL;
+    if (sets > 1 && rq->dev.graph && (lr = capture_batch(w, rq, sets, fn, &exec, info, len)) != CUDA_SUCCESS)
+        return is_fault(lr) ? KILN_ST_FAULT : KILN_ST_LAUNCH;
     cuMemsetD32Async(w->gate, 0, 1, w->stream);
     cuMemsetD32Async(w->flush, w->flush_value++, w->flush_bytes / 4, w->stream);
     poison_smem(w);
@@ -707,10 +842,10 @@ static int timed_launches(worker *w, const kiln_call_req *rq, kiln_call_resp *rs
     kiln_cupti_reset();
     cuStreamWaitValue32(w->stream, w->gate, 1, CU_STREAM_WAIT_VALUE_EQ);
     cuEventRecord(w->ev0, w->stream);
-    for (uint32_t s = 0; s < rq->nscratch; s++)
-        if (rq->scratch[s].zero)
-            cuMemsetD8Async(w->scratch[s].p + GUARD, 0, rq->scratch[s].bytes, w->stream);
-    lr = enqueue_work(w, rq, fn, info, len);
+    if (exec)
+        lr = cuGraphLaunch(exec, w->stream);
+    else
+        lr = enqueue_batch(w, rq, sets, fn, info, len);
     cuEventRecord(w->ev1, w->stream);
     uint64_t t0 = kiln_mono_ns();
     cuStreamWriteValue32(w->side, w->gate, 1, 0);
@@ -720,8 +855,11 @@ static int timed_launches(worker *w, const kiln_call_req *rq, kiln_call_resp *rs
         snprintf(info, len, "the kernel faulted: %s", cu_str(sr));
         return KILN_ST_FAULT;
     }
-    if (lr != CUDA_SUCCESS)
+    if (lr != CUDA_SUCCESS) {
+        if (exec)
+            cuGraphExecDestroy(exec);
         return is_fault(lr) ? KILN_ST_FAULT : KILN_ST_LAUNCH;
+    }
     float ms = 0;
     cuEventElapsedTime(&ms, w->ev0, w->ev1);
     rs->elapsed_ns = (uint64_t)((double)ms * 1e6);
@@ -730,6 +868,10 @@ static int timed_launches(worker *w, const kiln_call_req *rq, kiln_call_resp *rs
         return KILN_ST_SETUP;
     rs->kernels = sp.kernels;
     rs->cupti_ns = sp.kernels ? sp.end_ns - sp.start_ns : 0;
+    rs->kernel_sum_ns = sp.sum_ns;
+    rs->sets = sets;
+    if (exec)
+        cuGraphExecDestroy(exec);
     if (rq->lib == 0 && w->report_scale > 0) {   /* fault injection (tests) */
         rs->elapsed_ns = (uint64_t)((double)rs->elapsed_ns * w->report_scale);
     }
@@ -748,6 +890,66 @@ static void scrub(worker *w)
     cuCtxSynchronize();
 }
 
+/* After the candidate's launches: per set, inputs and guards checked, the
+ * reference run over the exact inputs, outputs compared; then the
+ * summaries read back and the gold zeroed. */
+static int device_checks(worker *w, const kiln_call_req *rq, kiln_call_resp *rs)
+{
+    const kiln_wire_device *d = &rq->dev;
+    CUfunction fn[KILN_WORKER_MAX_LAUNCHES];
+    CUresult r = CUDA_SUCCESS;
+    if (d->check)
+        r = find_kernels(w->refmod, d->ref_args, d->ref_launches, d->ref_nlaunches, fn, rs->info,
+                         sizeof rs->info);
+    if (r != CUDA_SUCCESS)
+        return KILN_ST_SETUP;   /* kiln's own reference: not the candidate's fault */
+    for (uint32_t set = 0; set < d->sets && r == CUDA_SUCCESS; set++) {
+        side sd = {d->ref_args, 1, set};
+        r = kiln_judge_inputs(&w->judge, rq, set, w->stream);
+        for (uint32_t l = 0; d->check && l < d->ref_nlaunches && r == CUDA_SUCCESS; l++)
+            r = launch_one(w, rq, &sd, &d->ref_launches[l], fn[l], rs->info, sizeof rs->info);
+        if (d->check && r == CUDA_SUCCESS)
+            r = kiln_judge_compare(&w->judge, rq, set, w->stream);
+    }
+    if (r == CUDA_SUCCESS)
+        r = cuStreamSynchronize(w->stream);
+    int st = KILN_ST_OK;
+    if (r != CUDA_SUCCESS) {
+        snprintf(rs->info, sizeof rs->info, "kiln's checks failed on the device: %s", cu_str(r));
+        st = is_fault(r) ? KILN_ST_FAULT : KILN_ST_SETUP;
+    } else if (kiln_judge_collect(&w->judge, rq, rs, rs->info, sizeof rs->info) < 0) {
+        st = KILN_ST_SETUP;
+    }
+    if (st != KILN_ST_FAULT)
+        kiln_judge_scrub(&w->judge, w->stream);
+    return st;
+}
+
+/* A device-resident call: draw every set, time the launches over all of
+ * them, check every set. */
+static int device_call(worker *w, const kiln_call_req *rq, kiln_call_resp *rs)
+{
+    int st = kiln_judge_alloc(&w->judge, rq, rq->dev.check, rs->info, sizeof rs->info);
+    CUresult r = CUDA_SUCCESS;
+    for (uint32_t set = 0; st == KILN_ST_OK && set < rq->dev.sets && r == CUDA_SUCCESS; set++)
+        r = kiln_judge_stage(&w->judge, rq, set, w->stream);
+    if (st == KILN_ST_OK && r != CUDA_SUCCESS) {
+        snprintf(rs->info, sizeof rs->info, "drawing the inputs: %s", cu_str(r));
+        st = KILN_ST_SETUP;
+    }
+    if (st == KILN_ST_OK)
+        st = upload(w, rq, rs->info, sizeof rs->info);   /* scratch only */
+    if (st == KILN_ST_OK)
+        st = timed_launches(w, rq, rs);
+    if (st == KILN_ST_OK && check_scratch_guards(w, rq, rs->info, sizeof rs->info) < 0)
+        st = KILN_ST_GUARD;
+    if (st == KILN_ST_OK || st == KILN_ST_GUARD) {
+        int cst = device_checks(w, rq, rs);
+        st = cst != KILN_ST_OK ? cst : st;
+    }
+    return st;
+}
+
 static void serve(worker *w)
 {
     kiln_call_req rq;
@@ -756,6 +958,8 @@ static void serve(worker *w)
         if (!valid_request(w, &rq)) {
             rs.status = KILN_ST_SETUP;
             snprintf(rs.info, sizeof rs.info, "malformed request");
+        } else if (rq.dev.on) {
+            rs.status = (uint32_t)device_call(w, &rq, &rs);
         } else if ((rs.status = (uint32_t)upload(w, &rq, rs.info, sizeof rs.info)) == KILN_ST_OK) {
             rs.status = (uint32_t)timed_launches(w, &rq, &rs);
             if (rs.status == KILN_ST_OK && download(w, &rq, rs.info, sizeof rs.info) < 0)
@@ -793,6 +997,7 @@ static int run_worker(opts *o)
     for (int i = 0; i < o->nsrcs; i++)
         srcs[i] = read_text(o->srcs[i]);
     char *header = read_text(o->header_path);
+    char *refsrc = o->ref ? read_text(o->ref) : NULL;
     worker w = {.arena_bytes = o->arena_bytes, .report_scale = o->report_scale,
                 .builtin_lib = -1, .scrub = o->scrub};
     w.arena = mmap(NULL, o->arena_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, KILN_WORKER_ARENA_FD, 0);
@@ -807,6 +1012,15 @@ static int run_worker(opts *o)
     make_flush(&w);
     make_poison(&w, header);
     ready.status = (uint32_t)build_modules(&w, o, srcs, header, ready.info, sizeof ready.info);
+    if (ready.status == KILN_ST_OK && refsrc) {
+        char arch[16];
+        arch_of(&w, arch, sizeof arch);
+        ready.status = (uint32_t)build_ref(&w, refsrc, header, ready.info, sizeof ready.info);
+        if (ready.status == KILN_ST_OK &&
+            kiln_judge_open(&w.judge, w.dev, arch, KILN_CUDA_INCLUDE_DIR, ready.info,
+                            sizeof ready.info) < 0)
+            ready.status = KILN_ST_SETUP;
+    }
     if (ready.status == KILN_ST_OK && o->builtin)
         ready.status = (uint32_t)open_builtin(&w, o, ready.info, sizeof ready.info);
     if (ready.status == KILN_ST_OK) {

@@ -1,0 +1,329 @@
+/* judge.c - device-resident inputs, guards and checks (see judge.h). */
+#include "judge.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "judge_abi.h"
+#include "judge_src.h"     /* kiln_judge_src: judge_abi.h + kiln_judge.cu, built in */
+#include "nvrtc_build.h"
+
+#define GUARD 512          /* guard bytes before and after every buffer */
+#define BLOCK 256
+
+static const char *cu_str(CUresult r)
+{
+    const char *s = NULL;
+    cuGetErrorName(r, &s);
+    return s ? s : "CUDA error";
+}
+
+int kiln_judge_open(kiln_judge *j, CUdevice dev, const char *arch, const char *cuda_include,
+                    char *info, size_t len)
+{
+    kiln_nvrtc_in in = {.source = kiln_judge_src, .name = "kiln_judge.cu", .arch = arch,
+                        .dtype_define = "KILN_DTYPE_F32", .kiln_header = "",
+                        .cuda_include = cuda_include};
+    unsigned char *cubin = NULL;
+    size_t n = 0;
+    char *log = NULL;
+    int rc = kiln_nvrtc_build(&in, &cubin, &n, &log);
+    if (rc != 0) {
+        snprintf(info, len, "kiln's own device code does not compile: %.300s", log ? log : "");
+        free(log);
+        return -1;
+    }
+    free(log);
+    CUresult r = cuModuleLoadData(&j->mod, cubin);
+    free(cubin);
+    const char *names[] = {"kiln_gen", "kiln_guard", "kiln_absmax", "kiln_compare", "kiln_worst",
+                           "kiln_worst_values"};
+    CUfunction *fns[] = {&j->gen, &j->guard, &j->absmax, &j->compare, &j->worst, &j->worst_values};
+    for (int i = 0; i < 6 && r == CUDA_SUCCESS; i++)
+        r = cuModuleGetFunction(fns[i], j->mod, names[i]);
+    int sms = 0;
+    cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
+    j->grid = (unsigned)(sms > 0 ? sms : 32) * 8;
+    if (r != CUDA_SUCCESS)
+        return snprintf(info, len, "cannot load kiln's own device code: %s", cu_str(r)), -1;
+    return 0;
+}
+
+static int ensure(kiln_dbuf *b, size_t bytes, char *info, size_t len)
+{
+    if (b->cap >= bytes)
+        return 0;
+    if (b->p)
+        cuMemFree(b->p);
+    b->p = 0;
+    b->cap = 0;
+    CUresult r = cuMemAlloc(&b->p, bytes ? bytes : 1);
+    if (r != CUDA_SUCCESS) {
+        snprintf(info, len, "cannot allocate %zu bytes on the device: %s", bytes, cu_str(r));
+        return -1;
+    }
+    b->cap = bytes;
+    return 0;
+}
+
+static size_t elem_bytes(uint32_t dtype)
+{
+    return dtype == KILN_JDT_F16 || dtype == KILN_JDT_BF16 ? 2 : dtype == KILN_JDT_F64 ? 8 : 4;
+}
+
+static size_t data_bytes(const kiln_wire_data *d)
+{
+    return (size_t)d->elems * elem_bytes(d->dtype);
+}
+
+/* Guard, data rounded up to the guard size, guard. */
+static size_t padded(size_t bytes)
+{
+    return GUARD + (bytes + GUARD - 1) / GUARD * GUARD + GUARD;
+}
+
+int kiln_judge_alloc(kiln_judge *j, const kiln_call_req *rq, int need_gold, char *info, size_t len)
+{
+    const kiln_wire_device *dv = &rq->dev;
+    for (uint32_t a = 0; a < rq->nargs; a++) {
+        const kiln_wire_data *d = &dv->data[a];
+        if (!d->role)
+            continue;
+        for (uint32_t s = 0; s < dv->sets; s++)
+            if (ensure(&j->set[s][a], padded(data_bytes(d)), info, len) < 0)
+                return KILN_ST_RESOURCE;
+        kiln_dbuf *ref = d->role == 1 ? &j->exact[a] : &j->gold[a];
+        if (need_gold && ensure(ref, (size_t)d->elems * sizeof(double), info, len) < 0)
+            return KILN_ST_RESOURCE;
+    }
+    if (ensure(&j->acc, (size_t)dv->sets * KILN_WORKER_MAX_ARGS * sizeof(kiln_judge_acc), info, len) < 0 ||
+        ensure(&j->flags, (size_t)dv->sets * 3 * sizeof(uint32_t), info, len) < 0)
+        return KILN_ST_RESOURCE;
+    return KILN_ST_OK;
+}
+
+CUdeviceptr kiln_judge_data(const kiln_judge *j, uint32_t set, uint32_t arg)
+{
+    return j->set[set][arg].p + GUARD;
+}
+
+CUdeviceptr kiln_judge_ref(const kiln_judge *j, const kiln_call_req *rq, uint32_t arg)
+{
+    return rq->dev.data[arg].role == 1 ? j->exact[arg].p : j->gold[arg].p;
+}
+
+static unsigned blocks_for(const kiln_judge *j, uint64_t n)
+{
+    uint64_t b = (n + BLOCK - 1) / BLOCK;
+    return b < 1 ? 1 : b > j->grid ? j->grid : (unsigned)b;
+}
+
+static CUresult launch(const kiln_judge *j, CUfunction f, uint64_t n, CUstream st, void **args)
+{
+    return cuLaunchKernel(f, blocks_for(j, n), 1, 1, BLOCK, 1, 1, 0, st, args, NULL);
+}
+
+/* Each buffer of each set draws from its own stream of the key. */
+static uint32_t stream_of(uint32_t set, uint32_t arg)
+{
+    return set * KILN_WORKER_MAX_ARGS + arg;
+}
+
+static kiln_gen_spec gen_spec(const kiln_call_req *rq, uint32_t set, uint32_t a)
+{
+    const kiln_wire_data *d = &rq->dev.data[a];
+    kiln_gen_spec g = {.key0 = rq->dev.key[0], .key1 = rq->dev.key[1],
+                       .stream = stream_of(set, a), .dtype = d->dtype, .dist = d->dist,
+                       .pattern = d->pattern, .a = d->a, .b = d->b, .scale = d->scale,
+                       .offset = d->offset, .n = (kiln_i64)d->elems, .row_len = (kiln_i64)d->row_len};
+    return g;
+}
+
+/* Lay (check 0) or check (check 1) both guards of a buffer. */
+static CUresult guards(kiln_judge *j, const kiln_call_req *rq, uint32_t set, uint32_t a, int check,
+                       CUstream st)
+{
+    CUdeviceptr base = j->set[set][a].p;
+    size_t after = GUARD + data_bytes(&rq->dev.data[a]);
+    CUdeviceptr flag = j->flags.p + (size_t)set * 3 * sizeof(uint32_t);
+    CUresult r = CUDA_SUCCESS;
+    for (int side = 0; side < 2 && r == CUDA_SUCCESS; side++) {
+        CUdeviceptr p = side ? base + after : base;
+        kiln_i64 n = (kiln_i64)(side ? padded(data_bytes(&rq->dev.data[a])) - after : GUARD);
+        uint32_t stream = stream_of(set, a) * 2 + (uint32_t)side;
+        CUdeviceptr f = flag + (1 + side) * sizeof(uint32_t);
+        unsigned bit = 1u << a;
+        kiln_u64 k0 = rq->dev.key[0], k1 = rq->dev.key[1];
+        void *args[] = {&p, &n, &k0, &k1, &stream, &f, &bit, &check};
+        r = launch(j, j->guard, (uint64_t)(n + 15) / 16, st, args);
+    }
+    return r;
+}
+
+/* dt's poison bits repeated: a NaN no arithmetic is likely to produce. */
+static CUresult poison(CUdeviceptr p, const kiln_wire_data *d, CUstream st)
+{
+    switch (d->dtype) {
+    case KILN_JDT_F16: return cuMemsetD16Async(p, 0x7D5A, d->elems, st);
+    case KILN_JDT_BF16: return cuMemsetD16Async(p, 0x7FA5, d->elems, st);
+    case KILN_JDT_F32: return cuMemsetD32Async(p, 0x7FA5A5A5u, d->elems, st);
+    default: return cuMemsetD8Async(p, 0xA5, data_bytes(d), st);
+    }
+}
+
+CUresult kiln_judge_stage(kiln_judge *j, const kiln_call_req *rq, uint32_t set, CUstream st)
+{
+    CUresult r = cuMemsetD32Async(j->flags.p + (size_t)set * 3 * sizeof(uint32_t), 0, 3, st);
+    for (uint32_t a = 0; a < rq->nargs && r == CUDA_SUCCESS; a++) {
+        const kiln_wire_data *d = &rq->dev.data[a];
+        if (!d->role)
+            continue;
+        CUdeviceptr data = kiln_judge_data(j, set, a);
+        if (d->role == 1) {
+            kiln_gen_spec g = gen_spec(rq, set, a);
+            CUdeviceptr none = 0;
+            unsigned bit = 0;
+            int check = 0;
+            void *args[] = {&g, &data, &none, &none, &bit, &check};
+            r = launch(j, j->gen, d->elems, st, args);
+        } else {
+            r = poison(data, d, st);
+        }
+        if (r == CUDA_SUCCESS)
+            r = guards(j, rq, set, a, 0, st);
+    }
+    return r;
+}
+
+CUresult kiln_judge_inputs(kiln_judge *j, const kiln_call_req *rq, uint32_t set, CUstream st)
+{
+    CUresult r = CUDA_SUCCESS;
+    CUdeviceptr flag = j->flags.p + (size_t)set * 3 * sizeof(uint32_t);
+    for (uint32_t a = 0; a < rq->nargs && r == CUDA_SUCCESS; a++) {
+        const kiln_wire_data *d = &rq->dev.data[a];
+        if (!d->role)
+            continue;
+        r = guards(j, rq, set, a, 1, st);
+        if (r != CUDA_SUCCESS)
+            break;
+        if (d->role == 1) {
+            kiln_gen_spec g = gen_spec(rq, set, a);
+            CUdeviceptr data = kiln_judge_data(j, set, a), exact = j->exact[a].p;
+            unsigned bit = 1u << a;
+            int check = 1;
+            void *args[] = {&g, &data, &exact, &flag, &bit, &check};
+            r = launch(j, j->gen, d->elems, st, args);
+        } else {   /* gold the reference does not write stays a NaN pattern */
+            r = cuMemsetD8Async(j->gold[a].p, 0xff, (size_t)d->elems * sizeof(double), st);
+        }
+    }
+    return r;
+}
+
+static kiln_cmp_spec cmp_spec(const kiln_call_req *rq, uint32_t a)
+{
+    kiln_cmp_spec c = {.dtype = rq->dev.data[a].dtype, .n = (kiln_i64)rq->dev.data[a].elems,
+                       .budget_ulps = rq->dev.budget_ulps, .floor_rel = rq->dev.floor_rel};
+    return c;
+}
+
+CUresult kiln_judge_compare(kiln_judge *j, const kiln_call_req *rq, uint32_t set, CUstream st)
+{
+    CUresult r = CUDA_SUCCESS;
+    for (uint32_t a = 0; a < rq->nargs && r == CUDA_SUCCESS; a++) {
+        if (rq->dev.data[a].role != 2)
+            continue;
+        CUdeviceptr acc = j->acc.p + ((size_t)set * KILN_WORKER_MAX_ARGS + a) * sizeof(kiln_judge_acc);
+        CUdeviceptr out = kiln_judge_data(j, set, a), gold = j->gold[a].p;
+        kiln_cmp_spec c = cmp_spec(rq, a);
+        kiln_i64 n = c.n;
+        /* Zero the counters, then "none" (all ones) for the two indices. */
+        r = cuMemsetD8Async(acc, 0, sizeof(kiln_judge_acc), st);
+        if (r == CUDA_SUCCESS)
+            r = cuMemsetD32Async(acc + offsetof(kiln_judge_acc, first_hard), 0xffffffffu, 4, st);
+        void *am[] = {&gold, &n, &acc};
+        void *cm[] = {&c, &out, &gold, &acc};
+        if (r == CUDA_SUCCESS)
+            r = launch(j, j->absmax, (uint64_t)n, st, am);
+        if (r == CUDA_SUCCESS)
+            r = launch(j, j->compare, (uint64_t)n, st, cm);
+        if (r == CUDA_SUCCESS)
+            r = launch(j, j->worst, (uint64_t)n, st, cm);
+        if (r == CUDA_SUCCESS)
+            r = cuLaunchKernel(j->worst_values, 1, 1, 1, 1, 1, 1, 0, st, cm, NULL);
+    }
+    return r;
+}
+
+static double as_double(uint64_t bits)
+{
+    double d;
+    memcpy(&d, &bits, sizeof d);
+    return d;
+}
+
+/* Fold one set's accumulator into the call's check of that output. */
+static void merge(kiln_wire_check *c, const kiln_judge_acc *a, uint32_t set)
+{
+    double maxe = as_double(a->max_err_bits), gmax = as_double(a->gmax_bits);
+    double rel = a->gold2 > 0 ? sqrt(a->diff2) / sqrt(a->gold2) : a->diff2 > 0 ? INFINITY : 0;
+    (void)gmax;
+    if (a->nonfinite)
+        rel = INFINITY;
+    int hard = a->first_hard != ~(uint64_t)0, had_hard = c->unwritten || c->nonfinite;
+    if ((hard && !had_hard) || (!had_hard && !hard && (set == 0 || maxe > c->max_err_ulps))) {
+        c->worst_index = hard ? a->first_hard : a->worst_index;
+        c->worst_set = set;
+        c->worst_cand = a->worst_cand;
+        c->worst_gold = a->worst_gold;
+    }
+    c->unwritten += a->unwritten;
+    c->nonfinite += a->nonfinite;
+    c->over_budget += a->over_budget;
+    c->max_err_ulps = set == 0 || maxe > c->max_err_ulps ? maxe : c->max_err_ulps;
+    c->rel_l2 = set == 0 || rel > c->rel_l2 ? rel : c->rel_l2;
+    c->hash = c->hash * 0x100000001b3ull ^ a->hash;
+}
+
+int kiln_judge_collect(kiln_judge *j, const kiln_call_req *rq, kiln_call_resp *rs, char *info,
+                       size_t len)
+{
+    uint32_t sets = rq->dev.sets;
+    size_t nacc = (size_t)sets * KILN_WORKER_MAX_ARGS;
+    kiln_judge_acc *acc = calloc(nacc, sizeof *acc);
+    uint32_t flags[KILN_MAX_SETS * 3];
+    CUresult r = acc ? cuMemcpyDtoH(flags, j->flags.p, (size_t)sets * 3 * sizeof(uint32_t))
+                     : CUDA_ERROR_OUT_OF_MEMORY;
+    if (r == CUDA_SUCCESS && rq->dev.check)
+        r = cuMemcpyDtoH(acc, j->acc.p, nacc * sizeof *acc);
+    if (r != CUDA_SUCCESS) {
+        free(acc);
+        return snprintf(info, len, "cannot read the checks back: %s", cu_str(r)), -1;
+    }
+    memset(rs->check, 0, sizeof rs->check);
+    for (uint32_t s = 0; s < sets; s++) {
+        rs->input_changed |= flags[3 * s];
+        rs->guard_before |= flags[3 * s + 1];
+        rs->guard_after |= flags[3 * s + 2];
+        for (uint32_t a = 0; rq->dev.check && a < rq->nargs; a++)
+            if (rq->dev.data[a].role == 2)
+                merge(&rs->check[a], &acc[(size_t)s * KILN_WORKER_MAX_ARGS + a], s);
+    }
+    free(acc);
+    return 0;
+}
+
+void kiln_judge_scrub(kiln_judge *j, CUstream st)
+{
+    for (int a = 0; a < KILN_WORKER_MAX_ARGS; a++) {
+        if (j->exact[a].p)
+            cuMemsetD8Async(j->exact[a].p, 0, j->exact[a].cap, st);
+        if (j->gold[a].p)
+            cuMemsetD8Async(j->gold[a].p, 0, j->gold[a].cap, st);
+    }
+    if (j->acc.p)
+        cuMemsetD8Async(j->acc.p, 0, j->acc.cap, st);
+    cuStreamSynchronize(st);
+}

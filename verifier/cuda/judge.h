@@ -1,0 +1,62 @@
+/* judge.h - the CUDA worker's device-resident data: the buffers of a
+ * device-resident call's input sets, drawn on the device from the call's
+ * key, and the trusted checks that follow the candidate's launches (inputs
+ * and guards intact, outputs against the reference's gold). The gold and
+ * the exact inputs exist only between the candidate's last launch and the
+ * worker's answer, and are zeroed before it answers: no candidate kernel
+ * ever runs while they hold anything (docs/sandbox.md). */
+#ifndef KILN_JUDGE_H
+#define KILN_JUDGE_H
+
+#include <cuda.h>
+#include <stddef.h>
+
+#include "worker_proto.h"
+
+typedef struct kiln_dbuf {
+    CUdeviceptr p;
+    size_t cap;
+} kiln_dbuf;
+
+typedef struct kiln_judge {
+    CUmodule mod;
+    CUfunction gen, guard, absmax, compare, worst, worst_values;
+    unsigned grid;                                  /* blocks for grid-stride kernels */
+    kiln_dbuf set[KILN_MAX_SETS][KILN_WORKER_MAX_ARGS];   /* guard, data, guard */
+    kiln_dbuf exact[KILN_WORKER_MAX_ARGS];          /* inputs as doubles */
+    kiln_dbuf gold[KILN_WORKER_MAX_ARGS];           /* the reference's outputs */
+    kiln_dbuf acc;                                  /* kiln_judge_acc [sets][args] */
+    kiln_dbuf flags;                                /* u32 [sets][3] */
+} kiln_judge;
+
+/* Compile and load kiln's kernels for arch. 0, or -1 with info set. */
+int kiln_judge_open(kiln_judge *j, CUdevice dev, const char *arch, const char *cuda_include,
+                    char *info, size_t len);
+
+/* Device memory for the call's sets (grown, never shrunk). KILN_ST_OK, or
+ * KILN_ST_RESOURCE with info set. */
+int kiln_judge_alloc(kiln_judge *j, const kiln_call_req *rq, int need_gold, char *info,
+                     size_t len);
+
+/* Where arg's data of a set starts (256-byte aligned), and where the
+ * reference reads and writes it (doubles). */
+CUdeviceptr kiln_judge_data(const kiln_judge *j, uint32_t set, uint32_t arg);
+CUdeviceptr kiln_judge_ref(const kiln_judge *j, const kiln_call_req *rq, uint32_t arg);
+
+/* Before the launches: draw a set's inputs, poison its outputs, lay its guards. */
+CUresult kiln_judge_stage(kiln_judge *j, const kiln_call_req *rq, uint32_t set, CUstream st);
+
+/* After the launches, per set: check inputs and guards and write the exact
+ * inputs for the reference (kiln_judge_inputs); the reference runs; then
+ * compare outputs with its gold (kiln_judge_compare). */
+CUresult kiln_judge_inputs(kiln_judge *j, const kiln_call_req *rq, uint32_t set, CUstream st);
+CUresult kiln_judge_compare(kiln_judge *j, const kiln_call_req *rq, uint32_t set, CUstream st);
+
+/* After a synchronize: the summaries of every set, merged into rs. */
+int kiln_judge_collect(kiln_judge *j, const kiln_call_req *rq, kiln_call_resp *rs, char *info,
+                       size_t len);
+
+/* Zero the exact inputs and the gold (and wait for it). */
+void kiln_judge_scrub(kiln_judge *j, CUstream st);
+
+#endif

@@ -1,0 +1,63 @@
+/* judge_abi.h - the structs kiln's own device kernels (kiln_judge.cu) take
+ * as parameters and write as results, shared by the host worker (C) and the
+ * kernels (compiled with NVRTC, this header prepended). Plain C types with
+ * explicit padding, so both compilers lay them out the same way. */
+#ifndef KILN_JUDGE_ABI_H
+#define KILN_JUDGE_ABI_H
+
+#ifdef __CUDACC__   /* NVRTC (and nvcc) */
+typedef unsigned long long kiln_u64;
+typedef long long kiln_i64;
+typedef unsigned int kiln_u32;
+#else
+#include <stdint.h>
+typedef uint64_t kiln_u64;
+typedef int64_t kiln_i64;
+typedef uint32_t kiln_u32;
+#endif
+
+/* dtype codes: the values of kiln_dtype (dtype.h). */
+#define KILN_JDT_F32 1
+#define KILN_JDT_F16 2
+#define KILN_JDT_BF16 3
+#define KILN_JDT_F64 4
+
+/* How one input buffer's values are drawn: element i is a function of
+ * (key, stream, i) alone (Philox-4x32-10), so any element can be made
+ * again later, by any thread, to check that the buffer still holds it. */
+typedef struct kiln_gen_spec {
+    kiln_u64 key0, key1;     /* the call's key, from the verifier's secret seed */
+    kiln_u32 stream;         /* which buffer of which input set */
+    kiln_u32 dtype;          /* KILN_JDT_* */
+    kiln_u32 dist;           /* kiln_dist: 1 normal (a mean, b sd), 2 uniform [a, b) */
+    kiln_u32 pattern;        /* kiln_pattern of a stability variant, 0 none */
+    double a, b;
+    double scale, offset;    /* variant: value * scale + offset (1 and 0 without one) */
+    kiln_i64 n;              /* elements */
+    kiln_i64 row_len;        /* the last dim, for constant rows */
+} kiln_gen_spec;
+
+/* One output buffer of one input set, compared with its gold. Counters are
+ * filled by atomics; max_err and gmax are non-negative doubles kept as
+ * their bits, which order like the doubles. */
+typedef struct kiln_judge_acc {
+    kiln_u64 unwritten, nonfinite, over_budget;
+    kiln_u64 first_hard;     /* smallest index unwritten or non-finite; ~0 none */
+    kiln_u64 worst_index;    /* smallest index with the largest error; ~0 none */
+    kiln_u64 max_err_bits;
+    kiln_u64 gmax_bits;      /* max |gold| over finite gold */
+    kiln_u64 hash;           /* order-free hash of the output's bits */
+    double diff2, gold2;     /* sums of squares relative to gmax */
+    double worst_cand, worst_gold;
+} kiln_judge_acc;
+
+/* How one output is judged. */
+typedef struct kiln_cmp_spec {
+    kiln_u32 dtype;
+    kiln_u32 pad;
+    kiln_i64 n;
+    double budget_ulps;
+    double floor_rel;        /* errors are measured at max(|g|, floor_rel * max|g|) */
+} kiln_cmp_spec;
+
+#endif

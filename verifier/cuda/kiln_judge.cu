@@ -1,0 +1,341 @@
+/* kiln_judge.cu - kiln's own device kernels for GPU-resident verification:
+ * draw a call's inputs from its key, lay guards, check afterwards that
+ * inputs and guards are intact (making the exact inputs again, as doubles,
+ * for the reference), and compare outputs with the gold, leaving only a
+ * summary (kiln_judge_acc) for the host. judge_abi.h is prepended when the
+ * worker embeds this file; it is compiled with NVRTC like any candidate.
+ *
+ * Element i of a buffer depends on (key, stream, i) only, through
+ * Philox-4x32-10 (Salmon et al., "Parallel random numbers: as easy as
+ * 1, 2, 3", SC'11), so no state survives between calls and any thread can
+ * make any element again. The key is a kernel parameter of these kernels
+ * only, fresh for every call; it never sits in a buffer a candidate gets. */
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#define SALT_VALUE 0u
+#define SALT_PATTERN 1u
+#define SALT_GUARD 2u
+
+struct u32x4 { unsigned x[4]; };
+
+__device__ __forceinline__ u32x4 philox(kiln_u64 key0, kiln_u64 key1, kiln_u64 ctr,
+                                       unsigned stream, unsigned salt)
+{
+    unsigned c0 = (unsigned)ctr, c1 = (unsigned)(ctr >> 32);
+    unsigned c2 = stream ^ (salt << 28) ^ (unsigned)(key1 >> 32), c3 = (unsigned)key1;
+    unsigned k0 = (unsigned)key0, k1 = (unsigned)(key0 >> 32);
+    for (int r = 0; r < 10; r++) {
+        unsigned hi0 = __umulhi(0xD2511F53u, c0), lo0 = 0xD2511F53u * c0;
+        unsigned hi1 = __umulhi(0xCD9E8D57u, c2), lo1 = 0xCD9E8D57u * c2;
+        c0 = hi1 ^ c1 ^ k0;
+        c1 = lo1;
+        c2 = hi0 ^ c3 ^ k1;
+        c3 = lo0;
+        k0 += 0x9E3779B9u;
+        k1 += 0xBB67AE85u;
+    }
+    u32x4 v = {{c0, c1, c2, c3}};
+    return v;
+}
+
+/* 53 random bits as a double in [0, 1). */
+__device__ __forceinline__ double unit(unsigned hi, unsigned lo)
+{
+    return (double)(((kiln_u64)(hi >> 5) << 26) | (lo >> 6)) * 0x1p-53;
+}
+
+__device__ __forceinline__ double smallest_normal(unsigned dt)
+{
+    return dt == KILN_JDT_F16 ? 0x1p-14 : dt == KILN_JDT_F64 ? 0x1p-1022 : 0x1p-126;
+}
+
+__device__ __forceinline__ double drawn(const kiln_gen_spec &s, kiln_i64 i)
+{
+    kiln_i64 at = i;
+    if (s.pattern == 1 && s.row_len > 0)          /* constant rows: the row's first value */
+        at = i - i % s.row_len;
+    u32x4 r = philox(s.key0, s.key1, (kiln_u64)at, s.stream, SALT_VALUE);
+    double v;
+    if (s.dist == 2) {
+        v = s.a + (s.b - s.a) * unit(r.x[0], r.x[1]);
+    } else {
+        double u1 = 1.0 - unit(r.x[0], r.x[1]), u2 = unit(r.x[2], r.x[3]);
+        v = s.a + s.b * (sqrt(-2.0 * log(u1)) * cospi(2.0 * u2));
+    }
+    if (s.pattern == 2) {                          /* mixed magnitudes: 10^-4 .. 10^4 */
+        const double p10[9] = {1e-4, 1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2, 1e3, 1e4};
+        u32x4 m = philox(s.key0, s.key1, (kiln_u64)i, s.stream, SALT_PATTERN);
+        v *= p10[m.x[0] % 9u];
+    } else if (s.pattern == 3) {                   /* tiny: near the smallest normal */
+        v *= smallest_normal(s.dtype) * 4;
+    }
+    return v * s.scale + s.offset;
+}
+
+/* v rounded once to dt: its bits, and the exact value they hold. */
+__device__ __forceinline__ kiln_u64 round_to(unsigned dt, double v, double *exact)
+{
+    switch (dt) {
+    case KILN_JDT_F16: {
+        __half h = __double2half(v);
+        *exact = (double)__half2float(h);
+        return __half_as_ushort(h);
+    }
+    case KILN_JDT_BF16: {
+        __nv_bfloat16 h = __double2bfloat16(v);
+        *exact = (double)__bfloat162float(h);
+        return __bfloat16_as_ushort(h);
+    }
+    case KILN_JDT_F64:
+        *exact = v;
+        return (kiln_u64)__double_as_longlong(v);
+    default: {
+        float f = __double2float_rn(v);
+        *exact = (double)f;
+        return __float_as_uint(f);
+    }
+    }
+}
+
+__device__ __forceinline__ unsigned dt_size(unsigned dt)
+{
+    return dt == KILN_JDT_F16 || dt == KILN_JDT_BF16 ? 2 : dt == KILN_JDT_F64 ? 8 : 4;
+}
+
+__device__ __forceinline__ kiln_u64 load_bits(const void *p, unsigned dt, kiln_i64 i)
+{
+    switch (dt_size(dt)) {
+    case 2: return ((const unsigned short *)p)[i];
+    case 8: return ((const kiln_u64 *)p)[i];
+    default: return ((const unsigned *)p)[i];
+    }
+}
+
+__device__ __forceinline__ void store_bits(void *p, unsigned dt, kiln_i64 i, kiln_u64 b)
+{
+    switch (dt_size(dt)) {
+    case 2: ((unsigned short *)p)[i] = (unsigned short)b; break;
+    case 8: ((kiln_u64 *)p)[i] = b; break;
+    default: ((unsigned *)p)[i] = (unsigned)b; break;
+    }
+}
+
+__device__ __forceinline__ double bits_value(unsigned dt, kiln_u64 b)
+{
+    switch (dt) {
+    case KILN_JDT_F16: return (double)__half2float(__ushort_as_half((unsigned short)b));
+    case KILN_JDT_BF16: return (double)__bfloat162float(__ushort_as_bfloat16((unsigned short)b));
+    case KILN_JDT_F64: return __longlong_as_double((long long)b);
+    default: return (double)__uint_as_float((unsigned)b);
+    }
+}
+
+/* Draw a buffer (check == 0), or check that it still holds what was drawn
+ * and write the exact values to exact (check == 1): a changed element sets
+ * bit in *flag. */
+extern "C" __global__ void kiln_gen(kiln_gen_spec s, void *buf, double *exact, unsigned *flag,
+                                    unsigned bit, int check)
+{
+    kiln_i64 step = (kiln_i64)gridDim.x * blockDim.x;
+    int bad = 0;
+    for (kiln_i64 i = (kiln_i64)blockIdx.x * blockDim.x + threadIdx.x; i < s.n; i += step) {
+        double x;
+        kiln_u64 b = round_to(s.dtype, drawn(s, i), &x);
+        if (!check) {
+            store_bits(buf, s.dtype, i, b);
+        } else {
+            bad |= load_bits(buf, s.dtype, i) != b;
+            exact[i] = x;
+        }
+    }
+    if (bad)
+        atomicOr(flag, bit);
+}
+
+/* Guard bytes: laid (check == 0) or checked (check == 1, bit set on any
+ * change). Sixteen bytes per Philox draw. */
+extern "C" __global__ void kiln_guard(unsigned char *p, kiln_i64 n, kiln_u64 key0, kiln_u64 key1,
+                                      unsigned stream, unsigned *flag, unsigned bit, int check)
+{
+    kiln_i64 step = (kiln_i64)gridDim.x * blockDim.x;
+    int bad = 0;
+    for (kiln_i64 w = (kiln_i64)blockIdx.x * blockDim.x + threadIdx.x; w * 16 < n; w += step) {
+        u32x4 r = philox(key0, key1, (kiln_u64)w, stream, SALT_GUARD);
+        for (int k = 0; k < 16 && w * 16 + k < n; k++) {
+            unsigned char v = (unsigned char)(r.x[k / 4] >> (8 * (k % 4)));
+            if (!check)
+                p[w * 16 + k] = v;
+            else
+                bad |= p[w * 16 + k] != v;
+        }
+    }
+    if (bad)
+        atomicOr(flag, bit);
+}
+
+/* ---- comparison ------------------------------------------------------------ */
+
+__device__ __forceinline__ kiln_u64 poison_bits(unsigned dt)
+{
+    switch (dt) {
+    case KILN_JDT_F16: return 0x7D5Aull;
+    case KILN_JDT_BF16: return 0x7FA5ull;
+    case KILN_JDT_F64: return 0x7FF4A5A5A5A5A5A5ull;
+    default: return 0x7FA5A5A5ull;
+    }
+}
+
+/* The spacing of dt's values at magnitude a (as kiln_ulp in numeric.c). */
+__device__ double ulp_of(unsigned dt, double a)
+{
+    int p = 24, emin = -126, emax = 127;
+    if (dt == KILN_JDT_F16) { p = 11; emin = -14; emax = 15; }
+    else if (dt == KILN_JDT_BF16) { p = 8; }
+    else if (dt == KILN_JDT_F64) { p = 53; emin = -1022; emax = 1023; }
+    int e = emax;
+    if (a == 0.0)
+        e = emin;
+    else if (isfinite(a))
+        e = ilogb(a);
+    e = e < emin ? emin : e > emax ? emax : e;
+    return scalbn(1.0, e - (p - 1));
+}
+
+enum { EL_OK = 0, EL_UNWRITTEN = 1, EL_NONFINITE = 2 };
+
+/* Element i's error in ULPs of the budget's scale, and its class. */
+__device__ __forceinline__ double elem_err(const kiln_cmp_spec &s, const void *out,
+                                           const double *gold, kiln_i64 i, double floor_abs,
+                                           kiln_u64 *bits, double *c_out, int *cls)
+{
+    *bits = load_bits(out, s.dtype, i);
+    *cls = EL_OK;
+    if (*bits == poison_bits(s.dtype)) {
+        *cls = EL_UNWRITTEN;
+        return __longlong_as_double(0x7FF0000000000000ll);
+    }
+    double c = bits_value(s.dtype, *bits), g = gold[i];
+    *c_out = c;
+    if (!isfinite(g))
+        return (isnan(g) && isnan(c)) || c == g ? 0.0 : __longlong_as_double(0x7FF0000000000000ll);
+    if (!isfinite(c)) {
+        *cls = EL_NONFINITE;
+        return __longlong_as_double(0x7FF0000000000000ll);
+    }
+    double ref = fabs(g) > floor_abs ? fabs(g) : floor_abs;
+    return fabs(c - g) / ulp_of(s.dtype, ref);
+}
+
+__device__ __forceinline__ kiln_u64 mix64(kiln_u64 x)
+{
+    x ^= x >> 30; x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27; x *= 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* The sum of v over the block, valid in thread 0. */
+template <typename T> __device__ T block_sum(T v, T *sh)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_down_sync(0xffffffffu, v, o);
+    if ((threadIdx.x & 31) == 0)
+        sh[threadIdx.x >> 5] = v;
+    __syncthreads();
+    T t = 0;
+    if (threadIdx.x == 0)
+        for (unsigned w = 0; w < (blockDim.x + 31) / 32; w++)
+            t += sh[w];
+    __syncthreads();
+    return t;
+}
+
+extern "C" __global__ void kiln_absmax(const double *gold, kiln_i64 n, kiln_judge_acc *acc)
+{
+    kiln_i64 step = (kiln_i64)gridDim.x * blockDim.x;
+    double m = 0.0;
+    for (kiln_i64 i = (kiln_i64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step)
+        if (isfinite(gold[i]))
+            m = fmax(m, fabs(gold[i]));
+    for (int o = 16; o > 0; o >>= 1)
+        m = fmax(m, __shfl_down_sync(0xffffffffu, m, o));
+    if ((threadIdx.x & 31) == 0 && m > 0.0)
+        atomicMax(&acc->gmax_bits, (kiln_u64)__double_as_longlong(m));
+}
+
+/* Counters, the largest error, sums of squares and the hash (blocks of 256). */
+extern "C" __global__ void kiln_compare(kiln_cmp_spec s, const void *out, const double *gold,
+                                        kiln_judge_acc *acc)
+{
+    __shared__ double shd[8];
+    __shared__ kiln_u64 shu[8];
+    double gmax = __longlong_as_double((long long)acc->gmax_bits);
+    double scale = gmax > 0.0 ? gmax : 1.0, floor_abs = s.floor_rel * gmax;
+    double d2 = 0, g2 = 0, maxe = 0;
+    kiln_u64 h = 0;
+    kiln_i64 step = (kiln_i64)gridDim.x * blockDim.x;
+    for (kiln_i64 i = (kiln_i64)blockIdx.x * blockDim.x + threadIdx.x; i < s.n; i += step) {
+        kiln_u64 bits;
+        double c = 0;
+        int cls;
+        double e = elem_err(s, out, gold, i, floor_abs, &bits, &c, &cls);
+        h += mix64((kiln_u64)i * 0x9E3779B97F4A7C15ull ^ bits);
+        if (cls == EL_UNWRITTEN) {
+            atomicAdd(&acc->unwritten, 1ull);
+            atomicMin(&acc->first_hard, (kiln_u64)i);
+            continue;
+        }
+        if (cls == EL_NONFINITE) {
+            atomicAdd(&acc->nonfinite, 1ull);
+            atomicMin(&acc->first_hard, (kiln_u64)i);
+        }
+        if (cls == EL_OK && e > s.budget_ulps)
+            atomicAdd(&acc->over_budget, 1ull);
+        maxe = fmax(maxe, e);
+        if (cls == EL_OK && isfinite(gold[i])) {
+            double d = (c - gold[i]) / scale, gs = gold[i] / scale;
+            d2 += d * d;
+            g2 += gs * gs;
+        }
+    }
+    for (int o = 16; o > 0; o >>= 1)
+        maxe = fmax(maxe, __shfl_down_sync(0xffffffffu, maxe, o));
+    if ((threadIdx.x & 31) == 0 && maxe > 0.0)
+        atomicMax(&acc->max_err_bits, (kiln_u64)__double_as_longlong(maxe));
+    d2 = block_sum(d2, shd);
+    g2 = block_sum(g2, shd);
+    h = block_sum(h, shu);
+    if (threadIdx.x == 0) {
+        atomicAdd(&acc->diff2, d2);
+        atomicAdd(&acc->gold2, g2);
+        atomicAdd(&acc->hash, h);
+    }
+}
+
+/* The smallest index whose error is the largest, then (one thread) the
+ * values there: at the first unwritten or non-finite element if any. */
+extern "C" __global__ void kiln_worst(kiln_cmp_spec s, const void *out, const double *gold,
+                                      kiln_judge_acc *acc)
+{
+    double gmax = __longlong_as_double((long long)acc->gmax_bits);
+    kiln_u64 target = acc->max_err_bits;
+    kiln_i64 step = (kiln_i64)gridDim.x * blockDim.x;
+    for (kiln_i64 i = (kiln_i64)blockIdx.x * blockDim.x + threadIdx.x; i < s.n; i += step) {
+        kiln_u64 bits;
+        double c;
+        int cls;
+        double e = elem_err(s, out, gold, i, s.floor_rel * gmax, &bits, &c, &cls);
+        if (cls == EL_OK && (kiln_u64)__double_as_longlong(e) == target)
+            atomicMin(&acc->worst_index, (kiln_u64)i);
+    }
+}
+
+extern "C" __global__ void kiln_worst_values(kiln_cmp_spec s, const void *out, const double *gold,
+                                             kiln_judge_acc *acc)
+{
+    kiln_u64 i = acc->first_hard != ~0ull ? acc->first_hard : acc->worst_index;
+    if (threadIdx.x != 0 || blockIdx.x != 0 || i == ~0ull || (kiln_i64)i >= s.n)
+        return;
+    acc->worst_cand = bits_value(s.dtype, load_bits(out, s.dtype, (kiln_i64)i));
+    acc->worst_gold = gold[i];
+}
