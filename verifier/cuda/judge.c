@@ -20,8 +20,10 @@ static const char *cu_str(CUresult r)
     return s ? s : "CUDA error";
 }
 
-int kiln_judge_open(kiln_judge *j, CUdevice dev, const char *arch, const char *cuda_include,
-                    char *info, size_t len)
+/* kiln's kernels by NVRTC from the built-in source: where the built-in
+ * fatbin (nvcc's, made at build time) has nothing this device can run. */
+static CUresult judge_compile(kiln_judge *j, const char *arch, const char *cuda_include, char *info,
+                              size_t len)
 {
     kiln_nvrtc_in in = {.source = kiln_judge_src, .name = "kiln_judge.cu", .arch = arch,
                         .dtype_define = "KILN_DTYPE_F32", .kiln_header = "",
@@ -30,14 +32,23 @@ int kiln_judge_open(kiln_judge *j, CUdevice dev, const char *arch, const char *c
     size_t n = 0;
     char *log = NULL;
     int rc = kiln_nvrtc_build(&in, &cubin, &n, &log);
-    if (rc != 0) {
+    if (rc != 0)
         snprintf(info, len, "kiln's own device code does not compile: %.300s", log ? log : "");
-        free(log);
-        return -1;
-    }
     free(log);
-    CUresult r = cuModuleLoadData(&j->mod, cubin);
+    CUresult r = rc == 0 ? cuModuleLoadData(&j->mod, cubin) : CUDA_ERROR_INVALID_SOURCE;
     free(cubin);
+    return r;
+}
+
+int kiln_judge_open(kiln_judge *j, CUdevice dev, const char *arch, const char *cuda_include,
+                    char *info, size_t len)
+{
+    CUresult r = CUDA_ERROR_NO_BINARY_FOR_GPU;
+    info[0] = '\0';
+    if (kiln_judge_fatbin_len > 0)
+        r = cuModuleLoadData(&j->mod, kiln_judge_fatbin);
+    if (r != CUDA_SUCCESS)
+        r = judge_compile(j, arch, cuda_include, info, len);
     const char *names[] = {"kiln_gen", "kiln_guard", "kiln_absmax", "kiln_compare", "kiln_worst",
                            "kiln_worst_values"};
     CUfunction *fns[] = {&j->gen, &j->guard, &j->absmax, &j->compare, &j->worst, &j->worst_values};
@@ -46,9 +57,9 @@ int kiln_judge_open(kiln_judge *j, CUdevice dev, const char *arch, const char *c
     int sms = 0;
     cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
     j->grid = (unsigned)(sms > 0 ? sms : 32) * 8;
-    if (r != CUDA_SUCCESS)
-        return snprintf(info, len, "cannot load kiln's own device code: %s", cu_str(r)), -1;
-    return 0;
+    if (r != CUDA_SUCCESS && !info[0])
+        snprintf(info, len, "cannot load kiln's own device code: %s", cu_str(r));
+    return r == CUDA_SUCCESS ? 0 : -1;
 }
 
 static int ensure(kiln_dbuf *b, size_t bytes, char *info, size_t len)

@@ -29,7 +29,9 @@ typedef struct kiln_judge {
     kiln_dbuf flags;                                /* u32 [sets][3] */
 } kiln_judge;
 
-/* Compile and load kiln's kernels for arch. 0, or -1 with info set. */
+/* Load kiln's kernels: the fatbin nvcc built with the worker, or where it
+ * has nothing for this device, NVRTC's build for arch. 0, or -1 with info
+ * set. */
 int kiln_judge_open(kiln_judge *j, CUdevice dev, const char *arch, const char *cuda_include,
                     char *info, size_t len);
 

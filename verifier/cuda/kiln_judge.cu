@@ -339,3 +339,17 @@ extern "C" __global__ void kiln_worst_values(kiln_cmp_spec s, const void *out, c
     acc->worst_cand = bits_value(s.dtype, load_bits(out, s.dtype, (kiln_i64)i));
     acc->worst_gold = gold[i];
 }
+
+/* Shared memory is not cleared between kernels: a block that reads shared
+ * memory it never wrote sees what an earlier block left, perhaps the
+ * baseline's partial sums. Before every call the worker fills every SM's
+ * shared memory with NaN bytes with this kernel, so such reads give garbage
+ * that the checks see (best effort: the hardware promises nothing about
+ * leftovers either way). */
+extern "C" __global__ void kiln_poison_smem(unsigned words)
+{
+    extern __shared__ unsigned smem[];
+    volatile unsigned *v = smem;
+    for (unsigned i = threadIdx.x; i < words; i += blockDim.x)
+        v[i] = 0xffffffffu;
+}

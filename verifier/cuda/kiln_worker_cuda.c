@@ -29,6 +29,7 @@
  */
 #include <cuda.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,7 +78,6 @@ typedef struct worker {
     devbuf buf[KILN_WORKER_MAX_ARGS], scratch[KILN_WORKER_MAX_SCRATCH];
     unsigned char sent_guard[KILN_WORKER_MAX_ARGS][2][GUARD];   /* as uploaded */
     CUdeviceptr flush;
-    CUmodule own;               /* kiln's own kernels (shared memory poison) */
     CUmodule refmod;            /* the task's reference over doubles (--ref), or NULL */
     kiln_judge judge;           /* device-resident calls */
     CUfunction poison;
@@ -177,13 +177,21 @@ static int attr(CUdevice d, CUdevice_attribute a)
     return v;
 }
 
-static void open_device(worker *w, int ordinal)
+/* The driver and the device, without a context yet (enough to know the
+ * architecture and start compiling). */
+static void find_device(worker *w, int ordinal)
 {
     CUresult r = cuInit(0);
     if (r == CUDA_SUCCESS)
         r = cuDeviceGet(&w->dev, ordinal);
-    if (r == CUDA_SUCCESS)
-        r = cuDevicePrimaryCtxRetain(&w->ctx, w->dev);
+    if (r != CUDA_SUCCESS)
+        die("no CUDA device", cu_str(r));
+}
+
+/* The context, kiln's streams, the gate and the events. */
+static void open_context(worker *w)
+{
+    CUresult r = cuDevicePrimaryCtxRetain(&w->ctx, w->dev);
     if (r == CUDA_SUCCESS)
         r = cuCtxSetCurrent(w->ctx);
     if (r == CUDA_SUCCESS)
@@ -250,7 +258,8 @@ static double copy_bandwidth(worker *w)
 static int run_probe(opts *o)
 {
     worker w = {0};
-    open_device(&w, o->device);
+    find_device(&w, o->device);
+    open_context(&w);
     char info[512];
     describe_device(&w, info, sizeof info);
     printf("%s|copy_bw=%.6e\n", info, copy_bandwidth(&w));
@@ -293,31 +302,57 @@ static void write_log(const char *dir, int lib, const char *log)
     }
 }
 
-/* 0, or KILN_ST_COMPILE / KILN_ST_SETUP with info filled. */
-static int build_modules(worker *w, const opts *o, char *const srcs[], const char *header,
-                         char *info, size_t len)
-{
+/* One NVRTC compile, run on a thread of its own: the candidate's, the
+ * baseline's and the reference's compiles overlap each other and the
+ * context's creation. */
+typedef struct compile_job {
+    kiln_nvrtc_in in;
     char arch[16];
-    arch_of(w, arch, sizeof arch);
-    for (int i = 0; i < o->nsrcs; i++) {
-        kiln_nvrtc_in in = {.source = srcs[i],
-                            .name = o->scrub ? "reference.cu" : i == 0 ? "candidate.cu" : "baseline.cu",
-                            .arch = arch, .dtype_define = dtype_define(o->dtype),
+    pthread_t thread;
+    int threaded, rc;
+    unsigned char *cubin;
+    size_t n;
+    char *log;
+} compile_job;
+
+static void *compile_run(void *arg)
+{
+    compile_job *c = arg;
+    c->rc = kiln_nvrtc_build(&c->in, &c->cubin, &c->n, &c->log);
+    return NULL;
+}
+
+static void compile_start(compile_job *c, worker *w, const char *src, const char *name,
+                          const char *define, const char *header)
+{
+    arch_of(w, c->arch, sizeof c->arch);
+    c->in = (kiln_nvrtc_in){.source = src, .name = name, .arch = c->arch, .dtype_define = define,
                             .kiln_header = header, .cuda_include = KILN_CUDA_INCLUDE_DIR};
-        unsigned char *cubin = NULL;
-        size_t n = 0;
-        char *log = NULL;
-        int rc = kiln_nvrtc_build(&in, &cubin, &n, &log);
-        write_log(o->dir, i, log);
-        if (rc != 0) {
-            snprintf(info, len, "lib %d (%s): %s%.400s", i, arch,
-                     rc > 0 ? "" : "NVRTC failed: ", log ? log : "");
-            free(log);
-            return rc > 0 ? KILN_ST_COMPILE : KILN_ST_SETUP;
+    c->threaded = pthread_create(&c->thread, NULL, compile_run, c) == 0;
+    if (!c->threaded)
+        compile_run(c);
+}
+
+static void compile_wait(compile_job *c)
+{
+    if (c->threaded)
+        pthread_join(c->thread, NULL);
+    c->threaded = 0;
+}
+
+/* The sources' modules from their finished compiles. 0, or
+ * KILN_ST_COMPILE / KILN_ST_SETUP with info filled. */
+static int load_modules(worker *w, const opts *o, compile_job jobs[], char *info, size_t len)
+{
+    for (int i = 0; i < o->nsrcs; i++) {
+        compile_job *c = &jobs[i];
+        write_log(o->dir, i, c->log);
+        if (c->rc != 0) {
+            snprintf(info, len, "lib %d (%s): %s%.400s", i, c->arch,
+                     c->rc > 0 ? "" : "NVRTC failed: ", c->log ? c->log : "");
+            return c->rc > 0 ? KILN_ST_COMPILE : KILN_ST_SETUP;
         }
-        free(log);
-        CUresult r = cuModuleLoadData(&w->mod[i], cubin);
-        free(cubin);
+        CUresult r = cuModuleLoadData(&w->mod[i], c->cubin);
         if (r != CUDA_SUCCESS) {
             snprintf(info, len, "lib %d: cannot load the cubin: %s", i, cu_str(r));
             return KILN_ST_COMPILE;
@@ -329,26 +364,17 @@ static int build_modules(worker *w, const opts *o, char *const srcs[], const cha
 
 /* The task's trusted reference over doubles, for device-resident calls;
  * it is kiln's code, so a failure is a setup failure. */
-static int build_ref(worker *w, const char *src, const char *header, char *info, size_t len)
+static int load_ref(worker *w, const compile_job *c, char *info, size_t len)
 {
-    char arch[16];
-    arch_of(w, arch, sizeof arch);
-    kiln_nvrtc_in in = {.source = src, .name = "reference.cu", .arch = arch,
-                        .dtype_define = "KILN_DTYPE_F64", .kiln_header = header,
-                        .cuda_include = KILN_CUDA_INCLUDE_DIR};
-    unsigned char *cubin = NULL;
-    size_t n = 0;
-    char *log = NULL;
-    int rc = kiln_nvrtc_build(&in, &cubin, &n, &log);
-    if (rc != 0)
-        snprintf(info, len, "the task's CUDA reference does not compile: %.380s", log ? log : "");
-    free(log);
-    CUresult r = rc == 0 ? cuModuleLoadData(&w->refmod, cubin) : CUDA_ERROR_INVALID_SOURCE;
-    free(cubin);
-    if (rc == 0 && r != CUDA_SUCCESS)
-        snprintf(info, len, "cannot load the task's CUDA reference: %s", cu_str(r));
-    if (rc == 0 && r == CUDA_SUCCESS)
+    if (c->rc != 0) {
+        snprintf(info, len, "the task's CUDA reference does not compile: %.380s",
+                 c->log ? c->log : "");
+        return KILN_ST_SETUP;
+    }
+    CUresult r = cuModuleLoadData(&w->refmod, c->cubin);
+    if (r == CUDA_SUCCESS)
         return KILN_ST_OK;
+    snprintf(info, len, "cannot load the task's CUDA reference: %s", cu_str(r));
     w->refmod = NULL;
     return KILN_ST_SETUP;
 }
@@ -362,43 +388,22 @@ static void make_flush(worker *w)
         die("cannot allocate the L2 flush buffer", NULL);
 }
 
-/* Shared memory is not cleared between kernels: a block that reads shared
- * memory it never wrote sees what an earlier block left, perhaps the
- * baseline's partial sums. Before every call kiln fills every SM's shared
- * memory with NaN bytes, so such reads give garbage that the checks see.
- * (Best effort: the hardware promises nothing about leftovers either way.) */
-static const char poison_src[] =
-    "extern \"C\" __global__ void kiln_poison_smem(unsigned words)\n"
-    "{\n"
-    "    extern __shared__ unsigned smem[];\n"
-    "    volatile unsigned *v = smem;\n"
-    "    for (unsigned i = threadIdx.x; i < words; i += blockDim.x)\n"
-    "        v[i] = 0xffffffffu;\n"
-    "}\n";
-
-static void make_poison(worker *w, const char *header)
+/* kiln's own kernels (judge.h), loaded from the worker's built-in fatbin;
+ * among them the shared-memory poison that runs before every call (see
+ * kiln_judge.cu for why). */
+static void open_own(worker *w)
 {
-    char arch[16], log_info[256];
+    char arch[16], info[400];
     arch_of(w, arch, sizeof arch);
-    kiln_nvrtc_in in = {.source = poison_src, .name = "kiln_poison.cu", .arch = arch,
-                        .dtype_define = "KILN_DTYPE_F32", .kiln_header = header,
-                        .cuda_include = KILN_CUDA_INCLUDE_DIR};
-    unsigned char *cubin = NULL;
-    size_t n = 0;
-    char *log = NULL;
-    int rc = kiln_nvrtc_build(&in, &cubin, &n, &log);
-    snprintf(log_info, sizeof log_info, "%.200s", log ? log : "");
-    free(log);
-    CUresult r = rc == 0 ? cuModuleLoadData(&w->own, cubin) : CUDA_ERROR_INVALID_SOURCE;
-    free(cubin);
-    if (r == CUDA_SUCCESS)
-        r = cuModuleGetFunction(&w->poison, w->own, "kiln_poison_smem");
+    if (kiln_judge_open(&w->judge, w->dev, arch, KILN_CUDA_INCLUDE_DIR, info, sizeof info) < 0)
+        die("kiln's own kernels", info);
+    CUresult r = cuModuleGetFunction(&w->poison, w->judge.mod, "kiln_poison_smem");
     w->poison_smem = (unsigned)attr(w->dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
     if (r == CUDA_SUCCESS)
         r = cuFuncSetAttribute(w->poison, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                (int)w->poison_smem);
     if (r != CUDA_SUCCESS)
-        die("cannot build kiln's shared memory poison kernel", rc ? log_info : cu_str(r));
+        die("cannot set up kiln's shared memory poison kernel", cu_str(r));
     /* One block per SM takes all its shared memory; twice as many blocks
      * as SMs makes sure every SM runs one. */
     w->poison_grid = 2u * (unsigned)attr(w->dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
@@ -1008,18 +1013,26 @@ static int run_worker(opts *o)
     kiln_call_resp ready = {.magic = KILN_MSG_READY};
     if (kiln_cupti_start(msg, sizeof msg) < 0)   /* before the context, so it sees everything */
         die("CUPTI", msg);
-    open_device(&w, o->device);
+    find_device(&w, o->device);
+    compile_job jobs[KILN_WORKER_MAX_LIBS + 1];
+    memset(jobs, 0, sizeof jobs);
+    for (int i = 0; i < o->nsrcs; i++)
+        compile_start(&jobs[i], &w, srcs[i],
+                      o->scrub ? "reference.cu" : i == 0 ? "candidate.cu" : "baseline.cu",
+                      dtype_define(o->dtype), header);
+    if (refsrc)
+        compile_start(&jobs[o->nsrcs], &w, refsrc, "reference.cu", "KILN_DTYPE_F64", header);
+    open_context(&w);
     make_flush(&w);
-    make_poison(&w, header);
-    ready.status = (uint32_t)build_modules(&w, o, srcs, header, ready.info, sizeof ready.info);
-    if (ready.status == KILN_ST_OK && refsrc) {
-        char arch[16];
-        arch_of(&w, arch, sizeof arch);
-        ready.status = (uint32_t)build_ref(&w, refsrc, header, ready.info, sizeof ready.info);
-        if (ready.status == KILN_ST_OK &&
-            kiln_judge_open(&w.judge, w.dev, arch, KILN_CUDA_INCLUDE_DIR, ready.info,
-                            sizeof ready.info) < 0)
-            ready.status = KILN_ST_SETUP;
+    open_own(&w);
+    for (int i = 0; i <= o->nsrcs; i++)
+        compile_wait(&jobs[i]);
+    ready.status = (uint32_t)load_modules(&w, o, jobs, ready.info, sizeof ready.info);
+    if (ready.status == KILN_ST_OK && refsrc)
+        ready.status = (uint32_t)load_ref(&w, &jobs[o->nsrcs], ready.info, sizeof ready.info);
+    for (int i = 0; i <= o->nsrcs; i++) {
+        free(jobs[i].cubin);
+        free(jobs[i].log);
     }
     if (ready.status == KILN_ST_OK && o->builtin)
         ready.status = (uint32_t)open_builtin(&w, o, ready.info, sizeof ready.info);
