@@ -39,6 +39,15 @@ static cJSON *stats_json(const kiln_time_stats *s)
     return o;
 }
 
+/* Job totals, rounded to 0.1 s: the time hidden shapes took is in them, so
+ * at full precision they would tell how large those shapes are. (The
+ * worker's peak memory is left out for the same reason: its arena is sized
+ * for the largest shape, hidden ones included.) */
+static void add_secs(cJSON *o, const char *k, double s)
+{
+    add_num(o, k, round(s * 10) / 10);
+}
+
 static cJSON *shape_json(const kiln_shape_result *r, const kiln_task *t, const char *dtype,
                          int cuda)
 {
@@ -51,6 +60,12 @@ static cJSON *shape_json(const kiln_shape_result *r, const kiln_task *t, const c
             cJSON_AddNumberToObject(d, t->dims[i], (double)r->shape.d[i]);
     }
     cJSON_AddStringToObject(o, "dtype", dtype);
+    if (!r->visible) {   /* id, pass or fail, and the code: nothing a dim follows from */
+        cJSON_AddStringToObject(o, "status", r->code[0] ? "fail" : "pass");
+        if (r->code[0])
+            cJSON_AddStringToObject(o, "code", r->code);
+        return o;
+    }
     if (r->checked) {
         add_num(o, "max_err_ulps", r->max_err_ulps);
         if (r->visible)   /* a hidden shape's budget would reveal its size */
@@ -144,11 +159,10 @@ static void add_env(cJSON *root, const kiln_verdict *v)
                                              : "device code only: no candidate host code runs; gold "
                                                "outputs live in another process");
     cJSON *ru = cJSON_AddObjectToObject(root, "rusage");
-    add_num(ru, "worker_user_s", v->worker_user_s);
-    add_num(ru, "worker_sys_s", v->worker_sys_s);
-    add_num(ru, "worker_wall_s", v->worker_wall_s);
-    cJSON_AddNumberToObject(ru, "worker_maxrss_kb", (double)v->worker_maxrss_kb);
-    add_num(ru, "reported_calls_s", v->reported_s);
+    add_secs(ru, "worker_user_s", v->worker_user_s);
+    add_secs(ru, "worker_sys_s", v->worker_sys_s);
+    add_secs(ru, "worker_wall_s", v->worker_wall_s);
+    add_secs(ru, "reported_calls_s", v->reported_s);
 }
 
 char *kiln_verdict_json(const kiln_verdict *v, const kiln_task *t, int pretty)
@@ -180,12 +194,12 @@ char *kiln_verdict_json(const kiln_verdict *v, const kiln_task *t, int pretty)
     cJSON_AddStringToObject(base, "kind", v->baseline_is_task ? "task" : "given");
     cJSON_AddStringToObject(base, "sha256", v->baseline_sha256);
     cJSON_AddStringToObject(root, "verifier_version", KILN_VERIFIER_VERSION);
-    add_num(root, "seconds", v->seconds);
+    add_secs(root, "seconds", v->seconds);
     cJSON *st = cJSON_AddObjectToObject(root, "stage_seconds");
-    add_num(st, "compile", v->compile_s);
-    add_num(st, "correctness", v->correctness_s);
-    add_num(st, "timing", v->timing_s);
-    add_num(st, "plausibility", v->plausibility_s);
+    add_secs(st, "compile", v->compile_s);
+    add_secs(st, "correctness", v->correctness_s);
+    add_secs(st, "timing", v->timing_s);
+    add_secs(st, "plausibility", v->plausibility_s);
     cJSON_AddNumberToObject(root, "calls", v->calls);
     char *s = pretty ? cJSON_Print(root) : cJSON_PrintUnformatted(root);
     cJSON_Delete(root);

@@ -21,6 +21,7 @@ typedef struct kiln_shape_result {
     kiln_shape shape;           /* reported only when visible */
     double max_err_ulps, budget_ulps, rel_l2;
     int checked;                /* correctness measured */
+    char code[32];              /* the failure code at this shape, "" if it passed */
     int timed;
     kiln_time_stats cand, base; /* worker-reported, per call */
     double cand_rt_ns, base_rt_ns;   /* median round trip seen by the verifier */

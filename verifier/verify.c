@@ -527,6 +527,31 @@ static int start_workers(job *j, kiln_error *err)
 
 /* ---- correctness stages -------------------------------------------------- */
 
+/* What a failure code means, in fixed words: at a hidden shape this is all
+ * the verdict says, since anything the call or the worker wrote (a crash
+ * message, a printf, an error of so many ULPs against a budget that grows
+ * with the size) could give the shape away. */
+static const char *code_words(const char *code)
+{
+    static const char *const words[][2] = {
+        {"crash", "the candidate crashed"},
+        {"timeout", "a call did not return in time"},
+        {"sandbox", "the candidate made a forbidden system call"},
+        {"resource", "the candidate ran out of an allowed resource"},
+        {"protocol", "the worker broke the call protocol"},
+        {"guard-corrupted", "the candidate wrote outside its buffers"},
+        {"input-modified", "the candidate modified an input"},
+        {"unwritten-output", "output elements were never written"},
+        {"non-finite", "outputs are NaN or Inf where the reference is finite"},
+        {"wrong-output", "outputs are over the error budget"},
+        {"launch-error", "a launch failed"},
+    };
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (strcmp(words[i][0], code) == 0)
+            return words[i][1];
+    return "the call failed";
+}
+
 /* One checked call of lib on fresh inputs. 0 ok, 1 verdict reached, -1 internal. */
 static int checked(job *j, const char *stage, const char *label, const kiln_shape *s,
                    const kiln_variant *var, int lib, kiln_call_result *res, kiln_error *err)
@@ -545,6 +570,8 @@ static int checked(job *j, const char *stage, const char *label, const kiln_shap
         return kiln_fail(err, "the baseline failed on %s: %s", label, res->detail);
     const char *code = res->outcome == KILN_CALL_FAULT ? kiln_fault_code(j->cand.fault)
                                                        : kiln_call_code(res->outcome);
+    if (j->cs.hidden)
+        return conclude(j, "fail", stage, code, "%s: %s", label, code_words(code));
     return conclude(j, "fail", stage, code, "%s: %s", label, res->detail);
 }
 
@@ -612,6 +639,8 @@ static int check_shape(job *j, const char *stage, const char *id, const kiln_sha
     int rc = checked(j, stage, label, s, NULL, 0, &res, err);
     j->cs.hidden = 0;
     kiln_shape_result *r = result_for(j, id, s, visible);
+    if (r && rc > 0)
+        snprintf(r->code, sizeof r->code, "%s", j->v->code);
     if (r && rc >= 0) {
         r->checked = 1;
         r->max_err_ulps = res.max_err_ulps > r->max_err_ulps ? res.max_err_ulps : r->max_err_ulps;
@@ -669,6 +698,9 @@ static int stage_stability(job *j, kiln_error *err)
             j->cs.hidden = s == 1;
             int rc = checked(j, "stability", label, shapes[s], var, 0, &res, err);
             j->cs.hidden = 0;
+            kiln_shape_result *r = s == 1 && rc > 0 ? result_for(j, "h1", shapes[1], 0) : NULL;
+            if (r)
+                snprintf(r->code, sizeof r->code, "%s", j->v->code);
             if (rc)
                 return rc;
         }
