@@ -73,6 +73,7 @@ int kiln_callset_init(kiln_callset *cs, const kiln_task *t, kiln_dtype dt,
     cs->device = 0;
     cs->sets = 1;
     cs->variant = NULL;
+    cs->base = NULL;
     memset(cs->in, 0, sizeof cs->in);
     cs->manifest[0] = cs->manifest[1] = cs->ref_manifest = NULL;
     kiln_device_limits_default(&cs->limits);
@@ -209,11 +210,22 @@ int kiln_callset_prepare(kiln_callset *cs, const kiln_shape *shape, const kiln_v
     return run_reference(cs, err);
 }
 
-/* Write guards, inputs and poison into the candidate's arena. */
-static uint64_t stage_arena(kiln_callset *cs, const size_t off[])
+/* The worker that serves lib, and the library number it knows it by. */
+static kiln_worker *callee(const kiln_callset *cs, int lib, uint32_t *wlib)
+{
+    if (lib == 1 && cs->base) {
+        *wlib = 0;
+        return cs->base;
+    }
+    *wlib = (uint32_t)lib;
+    return cs->cand;
+}
+
+/* Write guards, inputs and poison into the worker's arena. */
+static uint64_t stage_arena(kiln_callset *cs, kiln_worker *w, const size_t off[])
 {
     const kiln_task *t = cs->task;
-    unsigned char *arena = cs->cand->arena;
+    unsigned char *arena = w->arena;
     uint64_t guard_seed = kiln_rng_next(&cs->rng);
     kiln_guard_fill(arena, KILN_GUARD_BYTES, guard_seed);
     for (int a = 0; a < t->nargs; a++) {
@@ -232,10 +244,11 @@ static uint64_t stage_arena(kiln_callset *cs, const size_t off[])
     return guard_seed;
 }
 
-static int check_guards(kiln_callset *cs, const size_t off[], uint64_t seed, kiln_call_result *r)
+static int check_guards(kiln_callset *cs, kiln_worker *w, const size_t off[], uint64_t seed,
+                        kiln_call_result *r)
 {
     const kiln_task *t = cs->task;
-    unsigned char *arena = cs->cand->arena;
+    unsigned char *arena = w->arena;
     size_t bad;
     if (!kiln_guard_check(arena, KILN_GUARD_BYTES, seed, &bad)) {
         snprintf(r->detail, sizeof r->detail, "wrote %zu bytes before the first buffer",
@@ -257,7 +270,7 @@ static int check_guards(kiln_callset *cs, const size_t off[], uint64_t seed, kil
     return 0;
 }
 
-static int check_inputs(kiln_callset *cs, const size_t off[], kiln_call_result *r)
+static int check_inputs(kiln_callset *cs, kiln_worker *w, const size_t off[], kiln_call_result *r)
 {
     const kiln_task *t = cs->task;
     for (int a = 0; a < t->nargs; a++) {
@@ -265,7 +278,7 @@ static int check_inputs(kiln_callset *cs, const size_t off[], kiln_call_result *
         if (arg->kind != KILN_ARG_INPUT)
             continue;
         size_t bytes = (size_t)kiln_arg_elems(arg, &cs->shape) * kiln_dtype_size(kiln_arg_dtype(arg, cs->dt));
-        if (memcmp(cs->cand->arena + off[a], cs->bytes[a], bytes) != 0) {
+        if (memcmp(w->arena + off[a], cs->bytes[a], bytes) != 0) {
             snprintf(r->detail, sizeof r->detail, "input '%s' was modified by the call", arg->name);
             return -1;
         }
@@ -315,7 +328,8 @@ static void judge_output(kiln_callset *cs, const kiln_arg *arg, const kiln_compa
     }
 }
 
-static void check_outputs(kiln_callset *cs, const size_t off[], kiln_call_result *r)
+static void check_outputs(kiln_callset *cs, kiln_worker *w, const size_t off[],
+                          kiln_call_result *r)
 {
     const kiln_task *t = cs->task;
     r->budget_ulps = budget_for(cs);
@@ -326,7 +340,7 @@ static void check_outputs(kiln_callset *cs, const size_t off[], kiln_call_result
             continue;
         kiln_dtype dt = kiln_arg_dtype(arg, cs->dt);
         size_t n = (size_t)kiln_arg_elems(arg, &cs->shape);
-        const unsigned char *out = cs->cand->arena + off[a];
+        const unsigned char *out = w->arena + off[a];
         memcpy(cs->last_out[a], out, n * kiln_dtype_size(dt));
         kiln_compare_result cr;
         kiln_compare(dt, out, cs->gold[a], n, &tol, &cr);
@@ -388,18 +402,20 @@ void kiln_callset_run(kiln_callset *cs, int lib, kiln_call_result *r)
         return;
     }
     layout(cs->task, cs->dt, &cs->shape, 0, off);
-    uint64_t seed = stage_arena(cs, off);
+    uint32_t wlib;
+    kiln_worker *w = callee(cs, lib, &wlib);
+    uint64_t seed = stage_arena(cs, w, off);
     kiln_call_req rq;
     kiln_call_resp rs;
-    fill_request(cs, off, 0, (uint32_t)lib, &rq);
+    fill_request(cs, off, 0, wlib, &rq);
     rq.nonce = kiln_rng_next(&cs->rng);
     rq.scribble = (uint32_t)(kiln_rng_next(&cs->rng) & 0xff);
     if (cs->manifest[lib] && resolve_launches(cs, lib, &rq, r) < 0)
         return;
     cs->calls++;
-    if (kiln_worker_call(cs->cand, &rq, cs->call_timeout_ms, &rs, &r->rt_ns, &r->cpu_ns) < 0) {
+    if (kiln_worker_call(w, &rq, cs->call_timeout_ms, &rs, &r->rt_ns, &r->cpu_ns) < 0) {
         r->outcome = KILN_CALL_FAULT;
-        snprintf(r->detail, sizeof r->detail, "%.300s", cs->cand->fault_msg);
+        snprintf(r->detail, sizeof r->detail, "%.300s", w->fault_msg);
         return;
     }
     if (rs.status != KILN_ST_OK && cuda_failure(cs, &rs, r) < 0)
@@ -408,12 +424,12 @@ void kiln_callset_run(kiln_callset *cs, int lib, kiln_call_result *r)
     r->cupti_ns = rs.cupti_ns;
     r->wall_ns = rs.wall_ns;
     r->kernels = rs.kernels;
-    if (check_guards(cs, off, seed, r) < 0)
+    if (check_guards(cs, w, off, seed, r) < 0)
         r->outcome = KILN_CALL_GUARD;
-    else if (check_inputs(cs, off, r) < 0)
+    else if (check_inputs(cs, w, off, r) < 0)
         r->outcome = KILN_CALL_INPUT;
     else
-        check_outputs(cs, off, r);
+        check_outputs(cs, w, off, r);
 }
 
 /* ---- device-resident calls ------------------------------------------------ */

@@ -23,7 +23,10 @@
 typedef struct kiln_callset {
     const kiln_task *task;
     kiln_dtype dt;
-    kiln_worker *cand;          /* libs: 0 candidate, 1 baseline */
+    kiln_worker *cand;          /* libs: 0 candidate, 1 baseline (CUDA) */
+    kiln_worker *base;          /* CPU: the baseline's own worker (its lib 0), so no
+                                   candidate shares an address space with it; NULL:
+                                   the baseline is cand's lib 1 */
     kiln_worker *ref;           /* lib 0: the reference over doubles */
     kiln_rng rng;
     int call_timeout_ms;

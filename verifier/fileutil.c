@@ -26,3 +26,25 @@ void kiln_sha256_hex(const void *buf, size_t len, char out[65])
     for (unsigned i = 0; i < n && i < 32; i++)
         snprintf(out + 2 * i, 3, "%02x", md[i]);
 }
+
+int kiln_sha256_file(const char *path, char out[65], kiln_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return kiln_fail(err, "%s: cannot open: %s", path, strerror(errno));
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    unsigned char buf[65536], md[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+    size_t got;
+    int ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1;
+    while (ok && (got = fread(buf, 1, sizeof buf, f)) > 0)
+        ok = EVP_DigestUpdate(ctx, buf, got) == 1;
+    ok = ok && !ferror(f) && EVP_DigestFinal_ex(ctx, md, &n) == 1;
+    EVP_MD_CTX_free(ctx);
+    fclose(f);
+    if (!ok)
+        return kiln_fail(err, "%s: cannot hash", path);
+    for (unsigned i = 0; i < n && i < 32; i++)
+        snprintf(out + 2 * i, 3, "%02x", md[i]);
+    return 0;
+}

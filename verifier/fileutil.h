@@ -10,5 +10,7 @@
 int kiln_write_text(const char *path, const char *text, kiln_error *err);
 /* SHA-256 of len bytes as 64 lowercase hex digits and a NUL. */
 void kiln_sha256_hex(const void *buf, size_t len, char out[65]);
+/* The SHA-256 of a file's contents, in hex. */
+int kiln_sha256_file(const char *path, char out[65], kiln_error *err);
 
 #endif

@@ -207,13 +207,21 @@ static int run_worker_mode(opts *o)
     kiln_sandbox_report rep = {0};
     kiln_error err;
     kiln_entry_fn entry[KILN_WORKER_MAX_LIBS];
+    /* Its own directory too is read-only: nothing a candidate's constructor
+     * or kernel runs can change a file that anything loads or reads later. */
+    const char *ro[sizeof run_ro_paths / sizeof run_ro_paths[0] + 1], *none[1] = {NULL};
+    size_t nro = 0;
+    for (; run_ro_paths[nro]; nro++)
+        ro[nro] = run_ro_paths[nro];
+    ro[nro++] = o->dir;
+    ro[nro] = NULL;
     if (o->nlibs == 0 || o->arena_bytes == 0)
         die("need --lib and --arena", NULL);
     kiln_sandbox_on_violation(STDERR_FILENO, KILN_WORKER_EXIT_VIOLATION);
     if (!ADDRESS_LIMIT_WORKS)
         o->lim.address_bytes = 0;
     if (kiln_sandbox_rlimits(&o->lim, &rep, &err) < 0 ||
-        kiln_sandbox_landlock(run_ro_paths, o->dir, &rep, &err) < 0 ||
+        kiln_sandbox_landlock_multi(ro, none, &rep, &err) < 0 ||
         kiln_sandbox_seccomp_load(&rep, &err) < 0)
         die("sandbox", err.msg);
     unsigned char *arena = mmap(NULL, o->arena_bytes, PROT_READ | PROT_WRITE, MAP_SHARED,

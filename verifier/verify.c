@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,7 +40,8 @@ typedef struct job {
     const kiln_group *g;
     kiln_verdict *v;
     char dir[4096];
-    kiln_worker cand, ref;
+    kiln_worker cand, base, ref;   /* base: the CPU baseline's own worker */
+    char built[2][65];          /* CPU: SHA-256 of cand.so and base.so as built */
     kiln_callset cs;
     int cs_ready;
     kiln_shape hidden[KILN_MAX_SHAPES + 16];
@@ -313,9 +315,38 @@ static int stage_compile_cuda(job *j, kiln_error *err)
     return 0;
 }
 
+/* SHA-256 of the built libraries (cand/cand.so, base/base.so). */
+static int artefact_hashes(job *j, char out[2][65], kiln_error *err)
+{
+    const char *rel[2] = {"cand/cand.so", "base/base.so"};
+    for (int i = 0; i < 2; i++) {
+        char path[4300];
+        snprintf(path, sizeof path, "%s/%s", j->dir, rel[i]);
+        if (kiln_sha256_file(path, out[i], err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The libraries about to be loaded are the ones that were built: every
+ * process between (the confined compilers) could only write its own build
+ * directory, and the workers get theirs read-only; this says so. */
+static int artefacts_unchanged(job *j, kiln_error *err)
+{
+    char now[2][65];
+    if (artefact_hashes(j, now, err) < 0)
+        return -1;
+    for (int i = 0; i < 2; i++)
+        if (strcmp(now[i], j->built[i]) != 0)
+            return kiln_fail(err, "%s changed between its build and its load",
+                             i ? "the baseline library" : "the candidate library");
+    return 0;
+}
+
 /* Candidate and baseline are built in separate directories so that one
- * compile cannot see the other's files; the baseline's .so is then moved
- * next to the candidate's for the shared worker. */
+ * compile cannot see the other's files, and each runs in a worker of its
+ * own confined to its directory: nothing the candidate runs can reach the
+ * baseline's files, memory or timing. */
 static int stage_compile(job *j, kiln_error *err)
 {
     kiln_build_result res;
@@ -339,12 +370,7 @@ static int stage_compile(job *j, kiln_error *err)
         return -1;
     if (!res.ok)
         return kiln_fail(err, "the task's reference %s does not compile:\n%s", j->t->reference_cpu, res.log);
-    char from[4200], to[4200];
-    snprintf(from, sizeof from, "%s/base/base.so", j->dir);
-    snprintf(to, sizeof to, "%s/cand/base.so", j->dir);
-    if (rename(from, to) < 0)
-        return kiln_fail(err, "cannot move %s: %s", from, strerror(errno));
-    return 0;
+    return artefact_hashes(j, j->built, err);
 }
 
 /* ---- shapes and workers -------------------------------------------------- */
@@ -447,6 +473,24 @@ static int start_device_worker(job *j, kiln_error *err)
     return 0;
 }
 
+/* The CPU baseline in a worker of its own (its directory, its arena, the
+ * candidate's core); kiln's code, so a failure is an internal error. */
+static int start_cpu_baseline(job *j, const kiln_worker_opts *cand, kiln_error *err)
+{
+    char bdir[4200], blib[4300];
+    snprintf(bdir, sizeof bdir, "%s/base", j->dir);
+    snprintf(blib, sizeof blib, "%s/base.so", bdir);
+    kiln_worker_opts bo = *cand;
+    bo.dir = bdir;
+    bo.libs[0] = blib;
+    bo.report_scale = 0;
+    if (kiln_worker_start(&j->base, &bo, err) < 0)
+        return -1;
+    if (j->base.fault)
+        return kiln_fail(err, "the baseline's worker failed to start: %s", j->base.fault_msg);
+    return 0;
+}
+
 static int start_workers(job *j, kiln_error *err)
 {
     if (j->device)
@@ -479,7 +523,7 @@ static int start_workers(job *j, kiln_error *err)
     if (ro.cuda && j->ref.ready_status != KILN_ST_OK)
         return kiln_fail(err, "the CUDA reference %s could not start: %s", j->t->reference_cuda,
                          j->ref.ready_info);
-    kiln_worker_opts co = {.dir = cdir, .libs = {clib, blib}, .nlibs = 2,
+    kiln_worker_opts co = {.dir = cdir, .libs = {clib, blib}, .nlibs = 1,
                            .arena_bytes = kiln_arena_bytes(j->t, j->o->dtype, shapes, n, 0),
                            .cpu_seconds = (unsigned)(j->o->job_timeout_ms / 1000 + 1),
                            .start_timeout_ms = 5000, .report_scale = j->o->test_report_scale};
@@ -497,7 +541,11 @@ static int start_workers(job *j, kiln_error *err)
         co.start_timeout_ms = 120000;    /* device start-up and two NVRTC compiles */
         progress(j, "compile", "starting the CUDA worker and compiling with NVRTC");
     } else {
-        progress(j, "smoke", "starting the worker");
+        if (artefacts_unchanged(j, err) < 0)
+            return -1;
+        progress(j, "smoke", "starting the workers");
+        co.pin = 1;   /* candidate and baseline share one core: a fair race */
+        co.cpu = sched_getcpu() > 0 ? sched_getcpu() : 0;
     }
     if (kiln_worker_start(&j->cand, &co, err) < 0)
         return -1;
@@ -509,9 +557,12 @@ static int start_workers(job *j, kiln_error *err)
     } else if (j->cand.fault) {
         return conclude(j, "fail", "smoke", kiln_fault_code(j->cand.fault),
                         "the candidate failed while being loaded: %s", j->cand.fault_msg);
+    } else if (start_cpu_baseline(j, &co, err) < 0) {
+        return -1;
     }
     if (kiln_callset_init(&j->cs, j->t, j->o->dtype, shapes, n, kiln_secret_seed(), err) < 0)
         return -1;
+    j->cs.base = j->cuda ? NULL : &j->base;
     j->cs_ready = 1;
     if (j->cuda) {
         j->cs.manifest[0] = j->man[0];
@@ -561,7 +612,8 @@ static int checked(job *j, const char *stage, const char *label, const kiln_shap
     if (kiln_callset_prepare(&j->cs, s, var, err) < 0)
         return -1;
     kiln_callset_run(&j->cs, lib, res);
-    j->reported_ns += (double)res->elapsed_ns;
+    if (lib == 0)   /* the candidate worker's own calls, checked against its CPU time */
+        j->reported_ns += (double)res->elapsed_ns;
     if (res->rt_ns + 1000 < res->elapsed_ns)
         j->timer_flags++;
     if (res->outcome == KILN_CALL_OK)
@@ -1167,6 +1219,7 @@ static double lap(uint64_t *t)
 static int finish_stages(job *j, int rc, int had_lane)
 {
     account_worker(j);
+    kiln_worker_stop(&j->base);
     kiln_worker_stop(&j->ref);
     if (had_lane && j->o->lane_release)
         j->o->lane_release(j->o->lane_ctx);
@@ -1268,8 +1321,9 @@ int kiln_verify(const kiln_verify_opts *given, kiln_verdict *v, kiln_error *err)
     j->v = v;
     j->cuda = o->backend == KILN_BACKEND_CUDA;
     j->device = device_resident(j);
-    j->cand.pid = j->ref.pid = -1;
+    j->cand.pid = j->base.pid = j->ref.pid = -1;
     j->cand.req_fd = j->cand.resp_fd = j->cand.arena_fd = -1;
+    j->base.req_fd = j->base.resp_fd = j->base.arena_fd = -1;
     j->ref.req_fd = j->ref.resp_fd = j->ref.arena_fd = -1;
     j->deadline_ns = kiln_now_ns() + (uint64_t)o->job_timeout_ms * 1000000u;
     init_verdict(j);

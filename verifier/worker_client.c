@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,9 +77,15 @@ static void make_env(child_env *ce, const char *tmpdir, int cuda)
 /* In the child: fds[0..2] become 3, 4, 5; log_fd becomes stdout and stderr.
  * Only async-signal-safe calls: the parent may be multi-threaded. */
 static void child_exec(const char *path, char *const argv[], const int fds[3], int log_fd,
-                       char *const env[])
+                       char *const env[], int cpu)
 {
     setpgid(0, 0);
+    if (cpu >= 0) {   /* candidate and baseline workers share one core */
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(cpu, &set);
+        sched_setaffinity(0, sizeof set, &set);
+    }
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     int devnull = open("/dev/null", O_RDONLY);
     int moved[3];
@@ -282,7 +289,7 @@ static int spawn(kiln_worker *w, const kiln_worker_opts *o, int req[2], int resp
     w->started_ns = kiln_now_ns();
     w->pid = fork();
     if (w->pid == 0)
-        child_exec(path, argv, fds, log_fd, ce.env);
+        child_exec(path, argv, fds, log_fd, ce.env, o->pin ? o->cpu : -1);
     close(log_fd);
     if (w->pid < 0)
         return kiln_fail(err, "fork: %s", strerror(errno));
@@ -440,7 +447,7 @@ int kiln_run_confined(const char *dir, char *const argv[], int timeout_ms, char 
     w.started_ns = kiln_now_ns();
     w.pid = fork();
     if (w.pid == 0)
-        child_exec(path, full, none, log_fd, ce.env);
+        child_exec(path, full, none, log_fd, ce.env, -1);
     close(log_fd);
     if (w.pid < 0)
         return kiln_fail(err, "fork: %s", strerror(errno));

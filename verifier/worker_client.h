@@ -64,6 +64,7 @@ typedef struct kiln_worker_opts {
     const char *builtin;                      /* CUDA: "cublas", a library after libs */
     int scrub;                                /* CUDA: zero device buffers after each
                                                  call (the reference worker) */
+    int pin, cpu;                             /* pin: run only on core cpu */
     const char *ref;                          /* CUDA: the task's reference over doubles,
                                                  for device-resident calls, or NULL */
 } kiln_worker_opts;

@@ -22,6 +22,7 @@
 
 typedef struct expect {
     char task[64], status[16], stages[256], codes[256], dtype[16], group[64];
+    char max_speedup[32];   /* a pass must not claim more than this geomean speedup */
 } expect;
 
 static void header_value(const char *line, const char *key, char *out, size_t len)
@@ -49,6 +50,7 @@ static int read_expect(const char *path, expect *e)
         header_value(line, "kiln-codes:", e->codes, sizeof e->codes);
         header_value(line, "kiln-dtype:", e->dtype, sizeof e->dtype);
         header_value(line, "kiln-group:", e->group, sizeof e->group);
+        header_value(line, "kiln-max-speedup:", e->max_speedup, sizeof e->max_speedup);
     }
     fclose(f);
     return e->task[0] && e->status[0] ? 0 : -1;
@@ -145,6 +147,12 @@ int main(int argc, char **argv)
     int ok = status && strcmp(status, e.status) == 0;
     if (ok && strcmp(e.status, "pass") != 0) {
         ok = (!e.stages[0] || in_list(e.stages, stage)) && (!e.codes[0] || in_list(e.codes, vcode));
+    }
+    double geomean = cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(v, "summary"),
+                                                              "geomean_speedup"));
+    if (ok && e.max_speedup[0] && !(geomean <= atof(e.max_speedup))) {
+        printf("geomean speedup %.2fx is above the plant's ceiling %s\n", geomean, e.max_speedup);
+        ok = 0;
     }
     int want_exit = strcmp(e.status, "pass") == 0 ? 0 : 1;
     if (code != want_exit)
