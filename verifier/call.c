@@ -291,7 +291,9 @@ static double budget_for(const kiln_callset *cs)
     const kiln_task *t = cs->task;
     const kiln_tolerance_spec *ts = kiln_task_tolerance(t, cs->dt);
     int64_t len = t->reduction_dim >= 0 ? cs->shape.d[t->reduction_dim] : 1;
-    return kiln_reduction_budget(ts->ulps, ts->per_sqrt, len) + ts->per_n * (double)(len > 1 ? len : 1);
+    double n = (double)(len > 1 ? len : 1);
+    return kiln_reduction_budget(ts->ulps, ts->per_sqrt, len) + ts->per_n * n +
+           (cs->variant ? ts->per_n_variants * n : 0);
 }
 
 /* Fold one output's comparison into r: the first failing output decides. */

@@ -92,6 +92,9 @@ typedef struct kiln_tolerance_spec {
     double per_sqrt;              /* added per sqrt(reduction length) */
     double per_n;                 /* added per element of the reduction: the
                                      worst case of one float accumulator */
+    double per_n_variants;        /* added per element on stability variants only:
+                                     their terms can be (nearly) equal, and then a
+                                     float accumulator's roundings do not cancel */
 } kiln_tolerance_spec;
 
 typedef struct kiln_task {

@@ -658,7 +658,10 @@ static void test_tolerance(void **state)
     task_fails("\"ulps\": 4", "\"ulps\": 2e6", "tolerance.dtypes.f32", "ulps must be in [0.5, 1e6]");
     task_fails("\"ulps\": 4, ", "", "tolerance.dtypes.f32.ulps", "missing");
     task_fails("\"per_sqrt\": 1.5", "\"per_sqrt\": -1", "tolerance.dtypes.f32", "per_sqrt in [0, 1e4]");
-    task_fails("\"per_n\": 0.25", "\"per_n\": 17", "tolerance.dtypes.f32", "per_n in [0, 16]");
+    task_fails("\"per_n\": 0.25", "\"per_n\": 17", "tolerance.dtypes.f32",
+               "per_n and per_n_variants in [0, 16]");
+    task_fails("\"per_n\": 0.25", "\"per_n_variants\": -1", "tolerance.dtypes.f32",
+               "per_n and per_n_variants in [0, 16]");
     task_fails("\"reduction\": \"cols\"", "\"reduction\": \"colz\"", "tolerance.reduction",
                "unknown dim 'colz'");
     task_fails("\"floor_rel\": 0.0001", "\"floor_rel\": 1", "tolerance.floor_rel", "must be in [0, 1)");
