@@ -14,6 +14,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,6 +222,14 @@ static void handle_line(kilnd *d, kilnd_conn *c, const char *line, size_t len)
     /* One JSON value and nothing else: cJSON alone would stop at a NUL byte
      * (truncating a string) and ignore whatever follows the value. */
     const char *end = NULL;
+    size_t bad = kiln_utf8_invalid_at(line, len);
+    if (bad != SIZE_MAX) {   /* JSON is UTF-8; nothing else is echoed back in ids */
+        char why[96];
+        snprintf(why, sizeof why, "a request must be UTF-8 (byte %zu is not)", bad);
+        send_error(d, c, NULL, "malformed", why);
+        drop_unauthenticated(c);
+        return;
+    }
     cJSON *msg = memchr(line, '\0', len) ? NULL : cJSON_ParseWithLengthOpts(line, len, &end, 0);
     if (msg) {
         while (end < line + len && (*end == ' ' || *end == '\t' || *end == '\r'))

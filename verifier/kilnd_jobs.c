@@ -289,11 +289,29 @@ static void send_accepted(kilnd *d, kilnd_conn *c, const char *id, const char *j
     free(s);
 }
 
+/* A task is a name in the daemon's task roots; a local client (Unix
+ * socket, the daemon's own user) may also give an absolute directory, but
+ * never one with a ".." in it, and a TCP client names tasks only: a remote
+ * peer must not make the daemon load a directory of its choosing. */
+static int task_allowed(const kilnd_conn *c, const char *task, kiln_error *err)
+{
+    if (!strchr(task, '/') && strcmp(task, "..") != 0 && strcmp(task, ".") != 0)
+        return 0;
+    if (c->tcp)
+        return kiln_fail(err, "field 'task' must name a task in the daemon's task roots "
+                         "(a TCP client cannot give a directory)");
+    if (task[0] != '/' || strstr(task, "/../") || strstr(task, "/./") ||
+        (strlen(task) >= 3 && strcmp(task + strlen(task) - 3, "/..") == 0))
+        return kiln_fail(err, "field 'task' must be a task name or an absolute directory "
+                         "without '..' or '.' (got '%.200s')", task);
+    return 0;
+}
+
 void kilnd_submit(kilnd *d, kilnd_conn *c, const cJSON *msg, const char *client_id)
 {
     kiln_error err = {{0}};
     kilnd_job *job = calloc(1, sizeof *job);
-    if (!job || kiln_parse_verify(msg, &job->rq, &err) < 0) {
+    if (!job || kiln_parse_verify(msg, &job->rq, &err) < 0 || task_allowed(c, job->rq.task, &err) < 0) {
         char *e = kiln_event_error(client_id, NULL, "bad-request", job ? err.msg : "out of memory");
         kilnd_send(d, c, e);
         free(e);

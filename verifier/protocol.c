@@ -2,6 +2,7 @@
 #include "protocol.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,31 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
+
+size_t kiln_utf8_invalid_at(const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0;
+    while (i < n) {
+        unsigned c = p[i];
+        size_t len = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3
+                   : (c & 0xF8) == 0xF0 ? 4 : 0;
+        if (!len || i + len > n)
+            return i;
+        unsigned cp = len == 1 ? c : c & (0x7F >> len);
+        for (size_t k = 1; k < len; k++) {
+            if ((p[i + k] & 0xC0) != 0x80)
+                return i;
+            cp = cp << 6 | (p[i + k] & 0x3F);
+        }
+        /* overlong forms, surrogates and code points past U+10FFFF */
+        if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+            (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
+            return i;
+        i += len;
+    }
+    return SIZE_MAX;
+}
 
 static int get_str(const cJSON *msg, const char *key, int required, char *buf, size_t len,
                    kiln_error *err)

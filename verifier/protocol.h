@@ -26,6 +26,10 @@ typedef struct kiln_verify_request {
 } kiln_verify_request;
 
 /* Parse the fields of a verify request; -1 with err naming the field. */
+/* The offset of the first byte of s[0..n) that is not valid UTF-8 (RFC 3629:
+ * no overlong forms, surrogates or code points past U+10FFFF), or SIZE_MAX. */
+size_t kiln_utf8_invalid_at(const char *s, size_t n);
+
 int kiln_parse_verify(const cJSON *msg, kiln_verify_request *rq, kiln_error *err);
 void kiln_verify_request_free(kiln_verify_request *rq);
 /* The request as JSON (for the spool), source included. */

@@ -942,6 +942,58 @@ static int load_hidden_json(ctx *c, const cJSON *root, kiln_task *t)
     return load_hidden_section(c, root, 0, t) < 0 || load_hidden_section(c, root, 1, t) < 0 ? -1 : 0;
 }
 
+/* Bytes of every buffer of a shape, as doubles (the reference's width),
+ * without overflow; 0 ok, else -1 with *what naming the buffer. */
+static int shape_bytes(const kiln_task *t, const kiln_shape *s, uint64_t *total, const char **what)
+{
+    *total = 0;
+    for (int a = 0; a < t->nargs; a++) {
+        const kiln_arg *arg = &t->args[a];
+        if (arg->kind != KILN_ARG_INPUT && arg->kind != KILN_ARG_OUTPUT)
+            continue;
+        uint64_t n = sizeof(double);
+        for (int i = 0; i < arg->rank; i++) {
+            uint64_t d = (uint64_t)s->d[arg->shape[i]] *
+                         (uint64_t)(arg->shape_mul[i] > 1 ? arg->shape_mul[i] : 1);
+            if (__builtin_mul_overflow(n, d, &n) || n > KILN_MAX_BUFFER_BYTES) {
+                *what = arg->name;
+                return -1;
+            }
+        }
+        *total += n;
+    }
+    return 0;
+}
+
+/* Every shape kiln may call (visible, hidden, and the random ranges' upper
+ * corner) must fit: a product that wraps around would size a buffer wrong
+ * without a word. */
+static int check_sizes(ctx *c, const kiln_task *t)
+{
+    for (int g = 0; g < t->ngroups; g++) {
+        const kiln_group *gr = &t->groups[g];
+        kiln_shape corner = {{0}};
+        for (int d = 0; d < t->ndims; d++)
+            corner.d[d] = gr->range_hi[d];
+        for (int k = 0; k < gr->nvisible + gr->nhidden + (gr->nrandom > 0); k++) {
+            const kiln_shape *s = k < gr->nvisible ? &gr->visible[k]
+                                : k < gr->nvisible + gr->nhidden ? &gr->hidden[k - gr->nvisible]
+                                                                 : &corner;
+            const char *what = "";
+            uint64_t total;
+            if (shape_bytes(t, s, &total, &what) < 0) {
+                char dims[160];
+                kiln_shape_format(t, s, dims, sizeof dims);
+                return kiln_fail(c->err, "%s/%s: group '%s': at %s, buffer '%s' would take more "
+                                 "than %llu bytes", t->dir, k < gr->nvisible ? "task.json"
+                                 : "hidden.json", gr->name, dims, what,
+                                 (unsigned long long)KILN_MAX_BUFFER_BYTES);
+            }
+        }
+    }
+    return 0;
+}
+
 int kiln_task_load(const char *dir, kiln_task *t, kiln_error *err)
 {
     memset(t, 0, sizeof *t);
@@ -963,7 +1015,7 @@ int kiln_task_load(const char *dir, kiln_task *t, kiln_error *err)
         return -1;
     rc = load_hidden_json(&c, root, t);
     cJSON_Delete(root);
-    return rc;
+    return rc < 0 ? -1 : check_sizes(&c, t);
 }
 
 int kiln_task_find(const char *name, kiln_task *t, kiln_error *err)

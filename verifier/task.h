@@ -22,6 +22,7 @@
 #define KILN_MAX_DTYPES 4
 #define KILN_NAME_MAX 32
 #define KILN_EXPR_MAX 256
+#define KILN_MAX_BUFFER_BYTES (1ull << 40)   /* one buffer at most, as doubles */
 
 typedef enum kiln_arg_kind {
     KILN_ARG_INPUT,

@@ -314,6 +314,12 @@ printf '{"op":"result","id":"b10","job":"../../etc/passwd"}\n' >"$B"; bad "resul
 printf '{"op":"result","id":"b11","job":"j99999999"}\n' >"$B"; bad "result of an unknown job" unknown-job "$B"
 printf '{"op":"ping","id":"n\0ul"}\n' >"$B"; bad "NUL byte inside a string" malformed "$B"
 printf '{"op":"ping"}\0\n' >"$B"; bad "NUL byte after the object" malformed "$B"
+printf '{"op":"ping","id":"bad\xff\xfeid"}\n' >"$B"; bad "invalid UTF-8 in the id" malformed "$B"
+printf '{"op":"ping","id":"\xc0\xaf"}\n' >"$B"; bad "an overlong UTF-8 form" malformed "$B"
+printf '{"op":"verify","id":"b12","task":"../../etc","source":"x"}\n' >"$B"
+bad "a relative task path that climbs out" bad-request "$B"
+printf '{"op":"verify","id":"b13","task":"/tmp/../etc","source":"x"}\n' >"$B"
+bad "an absolute task path with '..'" bad-request "$B"
 printf '{"op":"ping","id":"t"} trailing\n' >"$B"; bad "trailing garbage after the object" malformed "$B"
 # A line just over the limit can arrive whole in one read; one far over it
 # arrives in pieces. Both must be too-large (and not parsed).

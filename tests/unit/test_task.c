@@ -726,6 +726,12 @@ static void test_hidden_groups(void **state)
                  "groups.large.shapes[0]", "unknown dim 'depth'");
     hidden_fails("{\"rows\": 1, \"cols\": 3}", "{\"rows\": 1}", "groups.small.shapes[1]",
                  "missing or non-numeric size of dim 'cols'");
+    /* each dim fits, the product does not: an error, not a wrapped size */
+    hidden_fails("{\"rows\": 17, \"cols\": 65}", "{\"rows\": 1073741823, \"cols\": 1073741823}",
+                 NULL, "group 'large': at rows=1073741823 cols=1073741823, buffer 'x' would take "
+                 "more than 1099511627776 bytes");
+    hidden_fails("\"rows\": [1, 8], \"cols\": [1, 20]", "\"rows\": [1, 1073741823], \"cols\": [1, 1073741823]", NULL,
+                 "buffer 'x' would take more than");
 }
 
 static void test_hidden_cover(void **state)
