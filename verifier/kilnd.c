@@ -27,16 +27,21 @@
 #include "kilnd.h"
 #include "paths.h"
 
-#define MAX_CONNS 256
+#define MAX_CONNS 256       /* local (Unix socket) connections */
+#define MAX_TCP_CONNS 64    /* TCP connections, counted apart: strangers cannot crowd out locals */
+#define AUTH_TIMEOUT_S 5    /* a TCP connection that has not authenticated by then is closed */
 
 static const char usage[] =
     "usage: kilnd [--socket PATH] [--state DIR] [--devices LIST] [--compile-jobs N]\n"
     "             [--foreground] [--idle-exit SECONDS] [--listen HOST:PORT --token-file F]\n"
+    "             [--max-tcp N]\n"
     "\n"
     "The kiln verifier daemon. Default socket: $KILN_SOCKET, else\n"
     "$XDG_RUNTIME_DIR/kiln/kilnd.sock, else STATE/kilnd.sock. Default state directory:\n"
     "$KILN_STATE, else ~/.local/state/kiln. Devices (default cpu,cuda:0): 'cpu', the CPU\n"
-    "backend's lane, and 'cuda:N', GPU N's lane; timed runs on one lane never overlap.\n";
+    "backend's lane, and 'cuda:N', GPU N's lane; timed runs on one lane never overlap.\n"
+    "TCP clients (--listen) must authenticate within 5 s; at most --max-tcp (default 64)\n"
+    "TCP connections are open at once, apart from up to 256 local ones.\n";
 
 static volatile sig_atomic_t got_signal;
 static int signal_pipe = -1;
@@ -140,6 +145,7 @@ static void add_conn(kilnd *d, int fd, int tcp)
     c->fd = fd;
     c->refs = 1;
     c->tcp = tcp;
+    c->opened = time(NULL);
     pthread_mutex_init(&c->mu, NULL);
     c->next = d->conns;
     d->conns = c;
@@ -403,11 +409,12 @@ static int listen_tcp(const char *hostport, kiln_error *err)
 
 static void accept_all(kilnd *d, int lfd, int tcp, int *nconns)
 {
+    int limit = tcp ? d->max_tcp : MAX_CONNS;
     for (;;) {
         int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (fd < 0)
             return;
-        if (*nconns >= MAX_CONNS) {
+        if (*nconns >= limit) {
             const char *msg = "{\"id\":null,\"event\":\"error\",\"error\":{\"code\":\"busy\","
                               "\"message\":\"too many connections\"}}\n";
             (void)!send(fd, msg, strlen(msg), MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -432,16 +439,35 @@ static int idle_expired(kilnd *d)
     return time(NULL) - d->idle_since >= d->idle_exit_s;
 }
 
+/* TCP connections that have not authenticated in time: told, then closed. */
+static void expire_unauthenticated(kilnd *d)
+{
+    time_t now = time(NULL);
+    for (kilnd_conn *c = d->conns, *next; c; c = next) {
+        next = c->next;
+        if (!c->tcp || c->authed || now - c->opened < AUTH_TIMEOUT_S)
+            continue;
+        send_error(d, c, NULL, "auth-timeout", "no auth within 5 s: closing the connection");
+        flush_conn(c);
+        close_conn(d, c);
+    }
+}
+
 static void serve(kilnd *d, int ufd, int tfd)
 {
-    struct pollfd pfd[MAX_CONNS + 3];
-    kilnd_conn *who[MAX_CONNS + 3];
+    struct pollfd pfd[MAX_CONNS + MAX_TCP_CONNS + 3];
+    kilnd_conn *who[MAX_CONNS + MAX_TCP_CONNS + 3];
     while (!got_signal && !idle_expired(d)) {
-        int n = 0, nconns = 0;
+        int n = 0, nconns = 0, ntcp = 0;
+        expire_unauthenticated(d);
         pfd[n++] = (struct pollfd){.fd = d->wake[0], .events = POLLIN};
         pfd[n++] = (struct pollfd){.fd = ufd, .events = POLLIN};
         pfd[n++] = (struct pollfd){.fd = tfd, .events = POLLIN};
-        for (kilnd_conn *c = d->conns; c && n < MAX_CONNS + 3; c = c->next, nconns++) {
+        for (kilnd_conn *c = d->conns; c && n < MAX_CONNS + MAX_TCP_CONNS + 3; c = c->next) {
+            if (c->tcp)
+                ntcp++;
+            else
+                nconns++;
             pthread_mutex_lock(&c->mu);
             short ev = POLLIN | (c->out_len ? POLLOUT : 0);
             pthread_mutex_unlock(&c->mu);
@@ -467,7 +493,7 @@ static void serve(kilnd *d, int ufd, int tfd)
         if (pfd[1].revents & POLLIN)
             accept_all(d, ufd, 0, &nconns);
         if (tfd >= 0 && (pfd[2].revents & POLLIN))
-            accept_all(d, tfd, 1, &nconns);
+            accept_all(d, tfd, 1, &ntcp);
     }
 }
 
@@ -521,6 +547,8 @@ static int parse_args(int argc, char **argv, kilnd *d, char *token_file, size_t 
             snprintf(d->listen_addr, sizeof d->listen_addr, "%s", v);
         else if (strcmp(a, "--token-file") == 0)
             snprintf(token_file, tlen, "%s", v);
+        else if (strcmp(a, "--max-tcp") == 0)
+            d->max_tcp = atoi(v);
         else {
             fprintf(stderr, "kilnd: unknown argument '%s'\n%s", a, usage);
             return -1;
@@ -529,6 +557,10 @@ static int parse_args(int argc, char **argv, kilnd *d, char *token_file, size_t 
     }
     if (d->compile_jobs <= 0 || d->compile_jobs > 64) {
         fprintf(stderr, "kilnd: --compile-jobs must be from 1 to 64\n");
+        return -1;
+    }
+    if (d->max_tcp <= 0 || d->max_tcp > MAX_TCP_CONNS) {
+        fprintf(stderr, "kilnd: --max-tcp must be from 1 to %d\n", MAX_TCP_CONNS);
         return -1;
     }
     return 0;
@@ -650,6 +682,7 @@ int main(int argc, char **argv)
     static kilnd d;
     char token_file[4096] = "", devices[256] = "cpu,cuda:0";
     d.compile_jobs = 2;
+    d.max_tcp = MAX_TCP_CONNS;
     d.log_fd = -1;
     d.wake[0] = d.wake[1] = -1;
     pthread_mutex_init(&d.mu, NULL);

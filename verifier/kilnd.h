@@ -18,6 +18,7 @@ typedef struct kilnd_conn {
     int refs;                   /* the event loop's one, plus one per job */
     int closed;
     int tcp, authed;
+    time_t opened;              /* TCP: it must authenticate soon after */
     char *in;
     size_t in_len, in_cap;
     int discarding;             /* skipping the rest of an oversized line */
@@ -51,6 +52,7 @@ typedef struct kilnd_lane {
 typedef struct kilnd {
     char socket_path[4096], state_dir[4096], listen_addr[256], token[128];
     int compile_jobs, foreground, idle_exit_s;
+    int max_tcp;                /* TCP connections open at once */
     kiln_spool spool;
     int log_fd;
     pthread_mutex_t log_mu;

@@ -561,7 +561,7 @@ chmod 600 "$tmp/token" "$tmp/badtoken"
 port=
 for ((try = 0; try < 8; try++)); do
     p=$((20000 + ($$ + try * 997) % 20000))
-    if start_kilnd "$TS" "$TST" "$TLOG" --listen "127.0.0.1:$p" --token-file "$tmp/token"; then
+    if start_kilnd "$TS" "$TST" "$TLOG" --listen "127.0.0.1:$p" --token-file "$tmp/token" --max-tcp 4; then
         port=$p
         TCPPID=$KPID
         break
@@ -605,6 +605,23 @@ if [ -n "$port" ]; then
         problem "cannot connect with /dev/tcp"
     fi
     end "i. an unauthenticated TCP request gets unauthorized and the connection closes"
+
+    begin   # idle strangers: a limit apart from local clients, and closed after 5 s
+    for fd in 20 21 22 23; do eval "exec $fd<>/dev/tcp/127.0.0.1/$port"; done
+    sleep 0.5
+    if exec 24<>"/dev/tcp/127.0.0.1/$port"; then
+        busy=$(timeout 5 cat <&24)
+        exec 24<&-
+        grep -q '"busy"' <<<"$busy" || problem "a fifth idle TCP connection was not told busy: ${busy:0:200}"
+    fi
+    timeout 10 "$KILN" daemon status --socket "$TS" >/dev/null 2>&1 ||
+        problem "a local client was locked out by idle TCP connections"
+    t0=$SECONDS
+    expired=$(timeout 15 cat <&20)
+    ((SECONDS - t0 <= 10)) || problem "an idle connection stayed open $((SECONDS - t0)) s"
+    grep -q auth-timeout <<<"$expired" || problem "no auth-timeout before the close: ${expired:0:200}"
+    for fd in 20 21 22 23; do eval "exec $fd<&-"; done
+    end "i. idle unauthenticated TCP connections: limited apart from local ones, closed after 5 s"
 
     begin
     timeout -k 5 60 "$KILN" daemon stop --socket "$TS" >/dev/null 2>&1
