@@ -80,8 +80,9 @@ static int status(const char *addr, int json)
         puts(s ? s : "{}");
         free(s);
     } else {
-        printf("kilnd %s at %s: pid %.0f, up %.0f s\n",
-               cJSON_GetStringValue(cJSON_GetObjectItem(r, "version")), addr,
+        const char *build = cJSON_GetStringValue(cJSON_GetObjectItem(r, "build"));
+        printf("kilnd %s (build %s) at %s: pid %.0f, up %.0f s\n",
+               cJSON_GetStringValue(cJSON_GetObjectItem(r, "version")), build ? build : "?", addr,
                cJSON_GetNumberValue(cJSON_GetObjectItem(r, "pid")),
                cJSON_GetNumberValue(cJSON_GetObjectItem(r, "uptime_s")));
         printf("jobs: %.0f queued, %.0f active, %.0f done (%.0f did not pass)\n",

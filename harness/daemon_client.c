@@ -32,18 +32,9 @@ static void sleep_ms(int ms)
 
 int kiln_start_daemon(const char *socket_path, int idle_s, kiln_error *err)
 {
-    char self[PATH_MAX], kilnd[PATH_MAX + 16], idle[16];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0)
-        return kiln_fail(err, "cannot find the kiln executable");
-    self[n] = '\0';
-    char *slash = strrchr(self, '/');
-    if (slash)
-        *slash = '\0';
-    const char *env = getenv("KILND");
-    snprintf(kilnd, sizeof kilnd, "%s", env && *env ? env : self);
-    if (!(env && *env))
-        strcat(kilnd, "/kilnd");
+    char kilnd[PATH_MAX + 16], idle[16];
+    if (kiln_kilnd_path(kilnd, sizeof kilnd, err) < 0)
+        return -1;
     snprintf(idle, sizeof idle, "%d", idle_s);
     pid_t pid = fork();
     if (pid == 0) {
@@ -81,20 +72,89 @@ static int authenticate(kiln_client *c, kiln_error *err)
     return rc;
 }
 
+/* Connect to a Unix socket, starting kilnd there when nothing listens. */
+static int connect_local(kiln_client *c, const char *address, kiln_error *err)
+{
+    c->fd = kiln_connect(address, err);
+    if (c->fd >= 0)
+        return 0;
+    if (kiln_start_daemon(address, 600, err) < 0)
+        return -1;
+    for (int i = 0; i < 200 && c->fd < 0; i++) {   /* up to 10 s */
+        sleep_ms(50);
+        c->fd = kiln_connect(address, err);
+    }
+    return c->fd < 0 ? -1 : 0;
+}
+
+/* Ask a daemon to stop and wait until it has closed the connection (its
+ * running jobs finish first; queued ones stay spooled for the next one). */
+static void stop_daemon(kiln_client *c)
+{
+    kiln_error err;
+    cJSON *r = kiln_client_request(c, "shutdown", 10000, &err);
+    while (r) {
+        cJSON_Delete(r);
+        r = kiln_client_next(c, 600000, &err);
+    }
+    kiln_client_close(c);
+}
+
+/* Is the daemon on c the kilnd this kiln would start? 1 yes, 0 no (with
+ * *on_demand and why set), -1 no answer. */
+static int same_build(kiln_client *c, int *on_demand, char *why, size_t len, kiln_error *err)
+{
+    char path[PATH_MAX + 16], mine[17];
+    if (kiln_kilnd_path(path, sizeof path, err) < 0)
+        return -1;
+    kiln_build_id(path, mine);
+    cJSON *r = kiln_client_request(c, "ping", 10000, err);
+    if (!r)
+        return -1;
+    const char *build = cJSON_GetStringValue(cJSON_GetObjectItem(r, "build"));
+    const char *version = cJSON_GetStringValue(cJSON_GetObjectItem(r, "version"));
+    *on_demand = cJSON_IsTrue(cJSON_GetObjectItem(r, "on_demand"));
+    int same = build && strcmp(build, mine) == 0;
+    snprintf(why, len, "kilnd at %.1000s (pid %.0f, version %.20s) is build %.40s, but this kiln's "
+             "kilnd (%.1000s) is build %s", c->address, cJSON_GetNumberValue(cJSON_GetObjectItem(r, "pid")),
+             version ? version : "?", build ? build : "(none: an older kilnd)", path, mine);
+    cJSON_Delete(r);
+    return same;
+}
+
+/* A local daemon must be the kilnd this kiln would start (after a rebuild
+ * an old one would go on judging with old code): one kiln started on demand
+ * is stopped and started again; any other is refused, naming both. */
+static int check_identity(kiln_client *c, const char *address, kiln_error *err)
+{
+    char why[2400];
+    int on_demand = 0;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        int same = same_build(c, &on_demand, why, sizeof why, err);
+        if (same != 0)
+            return same < 0 ? -1 : 0;
+        if (!on_demand || attempt)
+            break;
+        stop_daemon(c);
+        if (connect_local(c, address, err) < 0)
+            return -1;
+    }
+    kiln_client_close(c);
+    return kiln_fail(err, "%s; stop it (kiln daemon stop --socket %.1000s) or use another --socket",
+                     why, address);
+}
+
 int kiln_client_open(kiln_client *c, const char *address, int autostart, kiln_error *err)
 {
     memset(c, 0, sizeof *c);
     snprintf(c->address, sizeof c->address, "%s", address);
     int tcp = strncmp(address, "tcp://", 6) == 0;
-    c->fd = kiln_connect(address, err);
-    if (c->fd < 0 && autostart && !tcp) {
-        if (kiln_start_daemon(address, 600, err) < 0)
+    if (autostart && !tcp) {
+        if (connect_local(c, address, err) < 0 || check_identity(c, address, err) < 0)
             return -1;
-        for (int i = 0; i < 200 && c->fd < 0; i++) {   /* up to 10 s */
-            sleep_ms(50);
-            c->fd = kiln_connect(address, err);
-        }
+        return 0;
     }
+    c->fd = kiln_connect(address, err);
     if (c->fd < 0)
         return -1;
     if (tcp && authenticate(c, err) < 0) {

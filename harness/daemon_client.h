@@ -17,8 +17,10 @@ typedef struct kiln_client {
 
 /* --socket value, else $KILN_SOCKET, else the default path. */
 int kiln_client_address(const char *flag, char *buf, size_t len, kiln_error *err);
-/* Connect (authenticating for tcp:// with $KILN_TOKEN_FILE); when nothing
- * listens on a Unix path and autostart is set, start kilnd there first. */
+/* Connect (authenticating for tcp:// with $KILN_TOKEN_FILE). With autostart
+ * on a Unix path: start kilnd there when nothing listens, and make sure the
+ * daemon is the kilnd this kiln would start (same SHA-256): one started on
+ * demand is restarted, any other refused with a message naming both. */
 int kiln_client_open(kiln_client *c, const char *address, int autostart, kiln_error *err);
 void kiln_client_close(kiln_client *c);
 int kiln_client_send(kiln_client *c, const cJSON *msg, kiln_error *err);

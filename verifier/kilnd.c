@@ -182,6 +182,10 @@ static void handle_op(kilnd *d, kilnd_conn *c, const cJSON *msg, const char *id,
         cJSON_AddStringToObject(o, "id", id);
         cJSON_AddStringToObject(o, "event", "pong");
         cJSON_AddStringToObject(o, "version", KILN_PROTO_VERSION);
+        /* who answers: kiln compares the build with the kilnd it would start */
+        cJSON_AddStringToObject(o, "build", d->build);
+        cJSON_AddNumberToObject(o, "pid", (double)getpid());
+        cJSON_AddBoolToObject(o, "on_demand", d->idle_exit_s > 0);
         char *s = cJSON_PrintUnformatted(o);
         cJSON_Delete(o);
         kilnd_send(d, c, s);
@@ -682,6 +686,7 @@ int main(int argc, char **argv)
     static kilnd d;
     char token_file[4096] = "", devices[256] = "cpu,cuda:0";
     d.compile_jobs = 2;
+    kiln_build_id("/proc/self/exe", d.build);
     d.max_tcp = MAX_TCP_CONNS;
     d.log_fd = -1;
     d.wake[0] = d.wake[1] = -1;

@@ -53,6 +53,7 @@ typedef struct kilnd {
     char socket_path[4096], state_dir[4096], listen_addr[256], token[128];
     int compile_jobs, foreground, idle_exit_s;
     int max_tcp;                /* TCP connections open at once */
+    char build[17];             /* the first 16 hex digits of this binary's SHA-256 */
     kiln_spool spool;
     int log_fd;
     pthread_mutex_t log_mu;

@@ -498,6 +498,7 @@ char *kilnd_status_json(kilnd *d, const char *client_id)
     cJSON_AddStringToObject(o, "id", client_id);
     cJSON_AddStringToObject(o, "event", "status");
     cJSON_AddStringToObject(o, "version", KILN_PROTO_VERSION);
+    cJSON_AddStringToObject(o, "build", d->build);
     cJSON_AddNumberToObject(o, "pid", getpid());
     cJSON_AddNumberToObject(o, "uptime_s", (double)(time(NULL) - d->started));
     pthread_mutex_lock(&d->mu);

@@ -1,6 +1,8 @@
 /* paths.c - locating kiln's files and managing temporary directories. */
 #include "paths.h"
 
+#include "fileutil.h"
+
 #include <errno.h>
 #include <ftw.h>
 #include <limits.h>
@@ -134,4 +136,32 @@ int kiln_default_socket(char *buf, size_t len, kiln_error *err)
         return -1;
     snprintf(buf, len, "%.4000s/kilnd.sock", dir);
     return 0;
+}
+
+int kiln_kilnd_path(char *buf, size_t len, kiln_error *err)
+{
+    const char *env = getenv("KILND");
+    if (env && *env) {
+        snprintf(buf, len, "%s", env);
+        return 0;
+    }
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        return kiln_fail(err, "cannot find the kiln executable");
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    if (slash)
+        *slash = '\0';
+    snprintf(buf, len, "%s/kilnd", self);
+    return 0;
+}
+
+void kiln_build_id(const char *path, char out[17])
+{
+    char hex[65];
+    kiln_error err;
+    if (kiln_sha256_file(path, hex, &err) < 0)
+        snprintf(hex, sizeof hex, "unknown");
+    snprintf(out, 17, "%.16s", hex);
 }

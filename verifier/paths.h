@@ -25,6 +25,11 @@ int kiln_mkdirs(const char *path, kiln_error *err);
 /* A fresh private directory under root (NULL: $TMPDIR or /tmp): prefix-XXXXXX. */
 int kiln_make_tempdir(const char *root, const char *prefix, char *buf, size_t len,
                       kiln_error *err);
+/* The kilnd that kiln starts: $KILND, else kilnd next to the running kiln. */
+int kiln_kilnd_path(char *buf, size_t len, kiln_error *err);
+/* A binary's build identity: the first 16 hex digits of its SHA-256
+ * ("unknown" if it cannot be read). */
+void kiln_build_id(const char *path, char out[17]);
 /* rm -rf, without following symlinks; returns -1 if something stayed. */
 int kiln_remove_tree(const char *path);
 

@@ -630,6 +630,44 @@ if [ -n "$port" ]; then
     end "i. TCP kilnd stops cleanly"
 fi
 
+# ---- j. which daemon -----------------------------------------------------------
+# kiln talks only to the kilnd it would start itself (same SHA-256). A copy
+# of kilnd with one byte more is another build: started by hand it is
+# refused, naming both; started on demand it is replaced.
+
+OLD=$tmp/kilnd-other
+cp "$KILND" "$OLD" && printf 'x' >>"$OLD" && chmod +x "$OLD"
+for mode in by-hand on-demand; do
+    begin
+    JS=$tmp/j-$mode.sock JST=$tmp/j-$mode-state JLOG=$tmp/kilnd-j-$mode.stderr
+    extra=()
+    [ $mode = on-demand ] && extra=(--idle-exit 600)
+    KILND_SAVED=$KILND
+    KILND=$OLD
+    start_kilnd "$JS" "$JST" "$JLOG" "${extra[@]}" || problem "the other kilnd did not start"
+    KILND=$KILND_SAVED
+    OLDPID=$KPID
+    KILN_STATE=$JST timeout -k 5 120 "$KILN" verify "$HONEST" --task rmsnorm --socket "$JS" --json \
+        "${FAST[@]}" >"$tmp/io/j.out" 2>"$tmp/io/j.err" </dev/null
+    rc=$?
+    if [ $mode = by-hand ]; then
+        [ $rc -eq 3 ] || problem "exit $rc, expected 3: $(head -c 300 "$tmp/io/j.err")"
+        grep -q "is build" "$tmp/io/j.err" && grep -q "this kiln's kilnd" "$tmp/io/j.err" ||
+            problem "the refusal does not name both builds: $(head -c 400 "$tmp/io/j.err")"
+        kill -0 "$OLDPID" 2>/dev/null || problem "a daemon kiln did not start was stopped"
+        timeout -k 5 60 "$KILN" daemon stop --socket "$JS" >/dev/null 2>&1
+        end "j. a kilnd of another build, started by hand: refused, naming both builds"
+    else
+        honest_out "$rc" "$tmp/io/j.out" || problem "exit $rc: $(head -c 300 "$tmp/io/j.err")"
+        wait_gone "$OLDPID" 30 || problem "the old on-demand kilnd is still running"
+        newpid=$(KILN_STATE=$JST "$KILN" daemon status --socket "$JS" --json 2>/dev/null |
+            sed -n 's/.*"pid":[[:space:]]*\([0-9]*\).*/\1/p' | head -1)
+        [ -n "$newpid" ] && [ "$newpid" != "$OLDPID" ] || problem "no new kilnd answers (pid '$newpid')"
+        KILN_STATE=$JST timeout -k 5 60 "$KILN" daemon stop --socket "$JS" >/dev/null 2>&1
+        end "j. a kilnd of another build, started on demand: replaced by this kiln's"
+    fi
+done
+
 # ---- h. after all -------------------------------------------------------------
 
 begin
