@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +122,23 @@ static void trim_log(char *log, size_t len, const char *dir)
         strcpy(log + len - 32, "\n[log truncated]\n");
 }
 
+/* A failed compile that ran into a limit rather than into the source's
+ * errors: the wall clock, CPU time (SIGXCPU) or address space (the
+ * compiler's own words for a failed allocation). */
+static void which_limit(kiln_build_result *res, int code)
+{
+    if (res->timed_out)
+        snprintf(res->resource, sizeof res->resource, "ran past its time limit of %d s",
+                 KILN_CC_SECONDS);
+    else if (code == 128 + SIGXCPU || code == 128 + SIGKILL)
+        snprintf(res->resource, sizeof res->resource, "ran past its CPU limit of %d s",
+                 KILN_CC_SECONDS);
+    else if (strstr(res->log, "out of memory") || strstr(res->log, "memory exhausted") ||
+             strstr(res->log, "Cannot allocate memory") || strstr(res->log, "cannot allocate"))
+        snprintf(res->resource, sizeof res->resource, "ran past its memory limit of %llu MiB",
+                 (unsigned long long)(KILN_CC_ADDRESS_BYTES >> 20));
+}
+
 int kiln_cpu_build(const kiln_task *t, kiln_dtype dt, kiln_build_role role, const char *src,
                    const char *dir, const char *out_name, kiln_build_result *res, kiln_error *err)
 {
@@ -150,10 +168,15 @@ int kiln_cpu_build(const kiln_task *t, kiln_dtype dt, kiln_build_role role, cons
                     path, "-lm", NULL};
     int code = 0;
     uint64_t t0 = kiln_now_ns();
-    if (kiln_run_confined(dir, argv, 60000, res->log, sizeof res->log, &code, &res->timed_out, err) < 0)
+    kiln_confine_limits lim = {.cpu_seconds = KILN_CC_SECONDS, .address_bytes = KILN_CC_ADDRESS_BYTES};
+    if (kiln_run_confined(dir, argv, &lim, KILN_CC_SECONDS * 1000, res->log, sizeof res->log,
+                          &code, &res->timed_out, err) < 0)
         return -1;
     res->seconds = (double)(kiln_now_ns() - t0) / 1e9;
     trim_log(res->log, sizeof res->log, dir);
     res->ok = code == 0 && !res->timed_out && access(out, R_OK) == 0;
+    res->resource[0] = '\0';
+    if (!res->ok)
+        which_limit(res, code);
     return 0;
 }

@@ -17,9 +17,15 @@ typedef enum kiln_build_role {
 typedef struct kiln_build_result {
     int ok;                 /* 1 when the .so was produced */
     int timed_out;
+    char resource[96];      /* "" or the limit the compiler ran into, in words */
     char log[4096];         /* compiler output, trimmed */
     double seconds;
 } kiln_build_result;
+
+/* What a compile may take: a source that makes the compiler use more is
+ * `resource-limit`, not a compile error. */
+#define KILN_CC_SECONDS 30
+#define KILN_CC_ADDRESS_BYTES (2ull << 30)
 
 /* Compile source_path into dir/out_name. Returns -1 only when the build could
  * not be attempted (I/O, missing compiler); a compile error is res->ok == 0. */

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,6 +33,7 @@ typedef struct opts {
     uint64_t arena_bytes;
     kiln_limits lim;
     char **exec_argv;       /* --exec mode: the program to run */
+    uint64_t exec_address_bytes;   /* --exec mode: the program's address space, 0 none */
     double report_scale;    /* fault injection for tests: scale the candidate's times */
 } opts;
 
@@ -98,6 +100,8 @@ static void parse_args(int argc, char **argv, opts *o)
             o->lim.file_bytes = parse_u64(v, a);
         } else if (strcmp(a, "--address-bytes") == 0) {
             o->lim.address_bytes = parse_u64(v, a);
+        } else if (strcmp(a, "--exec-address-bytes") == 0) {
+            o->exec_address_bytes = parse_u64(v, a);
         } else if (strcmp(a, "--report-scale") == 0) {
             o->report_scale = strtod(v ? v : "1", NULL);
         } else {
@@ -119,6 +123,12 @@ static int run_exec_mode(opts *o)
         kiln_sandbox_landlock(exec_ro_paths, o->dir, &rep, &err) < 0 ||
         kiln_sandbox_seccomp_compile(&rep, &err) < 0)
         die("sandbox", err.msg);
+    /* The program's address space, set last: a sanitizer build of this
+     * process maps far more than the program may use, and nothing of it
+     * allocates after this. */
+    struct rlimit as = {o->exec_address_bytes, o->exec_address_bytes};
+    if (o->exec_address_bytes && setrlimit(RLIMIT_AS, &as) != 0)
+        die("setrlimit", strerror(errno));
     execv(o->exec_argv[0], o->exec_argv);
     die("exec failed", strerror(errno));
     return 1;

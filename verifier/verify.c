@@ -355,9 +355,10 @@ static int stage_compile(job *j, kiln_error *err)
     progress(j, "compile", "compiling the candidate");
     if (build_one(j, KILN_BUILD_CANDIDATE, j->o->candidate, "cand", "cand.so", &res, err) < 0)
         return -1;
+    if (!res.ok && res.resource[0])   /* the source made the compiler run into a limit */
+        return conclude(j, "fail", "compile", "resource-limit", "the compiler %s", res.resource);
     if (!res.ok) {
-        conclude(j, "fail", "compile", "compile-error", "%s",
-                 res.timed_out ? "the compiler timed out" : "the candidate does not compile");
+        conclude(j, "fail", "compile", "compile-error", "%s", "the candidate does not compile");
         snprintf(j->v->feedback, sizeof j->v->feedback, "fail at stage compile: %.900s", res.log);
         return 1;
     }

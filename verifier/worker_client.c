@@ -425,15 +425,19 @@ static void drain_into(int fd, char *out, size_t outlen, size_t *used)
     out[*used] = '\0';
 }
 
-int kiln_run_confined(const char *dir, char *const argv[], int timeout_ms, char *out,
-                      size_t outlen, int *exit_code, int *timed_out, kiln_error *err)
+int kiln_run_confined(const char *dir, char *const argv[], const kiln_confine_limits *lim,
+                      int timeout_ms, char *out, size_t outlen, int *exit_code, int *timed_out,
+                      kiln_error *err)
 {
-    char path[4096], log[4200];
+    char path[4096], log[4200], cpu[24], as[24];
     if (kiln_worker_path(path, sizeof path, err) < 0)
         return -1;
     snprintf(log, sizeof log, "%s/.exec.log", dir);
-    char *full[64] = {path, "--exec", (char *)dir, "--cpu-seconds", "60", "--file-bytes", "268435456", "--"};
-    int n = 8;
+    snprintf(cpu, sizeof cpu, "%u", lim && lim->cpu_seconds ? lim->cpu_seconds : 60);
+    snprintf(as, sizeof as, "%llu", lim ? lim->address_bytes : 0ull);
+    char *full[64] = {path, "--exec", (char *)dir, "--cpu-seconds", cpu, "--file-bytes", "268435456",
+                      "--exec-address-bytes", as, "--"};
+    int n = 10;
     for (int i = 0; argv[i] && n < 63; i++)
         full[n++] = argv[i];
     full[n] = NULL;

@@ -89,8 +89,16 @@ void kiln_worker_stop(kiln_worker *w);
  * and stderr captured into out (trimmed to outlen). *exit_code is the exit
  * status or 128+signal; -1 return only for failure to start; timeouts set
  * *timed_out. */
-int kiln_run_confined(const char *dir, char *const argv[], int timeout_ms, char *out,
-                      size_t outlen, int *exit_code, int *timed_out, kiln_error *err);
+/* What a confined program may use: CPU seconds (SIGXCPU past them) and
+ * address space (allocations fail past it); 0: the defaults (60 s, none). */
+typedef struct kiln_confine_limits {
+    unsigned cpu_seconds;
+    unsigned long long address_bytes;
+} kiln_confine_limits;
+
+int kiln_run_confined(const char *dir, char *const argv[], const kiln_confine_limits *lim,
+                      int timeout_ms, char *out, size_t outlen, int *exit_code, int *timed_out,
+                      kiln_error *err);
 
 uint64_t kiln_now_ns(void);
 
