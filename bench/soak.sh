@@ -2,25 +2,31 @@
 # soak.sh - throw many good and faulty candidates at one kilnd from several
 # concurrent clients and report what came back. Not a ctest: run by hand.
 #
-#   bench/soak.sh [JOBS] [CLIENTS]      (default 1000 jobs, 8 clients)
+#   bench/soak.sh [JOBS] [CLIENTS]      (default 1000 jobs, 8 clients;
+#                                        KILN_BUILD=DIR for another build than build/)
 #
 # Needs a built tree (scripts/setup.sh). Reports jobs answered, wrong
 # verdicts, daemon restarts needed, leaked processes and job directories,
-# peak daemon memory and throughput.
+# peak daemon memory, throughput and the worst latency of an honest job.
+# Meanwhile a stranger keeps 20 idle, unauthenticated TCP connections open
+# (each closed by kilnd after 5 s, then opened again).
 set -u
 cd "$(dirname "$0")/.."
 JOBS=${1:-1000}
 CLIENTS=${2:-8}
-KILN=$PWD/build/kiln
-KILND=$PWD/build/kilnd
+KILN=${KILN_BUILD:-$PWD/build}/kiln
+KILND=${KILN_BUILD:-$PWD/build}/kilnd
 tmp=$(mktemp -d)
 sock=$tmp/k.sock
 state=$tmp/state
 trap 'kill $dpid 2>/dev/null; wait $dpid 2>/dev/null; rm -rf "$tmp"' EXIT
 
-# Candidates and what each must get (status code). About 40% are faulty:
-# a crash, a hang, garbage output, NaNs, an out-of-bounds write and three
-# escape attempts (file, socket, fork).
+# Candidates and what each must get (status, then the codes allowed). Most
+# are faulty: a crash, a hang, garbage output, NaNs, an out-of-bounds write,
+# three escape attempts (file, socket, fork), a memory bomb, a compiler
+# bomb, a crash that prints its dims; and three that attack from inside but
+# must come out as the honest kernels they otherwise are (a disk fill and
+# two baseline tamperings).
 plants=(
   "kernels/rmsnorm/cpu/starter.c pass ok"
   "tests/redteam/cpu/rmsnorm_honest_unroll8.c pass ok"
@@ -36,9 +42,19 @@ plants=(
   "tests/redteam/cpu/rmsnorm_23_open_passwd.c fail sandbox-violation"
   "tests/redteam/cpu/rmsnorm_23_socket_connect.c fail sandbox-violation"
   "tests/redteam/cpu/rmsnorm_23_fork.c fail sandbox-violation"
+  "tests/redteam/cpu/rmsnorm_22_touch_until_fail.c fail crash|resource-limit|sandbox-violation|timeout"
+  "tests/redteam/cpu/rmsnorm_28_compiler_bomb.c fail resource-limit"
+  "tests/integration/hidden_leak/crash_loud.c fail crash"
+  "tests/redteam/cpu/rmsnorm_28_disk_fill.c pass ok"
+  "tests/redteam/cpu/rmsnorm_27_swap_baseline.c pass ok"
+  "tests/redteam/cpu/rmsnorm_27_overwrite_baseline.c pass ok"
 )
+port=$((20000 + $$ % 20000))
+head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$tmp/token"
+chmod 600 "$tmp/token"
 
-"$KILND" --foreground --socket "$sock" --state "$state" --compile-jobs 2 2>"$tmp/kilnd.err" &
+"$KILND" --foreground --socket "$sock" --state "$state" --compile-jobs 2 \
+    --listen "127.0.0.1:$port" --token-file "$tmp/token" 2>"$tmp/kilnd.err" &
 dpid=$!
 for _ in $(seq 100); do "$KILN" daemon status --socket "$sock" >/dev/null 2>&1 && break; sleep 0.1; done
 
@@ -46,22 +62,37 @@ client() {   # client INDEX: runs every CLIENTS-th job
   local i=$1 n=0
   for ((j = i; j < JOBS; j += CLIENTS)); do
     read -r file want code <<<"${plants[j % ${#plants[@]}]}"
+    t0=$(date +%s.%N)
     out=$("$KILN" verify "$file" --task rmsnorm --group decode --timing-ms 100 \
            --socket "$sock" --json 2>>"$tmp/client.err")
+    t1=$(date +%s.%N)
     got=$(grep -m1 '"status"' <<<"$out" | sed 's/.*"status":[[:space:]]*"\([a-z]*\)".*/\1/')
     gotcode=$(grep -m1 '"code"' <<<"$out" | sed 's/.*"code":[[:space:]]*"\([a-z-]*\)".*/\1/')
-    echo "$j $file $want $code ${got:-none} ${gotcode:-none}"
+    echo "$j $file $want $code ${got:-none} ${gotcode:-none} $(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')"
   done >"$tmp/client.$i"
 }
 
+stranger() {   # idle TCP connections that never authenticate, until told to stop
+  while [ ! -e "$tmp/stop" ]; do
+    for fd in $(seq 20 39); do eval "exec $fd<>/dev/tcp/127.0.0.1/$port" 2>/dev/null; done
+    sleep 6
+    for fd in $(seq 20 39); do eval "exec $fd<&-" 2>/dev/null; done
+  done
+}
+stranger &
+spid=$!
+
 start=$(date +%s.%N)
 for ((c = 0; c < CLIENTS; c++)); do client "$c" & done
-wait $(jobs -p | grep -v "^$dpid$")
+wait $(jobs -p | grep -v "^$dpid$" | grep -v "^$spid$")
 end=$(date +%s.%N)
+touch "$tmp/stop"
+wait "$spid" 2>/dev/null
 
 cat "$tmp"/client.* >"$tmp/all"
 answered=$(awk '$5 != "none"' "$tmp/all" | wc -l)
-wrong=$(awk '$5 != "none" && ($5 != $3 || $6 != $4)' "$tmp/all" | wc -l)
+wrong=$(awk '$5 != "none" && ($5 != $3 || $6 !~ ("^(" $4 ")$"))' "$tmp/all" | wc -l)
+worst=$(awk '$3 == "pass" && $7 > w {w = $7} END {printf "%.1f s", w}' "$tmp/all")
 alive=$(kill -0 $dpid 2>/dev/null && echo yes || echo no)
 peak=$(awk '/VmHWM/ {print $2, $3}' /proc/$dpid/status 2>/dev/null)
 "$KILN" daemon stop --socket "$sock" >/dev/null 2>&1
@@ -74,10 +105,14 @@ secs=$(awk -v a="$start" -v b="$end" 'BEGIN {print b - a}')
 echo "soak: $JOBS jobs from $CLIENTS clients, $(awk '$3 == "fail"' "$tmp/all" | wc -l) faulty"
 echo "jobs answered:          $answered / $JOBS"
 echo "wrong verdicts:         $wrong"
-awk '$5 != "none" && ($5 != $3 || $6 != $4) {print "  wrong: " $0}' "$tmp/all" | head -20
+awk '$5 != "none" && ($5 != $3 || $6 !~ ("^(" $4 ")$")) {print "  wrong: " $0}' "$tmp/all" | head -20
 echo "daemon alive at end:    $alive (restarts needed: $([ "$alive" = yes ] && echo 0 || echo 1))"
 echo "leaked worker procs:    $workers"
 echo "leaked job directories: $dirs"
 echo "peak daemon memory:     ${peak:-unknown}"
 awk -v j="$JOBS" -v s="$secs" 'BEGIN {printf "throughput:             %.2f jobs/s (%.0f s)\n", j / s, s}'
+echo "worst honest latency:   $worst"
+echo "hostile jobs:           $(awk '$3 == "fail" || $2 ~ /_2[78]_/' "$tmp/all" | wc -l) of $JOBS"
+leftover=$(find /tmp -maxdepth 1 -name 'kiln-fill-*' 2>/dev/null | wc -l)
+echo "files left by plants:   $leftover"
 grep -m3 -i "leak\|error" "$tmp/kilnd.err" | sed 's/^/kilnd stderr: /'
