@@ -33,8 +33,9 @@ int kiln_cpu_build(const kiln_task *task, kiln_dtype dt, kiln_build_role role,
                    const char *source_path, const char *dir, const char *out_name,
                    kiln_build_result *res, kiln_error *err);
 
-/* The generated wrapper, exposed for tests. */
-int kiln_cpu_shim(const kiln_task *task, kiln_dtype dt, kiln_build_role role, char *buf,
-                  size_t len);
+/* The generated wrapper, exposed for tests. ref_fn: the reference's
+ * function ("kiln_reference"), or NULL for TASK_reference. */
+int kiln_cpu_shim(const kiln_task *t, kiln_dtype dt, kiln_build_role role, const char *ref_fn,
+                  char *buf, size_t len);
 
 #endif

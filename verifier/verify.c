@@ -263,6 +263,19 @@ static int stage_static(job *j, kiln_error *err)
     return rc;
 }
 
+/* The task's C reference did not build: kiln's problem, unless it is a
+ * copied task whose reference still has the old task's name. */
+static int reference_failed(job *j, const kiln_build_result *res, kiln_error *err)
+{
+    if (strstr(res->log, "undefined reference to") && strstr(res->log, "_reference"))
+        return kiln_fail(err, "the task's reference %s defines neither %s_reference nor "
+                         "kiln_reference: rename its function to one of them (a copied task "
+                         "keeps the old task's name):\n%.600s", j->t->reference_cpu, j->t->name,
+                         res->log);
+    return kiln_fail(err, "the task's reference %s does not compile:\n%s", j->t->reference_cpu,
+                     res->log);
+}
+
 static int build_one(job *j, kiln_build_role role, const char *src, const char *sub,
                      const char *name, kiln_build_result *res, kiln_error *err)
 {
@@ -311,7 +324,7 @@ static int stage_compile_cuda(job *j, kiln_error *err)
     if (build_one(j, KILN_BUILD_REFERENCE, j->t->reference_cpu, "ref", "ref.so", &res, err) < 0)
         return -1;
     if (!res.ok)
-        return kiln_fail(err, "the task's reference %s does not compile:\n%s", j->t->reference_cpu, res.log);
+        return reference_failed(j, &res, err);
     return 0;
 }
 
@@ -357,6 +370,14 @@ static int stage_compile(job *j, kiln_error *err)
         return -1;
     if (!res.ok && res.resource[0])   /* the source made the compiler run into a limit */
         return conclude(j, "fail", "compile", "resource-limit", "the compiler %s", res.resource);
+    char missing[KILN_NAME_MAX + 32];
+    snprintf(missing, sizeof missing, "undefined reference to `%s'", j->t->name);
+    if (!res.ok && strstr(res.log, missing)) {
+        conclude(j, "fail", "compile", "compile-error", "the candidate does not define %s(), the "
+                 "task's function (kiln task show %s)", j->t->name, j->t->name);
+        snprintf(j->v->feedback, sizeof j->v->feedback, "fail at stage compile: %.900s", res.log);
+        return 1;
+    }
     if (!res.ok) {
         conclude(j, "fail", "compile", "compile-error", "%s", "the candidate does not compile");
         snprintf(j->v->feedback, sizeof j->v->feedback, "fail at stage compile: %.900s", res.log);
@@ -370,7 +391,7 @@ static int stage_compile(job *j, kiln_error *err)
     if (build_one(j, KILN_BUILD_REFERENCE, j->t->reference_cpu, "ref", "ref.so", &res, err) < 0)
         return -1;
     if (!res.ok)
-        return kiln_fail(err, "the task's reference %s does not compile:\n%s", j->t->reference_cpu, res.log);
+        return reference_failed(j, &res, err);
     return artefact_hashes(j, j->built, err);
 }
 
