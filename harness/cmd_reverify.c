@@ -2,7 +2,7 @@
  * compare with what their notes say. Useful after a driver or compiler
  * update, on another machine, or when a number is doubted.
  *
- * The old numbers come from the note on refs/notes/kiln (the "record"
+ * The old numbers come from the note on refs/notes/kiln-verdict (the "record"
  * verdict against the task's baseline, else the verdict against the
  * parent); the new verdict is always against the task's baseline. Results
  * are appended, one JSON line each, to the note of the same commit on
@@ -416,9 +416,9 @@ static cJSON *verify_again(rv_ctx *x, const char *commit, const cJSON *old, char
 /* Returns the result (a skip says why), or NULL with err on an internal error. */
 static cJSON *reverify_one(rv_ctx *x, const char *commit, kiln_error *err)
 {
-    cJSON *note = read_note(x, KILN_NOTES_REF, commit);
+    cJSON *note = read_note(x, KILN_VERDICT_NOTES_REF, commit);
     if (!note)
-        return skipped(commit, "no verdict note on refs/notes/kiln");
+        return skipped(commit, "no verdict note on refs/notes/kiln-verdict");
     const char *kind = kiln_rv_get(note, "record") ? "record" : "verdict";
     const cJSON *old = kiln_rv_get(note, kind);
     cJSON *r = NULL;

@@ -263,7 +263,8 @@ static int maybe_tag(search *s, const kiln_cand *c, kiln_error *err)
         git_oid id;
         git_note *note = NULL;
         double best = 0;
-        if (git_oid_fromstr(&id, old) == 0 && git_note_read(&note, s->ws.repo, KILN_NOTES_REF, &id) == 0) {
+        if (git_oid_fromstr(&id, old) == 0 &&
+            git_note_read(&note, s->ws.repo, KILN_VERDICT_NOTES_REF, &id) == 0) {
             cJSON *n = cJSON_Parse(git_note_message(note));
             best = kiln_verdict_speedup(cJSON_GetObjectItemCaseSensitive(n, "record"));
             cJSON_Delete(n);
@@ -277,8 +278,11 @@ static int maybe_tag(search *s, const kiln_cand *c, kiln_error *err)
 
 static int apply_step(search *s, kiln_cand *c, kiln_error *err)
 {
-    char *note = note_json(s, c);
-    int rc = note ? kiln_ws_note(&s->ws, c->commit, note, err) : kiln_fail(err, "out of memory");
+    char *note = note_json(s, c), line[1024];
+    snprintf(line, sizeof line, "kiln: %s (%s at %s, %.3fx vs parent, %.3fx vs baseline); "
+             "run %s candidate %d; verdicts: git notes --ref=kiln-verdict show",
+             c->decision, c->status, c->stage, c->speedup, c->speedup_vs_baseline, s->run.id, c->n);
+    int rc = note ? kiln_ws_note(&s->ws, c->commit, line, note, err) : kiln_fail(err, "out of memory");
     free(note);
     if (rc < 0)
         return -1;

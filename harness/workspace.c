@@ -65,7 +65,8 @@ static int first_commit(kiln_ws *ws, kiln_error *err)
         "# kiln workspace\n\n"
         "Each search run is a branch `kiln/<task>/<run>`; every candidate is a commit.\n"
         "Rejected candidates are kept under `refs/kiln/rejected/<run>/<n>`; verdicts are\n"
-        "notes: `git log --notes=kiln`. The best kernels are tagged `kiln/best/...`.\n"
+        "notes: `git log --notes=kiln` (one line each; the full verdicts: `git notes\n"
+        "--ref=kiln-verdict show COMMIT`). The best kernels are tagged `kiln/best/...`.\n"
         "The run database is `.kiln/kiln.db` (SQLite).\n";
     git_oid tree_id, commit_id;
     git_tree *tree = NULL;
@@ -240,7 +241,8 @@ int kiln_ws_set_ref(kiln_ws *ws, const char *ref, const char *commit, kiln_error
     return rc < 0 ? git_fail(err, ref) : 0;
 }
 
-int kiln_ws_note(kiln_ws *ws, const char *commit, const char *text, kiln_error *err)
+int kiln_ws_note(kiln_ws *ws, const char *commit, const char *summary, const char *json,
+                 kiln_error *err)
 {
     git_oid id, note;
     git_signature *sig = NULL;
@@ -248,9 +250,11 @@ int kiln_ws_note(kiln_ws *ws, const char *commit, const char *text, kiln_error *
         return kiln_fail(err, "bad commit id %s", commit);
     int rc = signature(ws->repo, &sig);
     if (rc == 0)
-        rc = git_note_create(&note, ws->repo, KILN_NOTES_REF, sig, sig, &id, text, 1);
+        rc = git_note_create(&note, ws->repo, KILN_VERDICT_NOTES_REF, sig, sig, &id, json, 1);
+    if (rc == 0)
+        rc = git_note_create(&note, ws->repo, KILN_NOTES_REF, sig, sig, &id, summary, 1);
     git_signature_free(sig);
-    return rc < 0 ? git_fail(err, "writing the verdict note") : 0;
+    return rc < 0 ? git_fail(err, "writing the verdict notes") : 0;
 }
 
 int kiln_ws_tag(kiln_ws *ws, const char *tag, const char *commit, kiln_error *err)

@@ -10,7 +10,8 @@
 
 #include "kiln_error.h"
 
-#define KILN_NOTES_REF "refs/notes/kiln"
+#define KILN_NOTES_REF "refs/notes/kiln"                 /* one line per commit */
+#define KILN_VERDICT_NOTES_REF "refs/notes/kiln-verdict"  /* the full verdicts, JSON */
 
 typedef struct kiln_ws {
     git_repository *repo;
@@ -33,7 +34,10 @@ int kiln_ws_commit(kiln_ws *ws, const char *parent, const char *relpath, const c
 /* Move the checked-out branch to commit and make the working tree match. */
 int kiln_ws_reset_hard(kiln_ws *ws, const char *commit, kiln_error *err);
 int kiln_ws_set_ref(kiln_ws *ws, const char *ref, const char *commit, kiln_error *err);
-int kiln_ws_note(kiln_ws *ws, const char *commit, const char *text, kiln_error *err);
+/* A commit's notes: the one-line summary on KILN_NOTES_REF (what
+ * `git log --notes=kiln` shows) and the full JSON on KILN_VERDICT_NOTES_REF. */
+int kiln_ws_note(kiln_ws *ws, const char *commit, const char *summary, const char *json,
+                 kiln_error *err);
 int kiln_ws_tag(kiln_ws *ws, const char *tag, const char *commit, kiln_error *err);
 /* The commit HEAD (or a ref) points to. */
 int kiln_ws_resolve(kiln_ws *ws, const char *spec, char oid[41], kiln_error *err);

@@ -126,11 +126,11 @@ grep -q '^{"commit":"'"$BEST"'".*"regression":' "$tmp/rv1" || problem "the rever
 finish "kiln reverify --best prints old against new and appends a note"
 
 begin
-git -C "$WS" notes --ref=kiln show "$BEST" > "$tmp/note.orig"
+git -C "$WS" notes --ref=kiln-verdict show "$BEST" > "$tmp/note.orig"
 # Claim a far higher speedup than the kernel has: reverifying must call it a regression.
 sed -E 's/("geomean_speedup":[[:space:]]*)[0-9.eE+-]+/\150/g' "$tmp/note.orig" > "$tmp/note.fake"
-git -C "$WS" notes --ref=kiln add -f -F "$tmp/note.fake" "$BEST" 2>/dev/null || problem "cannot plant the note"
-notes_before=$(git -C "$WS" rev-parse refs/notes/kiln)
+git -C "$WS" notes --ref=kiln-verdict add -f -F "$tmp/note.fake" "$BEST" 2>/dev/null || problem "cannot plant the note"
+notes_before=$(git -C "$WS" rev-parse refs/notes/kiln refs/notes/kiln-verdict)
 head_before=$(git -C "$WS" rev-parse HEAD)
 run reverify --workspace "$WS" "$BEST"
 expect_rc 1
@@ -138,10 +138,11 @@ expect_out "regression"
 expect_out "50\.000x -> "
 lines=$(git -C "$WS" notes --ref=kiln-reverify show "$BEST" 2>/dev/null | grep -c '^{')
 [ "$lines" -eq 2 ] || problem "the reverify note has $lines lines, expected 2 (appended)"
-[ "$(git -C "$WS" rev-parse refs/notes/kiln)" = "$notes_before" ] || problem "refs/notes/kiln was changed"
+[ "$(git -C "$WS" rev-parse refs/notes/kiln refs/notes/kiln-verdict)" = "$notes_before" ] ||
+    problem "refs/notes/kiln or kiln-verdict was changed"
 [ "$(git -C "$WS" rev-parse HEAD)" = "$head_before" ] || problem "HEAD moved"
-git -C "$WS" notes --ref=kiln add -f -F "$tmp/note.orig" "$BEST" 2>/dev/null
-finish "kiln reverify finds a planted regression (exit 1) and never rewrites refs/notes/kiln"
+git -C "$WS" notes --ref=kiln-verdict add -f -F "$tmp/note.orig" "$BEST" 2>/dev/null
+finish "kiln reverify finds a planted regression (exit 1) and never rewrites refs/notes/kiln*"
 
 begin
 run reverify --workspace "$WS" --run "$RUN" --json

@@ -142,10 +142,13 @@ consistent() {
                 problem "consistent $run: kept candidate $n ($commit) is not on branch $branch"
         fi
         [ "$state" = done ] || continue   # the note is written by the last step
-        if ! note=$(git -C "$ws" notes --ref=kiln show "$commit" 2>&1); then
-            problem "consistent $run: candidate $n ($commit) has no note on refs/notes/kiln: $note"
+        if ! note=$(git -C "$ws" notes --ref=kiln-verdict show "$commit" 2>&1); then
+            problem "consistent $run: candidate $n ($commit) has no note on refs/notes/kiln-verdict: $note"
             continue
         fi
+        line=$(git -C "$ws" notes --ref=kiln show "$commit" 2>&1)
+        [ "$(printf '%s\n' "$line" | wc -l)" -eq 1 ] && grep -q "^kiln: $dec " <<<"$line" ||
+            problem "consistent $run: candidate $n: the refs/notes/kiln note is not one line '$dec': ${line:0:200}"
         ndec=$(printf '%s\n' "$note" | grep -o -m 1 '"decision":[[:space:]]*"[a-z]*"' | sed 's/.*"\([a-z]*\)"$/\1/')
         [ "$ndec" = "$dec" ] ||
             problem "consistent $run: candidate $n: note says decision '$ndec', the database '$dec'"
