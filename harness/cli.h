@@ -11,6 +11,7 @@
 #define KILN_EXIT_FAIL 1        /* verdict fail or suspect */
 #define KILN_EXIT_BAD_INPUT 2
 #define KILN_EXIT_INTERNAL 3
+#define KILN_EXIT_INTERRUPTED 130   /* Ctrl-C (SIGINT) or SIGTERM: stopped, resumable */
 
 int kiln_cmd_verify(int argc, char **argv);
 int kiln_cmd_task(int argc, char **argv);

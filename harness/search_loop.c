@@ -637,5 +637,7 @@ int kiln_search_loop(search *s, kiln_error *err)
     kiln_db_run_update(s->db, &s->run, rc < 0 ? &e2 : err);
     kiln_progress_finish_line(&s->progress);
     kiln_search_summary(s);
-    return rc < 0 ? -1 : 0;
+    if (rc < 0)
+        return -1;
+    return why && strcmp(why, "interrupted") == 0 ? KILN_EXIT_INTERRUPTED : 0;
 }

@@ -474,7 +474,7 @@ else
     wait "$pid"
     RC=$?
     san_check "$tmp/7.err" "kiln search (Ctrl-C)"
-    [ "$RC" -eq 0 ] || problem "exit $RC after one SIGINT, expected 0"$'\n'"$(tail_of "$tmp/7.err")"
+    [ "$RC" -eq 130 ] || problem "exit $RC after one SIGINT, expected 130"$'\n'"$(tail_of "$tmp/7.err")"
     RUN7=$(last_run "$WS7")
     st=$(sq "$DB7" "SELECT status || ' ' || iterations_done FROM runs WHERE id='$RUN7'")
     case $st in
@@ -492,7 +492,7 @@ else
         consistent "$WS7" "$RUN7"
     fi
 fi
-end "Ctrl-C: stops after the current step with status stopped, consistent; --resume last --iterations 2 completes"
+end "Ctrl-C: stops after the current step with status stopped and exit 130, consistent; --resume last --iterations 2 completes"
 
 # ==== 8. bad input ==========================================================================
 
