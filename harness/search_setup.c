@@ -55,6 +55,13 @@ static int setup_task(search *s, const char *task, const char *backend, const ch
                          cuda ? "CUDA" : "CPU", dtype ? dtype : "?"), -2;
     snprintf(s->relpath, sizeof s->relpath, "%s/%s/%s", s->task.name, bname,
              cuda ? "kernel.cu" : "kernel.c");
+    /* Everything the command line can get wrong is checked before the
+     * workspace exists: a typo must not leave a half-made one behind. */
+    const char *group = s->o->group;
+    if (group && kiln_task_group_for(&s->task, bname, group) < 0)
+        return kiln_fail(err, "task %s has no %s group '%s'", s->task.name, bname, group), -2;
+    if (s->o->from && access(s->o->from, R_OK) != 0)
+        return kiln_fail(err, "--from %s: %s", s->o->from, strerror(errno)), -2;
     return 0;
 }
 

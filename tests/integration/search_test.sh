@@ -389,6 +389,17 @@ if [ -f "$tmp/t5/kiln-work/.kiln/kiln.db" ]; then
 fi
 end "anthropic agent without a key: exit 2 naming ANTHROPIC_API_KEY"
 
+begin
+for bad in "--group nope" "--dtype f99" "--budget 5x" "--from $tmp/no-such-file.c"; do
+    rm -rf "$tmp/ws5b"
+    # shellcheck disable=SC2086
+    "$KILN" search rmsnorm $bad --workspace "$tmp/ws5b" >"$tmp/5b.out" 2>"$tmp/5b.err"
+    RC=$?
+    [ "$RC" -eq 2 ] || problem "search $bad: exit $RC, expected 2"
+    [ -e "$tmp/ws5b" ] && problem "search $bad left a workspace behind: $(ls -A "$tmp/ws5b" | head -3)"
+done
+end "bad arguments (group, dtype, budget, --from): exit 2 before any workspace exists"
+
 # ==== 6. kill -9 in the middle, then resume ==================================================
 
 # wait_db DB SQL: until the query prints something other than 0 / nothing
