@@ -572,6 +572,14 @@ static const char *budget_left(search *s)
         return "iteration budget reached";
     if (r->budget_seconds > 0 && r->seconds_used >= r->budget_seconds)
         return "time budget reached";
+    /* A budget is a deadline: no iteration starts that would not finish
+     * inside it, judging by the slowest so far with a quarter to spare (or
+     * the average of earlier sessions of a resumed run). */
+    double next = 1.25 * s->slowest_iteration_s;
+    if (next <= 0 && r->iterations_done > 0)
+        next = r->seconds_used / r->iterations_done;
+    if (r->budget_seconds > 0 && next > 0 && r->seconds_used + next > r->budget_seconds)
+        return "time budget reached (the next iteration would not finish inside it)";
     if (r->budget_tokens > 0 && r->tokens_used >= r->budget_tokens)
         return "token budget reached";
     return NULL;
@@ -611,7 +619,10 @@ int kiln_search_loop(search *s, kiln_error *err)
             why = "interrupted";
             break;
         }
+        double started = kiln_wall_now();
         rc = iteration(s, s->run.iterations_done + 1, err);
+        double took = kiln_wall_now() - started;
+        s->slowest_iteration_s = took > s->slowest_iteration_s ? took : s->slowest_iteration_s;
         tick(s);
         if (rc == 0)
             kiln_progress_update(&s->progress, 1);

@@ -34,6 +34,7 @@ typedef struct search {
     int use_llm;
     double t0;                  /* this session's start (wall budget) */
     double seconds_before;      /* used by earlier sessions of the run */
+    double slowest_iteration_s; /* the longest iteration of this session */
     char stop_reason[256];
     kiln_progress progress;
 } search;

@@ -553,15 +553,18 @@ secs=$(( $(date +%s) - t0 ))
 san_check "$tmp/9.err" "kiln search --budget 3s"
 [ "$RC" -eq 0 ] || problem "exit $RC, expected 0"$'\n'"$(tail_of "$tmp/9.err")"
 summary=$(grep '"event":"summary"' "$tmp/9.json")
-grep -q '"reason":"time budget reached"' <<<"$summary" ||
+grep -q '"reason":"time budget reached' <<<"$summary" ||
     problem "summary event without reason 'time budget reached': ${summary:0:300}"
 grep -q '"status":"done"' <<<"$summary" || problem "summary status is not done: ${summary:0:300}"
 # Every line of --json output is one event object.
 bad=$(grep -v -c '^{.*"event":"\(run\|step\|candidate\|summary\|error\)".*}$' "$tmp/9.json")
 [ "$bad" = 0 ] || problem "$bad lines of --json output are not events:"$'\n'"$(grep -v '^{.*"event"' "$tmp/9.json" | head -5)"
 echo "# --budget 3s took $secs s"
+used=$(sq "$WS9/.kiln/kiln.db" "SELECT seconds_used FROM runs ORDER BY rowid DESC LIMIT 1" 2>/dev/null)
+awk -v u="${used:-0}" 'BEGIN {exit !(u <= 3.5)}' ||
+    problem "the run used ${used}s of a 3 s budget: a budget is a deadline"
 [ -f "$WS9/.kiln/kiln.db" ] && consistent "$WS9" "$(last_run "$WS9")"
-end "--budget 3s stops by itself with 'time budget reached'"
+end "--budget 3s stops by itself with 'time budget reached', inside it"
 
 # ==== 10. the CUDA backend without a GPU ==========================================================
 
