@@ -23,6 +23,7 @@ int kiln_cmd_report(int argc, char **argv);
 int kiln_cmd_status(int argc, char **argv);
 int kiln_cmd_export(int argc, char **argv);
 int kiln_cmd_lessons(int argc, char **argv);
+int kiln_cmd_doctor(int argc, char **argv);
 
 /* "--flag value" or "--flag=value": returns the value and advances *i, or
  * NULL when argv[*i] is not this flag. Sets *missing when the value is absent. */

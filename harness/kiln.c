@@ -21,9 +21,10 @@ static const char usage[] =
     "  export --task T -o DIR    the fastest kept kernels per shape, with a C dispatch\n"
     "  lessons list|show|search|add|edit|retire|export|import|distill|stats\n"
     "                            the lessons a search learned (and yours)\n"
+    "  doctor                    check the build, daemon, GPU, sandbox, disk and model servers\n"
     "\n"
     "Run 'kiln COMMAND --help' for a command's options.\n"
-    "Exit status: 0 pass, 1 fail or suspect, 2 bad input, 3 internal error.\n";
+    "Exit status: 0 pass, 1 fail or suspect, 2 bad input, 3 internal error, 130 interrupted.\n";
 
 const char *kiln_flag_value(int argc, char **argv, int *i, const char *flag, int *missing)
 {
@@ -75,6 +76,8 @@ int main(int argc, char **argv)
         return kiln_cmd_export(argc - 1, argv + 1);
     if (strcmp(argv[1], "lessons") == 0)
         return kiln_cmd_lessons(argc - 1, argv + 1);
+    if (strcmp(argv[1], "doctor") == 0)
+        return kiln_cmd_doctor(argc - 1, argv + 1);
     fprintf(stderr, "kiln: unknown command '%s'\n\n%s", argv[1], usage);
     return KILN_EXIT_BAD_INPUT;
 }
