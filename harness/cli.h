@@ -24,6 +24,8 @@ int kiln_cmd_status(int argc, char **argv);
 int kiln_cmd_export(int argc, char **argv);
 int kiln_cmd_lessons(int argc, char **argv);
 int kiln_cmd_doctor(int argc, char **argv);
+/* `kiln help TOPIC`: a command's --help or a topic page (help.c). */
+int kiln_help(const char *topic);
 
 /* "--flag value" or "--flag=value": returns the value and advances *i, or
  * NULL when argv[*i] is not this flag. Sets *missing when the value is absent. */

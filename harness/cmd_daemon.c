@@ -12,7 +12,9 @@ static const char usage[] =
     "\n"
     "start   start kilnd on the socket (default $KILN_SOCKET or the per-user path)\n"
     "stop    ask kilnd to stop: running jobs finish, queued jobs stay spooled\n"
-    "status  queue, devices, uptime and jobs done\n";
+    "status  queue, devices, uptime and jobs done\n"
+    "\n"
+    "Exit status: 0 ok, 1 (status) not running, 2 bad input, 3 internal error.\n";
 
 static int start(const char *addr)
 {

@@ -44,7 +44,9 @@ static const char usage[] =
     "  --backend B        cpu (default) or cuda\n"
     "  --dtype T          dtype (default: the task's first for the backend)\n"
     "  --workspace DIR    the workspace (default ./kiln-work)\n"
-    "  --force            replace files of an earlier export in DIR\n";
+    "  --force            replace files of an earlier export in DIR\n"
+    "\n"
+    "Exit status: 0 written, 2 bad input (nothing to export, DIR in use), 3 internal error.\n";
 
 /* ---- command line ---------------------------------------------------------------- */
 

@@ -20,7 +20,9 @@ static const char usage[] =
     "\n"
     "  -o FILE            where to write the page\n"
     "  --task T           every run of task T\n"
-    "  --workspace DIR    the workspace (default ./kiln-work)\n";
+    "  --workspace DIR    the workspace (default ./kiln-work)\n"
+    "\n"
+    "Exit status: 0 written, 2 bad input (no workspace or run), 3 internal error.\n";
 
 typedef struct report_opts {
     const char *workspace, *run, *task, *out;

@@ -43,7 +43,10 @@ static const char usage[] =
     "  --timing-ms N      timing budget of each verification (default 1000)\n"
     "  --socket ADDR      kilnd to use (default $KILN_SOCKET; started on demand)\n"
     "  --no-daemon        verify in this process\n"
-    "  --json             one JSON object with every result\n";
+    "  --json             one JSON object with every result\n"
+    "\n"
+    "Exit status: 0 as recorded, 1 a kernel now fails or regressed, 2 bad input,\n"
+    "3 internal error.\n";
 
 typedef struct rv_opts {
     const char *workspace, *run, *backend, *dtype, *socket;

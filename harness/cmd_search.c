@@ -34,7 +34,10 @@ static const char usage[] =
     "  --no-daemon        verify in this process\n"
     "  --json             one JSON event per line\n"
     "\n"
-    "Ctrl-C stops after the current step; a second Ctrl-C aborts. Resume with --resume.\n";
+    "Ctrl-C stops after the current step; a second Ctrl-C aborts. Resume with --resume.\n"
+    "\n"
+    "Exit status: 0 done, 2 bad input, 3 internal error (a model server that keeps\n"
+    "failing, no GPU for a CUDA run), 130 interrupted (resumable).\n";
 
 /* "90", "90s", "30m", "8h", "1h30m" -> seconds; -1 if malformed. */
 static double parse_duration(const char *s)

@@ -12,7 +12,9 @@ static const char usage[] =
     "usage: kiln status [RUN] [--workspace DIR]\n"
     "\n"
     "Print the essentials of the latest run (or RUN): progress, the best kernel per\n"
-    "shape, rejections by stage and reason, lessons, tokens and time.\n";
+    "shape, rejections by stage and reason, lessons, tokens and time.\n"
+    "\n"
+    "Exit status: 0 ok, 2 bad input (no workspace or run), 3 internal error.\n";
 
 static int parse(int argc, char **argv, const char **workspace, const char **run)
 {

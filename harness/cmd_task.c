@@ -17,7 +17,9 @@ static const char usage[] =
     "argument types, the launch manifest and knob syntax, and the starter's\n"
     "manifest), the argument list and the visible shapes of each group of that\n"
     "backend (a task may give CUDA groups of its own, sized for a GPU). Tasks are\n"
-    "looked up in $KILN_TASKS, then in the built-in tasks directory.\n";
+    "looked up in $KILN_TASKS, then in the built-in tasks directory.\n"
+    "\n"
+    "Exit status: 0 ok, 2 bad input (no such task, a malformed task).\n";
 
 static const char *kind_name(kiln_arg_kind k)
 {

@@ -23,7 +23,8 @@ static const char usage[] =
     "                            the lessons a search learned (and yours)\n"
     "  doctor                    check the build, daemon, GPU, sandbox, disk and model servers\n"
     "\n"
-    "Run 'kiln COMMAND --help' for a command's options.\n"
+    "Run 'kiln COMMAND --help' (or 'kiln help COMMAND') for a command's options, and\n"
+    "'kiln help tasks|verdicts|manifest|exit-codes' for those topics.\n"
     "Exit status: 0 pass, 1 fail or suspect, 2 bad input, 3 internal error, 130 interrupted.\n";
 
 const char *kiln_flag_value(int argc, char **argv, int *i, const char *flag, int *missing)
@@ -50,6 +51,8 @@ int kiln_is_help(const char *arg)
 
 int main(int argc, char **argv)
 {
+    if (argc >= 3 && strcmp(argv[1], "help") == 0)
+        return kiln_help(argv[2]);
     if (argc < 2 || kiln_is_help(argv[1]) || strcmp(argv[1], "help") == 0) {
         fputs(usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? KILN_EXIT_BAD_INPUT : KILN_EXIT_OK;

@@ -446,5 +446,28 @@ for t in softmax layernorm rope rope_interleaved; do
     finish "the $t CPU starter passes (decode)"
 done
 
+# One help format: every command's --help starts with its usage line and
+# ends with its exit statuses; `kiln help X` shows it, and the topics too.
+for c in search verify task daemon status report reverify export lessons doctor; do
+    begin
+    run help "$c"
+    expect_rc 0
+    expect_out "^usage: kiln $c"
+    expect_out "^Exit status: 0"
+    finish "kiln help $c: the usage line and the exit statuses"
+done
+begin
+for topic in tasks verdicts manifest exit-codes; do
+    run help "$topic"
+    expect_rc 0
+    [ -s "$tmp/io/stdout" ] || problem "kiln help $topic printed nothing"
+done
+run help exit-codes
+expect_out "130"
+run help bogus
+expect_rc 2
+expect_err "no topic 'bogus'"
+finish "kiln help tasks|verdicts|manifest|exit-codes; an unknown topic is exit 2"
+
 echo "$npass passed, $nfail failed"
 [ "$nfail" -eq 0 ]

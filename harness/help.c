@@ -1,0 +1,74 @@
+/* help.c - `kiln help TOPIC`: a subcommand's --help, or a short page on a
+ * topic (tasks, verdicts, manifest, exit-codes) that points to its doc. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char tasks_page[] =
+    "Tasks: what a kernel must compute, its shapes and its tolerance.\n"
+    "\n"
+    "  kiln task list              the tasks (built in, and in $KILN_TASKS)\n"
+    "  kiln task show T [--backend cuda]   a task as an agent sees it\n"
+    "\n"
+    "A task is a directory: task.json (visible shapes per backend, cost, tolerance),\n"
+    "hidden.json (shapes a candidate never sees), reference.c (kiln_reference or\n"
+    "T_reference, in double) and, for CUDA, reference.cu. See docs/task-format.md.\n";
+
+static const char verdicts_page[] =
+    "Verdicts: pass, fail, suspect or error, with the stage and a code.\n"
+    "\n"
+    "  stages: static, compile, smoke, visible, hidden, stability, determinism,\n"
+    "          timing, plausibility\n"
+    "  fail codes: compile-error, resource-limit, crash, timeout, sandbox-violation,\n"
+    "          guard-corrupted, input-modified, unwritten-output, non-finite,\n"
+    "          wrong-output, nondeterministic, launch-error, bad-manifest\n"
+    "  suspect codes: below-roofline, speedup-ceiling, timer-disagreement\n"
+    "\n"
+    "Hidden shapes show only id, pass or fail and the code. `kiln verify --json`\n"
+    "prints the whole verdict; docs/verdict.md describes every field.\n";
+
+static const char manifest_page[] =
+    "The launch manifest of a CUDA candidate: a /*@kiln launch {...} @*/ comment\n"
+    "naming each kernel with its grid, block, dynamic shared memory and arguments\n"
+    "(task args by name, scratch buffers by index), as expressions over the task's\n"
+    "dims, sizeof(T) and //@kiln tune knobs. `kiln task show T --backend cuda` shows\n"
+    "the starter's as an example; docs/cuda.md has the language and the contract.\n";
+
+static const char exit_page[] =
+    "Exit status of every kiln command:\n"
+    "\n"
+    "  0    pass, or done\n"
+    "  1    fail or suspect (verify); a regression (reverify); something to fix (doctor)\n"
+    "  2    bad input: a flag, a file, a task, a workspace\n"
+    "  3    internal error: kiln's problem, or a missing GPU, daemon or model server\n"
+    "  130  interrupted by Ctrl-C or SIGTERM (a search is resumable with --resume)\n";
+
+typedef int (*cmd_fn)(int argc, char **argv);
+
+int kiln_help(const char *topic)
+{
+    static const struct { const char *name; cmd_fn fn; } cmds[] = {
+        {"search", kiln_cmd_search}, {"verify", kiln_cmd_verify}, {"task", kiln_cmd_task},
+        {"daemon", kiln_cmd_daemon}, {"status", kiln_cmd_status}, {"report", kiln_cmd_report},
+        {"reverify", kiln_cmd_reverify}, {"export", kiln_cmd_export},
+        {"lessons", kiln_cmd_lessons}, {"doctor", kiln_cmd_doctor},
+    };
+    static const struct { const char *name; const char *text; } pages[] = {
+        {"tasks", tasks_page}, {"verdicts", verdicts_page}, {"manifest", manifest_page},
+        {"exit-codes", exit_page},
+    };
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+        if (strcmp(topic, cmds[i].name) == 0) {
+            char *argv[] = {(char *)topic, "--help", NULL};
+            return cmds[i].fn(2, argv);
+        }
+    for (size_t i = 0; i < sizeof pages / sizeof pages[0]; i++)
+        if (strcmp(topic, pages[i].name) == 0) {
+            fputs(pages[i].text, stdout);
+            return KILN_EXIT_OK;
+        }
+    fprintf(stderr, "kiln help: no topic '%s' (a command, or tasks, verdicts, manifest, "
+            "exit-codes)\n", topic);
+    return KILN_EXIT_BAD_INPUT;
+}
