@@ -386,12 +386,17 @@ static void run_summary(FILE *o, const kiln_rv_run *r)
     kiln_html_escape(o, u->model);
     fputs("</td><th>status</th>", o);
     td_text(o, u->status);
-    fprintf(o, "</tr>\n<tr><th>started</th><td>%s</td><th>iterations</th><td>%d of %d</td></tr>\n"
+    char iters[64];   /* "46 of 50", or "46" for a run without an iteration budget */
+    if (u->budget_iterations > 0)
+        snprintf(iters, sizeof iters, "%d of %d", u->iterations_done, u->budget_iterations);
+    else
+        snprintf(iters, sizeof iters, "%d", u->iterations_done);
+    fprintf(o, "</tr>\n<tr><th>started</th><td>%s</td><th>iterations</th><td>%s</td></tr>\n"
                "<tr><th>candidates</th><td>%d (%d kept after the start)</td><th>best</th>"
                "<td>%.2fx against the task&#39;s baseline</td></tr>\n"
                "<tr><th>tokens</th><td>%lld prompt + %lld answer in %d call%s (%d failed)</td>"
                "<th>time</th><td>%.0f s</td></tr></table>\n",
-            start, u->iterations_done, u->budget_iterations, r->nc, kept, u->best_speedup,
+            start, iters, r->nc, kept, u->best_speedup,
             r->prompt_tokens, r->completion_tokens, r->llm_calls, r->llm_calls == 1 ? "" : "s",
             r->llm_failed, u->seconds_used);
 }
