@@ -644,6 +644,9 @@ int kiln_search_loop(search *s, kiln_error *err)
              rc < 0 ? "failed" : why && strcmp(why, "interrupted") == 0 ? "stopped" : "done");
     if (why && *why)
         snprintf(s->stop_reason, sizeof s->stop_reason, "%s", why);
+    if (rc < 0 && err->msg[0])   /* the summary says what failed */
+        snprintf(s->stop_reason, sizeof s->stop_reason, "%.*s", (int)sizeof s->stop_reason - 1,
+                 err->msg);
     kiln_error e2;
     kiln_db_run_update(s->db, &s->run, rc < 0 ? &e2 : err);
     kiln_progress_finish_line(&s->progress);

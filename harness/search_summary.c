@@ -53,7 +53,8 @@ static cJSON *best_verdict(search *s)
 static void print_text(search *s, const cJSON *by_stage, int kept, int total, const cJSON *best)
 {
     printf("\nrun %s: %s (%s)\n", s->run.id, s->run.status, s->stop_reason);
-    if (s->run.budget_iterations > 0 && s->run.iterations_done < s->run.budget_iterations)
+    if (s->run.budget_iterations > 0 && s->run.iterations_done < s->run.budget_iterations &&
+        strcmp(s->run.status, "failed") != 0)   /* a failure's reason is on the line above */
         printf("iterations: %d of the %d asked for (stopped early: %s), candidates: %d, kept: %d\n",
                s->run.iterations_done, s->run.budget_iterations,
                s->stop_reason[0] ? s->stop_reason : s->run.status, total, kept);
@@ -61,8 +62,11 @@ static void print_text(search *s, const cJSON *by_stage, int kept, int total, co
         printf("iterations: %d, candidates: %d, kept: %d\n", s->run.iterations_done, total, kept);
     const cJSON *e;
     cJSON_ArrayForEach(e, by_stage) printf("  rejected at %-28s %d\n", e->string, (int)e->valuedouble);
-    printf("best: commit %.12s, %.2fx against the task's baseline\n", s->run.head_commit,
-           s->run.best_speedup);
+    if (s->run.head_commit[0])
+        printf("best: commit %.12s, %.2fx against the task's baseline\n", s->run.head_commit,
+               s->run.best_speedup);
+    else
+        printf("best: none (no kernel was verified)\n");
     cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(best, "shapes")) {
         if (!cJSON_GetObjectItemCaseSensitive(e, "time"))
             continue;

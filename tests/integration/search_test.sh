@@ -584,6 +584,10 @@ else
     [ "$SECS" -le 20 ] || problem "took $SECS s to find there is no GPU"
     grep -q 'the CUDA backend is unavailable' "$tmp/10.err" ||
         problem "stderr does not say the CUDA backend is unavailable:"$'\n'"$(tail_of "$tmp/10.err")"
+    # The summary says what failed, once, and shows no empty best kernel.
+    grep -q '^run .*: failed (the CUDA backend is unavailable' "$tmp/10.out" &&
+        grep -q '^best: none' "$tmp/10.out" && ! grep -q 'best: commit ,' "$tmp/10.out" ||
+        problem "the failed run's summary is garbled:"$'\n'"$(tail_of "$tmp/10.out")"
     if [ -f "$DB10" ]; then
         RUN10=$(last_run "$WS10")
         got=$(sq "$DB10" "SELECT backend || ' ' || dtype || ' ' || status FROM runs WHERE id='$RUN10'")
