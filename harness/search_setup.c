@@ -233,6 +233,23 @@ static int resume_run(search *s, kiln_error *err)
     return setup_task(s, s->run.task, rb, s->run.dtype, err);
 }
 
+/* A resumed run's progress line shows its best kernel's roofline fraction
+ * from the start, not 0% until the next keep. */
+static void restore_best_roofline(search *s)
+{
+    kiln_cand *cs = NULL;
+    int n = 0;
+    kiln_error e;
+    if (kiln_db_cands(s->db, s->run.id, &cs, &n, &e) < 0) {
+        free(cs);
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        if (s->run.head_commit[0] && strcmp(cs[i].commit, s->run.head_commit) == 0)
+            s->progress.best_roofline = cs[i].roofline;
+    free(cs);
+}
+
 int kiln_search_setup(search *s, kiln_error *err)
 {
     const kiln_search_opts *o = s->o;
@@ -253,6 +270,8 @@ int kiln_search_setup(search *s, kiln_error *err)
     kiln_progress_init(&s->progress, o->json);
     snprintf(s->progress.run, sizeof s->progress.run, "%s", s->run.id);
     s->progress.best_speedup = s->run.best_speedup;
+    if (o->resume)
+        restore_best_roofline(s);
     s->seconds_before = s->run.seconds_used;
     s->t0 = kiln_wall_now();
     if ((rc = setup_judge(s, err)) != 0 || (rc = setup_proposer(s, err)) != 0)
