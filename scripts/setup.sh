@@ -9,6 +9,7 @@ packages=(
   build-essential cmake pkg-config
   libcurl4-openssl-dev libcjson-dev libgit2-dev libsqlite3-dev libcmocka-dev
   libseccomp-dev libssl-dev git sqlite3
+  python3    # the hidden-shape leak test reads verdicts with it
   chromium   # headless: the report test renders the page
 )
 
