@@ -573,10 +573,11 @@ static const char *budget_left(search *s)
     if (r->budget_seconds > 0 && r->seconds_used >= r->budget_seconds)
         return "time budget reached";
     /* A budget is a deadline: no iteration starts that would not finish
-     * inside it, judging by the slowest so far with a quarter to spare (or
-     * the average of earlier sessions of a resumed run). */
-    double next = 1.25 * s->slowest_iteration_s;
-    if (next <= 0 && r->iterations_done > 0)
+     * inside it, judging by the slowest so far (the start kernel's
+     * verification at first) with half again to spare, or the average of
+     * earlier sessions of a resumed run. */
+    double next = 1.5 * s->slowest_iteration_s;
+    if (r->iterations_done > 0 && r->seconds_used / r->iterations_done > next)
         next = r->seconds_used / r->iterations_done;
     if (r->budget_seconds > 0 && next > 0 && r->seconds_used + next > r->budget_seconds)
         return "time budget reached (the next iteration would not finish inside it)";
@@ -609,7 +610,11 @@ int kiln_search_loop(search *s, kiln_error *err)
     if (!s->o->json)
         printf("kiln search: run %s on branch %s in %s (%s/%s, agent %s)\n", s->run.id,
                s->run.branch, s->ws.dir, s->run.backend, s->run.dtype, s->run.agent);
+    double started = kiln_wall_now();
     int rc = reconcile(s, err) < 0 ? -1 : start_step(s, err);
+    /* The start kernel's verification is the first estimate of what an
+     * iteration (a proposal and its verifications) takes. */
+    s->slowest_iteration_s = kiln_wall_now() - started;
     const char *why = NULL;
     while (rc == 0) {
         tick(s);
@@ -619,7 +624,7 @@ int kiln_search_loop(search *s, kiln_error *err)
             why = "interrupted";
             break;
         }
-        double started = kiln_wall_now();
+        started = kiln_wall_now();
         rc = iteration(s, s->run.iterations_done + 1, err);
         double took = kiln_wall_now() - started;
         s->slowest_iteration_s = took > s->slowest_iteration_s ? took : s->slowest_iteration_s;

@@ -61,8 +61,9 @@ run_suite() {
          /Test *#[0-9]+: .*(Passed|Skipped)/ {show = 0}
          show' "$dir/ctest.log"
   fi
-  grep -E "tests passed|tests failed|The following tests|^\s+[0-9]+ - |Total Test time" \
-    "$dir/ctest.log" || true
+  grep -E "tests passed|tests failed|Total Test time" "$dir/ctest.log" || true
+  # the names of the failed tests (skipped ones are counted above)
+  sed -n '/The following tests FAILED/,/^$/p' "$dir/ctest.log"
   echo "   $dir: $((SECONDS - t0)) s in all ($dir/ctest.log)"
   return $rc
 }
