@@ -7,10 +7,11 @@ the figure now, and met or missed.
     bench/gpu_targets.py OUT_DIR
 """
 import glob
-import json
 import os
 import re
 import sys
+
+from gpu_summary import load   # bench/: the same reading of a verdict file
 
 BEFORE = {   # host-resident data path, same H200 (see the module comment)
     "prefill": "98-115 s (16384x4096)",
@@ -21,14 +22,6 @@ BEFORE = {   # host-resident data path, same H200 (see the module comment)
     "self-ratio": "0.79-1.01x",
     "self-spread": "1.9-5.5%",
 }
-
-
-def load(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
 
 
 def walls(d):

@@ -40,6 +40,11 @@ int kiln_worker_path(char *buf, size_t len, kiln_error *err)
     return sibling_path("KILN_WORKER", "kiln-worker", buf, len, err);
 }
 
+int kiln_kilnd_path(char *buf, size_t len, kiln_error *err)
+{
+    return sibling_path("KILND", "kilnd", buf, len, err);
+}
+
 int kiln_cuda_worker_path(char *buf, size_t len, kiln_error *err)
 {
     if (sibling_path("KILN_CUDA_WORKER", "kiln-worker-cuda", buf, len, err) < 0)
@@ -135,25 +140,6 @@ int kiln_default_socket(char *buf, size_t len, kiln_error *err)
     if (kiln_mkdirs(dir, err) < 0)
         return -1;
     snprintf(buf, len, "%.4000s/kilnd.sock", dir);
-    return 0;
-}
-
-int kiln_kilnd_path(char *buf, size_t len, kiln_error *err)
-{
-    const char *env = getenv("KILND");
-    if (env && *env) {
-        snprintf(buf, len, "%s", env);
-        return 0;
-    }
-    char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0)
-        return kiln_fail(err, "cannot find the kiln executable");
-    self[n] = '\0';
-    char *slash = strrchr(self, '/');
-    if (slash)
-        *slash = '\0';
-    snprintf(buf, len, "%s/kilnd", self);
     return 0;
 }
 

@@ -567,7 +567,8 @@ static int start_workers(job *j, kiln_error *err)
             return -1;
         progress(j, "smoke", "starting the workers");
         co.pin = 1;   /* candidate and baseline share one core: a fair race */
-        co.cpu = sched_getcpu() > 0 ? sched_getcpu() : 0;
+        int cpu = sched_getcpu();
+        co.cpu = cpu > 0 ? cpu : 0;
     }
     if (kiln_worker_start(&j->cand, &co, err) < 0)
         return -1;
@@ -625,6 +626,13 @@ static const char *code_words(const char *code)
     return "the call failed";
 }
 
+/* The verdict code of a failed candidate call. */
+static const char *outcome_code(const job *j, const kiln_call_result *res)
+{
+    return res->outcome == KILN_CALL_FAULT ? kiln_fault_code(j->cand.fault)
+                                           : kiln_call_code(res->outcome);
+}
+
 /* One checked call of lib on fresh inputs. 0 ok, 1 verdict reached, -1 internal. */
 static int checked(job *j, const char *stage, const char *label, const kiln_shape *s,
                    const kiln_variant *var, int lib, kiln_call_result *res, kiln_error *err)
@@ -642,8 +650,7 @@ static int checked(job *j, const char *stage, const char *label, const kiln_shap
         return 0;
     if (lib == 1)
         return kiln_fail(err, "the baseline failed on %s: %s", label, res->detail);
-    const char *code = res->outcome == KILN_CALL_FAULT ? kiln_fault_code(j->cand.fault)
-                                                       : kiln_call_code(res->outcome);
+    const char *code = outcome_code(j, res);
     if (j->cs.hidden)
         return conclude(j, "fail", stage, code, "%s: %s", label, code_words(code));
     return conclude(j, "fail", stage, code, "%s: %s", label, res->detail);
@@ -789,8 +796,7 @@ static int determinism_on_device(job *j, const char *label, uint64_t first)
     kiln_callset_run(&j->cs, 0, &res);
     j->reported_ns += (double)res.elapsed_ns;
     if (res.outcome != KILN_CALL_OK) {
-        const char *code = res.outcome == KILN_CALL_FAULT ? kiln_fault_code(j->cand.fault)
-                                                          : kiln_call_code(res.outcome);
+        const char *code = outcome_code(j, &res);
         return conclude(j, "fail", "determinism", code, "%s, second run: %s", label, res.detail);
     }
     if (res.out_hash != first)
@@ -830,8 +836,7 @@ static int stage_determinism(job *j, kiln_error *err)
     j->reported_ns += (double)res.elapsed_ns;
     rc = 0;
     if (res.outcome != KILN_CALL_OK) {
-        const char *code = res.outcome == KILN_CALL_FAULT ? kiln_fault_code(j->cand.fault)
-                                                          : kiln_call_code(res.outcome);
+        const char *code = outcome_code(j, &res);
         rc = conclude(j, "fail", "determinism", code, "%s, second run: %s", label, res.detail);
     }
     for (int a = 0; a < j->t->nargs; a++) {

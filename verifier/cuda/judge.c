@@ -62,7 +62,7 @@ int kiln_judge_open(kiln_judge *j, CUdevice dev, const char *arch, const char *c
     return r == CUDA_SUCCESS ? 0 : -1;
 }
 
-static int ensure(kiln_dbuf *b, size_t bytes, char *info, size_t len)
+int kiln_dbuf_ensure(kiln_dbuf *b, size_t bytes, char *info, size_t len)
 {
     if (b->cap >= bytes)
         return 0;
@@ -103,14 +103,15 @@ int kiln_judge_alloc(kiln_judge *j, const kiln_call_req *rq, int need_gold, char
         if (!d->role)
             continue;
         for (uint32_t s = 0; s < dv->sets; s++)
-            if (ensure(&j->set[s][a], padded(data_bytes(d)), info, len) < 0)
+            if (kiln_dbuf_ensure(&j->set[s][a], padded(data_bytes(d)), info, len) < 0)
                 return KILN_ST_RESOURCE;
         kiln_dbuf *ref = d->role == 1 ? &j->exact[a] : &j->gold[a];
-        if (need_gold && ensure(ref, (size_t)d->elems * sizeof(double), info, len) < 0)
+        if (need_gold && kiln_dbuf_ensure(ref, (size_t)d->elems * sizeof(double), info, len) < 0)
             return KILN_ST_RESOURCE;
     }
-    if (ensure(&j->acc, (size_t)dv->sets * KILN_WORKER_MAX_ARGS * sizeof(kiln_judge_acc), info, len) < 0 ||
-        ensure(&j->flags, (size_t)dv->sets * 3 * sizeof(uint32_t), info, len) < 0)
+    size_t accs = (size_t)dv->sets * KILN_WORKER_MAX_ARGS * sizeof(kiln_judge_acc);
+    if (kiln_dbuf_ensure(&j->acc, accs, info, len) < 0 ||
+        kiln_dbuf_ensure(&j->flags, (size_t)dv->sets * 3 * sizeof(uint32_t), info, len) < 0)
         return KILN_ST_RESOURCE;
     return KILN_ST_OK;
 }
@@ -278,9 +279,8 @@ static double as_double(uint64_t bits)
 /* Fold one set's accumulator into the call's check of that output. */
 static void merge(kiln_wire_check *c, const kiln_judge_acc *a, uint32_t set)
 {
-    double maxe = as_double(a->max_err_bits), gmax = as_double(a->gmax_bits);
+    double maxe = as_double(a->max_err_bits);
     double rel = a->gold2 > 0 ? sqrt(a->diff2) / sqrt(a->gold2) : a->diff2 > 0 ? INFINITY : 0;
-    (void)gmax;
     if (a->nonfinite)
         rel = INFINITY;
     int hard = a->first_hard != ~(uint64_t)0, had_hard = c->unwritten || c->nonfinite;

@@ -29,6 +29,10 @@ typedef struct kiln_judge {
     kiln_dbuf flags;                                /* u32 [sets][3] */
 } kiln_judge;
 
+/* A device buffer of at least bytes (grown, never shrunk; the old
+ * contents are not kept). 0, or -1 with info set. */
+int kiln_dbuf_ensure(kiln_dbuf *b, size_t bytes, char *info, size_t len);
+
 /* Load kiln's kernels: the fatbin nvcc built with the worker, or where it
  * has nothing for this device, NVRTC's build for arch. 0, or -1 with info
  * set. */

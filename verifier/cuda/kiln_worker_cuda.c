@@ -58,11 +58,6 @@ typedef struct opts {
     double report_scale;
 } opts;
 
-typedef struct devbuf {
-    CUdeviceptr p;
-    size_t cap;
-} devbuf;
-
 typedef struct worker {
     CUdevice dev;
     CUcontext ctx;
@@ -75,7 +70,7 @@ typedef struct worker {
     CUdeviceptr cublas_ws;
     int64_t warm_shape[3];      /* the last shape cuBLAS ran, untimed */
     int scrub;
-    devbuf buf[KILN_WORKER_MAX_ARGS], scratch[KILN_WORKER_MAX_SCRATCH];
+    kiln_dbuf buf[KILN_WORKER_MAX_ARGS], scratch[KILN_WORKER_MAX_SCRATCH];
     unsigned char sent_guard[KILN_WORKER_MAX_ARGS][2][GUARD];   /* as uploaded */
     CUdeviceptr flush;
     CUmodule refmod;            /* the task's reference over doubles (--ref), or NULL */
@@ -435,23 +430,6 @@ static void confine(opts *o, char *desc, size_t len)
 
 /* ---- one call --------------------------------------------------------------- */
 
-static int ensure(devbuf *b, size_t bytes, char *info, size_t len)
-{
-    if (b->cap >= bytes)
-        return 0;
-    if (b->p)
-        cuMemFree(b->p);
-    b->p = 0;
-    b->cap = 0;
-    CUresult r = cuMemAlloc(&b->p, bytes ? bytes : 1);
-    if (r != CUDA_SUCCESS) {
-        snprintf(info, len, "cannot allocate %zu bytes on the device: %s", bytes, cu_str(r));
-        return -1;
-    }
-    b->cap = bytes;
-    return 0;
-}
-
 /* A device-resident call: its sets, buffers and reference launches make sense. */
 static int valid_device(const worker *w, const kiln_call_req *rq)
 {
@@ -523,7 +501,7 @@ static int upload(worker *w, const kiln_call_req *rq, char *info, size_t len)
         if (a->kind != KILN_WIRE_BUFFER)
             continue;
         size_t n = a->bytes + 2 * GUARD;
-        if (ensure(&w->buf[i], n, info, len) < 0)
+        if (kiln_dbuf_ensure(&w->buf[i], n, info, len) < 0)
             return KILN_ST_RESOURCE;
         memcpy(w->sent_guard[i][0], w->arena + a->offset - GUARD, GUARD);
         memcpy(w->sent_guard[i][1], w->arena + a->offset + a->bytes, GUARD);
@@ -535,7 +513,7 @@ static int upload(worker *w, const kiln_call_req *rq, char *info, size_t len)
     }
     for (uint32_t s = 0; s < rq->nscratch; s++) {
         size_t n = rq->scratch[s].bytes;
-        if (ensure(&w->scratch[s], n + 2 * GUARD, info, len) < 0)
+        if (kiln_dbuf_ensure(&w->scratch[s], n + 2 * GUARD, info, len) < 0)
             return KILN_ST_RESOURCE;
         cuMemsetD8(w->scratch[s].p, SCRATCH_GUARD, GUARD);
         cuMemsetD8(w->scratch[s].p + GUARD + n, SCRATCH_GUARD, GUARD);
