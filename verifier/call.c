@@ -558,6 +558,7 @@ static void run_device(kiln_callset *cs, int lib, kiln_call_result *r)
     r->cupti_ns = rs.cupti_ns / sets;
     r->kernel_ns = rs.kernel_sum_ns / sets;
     r->wall_ns = rs.wall_ns / sets;
+    r->check_ns = rs.check_ns;
     r->kernels = rs.kernels;
     if (rs.status == KILN_ST_GUARD) {   /* a scratch guard: the worker's words */
         r->outcome = KILN_CALL_GUARD;

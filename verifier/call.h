@@ -75,6 +75,7 @@ typedef struct kiln_call_result {
     /* Device-resident calls: the times above are per set (one run of the
      * launches); kernel_ns is CUPTI's summed kernel durations per set. */
     uint64_t kernel_ns;
+    uint64_t check_ns;              /* the worker's checks of the whole call */
     uint32_t sets;
     uint64_t out_hash;              /* of every output's bits */
 } kiln_call_result;

@@ -33,6 +33,7 @@ typedef struct kiln_shape_result {
      * per run of the launches, the figure; events and wall cross-check it.
      * Each timed call ran the launches over `sets` input sets. */
     double cand_events_ns, base_events_ns;
+    double cand_check_ns, base_check_ns;   /* kiln's checks of a whole timed call */
     int sets, pairs;
     double speedup;             /* base median / cand median (device-resident:
                                    the geometric mean of the paired ratios) */

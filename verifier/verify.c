@@ -857,6 +857,7 @@ typedef struct samples {
     double cand_gap[512], base_gap[512];  /* kernel-charged CPU time minus the report */
     double cand_cupti[512], base_cupti[512], cand_wall[512], base_wall[512];   /* CUDA */
     double cand_kern[512], base_kern[512];   /* device-resident: CUPTI kernel time per set */
+    double cand_chk[512], base_chk[512];     /* device-resident: the worker's checks per call */
     int n;
 } samples;
 
@@ -876,6 +877,7 @@ static int timed_pair(job *j, const char *label, const kiln_shape *s, samples *s
         (c ? sm->cand_cupti : sm->base_cupti)[sm->n] = (double)res.cupti_ns;
         (c ? sm->cand_wall : sm->base_wall)[sm->n] = (double)res.wall_ns;
         (c ? sm->cand_kern : sm->base_kern)[sm->n] = (double)res.kernel_ns;
+        (c ? sm->cand_chk : sm->base_chk)[sm->n] = (double)res.check_ns;
     }
     sm->n++;
     return 0;
@@ -1016,12 +1018,19 @@ static int time_shape(job *j, int i, uint64_t budget_ns, kiln_error *err)
  * 80 us and under 1% above. */
 #define BATCH_NS 400000.0
 #define BATCH_BYTES ((double)(4ull << 30))   /* at most this much device memory in sets */
-/* At most this many sets: each is drawn and checked by kiln's own kernels,
- * which cost more than a tiny kernel; with the sets as one CUDA graph, 16
- * already spread the events' overhead to about 0.15 us a set. */
-#define BATCH_SETS 16.0
-/* Stop once the speedup's 95% interval is within this (log units, ~0.5%). */
-#define RATIO_HALF_WIDTH 0.005
+/* At most this many sets (KILN_MAX_SETS). kiln's own kernels draw and
+ * check all sets of a call in one launch each, so a set costs little more
+ * than its data; for a kernel of a few microseconds, a call's figure is
+ * steadier over more sets, and fewer pairs reach the interval (on the H200,
+ * 16 sets of a 3 us kernel needed 80 pairs). */
+#define BATCH_SETS 64.0
+/* Stop once the speedup's 95% interval is within this (log units, ~0.4%),
+ * and not before DEVICE_MIN_PAIRS pairs: the interval's width is itself an
+ * estimate, and a stop on a width from a handful of pairs comes early
+ * exactly when the width is underestimated (on the H200, 6 pairs gave
+ * intervals that excluded 1.0 for a kernel against itself). */
+#define RATIO_HALF_WIDTH 0.004
+#define DEVICE_MIN_PAIRS 10
 
 /* Bytes of one input set: every input and output buffer. */
 static double set_bytes(const job *j, const kiln_shape *s)
@@ -1080,7 +1089,7 @@ static int device_pairs(job *j, const kiln_shape *s, const char *label, uint64_t
                                         &r->speedup_lo, &r->speedup_hi);
         /* Stop only after an even number of pairs, so each side went first
          * equally often and an order effect cancels. */
-        if (sm->n >= j->o->min_pairs && sm->n % 2 == 0 &&
+        if (sm->n >= j->o->min_pairs && sm->n >= DEVICE_MIN_PAIRS && sm->n % 2 == 0 &&
             (hw <= RATIO_HALF_WIDTH || kiln_now_ns() - t0 > budget_ns))
             break;
     }
@@ -1123,6 +1132,8 @@ static int time_shape_device(job *j, int i, uint64_t budget_ns, kiln_error *err)
         r->base_wall_ns = kiln_median(sm->base_wall, sm->n);
         r->cand_rt_ns = kiln_median(sm->cand_rt, sm->n);
         r->base_rt_ns = kiln_median(sm->base_rt, sm->n);
+        r->cand_check_ns = kiln_median(sm->cand_chk, sm->n);
+        r->base_check_ns = kiln_median(sm->base_chk, sm->n);
         if (why[0])
             kiln_verdict_flag(j->v, "timer-disagreement: shape %s: %s (measured twice)", id, why);
     }

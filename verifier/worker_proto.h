@@ -156,6 +156,7 @@ typedef struct kiln_call_resp {
     uint32_t input_changed;     /* bit a: input arg a no longer held what was drawn */
     uint32_t guard_before, guard_after;   /* bit a: a guard of buffer arg a changed */
     uint64_t kernel_sum_ns;     /* CUPTI: the kernels' durations, summed */
+    uint64_t check_ns;          /* host clock around kiln's checks after the launches */
     kiln_wire_check check[KILN_WORKER_MAX_ARGS];   /* outputs, when dev.check */
 } kiln_call_resp;
 

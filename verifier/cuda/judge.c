@@ -11,6 +11,8 @@
 #include "nvrtc_build.h"
 
 #define GUARD 512          /* guard bytes before and after every buffer */
+
+_Static_assert(KILN_JUDGE_ACC_STEP == KILN_WORKER_MAX_ARGS, "one accumulator per argument");
 #define BLOCK 256
 
 static const char *cu_str(CUresult r)
@@ -50,9 +52,10 @@ int kiln_judge_open(kiln_judge *j, CUdevice dev, const char *arch, const char *c
     if (r != CUDA_SUCCESS)
         r = judge_compile(j, arch, cuda_include, info, len);
     const char *names[] = {"kiln_gen", "kiln_guard", "kiln_absmax", "kiln_compare", "kiln_worst",
-                           "kiln_worst_values"};
-    CUfunction *fns[] = {&j->gen, &j->guard, &j->absmax, &j->compare, &j->worst, &j->worst_values};
-    for (int i = 0; i < 6 && r == CUDA_SUCCESS; i++)
+                           "kiln_worst_values", "kiln_acc_init"};
+    CUfunction *fns[] = {&j->gen, &j->guard, &j->absmax, &j->compare, &j->worst, &j->worst_values,
+                         &j->acc_init};
+    for (int i = 0; i < 7 && r == CUDA_SUCCESS; i++)
         r = cuModuleGetFunction(fns[i], j->mod, names[i]);
     int sms = 0;
     cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
@@ -95,21 +98,35 @@ static size_t padded(size_t bytes)
     return GUARD + (bytes + GUARD - 1) / GUARD * GUARD + GUARD;
 }
 
+/* Bytes of doubles one set needs for the reference: exact inputs and gold. */
+static size_t ref_bytes_per_set(const kiln_call_req *rq)
+{
+    size_t b = 0;
+    for (uint32_t a = 0; a < rq->nargs; a++)
+        if (rq->dev.data[a].role)
+            b += (size_t)rq->dev.data[a].elems * sizeof(double);
+    return b;
+}
+
 int kiln_judge_alloc(kiln_judge *j, const kiln_call_req *rq, int need_gold, char *info, size_t len)
 {
     const kiln_wire_device *dv = &rq->dev;
+    size_t per = ref_bytes_per_set(rq);
+    size_t fit = per ? KILN_JUDGE_REF_BYTES / per : dv->sets;
+    j->chunk = fit < 1 ? 1 : fit > dv->sets ? dv->sets : (uint32_t)fit;
     for (uint32_t a = 0; a < rq->nargs; a++) {
         const kiln_wire_data *d = &dv->data[a];
         if (!d->role)
             continue;
-        for (uint32_t s = 0; s < dv->sets; s++)
-            if (kiln_dbuf_ensure(&j->set[s][a], padded(data_bytes(d)), info, len) < 0)
-                return KILN_ST_RESOURCE;
+        j->stride[a] = padded(data_bytes(d));
+        if (kiln_dbuf_ensure(&j->data[a], j->stride[a] * dv->sets, info, len) < 0)
+            return KILN_ST_RESOURCE;
         kiln_dbuf *ref = d->role == 1 ? &j->exact[a] : &j->gold[a];
-        if (need_gold && kiln_dbuf_ensure(ref, (size_t)d->elems * sizeof(double), info, len) < 0)
+        size_t bytes = (size_t)j->chunk * d->elems * sizeof(double);
+        if (need_gold && kiln_dbuf_ensure(ref, bytes, info, len) < 0)
             return KILN_ST_RESOURCE;
     }
-    size_t accs = (size_t)dv->sets * KILN_WORKER_MAX_ARGS * sizeof(kiln_judge_acc);
+    size_t accs = (size_t)dv->sets * KILN_JUDGE_ACC_STEP * sizeof(kiln_judge_acc);
     if (kiln_dbuf_ensure(&j->acc, accs, info, len) < 0 ||
         kiln_dbuf_ensure(&j->flags, (size_t)dv->sets * 3 * sizeof(uint32_t), info, len) < 0)
         return KILN_ST_RESOURCE;
@@ -118,12 +135,13 @@ int kiln_judge_alloc(kiln_judge *j, const kiln_call_req *rq, int need_gold, char
 
 CUdeviceptr kiln_judge_data(const kiln_judge *j, uint32_t set, uint32_t arg)
 {
-    return j->set[set][arg].p + GUARD;
+    return j->data[arg].p + set * j->stride[arg] + GUARD;
 }
 
-CUdeviceptr kiln_judge_ref(const kiln_judge *j, const kiln_call_req *rq, uint32_t arg)
+CUdeviceptr kiln_judge_ref(const kiln_judge *j, const kiln_call_req *rq, uint32_t arg, uint32_t set)
 {
-    return rq->dev.data[arg].role == 1 ? j->exact[arg].p : j->gold[arg].p;
+    const kiln_dbuf *b = rq->dev.data[arg].role == 1 ? &j->exact[arg] : &j->gold[arg];
+    return b->p + (size_t)(set % j->chunk) * rq->dev.data[arg].elems * sizeof(double);
 }
 
 static unsigned blocks_for(const kiln_judge *j, uint64_t n)
@@ -132,9 +150,11 @@ static unsigned blocks_for(const kiln_judge *j, uint64_t n)
     return b < 1 ? 1 : b > j->grid ? j->grid : (unsigned)b;
 }
 
-static CUresult launch(const kiln_judge *j, CUfunction f, uint64_t n, CUstream st, void **args)
+/* One launch over n sets (blockIdx.y) and sides (blockIdx.z). */
+static CUresult launch(const kiln_judge *j, CUfunction f, uint64_t elems, uint32_t sets,
+                       uint32_t sides, CUstream st, void **args)
 {
-    return cuLaunchKernel(f, blocks_for(j, n), 1, 1, BLOCK, 1, 1, 0, st, args, NULL);
+    return cuLaunchKernel(f, blocks_for(j, elems), sets, sides, BLOCK, 1, 1, 0, st, args, NULL);
 }
 
 /* Each buffer of each set draws from its own stream of the key. */
@@ -143,92 +163,99 @@ static uint32_t stream_of(uint32_t set, uint32_t arg)
     return set * KILN_WORKER_MAX_ARGS + arg;
 }
 
-static kiln_gen_spec gen_spec(const kiln_call_req *rq, uint32_t set, uint32_t a)
+static kiln_gen_spec gen_spec(const kiln_call_req *rq, uint32_t set0, uint32_t a)
 {
     const kiln_wire_data *d = &rq->dev.data[a];
     kiln_gen_spec g = {.key0 = rq->dev.key[0], .key1 = rq->dev.key[1],
-                       .stream = stream_of(set, a), .dtype = d->dtype, .dist = d->dist,
-                       .pattern = d->pattern, .a = d->a, .b = d->b, .scale = d->scale,
-                       .offset = d->offset, .n = (kiln_i64)d->elems, .row_len = (kiln_i64)d->row_len};
+                       .stream = stream_of(set0, a), .stream_step = KILN_WORKER_MAX_ARGS,
+                       .dtype = d->dtype, .dist = d->dist, .pattern = d->pattern, .a = d->a,
+                       .b = d->b, .scale = d->scale, .offset = d->offset,
+                       .n = (kiln_i64)d->elems, .row_len = (kiln_i64)d->row_len};
     return g;
 }
 
-/* Lay (check 0) or check (check 1) both guards of a buffer. */
-static CUresult guards(kiln_judge *j, const kiln_call_req *rq, uint32_t set, uint32_t a, int check,
-                       CUstream st)
+static CUdeviceptr flags_of(const kiln_judge *j, uint32_t set)
 {
-    CUdeviceptr base = j->set[set][a].p;
-    size_t after = GUARD + data_bytes(&rq->dev.data[a]);
-    CUdeviceptr flag = j->flags.p + (size_t)set * 3 * sizeof(uint32_t);
-    CUresult r = CUDA_SUCCESS;
-    for (int side = 0; side < 2 && r == CUDA_SUCCESS; side++) {
-        CUdeviceptr p = side ? base + after : base;
-        kiln_i64 n = (kiln_i64)(side ? padded(data_bytes(&rq->dev.data[a])) - after : GUARD);
-        uint32_t stream = stream_of(set, a) * 2 + (uint32_t)side;
-        CUdeviceptr f = flag + (1 + side) * sizeof(uint32_t);
-        unsigned bit = 1u << a;
-        kiln_u64 k0 = rq->dev.key[0], k1 = rq->dev.key[1];
-        void *args[] = {&p, &n, &k0, &k1, &stream, &f, &bit, &check};
-        r = launch(j, j->guard, (uint64_t)(n + 15) / 16, st, args);
-    }
-    return r;
+    return j->flags.p + (size_t)set * 3 * sizeof(uint32_t);
 }
 
-/* dt's poison bits repeated: a NaN no arithmetic is likely to produce. */
-static CUresult poison(CUdeviceptr p, const kiln_wire_data *d, CUstream st)
+/* Lay (check 0) or check (check 1) both guards of arg's n sets from set0. */
+static CUresult guards(kiln_judge *j, const kiln_call_req *rq, uint32_t set0, uint32_t n,
+                       uint32_t a, int check, CUstream st)
 {
-    switch (d->dtype) {
-    case KILN_JDT_F16: return cuMemsetD16Async(p, 0x7D5A, d->elems, st);
-    case KILN_JDT_BF16: return cuMemsetD16Async(p, 0x7FA5, d->elems, st);
-    case KILN_JDT_F32: return cuMemsetD32Async(p, 0x7FA5A5A5u, d->elems, st);
-    default: return cuMemsetD8Async(p, 0xA5, data_bytes(d), st);
+    CUdeviceptr base = j->data[a].p + set0 * j->stride[a], f = flags_of(j, set0);
+    kiln_u64 stride = j->stride[a];
+    kiln_i64 guard = GUARD, bytes = (kiln_i64)data_bytes(&rq->dev.data[a]);
+    kiln_u64 k0 = rq->dev.key[0], k1 = rq->dev.key[1];
+    unsigned stream = stream_of(set0, a), step = KILN_WORKER_MAX_ARGS, bit = 1u << a;
+    void *args[] = {&base, &stride, &guard, &bytes, &k0, &k1, &stream, &step, &f, &bit, &check};
+    /* The longer side is at most GUARD + the rounding: GUARD * 2 bytes. */
+    return launch(j, j->guard, 2 * GUARD / 16, n, 2, st, args);
+}
+
+/* dt's poison bits repeated over every set of an output (guards included;
+ * they are laid afterwards): a NaN no arithmetic is likely to produce. */
+static CUresult poison(CUdeviceptr p, size_t bytes, uint32_t dtype, CUstream st)
+{
+    switch (dtype) {
+    case KILN_JDT_F16: return cuMemsetD16Async(p, 0x7D5A, bytes / 2, st);
+    case KILN_JDT_BF16: return cuMemsetD16Async(p, 0x7FA5, bytes / 2, st);
+    case KILN_JDT_F32: return cuMemsetD32Async(p, 0x7FA5A5A5u, bytes / 4, st);
+    default: return cuMemsetD8Async(p, 0xA5, bytes, st);
     }
 }
 
-CUresult kiln_judge_stage(kiln_judge *j, const kiln_call_req *rq, uint32_t set, CUstream st)
+CUresult kiln_judge_stage(kiln_judge *j, const kiln_call_req *rq, CUstream st)
 {
-    CUresult r = cuMemsetD32Async(j->flags.p + (size_t)set * 3 * sizeof(uint32_t), 0, 3, st);
+    uint32_t sets = rq->dev.sets;
+    CUresult r = cuMemsetD32Async(j->flags.p, 0, (size_t)sets * 3, st);
     for (uint32_t a = 0; a < rq->nargs && r == CUDA_SUCCESS; a++) {
         const kiln_wire_data *d = &rq->dev.data[a];
         if (!d->role)
             continue;
-        CUdeviceptr data = kiln_judge_data(j, set, a);
         if (d->role == 1) {
-            kiln_gen_spec g = gen_spec(rq, set, a);
-            CUdeviceptr none = 0;
+            kiln_gen_spec g = gen_spec(rq, 0, a);
+            CUdeviceptr data = kiln_judge_data(j, 0, a), none = 0;
+            kiln_u64 stride = j->stride[a];
             unsigned bit = 0;
             int check = 0;
-            void *args[] = {&g, &data, &none, &none, &bit, &check};
-            r = launch(j, j->gen, d->elems, st, args);
+            void *args[] = {&g, &data, &stride, &none, &none, &bit, &check};
+            r = launch(j, j->gen, d->elems, sets, 1, st, args);
         } else {
-            r = poison(data, d, st);
+            r = poison(j->data[a].p, j->stride[a] * sets, d->dtype, st);
         }
         if (r == CUDA_SUCCESS)
-            r = guards(j, rq, set, a, 0, st);
+            r = guards(j, rq, 0, sets, a, 0, st);
     }
     return r;
 }
 
-CUresult kiln_judge_inputs(kiln_judge *j, const kiln_call_req *rq, uint32_t set, CUstream st)
+CUresult kiln_judge_inputs(kiln_judge *j, const kiln_call_req *rq, uint32_t set0, uint32_t n,
+                           CUstream st)
 {
-    CUresult r = CUDA_SUCCESS;
-    CUdeviceptr flag = j->flags.p + (size_t)set * 3 * sizeof(uint32_t);
+    CUdeviceptr acc = j->acc.p + (size_t)set0 * KILN_JUDGE_ACC_STEP * sizeof(kiln_judge_acc);
+    unsigned naccs = n * KILN_JUDGE_ACC_STEP;
+    void *init[] = {&acc, &naccs};
+    CUresult r = cuLaunchKernel(j->acc_init, 1, 1, 1, BLOCK, 1, 1, 0, st, init, NULL);
+    CUdeviceptr flag = flags_of(j, set0);
     for (uint32_t a = 0; a < rq->nargs && r == CUDA_SUCCESS; a++) {
         const kiln_wire_data *d = &rq->dev.data[a];
         if (!d->role)
             continue;
-        r = guards(j, rq, set, a, 1, st);
+        r = guards(j, rq, set0, n, a, 1, st);
         if (r != CUDA_SUCCESS)
             break;
         if (d->role == 1) {
-            kiln_gen_spec g = gen_spec(rq, set, a);
-            CUdeviceptr data = kiln_judge_data(j, set, a), exact = j->exact[a].p;
+            kiln_gen_spec g = gen_spec(rq, set0, a);
+            CUdeviceptr data = kiln_judge_data(j, set0, a);
+            CUdeviceptr exact = rq->dev.check ? j->exact[a].p : 0;
+            kiln_u64 stride = j->stride[a];
             unsigned bit = 1u << a;
             int check = 1;
-            void *args[] = {&g, &data, &exact, &flag, &bit, &check};
-            r = launch(j, j->gen, d->elems, st, args);
-        } else {   /* gold the reference does not write stays a NaN pattern */
-            r = cuMemsetD8Async(j->gold[a].p, 0xff, (size_t)d->elems * sizeof(double), st);
+            void *args[] = {&g, &data, &stride, &exact, &flag, &bit, &check};
+            r = launch(j, j->gen, d->elems, n, 1, st, args);
+        } else if (rq->dev.check) {   /* gold the reference does not write stays a NaN pattern */
+            r = cuMemsetD8Async(j->gold[a].p, 0xff, (size_t)n * d->elems * sizeof(double), st);
         }
     }
     return r;
@@ -241,30 +268,27 @@ static kiln_cmp_spec cmp_spec(const kiln_call_req *rq, uint32_t a)
     return c;
 }
 
-CUresult kiln_judge_compare(kiln_judge *j, const kiln_call_req *rq, uint32_t set, CUstream st)
+CUresult kiln_judge_compare(kiln_judge *j, const kiln_call_req *rq, uint32_t set0, uint32_t n,
+                            CUstream st)
 {
     CUresult r = CUDA_SUCCESS;
     for (uint32_t a = 0; a < rq->nargs && r == CUDA_SUCCESS; a++) {
         if (rq->dev.data[a].role != 2)
             continue;
-        CUdeviceptr acc = j->acc.p + ((size_t)set * KILN_WORKER_MAX_ARGS + a) * sizeof(kiln_judge_acc);
-        CUdeviceptr out = kiln_judge_data(j, set, a), gold = j->gold[a].p;
+        CUdeviceptr acc = j->acc.p + ((size_t)set0 * KILN_JUDGE_ACC_STEP + a) * sizeof(kiln_judge_acc);
+        CUdeviceptr out = kiln_judge_data(j, set0, a), gold = j->gold[a].p;
+        kiln_u64 stride = j->stride[a];
         kiln_cmp_spec c = cmp_spec(rq, a);
-        kiln_i64 n = c.n;
-        /* Zero the counters, then "none" (all ones) for the two indices. */
-        r = cuMemsetD8Async(acc, 0, sizeof(kiln_judge_acc), st);
+        kiln_i64 elems = c.n;
+        void *am[] = {&gold, &elems, &acc};
+        void *cm[] = {&c, &out, &stride, &gold, &acc};
+        r = launch(j, j->absmax, (uint64_t)elems, n, 1, st, am);
         if (r == CUDA_SUCCESS)
-            r = cuMemsetD32Async(acc + offsetof(kiln_judge_acc, first_hard), 0xffffffffu, 4, st);
-        void *am[] = {&gold, &n, &acc};
-        void *cm[] = {&c, &out, &gold, &acc};
+            r = launch(j, j->compare, (uint64_t)elems, n, 1, st, cm);
         if (r == CUDA_SUCCESS)
-            r = launch(j, j->absmax, (uint64_t)n, st, am);
+            r = launch(j, j->worst, (uint64_t)elems, n, 1, st, cm);
         if (r == CUDA_SUCCESS)
-            r = launch(j, j->compare, (uint64_t)n, st, cm);
-        if (r == CUDA_SUCCESS)
-            r = launch(j, j->worst, (uint64_t)n, st, cm);
-        if (r == CUDA_SUCCESS)
-            r = cuLaunchKernel(j->worst_values, 1, 1, 1, 1, 1, 1, 0, st, cm, NULL);
+            r = cuLaunchKernel(j->worst_values, 1, n, 1, 1, 1, 1, 0, st, cm, NULL);
     }
     return r;
 }
@@ -302,7 +326,7 @@ int kiln_judge_collect(kiln_judge *j, const kiln_call_req *rq, kiln_call_resp *r
                        size_t len)
 {
     uint32_t sets = rq->dev.sets;
-    size_t nacc = (size_t)sets * KILN_WORKER_MAX_ARGS;
+    size_t nacc = (size_t)sets * KILN_JUDGE_ACC_STEP;
     kiln_judge_acc *acc = calloc(nacc, sizeof *acc);
     uint32_t flags[KILN_MAX_SETS * 3];
     CUresult r = acc ? cuMemcpyDtoH(flags, j->flags.p, (size_t)sets * 3 * sizeof(uint32_t))
@@ -320,19 +344,20 @@ int kiln_judge_collect(kiln_judge *j, const kiln_call_req *rq, kiln_call_resp *r
         rs->guard_after |= flags[3 * s + 2];
         for (uint32_t a = 0; rq->dev.check && a < rq->nargs; a++)
             if (rq->dev.data[a].role == 2)
-                merge(&rs->check[a], &acc[(size_t)s * KILN_WORKER_MAX_ARGS + a], s);
+                merge(&rs->check[a], &acc[(size_t)s * KILN_JUDGE_ACC_STEP + a], s);
     }
     free(acc);
     return 0;
 }
 
-void kiln_judge_scrub(kiln_judge *j, CUstream st)
+void kiln_judge_scrub(kiln_judge *j, const kiln_call_req *rq, CUstream st)
 {
-    for (int a = 0; a < KILN_WORKER_MAX_ARGS; a++) {
-        if (j->exact[a].p)
-            cuMemsetD8Async(j->exact[a].p, 0, j->exact[a].cap, st);
-        if (j->gold[a].p)
-            cuMemsetD8Async(j->gold[a].p, 0, j->gold[a].cap, st);
+    for (uint32_t a = 0; a < rq->nargs; a++) {
+        const kiln_wire_data *d = &rq->dev.data[a];
+        kiln_dbuf *b = d->role == 1 ? &j->exact[a] : d->role == 2 ? &j->gold[a] : NULL;
+        size_t used = (size_t)j->chunk * d->elems * sizeof(double);
+        if (b && b->p)
+            cuMemsetD8Async(b->p, 0, used < b->cap ? used : b->cap, st);
     }
     if (j->acc.p)
         cuMemsetD8Async(j->acc.p, 0, j->acc.cap, st);

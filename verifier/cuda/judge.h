@@ -18,16 +18,24 @@ typedef struct kiln_dbuf {
     size_t cap;
 } kiln_dbuf;
 
+/* Each argument's sets lie back to back in one buffer, a fixed stride
+ * apart (guard, data, guard), so one launch of kiln's kernels draws or
+ * checks every set (blockIdx.y is the set). The reference works on a chunk
+ * of sets at a time: as many as fit in KILN_JUDGE_REF_BYTES of doubles. */
 typedef struct kiln_judge {
     CUmodule mod;
-    CUfunction gen, guard, absmax, compare, worst, worst_values;
+    CUfunction gen, guard, absmax, compare, worst, worst_values, acc_init;
     unsigned grid;                                  /* blocks for grid-stride kernels */
-    kiln_dbuf set[KILN_MAX_SETS][KILN_WORKER_MAX_ARGS];   /* guard, data, guard */
-    kiln_dbuf exact[KILN_WORKER_MAX_ARGS];          /* inputs as doubles */
-    kiln_dbuf gold[KILN_WORKER_MAX_ARGS];           /* the reference's outputs */
-    kiln_dbuf acc;                                  /* kiln_judge_acc [sets][args] */
+    kiln_dbuf data[KILN_WORKER_MAX_ARGS];           /* every set of each argument */
+    size_t stride[KILN_WORKER_MAX_ARGS];            /* bytes from one set to the next */
+    kiln_dbuf exact[KILN_WORKER_MAX_ARGS];          /* a chunk's inputs as doubles */
+    kiln_dbuf gold[KILN_WORKER_MAX_ARGS];           /* a chunk's reference outputs */
+    uint32_t chunk;                                 /* sets per reference chunk */
+    kiln_dbuf acc;                                  /* kiln_judge_acc [sets][MAX_ARGS] */
     kiln_dbuf flags;                                /* u32 [sets][3] */
 } kiln_judge;
+
+#define KILN_JUDGE_REF_BYTES ((size_t)1 << 30)
 
 /* A device buffer of at least bytes (grown, never shrunk; the old
  * contents are not kept). 0, or -1 with info set. */
@@ -45,24 +53,30 @@ int kiln_judge_alloc(kiln_judge *j, const kiln_call_req *rq, int need_gold, char
                      size_t len);
 
 /* Where arg's data of a set starts (256-byte aligned), and where the
- * reference reads and writes it (doubles). */
+ * reference reads and writes it for a set (doubles; the set's place in
+ * its chunk). */
 CUdeviceptr kiln_judge_data(const kiln_judge *j, uint32_t set, uint32_t arg);
-CUdeviceptr kiln_judge_ref(const kiln_judge *j, const kiln_call_req *rq, uint32_t arg);
+CUdeviceptr kiln_judge_ref(const kiln_judge *j, const kiln_call_req *rq, uint32_t arg,
+                           uint32_t set);
 
-/* Before the launches: draw a set's inputs, poison its outputs, lay its guards. */
-CUresult kiln_judge_stage(kiln_judge *j, const kiln_call_req *rq, uint32_t set, CUstream st);
+/* Before the launches: draw every set's inputs, poison its outputs, lay
+ * its guards. */
+CUresult kiln_judge_stage(kiln_judge *j, const kiln_call_req *rq, CUstream st);
 
-/* After the launches, per set: check inputs and guards and write the exact
- * inputs for the reference (kiln_judge_inputs); the reference runs; then
- * compare outputs with its gold (kiln_judge_compare). */
-CUresult kiln_judge_inputs(kiln_judge *j, const kiln_call_req *rq, uint32_t set, CUstream st);
-CUresult kiln_judge_compare(kiln_judge *j, const kiln_call_req *rq, uint32_t set, CUstream st);
+/* After the launches, per chunk of n sets from set0: check inputs and
+ * guards and write the exact inputs for the reference (kiln_judge_inputs);
+ * the reference runs on each set; then compare outputs with its gold
+ * (kiln_judge_compare). */
+CUresult kiln_judge_inputs(kiln_judge *j, const kiln_call_req *rq, uint32_t set0, uint32_t n,
+                           CUstream st);
+CUresult kiln_judge_compare(kiln_judge *j, const kiln_call_req *rq, uint32_t set0, uint32_t n,
+                            CUstream st);
 
 /* After a synchronize: the summaries of every set, merged into rs. */
 int kiln_judge_collect(kiln_judge *j, const kiln_call_req *rq, kiln_call_resp *rs, char *info,
                        size_t len);
 
-/* Zero the exact inputs and the gold (and wait for it). */
-void kiln_judge_scrub(kiln_judge *j, CUstream st);
+/* Zero the exact inputs and the gold the call used (and wait for it). */
+void kiln_judge_scrub(kiln_judge *j, const kiln_call_req *rq, CUstream st);
 
 #endif

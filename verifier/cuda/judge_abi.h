@@ -31,11 +31,18 @@ typedef struct kiln_gen_spec {
     kiln_u32 dtype;          /* KILN_JDT_* */
     kiln_u32 dist;           /* kiln_dist: 1 normal (a mean, b sd), 2 uniform [a, b) */
     kiln_u32 pattern;        /* kiln_pattern of a stability variant, 0 none */
+    kiln_u32 stream_step;    /* how far the stream moves from one set to the next */
+    kiln_u32 pad;
     double a, b;
     double scale, offset;    /* variant: value * scale + offset (1 and 0 without one) */
     kiln_i64 n;              /* elements */
     kiln_i64 row_len;        /* the last dim, for constant rows */
 } kiln_gen_spec;
+
+/* The kernels that take many sets at once work on set blockIdx.y: its
+ * buffer lies a fixed stride after the first set's, its accumulator
+ * KILN_JUDGE_ACC_STEP after, and its flags three words after. */
+#define KILN_JUDGE_ACC_STEP 16   /* = KILN_WORKER_MAX_ARGS */
 
 /* One output buffer of one input set, compared with its gold. Counters are
  * filled by atomics; max_err and gmax are non-negative doubles kept as

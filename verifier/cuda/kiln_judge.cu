@@ -132,36 +132,49 @@ __device__ __forceinline__ double bits_value(unsigned dt, kiln_u64 b)
 }
 
 /* Draw a buffer (check == 0), or check that it still holds what was drawn
- * and write the exact values to exact (check == 1): a changed element sets
- * bit in *flag. */
-extern "C" __global__ void kiln_gen(kiln_gen_spec s, void *buf, double *exact, unsigned *flag,
-                                    unsigned bit, int check)
+ * and write the exact values to exact where given (check == 1): a changed element sets
+ * bit in the set's first flag. Set blockIdx.y draws from stream
+ * s.stream + y * s.stream_step, at buf + y * stride (exact + y * s.n). */
+extern "C" __global__ void kiln_gen(kiln_gen_spec s, unsigned char *buf, kiln_u64 stride,
+                                    double *exact, unsigned *flags, unsigned bit, int check)
 {
+    unsigned y = blockIdx.y;
+    s.stream += y * s.stream_step;
+    void *b = buf + (kiln_u64)y * stride;
     kiln_i64 step = (kiln_i64)gridDim.x * blockDim.x;
     int bad = 0;
     for (kiln_i64 i = (kiln_i64)blockIdx.x * blockDim.x + threadIdx.x; i < s.n; i += step) {
         double x;
-        kiln_u64 b = round_to(s.dtype, drawn(s, i), &x);
+        kiln_u64 v = round_to(s.dtype, drawn(s, i), &x);
         if (!check) {
-            store_bits(buf, s.dtype, i, b);
+            store_bits(b, s.dtype, i, v);
         } else {
-            bad |= load_bits(buf, s.dtype, i) != b;
-            exact[i] = x;
+            bad |= load_bits(b, s.dtype, i) != v;
+            if (exact)
+                exact[(kiln_i64)y * s.n + i] = x;
         }
     }
     if (bad)
-        atomicOr(flag, bit);
+        atomicOr(&flags[3 * y], bit);
 }
 
-/* Guard bytes: laid (check == 0) or checked (check == 1, bit set on any
- * change). Sixteen bytes per Philox draw. */
-extern "C" __global__ void kiln_guard(unsigned char *p, kiln_i64 n, kiln_u64 key0, kiln_u64 key1,
-                                      unsigned stream, unsigned *flag, unsigned bit, int check)
+/* Guard bytes around each set's buffer: laid (check == 0) or checked
+ * (check == 1, bit set in the set's flag 1 or 2 on any change). blockIdx.z
+ * is the side: the guard bytes before the data, or those from its end to
+ * the set's padded end. Sixteen bytes per Philox draw. */
+extern "C" __global__ void kiln_guard(unsigned char *base, kiln_u64 stride, kiln_i64 guard,
+                                      kiln_i64 data_bytes, kiln_u64 key0, kiln_u64 key1,
+                                      unsigned stream, unsigned stream_step, unsigned *flags,
+                                      unsigned bit, int check)
 {
+    unsigned y = blockIdx.y, side = blockIdx.z;
+    unsigned char *p = base + (kiln_u64)y * stride + (side ? guard + data_bytes : 0);
+    kiln_i64 n = side ? (kiln_i64)stride - guard - data_bytes : guard;
+    unsigned st = (stream + y * stream_step) * 2 + side;
     kiln_i64 step = (kiln_i64)gridDim.x * blockDim.x;
     int bad = 0;
     for (kiln_i64 w = (kiln_i64)blockIdx.x * blockDim.x + threadIdx.x; w * 16 < n; w += step) {
-        u32x4 r = philox(key0, key1, (kiln_u64)w, stream, SALT_GUARD);
+        u32x4 r = philox(key0, key1, (kiln_u64)w, st, SALT_GUARD);
         for (int k = 0; k < 16 && w * 16 + k < n; k++) {
             unsigned char v = (unsigned char)(r.x[k / 4] >> (8 * (k % 4)));
             if (!check)
@@ -171,7 +184,7 @@ extern "C" __global__ void kiln_guard(unsigned char *p, kiln_i64 n, kiln_u64 key
         }
     }
     if (bad)
-        atomicOr(flag, bit);
+        atomicOr(&flags[3 * y + 1 + side], bit);
 }
 
 /* ---- comparison ------------------------------------------------------------ */
@@ -250,23 +263,56 @@ template <typename T> __device__ T block_sum(T v, T *sh)
     return t;
 }
 
+/* Every accumulator of a call cleared: counters zero, indices "none". */
+extern "C" __global__ void kiln_acc_init(kiln_judge_acc *acc, unsigned n)
+{
+    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        kiln_judge_acc z = {};
+        z.first_hard = ~0ull;
+        z.worst_index = ~0ull;
+        acc[i] = z;
+    }
+}
+
+/* Set blockIdx.y of the comparison kernels: its output at out + y * stride
+ * (bytes), its gold at gold + y * n, its accumulator at acc + y * STEP. */
+struct set_view {
+    const void *out;
+    const double *gold;
+    kiln_judge_acc *acc;
+};
+
+__device__ __forceinline__ set_view set_of(const void *out, kiln_u64 stride, const double *gold,
+                                           kiln_i64 n, kiln_judge_acc *acc)
+{
+    set_view v = {(const unsigned char *)out + (kiln_u64)blockIdx.y * stride,
+                  gold + (kiln_i64)blockIdx.y * n, acc + blockIdx.y * KILN_JUDGE_ACC_STEP};
+    return v;
+}
+
 extern "C" __global__ void kiln_absmax(const double *gold, kiln_i64 n, kiln_judge_acc *acc)
 {
+    const double *g = gold + (kiln_i64)blockIdx.y * n;
+    kiln_judge_acc *a = acc + blockIdx.y * KILN_JUDGE_ACC_STEP;
     kiln_i64 step = (kiln_i64)gridDim.x * blockDim.x;
     double m = 0.0;
     for (kiln_i64 i = (kiln_i64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step)
-        if (isfinite(gold[i]))
-            m = fmax(m, fabs(gold[i]));
+        if (isfinite(g[i]))
+            m = fmax(m, fabs(g[i]));
     for (int o = 16; o > 0; o >>= 1)
         m = fmax(m, __shfl_down_sync(0xffffffffu, m, o));
     if ((threadIdx.x & 31) == 0 && m > 0.0)
-        atomicMax(&acc->gmax_bits, (kiln_u64)__double_as_longlong(m));
+        atomicMax(&a->gmax_bits, (kiln_u64)__double_as_longlong(m));
 }
 
 /* Counters, the largest error, sums of squares and the hash (blocks of 256). */
-extern "C" __global__ void kiln_compare(kiln_cmp_spec s, const void *out, const double *gold,
-                                        kiln_judge_acc *acc)
+extern "C" __global__ void kiln_compare(kiln_cmp_spec s, const void *out0, kiln_u64 stride,
+                                        const double *gold0, kiln_judge_acc *acc0)
 {
+    set_view v = set_of(out0, stride, gold0, s.n, acc0);
+    const void *out = v.out;
+    const double *gold = v.gold;
+    kiln_judge_acc *acc = v.acc;
     __shared__ double shd[8];
     __shared__ kiln_u64 shu[8];
     double gmax = __longlong_as_double((long long)acc->gmax_bits);
@@ -312,32 +358,37 @@ extern "C" __global__ void kiln_compare(kiln_cmp_spec s, const void *out, const 
     }
 }
 
-/* The smallest index whose error is the largest, then (one thread) the
- * values there: at the first unwritten or non-finite element if any. */
-extern "C" __global__ void kiln_worst(kiln_cmp_spec s, const void *out, const double *gold,
-                                      kiln_judge_acc *acc)
+/* For a set that failed: the smallest index whose error is the largest,
+ * then (one thread per set) the values there: at the first unwritten or
+ * non-finite element if any. */
+extern "C" __global__ void kiln_worst(kiln_cmp_spec s, const void *out0, kiln_u64 stride,
+                                      const double *gold0, kiln_judge_acc *acc0)
 {
-    double gmax = __longlong_as_double((long long)acc->gmax_bits);
-    kiln_u64 target = acc->max_err_bits;
+    set_view v = set_of(out0, stride, gold0, s.n, acc0);
+    if (v.acc->over_budget == 0 && v.acc->first_hard == ~0ull)
+        return;   /* a set that passed: where its largest error lies is never reported */
+    double gmax = __longlong_as_double((long long)v.acc->gmax_bits);
+    kiln_u64 target = v.acc->max_err_bits;
     kiln_i64 step = (kiln_i64)gridDim.x * blockDim.x;
     for (kiln_i64 i = (kiln_i64)blockIdx.x * blockDim.x + threadIdx.x; i < s.n; i += step) {
         kiln_u64 bits;
         double c;
         int cls;
-        double e = elem_err(s, out, gold, i, s.floor_rel * gmax, &bits, &c, &cls);
+        double e = elem_err(s, v.out, v.gold, i, s.floor_rel * gmax, &bits, &c, &cls);
         if (cls == EL_OK && (kiln_u64)__double_as_longlong(e) == target)
-            atomicMin(&acc->worst_index, (kiln_u64)i);
+            atomicMin(&v.acc->worst_index, (kiln_u64)i);
     }
 }
 
-extern "C" __global__ void kiln_worst_values(kiln_cmp_spec s, const void *out, const double *gold,
-                                             kiln_judge_acc *acc)
+extern "C" __global__ void kiln_worst_values(kiln_cmp_spec s, const void *out0, kiln_u64 stride,
+                                             const double *gold0, kiln_judge_acc *acc0)
 {
-    kiln_u64 i = acc->first_hard != ~0ull ? acc->first_hard : acc->worst_index;
+    set_view v = set_of(out0, stride, gold0, s.n, acc0);
+    kiln_u64 i = v.acc->first_hard != ~0ull ? v.acc->first_hard : v.acc->worst_index;
     if (threadIdx.x != 0 || blockIdx.x != 0 || i == ~0ull || (kiln_i64)i >= s.n)
         return;
-    acc->worst_cand = bits_value(s.dtype, load_bits(out, s.dtype, (kiln_i64)i));
-    acc->worst_gold = gold[i];
+    v.acc->worst_cand = bits_value(s.dtype, load_bits(v.out, s.dtype, (kiln_i64)i));
+    v.acc->worst_gold = v.gold[i];
 }
 
 /* Shared memory is not cleared between kernels: a block that reads shared

@@ -40,6 +40,7 @@
 
 #include "cublas_gemm.h"
 #include "cupti_span.h"
+#include "graph_cache.h"
 #include "judge.h"
 #include "nvrtc_build.h"
 #include "sandbox.h"
@@ -75,6 +76,7 @@ typedef struct worker {
     CUdeviceptr flush;
     CUmodule refmod;            /* the task's reference over doubles (--ref), or NULL */
     kiln_judge judge;           /* device-resident calls */
+    kiln_graph_cache graphs;    /* batches captured in earlier calls */
     CUfunction poison;
     unsigned poison_grid, poison_smem;
     size_t flush_bytes;
@@ -596,7 +598,7 @@ static CUdeviceptr buffer_ptr(const worker *w, const kiln_call_req *rq, const si
         return w->scratch[-ix - 1].p + GUARD;
     if (!rq->dev.on)
         return w->buf[ix].p + GUARD;
-    return sd->ref ? kiln_judge_ref(&w->judge, rq, (uint32_t)ix)
+    return sd->ref ? kiln_judge_ref(&w->judge, rq, (uint32_t)ix, sd->set)
                    : kiln_judge_data(&w->judge, sd->set, (uint32_t)ix);
 }
 
@@ -769,14 +771,51 @@ static CUresult enqueue_batch(worker *w, const kiln_call_req *rq, uint32_t sets,
     return lr;
 }
 
+/* Everything a captured batch depends on: a graph is reused only for a
+ * call whose key is the same byte for byte. */
+typedef struct graph_key {
+    uint32_t lib, sets, nargs, nlaunches, nscratch, pad;
+    kiln_wire_arg args[KILN_WORKER_MAX_ARGS];
+    kiln_wire_launch launches[KILN_WORKER_MAX_LAUNCHES];
+    kiln_wire_scratch scratch[KILN_WORKER_MAX_SCRATCH];
+    CUdeviceptr data[KILN_WORKER_MAX_ARGS], scratch_at[KILN_WORKER_MAX_SCRATCH];
+    uint64_t stride[KILN_WORKER_MAX_ARGS];
+    int64_t cublas_shape[3];
+} graph_key;
+
+static void key_of(const worker *w, const kiln_call_req *rq, uint32_t sets, graph_key *k)
+{
+    memset(k, 0, sizeof *k);   /* padding too: the key is compared as bytes */
+    k->lib = rq->lib;
+    k->sets = sets;
+    k->nargs = rq->nargs;
+    k->nlaunches = rq->nlaunches;
+    k->nscratch = rq->nscratch;
+    memcpy(k->args, rq->args, rq->nargs * sizeof rq->args[0]);
+    memcpy(k->launches, rq->launches, rq->nlaunches * sizeof rq->launches[0]);
+    memcpy(k->scratch, rq->scratch, rq->nscratch * sizeof rq->scratch[0]);
+    for (uint32_t a = 0; a < rq->nargs; a++) {
+        k->data[a] = w->judge.data[a].p;
+        k->stride[a] = w->judge.stride[a];
+    }
+    for (uint32_t s = 0; s < rq->nscratch; s++)
+        k->scratch_at[s] = w->scratch[s].p;
+    memcpy(k->cublas_shape, w->warm_shape, sizeof k->cublas_shape);
+}
+
 /* The batch as one CUDA graph, captured from kiln's stream: back-to-back
  * kernels of a graph start sooner after each other than stream launches,
  * so the time between them (which no timer should charge to the kernel)
  * shrinks. A launch the driver refuses is refused here, as it would be
- * on the stream. */
+ * on the stream. The graph is kept (w->graphs) for the next call with the
+ * same key. */
 static CUresult capture_batch(worker *w, const kiln_call_req *rq, uint32_t sets,
                               const CUfunction fn[], CUgraphExec *exec, char *info, size_t len)
 {
+    graph_key key;
+    key_of(w, rq, sets, &key);
+    if ((*exec = kiln_graph_cache_get(&w->graphs, &key, sizeof key)) != NULL)
+        return CUDA_SUCCESS;
     CUgraph g = NULL;
     CUresult r = cuStreamBeginCapture(w->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
     if (r != CUDA_SUCCESS) {
@@ -791,6 +830,12 @@ static CUresult capture_batch(worker *w, const kiln_call_req *rq, uint32_t sets,
         snprintf(info, len, "cannot instantiate the batch: %s", cu_str(r));
     if (g)
         cuGraphDestroy(g);
+    if (lr == CUDA_SUCCESS && r == CUDA_SUCCESS &&
+        kiln_graph_cache_put(&w->graphs, &key, sizeof key, *exec) < 0) {
+        *exec = NULL;
+        snprintf(info, len, "out of memory keeping the batch");
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
     return lr != CUDA_SUCCESS ? lr : r;
 }
 
@@ -838,11 +883,8 @@ static int timed_launches(worker *w, const kiln_call_req *rq, kiln_call_resp *rs
         snprintf(info, len, "the kernel faulted: %s", cu_str(sr));
         return KILN_ST_FAULT;
     }
-    if (lr != CUDA_SUCCESS) {
-        if (exec)
-            cuGraphExecDestroy(exec);
+    if (lr != CUDA_SUCCESS)
         return is_fault(lr) ? KILN_ST_FAULT : KILN_ST_LAUNCH;
-    }
     float ms = 0;
     cuEventElapsedTime(&ms, w->ev0, w->ev1);
     rs->elapsed_ns = (uint64_t)((double)ms * 1e6);
@@ -853,8 +895,6 @@ static int timed_launches(worker *w, const kiln_call_req *rq, kiln_call_resp *rs
     rs->cupti_ns = sp.kernels ? sp.end_ns - sp.start_ns : 0;
     rs->kernel_sum_ns = sp.sum_ns;
     rs->sets = sets;
-    if (exec)
-        cuGraphExecDestroy(exec);
     if (rq->lib == 0 && w->report_scale > 0) {   /* fault injection (tests) */
         rs->elapsed_ns = (uint64_t)((double)rs->elapsed_ns * w->report_scale);
     }
@@ -873,12 +913,13 @@ static void scrub(worker *w)
     cuCtxSynchronize();
 }
 
-/* After the candidate's launches: per set, inputs and guards checked, the
- * reference run over the exact inputs, outputs compared; then the
- * summaries read back and the gold zeroed. */
+/* After the candidate's launches, chunk by chunk of sets: inputs and
+ * guards checked, the reference run over each set's exact inputs, outputs
+ * compared; then the summaries read back and the gold zeroed. */
 static int device_checks(worker *w, const kiln_call_req *rq, kiln_call_resp *rs)
 {
     const kiln_wire_device *d = &rq->dev;
+    kiln_judge *j = &w->judge;
     CUfunction fn[KILN_WORKER_MAX_LAUNCHES];
     CUresult r = CUDA_SUCCESS;
     if (d->check)
@@ -886,13 +927,16 @@ static int device_checks(worker *w, const kiln_call_req *rq, kiln_call_resp *rs)
                          sizeof rs->info);
     if (r != CUDA_SUCCESS)
         return KILN_ST_SETUP;   /* kiln's own reference: not the candidate's fault */
-    for (uint32_t set = 0; set < d->sets && r == CUDA_SUCCESS; set++) {
-        side sd = {d->ref_args, 1, set};
-        r = kiln_judge_inputs(&w->judge, rq, set, w->stream);
-        for (uint32_t l = 0; d->check && l < d->ref_nlaunches && r == CUDA_SUCCESS; l++)
-            r = launch_one(w, rq, &sd, &d->ref_launches[l], fn[l], rs->info, sizeof rs->info);
+    for (uint32_t s0 = 0; s0 < d->sets && r == CUDA_SUCCESS; s0 += j->chunk) {
+        uint32_t n = d->sets - s0 < j->chunk ? d->sets - s0 : j->chunk;
+        r = kiln_judge_inputs(j, rq, s0, n, w->stream);
+        for (uint32_t set = s0; d->check && set < s0 + n && r == CUDA_SUCCESS; set++) {
+            side sd = {d->ref_args, 1, set};
+            for (uint32_t l = 0; l < d->ref_nlaunches && r == CUDA_SUCCESS; l++)
+                r = launch_one(w, rq, &sd, &d->ref_launches[l], fn[l], rs->info, sizeof rs->info);
+        }
         if (d->check && r == CUDA_SUCCESS)
-            r = kiln_judge_compare(&w->judge, rq, set, w->stream);
+            r = kiln_judge_compare(j, rq, s0, n, w->stream);
     }
     if (r == CUDA_SUCCESS)
         r = cuStreamSynchronize(w->stream);
@@ -900,11 +944,11 @@ static int device_checks(worker *w, const kiln_call_req *rq, kiln_call_resp *rs)
     if (r != CUDA_SUCCESS) {
         snprintf(rs->info, sizeof rs->info, "kiln's checks failed on the device: %s", cu_str(r));
         st = is_fault(r) ? KILN_ST_FAULT : KILN_ST_SETUP;
-    } else if (kiln_judge_collect(&w->judge, rq, rs, rs->info, sizeof rs->info) < 0) {
+    } else if (kiln_judge_collect(j, rq, rs, rs->info, sizeof rs->info) < 0) {
         st = KILN_ST_SETUP;
     }
     if (st != KILN_ST_FAULT)
-        kiln_judge_scrub(&w->judge, w->stream);
+        kiln_judge_scrub(j, rq, w->stream);
     return st;
 }
 
@@ -913,9 +957,7 @@ static int device_checks(worker *w, const kiln_call_req *rq, kiln_call_resp *rs)
 static int device_call(worker *w, const kiln_call_req *rq, kiln_call_resp *rs)
 {
     int st = kiln_judge_alloc(&w->judge, rq, rq->dev.check, rs->info, sizeof rs->info);
-    CUresult r = CUDA_SUCCESS;
-    for (uint32_t set = 0; st == KILN_ST_OK && set < rq->dev.sets && r == CUDA_SUCCESS; set++)
-        r = kiln_judge_stage(&w->judge, rq, set, w->stream);
+    CUresult r = st == KILN_ST_OK ? kiln_judge_stage(&w->judge, rq, w->stream) : CUDA_SUCCESS;
     if (st == KILN_ST_OK && r != CUDA_SUCCESS) {
         snprintf(rs->info, sizeof rs->info, "drawing the inputs: %s", cu_str(r));
         st = KILN_ST_SETUP;
@@ -927,7 +969,9 @@ static int device_call(worker *w, const kiln_call_req *rq, kiln_call_resp *rs)
     if (st == KILN_ST_OK && check_scratch_guards(w, rq, rs->info, sizeof rs->info) < 0)
         st = KILN_ST_GUARD;
     if (st == KILN_ST_OK || st == KILN_ST_GUARD) {
+        uint64_t t0 = kiln_mono_ns();
         int cst = device_checks(w, rq, rs);
+        rs->check_ns = kiln_mono_ns() - t0;
         st = cst != KILN_ST_OK ? cst : st;
     }
     return st;
@@ -1024,6 +1068,7 @@ static int run_worker(opts *o)
     if (kiln_write_full(KILN_WORKER_RESP_FD, &ready, sizeof ready) < 0 || ready.status != KILN_ST_OK)
         _exit(ready.status == KILN_ST_OK ? KILN_WORKER_EXIT_SETUP : 0);
     serve(&w);
+    kiln_graph_cache_clear(&w.graphs);
     _exit(0);
 }
 
