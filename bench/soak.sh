@@ -2,8 +2,12 @@
 # soak.sh - throw many good and faulty candidates at one kilnd from several
 # concurrent clients and report what came back. Not a ctest: run by hand.
 #
-#   bench/soak.sh [JOBS] [CLIENTS]      (default 1000 jobs, 8 clients;
-#                                        KILN_BUILD=DIR for another build than build/)
+#   bench/soak.sh [JOBS] [CLIENTS] [cpu|cuda]
+#       default 1000 jobs, 8 clients, the CPU backend; KILN_BUILD=DIR for
+#       another build than build/. cuda: the CUDA plants of tests/redteam/cuda
+#       listed below (each must get what its header expects), bf16 on the
+#       small group, on the GPU (run it there with scripts/gpu-build.sh's
+#       build: KILN_BUILD=build-gpu bench/soak.sh 200 4 cuda).
 #
 # Needs a built tree (scripts/setup.sh). Reports jobs answered, wrong
 # verdicts, daemon restarts needed, leaked processes and job directories,
@@ -14,6 +18,7 @@ set -u
 cd "$(dirname "$0")/.."
 JOBS=${1:-1000}
 CLIENTS=${2:-8}
+BACKEND=${3:-cpu}
 KILN=${KILN_BUILD:-$PWD/build}/kiln
 KILND=${KILN_BUILD:-$PWD/build}/kilnd
 tmp=$(mktemp -d)
@@ -49,6 +54,39 @@ plants=(
   "tests/redteam/cpu/rmsnorm_27_swap_baseline.c pass ok"
   "tests/redteam/cpu/rmsnorm_27_overwrite_baseline.c pass ok"
 )
+
+# CUDA: honest kernels, and a plant of each class the CUDA backend meets
+# (no write, crash, hang, out-of-bounds write, changed input, NaNs, hunting
+# for the gold, a compiler bomb, a device printf of hidden dims); what each
+# must get is its header's kiln-expect and kiln-codes.
+cuda_plants=(
+  kernels/rmsnorm/cuda/starter.cu
+  tests/redteam/cuda/rmsnorm_honest_warp_per_row.cu
+  tests/redteam/cuda/rmsnorm_honest_vec16.cu
+  tests/redteam/cuda/rmsnorm_honest_grid_stride.cu
+  tests/redteam/cuda/rmsnorm_01_no_write.cu
+  tests/redteam/cuda/rmsnorm_21_trap.cu
+  tests/redteam/cuda/rmsnorm_20_spin.cu
+  tests/redteam/cuda/rmsnorm_07_past_end.cu
+  tests/redteam/cuda/rmsnorm_06_zero_x.cu
+  tests/redteam/cuda/rmsnorm_11_nan_row64.cu
+  tests/redteam/cuda/rmsnorm_27_gold_hunt.cu
+  tests/redteam/cuda/rmsnorm_28_compiler_bomb.cu
+  tests/redteam/cuda/rmsnorm_28_hidden_printf.cu
+)
+if [ "$BACKEND" = cuda ]; then
+  plants=()
+  for f in "${cuda_plants[@]}"; do
+    want=$(sed -n 's/^ \* kiln-expect: *//p' "$f")
+    codes=$(sed -n 's/^ \* kiln-codes: *//p' "$f" | tr ' ' '|')
+    want=${want:-pass}   # the starter has no plant header
+    [ "$want" = pass ] && codes=ok
+    plants+=("$f $want ${codes:-.*}")
+  done
+  verify_args=(--backend cuda --dtype bf16 --group small)
+else
+  verify_args=(--group decode)
+fi
 port=$((20000 + $$ % 20000))
 head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$tmp/token"
 chmod 600 "$tmp/token"
@@ -63,7 +101,7 @@ client() {   # client INDEX: runs every CLIENTS-th job
   for ((j = i; j < JOBS; j += CLIENTS)); do
     read -r file want code <<<"${plants[j % ${#plants[@]}]}"
     t0=$(date +%s.%N)
-    out=$("$KILN" verify "$file" --task rmsnorm --group decode --timing-ms 100 \
+    out=$("$KILN" verify "$file" --task rmsnorm "${verify_args[@]}" --timing-ms 100 \
            --socket "$sock" --json 2>>"$tmp/client.err")
     t1=$(date +%s.%N)
     got=$(grep -m1 '"status"' <<<"$out" | sed 's/.*"status":[[:space:]]*"\([a-z]*\)".*/\1/')
@@ -102,7 +140,7 @@ workers=$(pgrep -f "kiln-worker.*$tmp" | wc -l)
 dirs=$(find "$state/work" /tmp -maxdepth 1 -name 'kiln-job-*' -newer "$tmp/kilnd.err" 2>/dev/null | wc -l)
 secs=$(awk -v a="$start" -v b="$end" 'BEGIN {print b - a}')
 
-echo "soak: $JOBS jobs from $CLIENTS clients, $(awk '$3 == "fail"' "$tmp/all" | wc -l) faulty"
+echo "soak: $BACKEND backend, $JOBS jobs from $CLIENTS clients, $(awk '$3 == "fail"' "$tmp/all" | wc -l) faulty"
 echo "jobs answered:          $answered / $JOBS"
 echo "wrong verdicts:         $wrong"
 awk '$5 != "none" && ($5 != $3 || $6 !~ ("^(" $4 ")$")) {print "  wrong: " $0}' "$tmp/all" | head -20

@@ -450,8 +450,11 @@ static int cuda_started(job *j, kiln_error *err)
     if (w->fault)
         return kiln_fail(err, "the CUDA worker could not start (no NVIDIA driver or GPU "
                          "here?): %s", w->fault_msg);
-    if (w->ready_status == KILN_ST_COMPILE && strncmp(w->ready_info, "lib 1", 5) == 0)
+    if ((w->ready_status == KILN_ST_COMPILE || w->ready_status == KILN_ST_RESOURCE) &&
+        strncmp(w->ready_info, "lib 1", 5) == 0)
         return kiln_fail(err, "the baseline %s does not compile: %s", baseline_path(j), w->ready_info);
+    if (w->ready_status == KILN_ST_RESOURCE && strncmp(w->ready_info, "lib 0: ", 7) == 0)
+        return conclude(j, "fail", "compile", "resource-limit", "%s", w->ready_info + 7);
     if (w->ready_status == KILN_ST_COMPILE) {
         conclude(j, "fail", "compile", "compile-error", "the candidate does not compile");
         compile_feedback(j);
@@ -1022,8 +1025,13 @@ static int time_shape(job *j, int i, uint64_t budget_ns, kiln_error *err)
  * check all sets of a call in one launch each, so a set costs little more
  * than its data; for a kernel of a few microseconds, a call's figure is
  * steadier over more sets, and fewer pairs reach the interval (on the H200,
- * 16 sets of a 3 us kernel needed 80 pairs). */
+ * 16 sets of a 3 us kernel needed 80 pairs, 64 sets 16). But checking costs
+ * about 60 ps per element of every set (H200) on top of about 1 ms per
+ * call: beyond 16 sets, a call holds at most BATCH_CHECK_ELEMS elements,
+ * where more sets would cost more in checks than they save in pairs. */
 #define BATCH_SETS 64.0
+#define BATCH_SETS_ALWAYS 16.0
+#define BATCH_CHECK_ELEMS (32.0 * 1024 * 1024)
 /* Stop once the speedup's 95% interval is within this (log units, ~0.4%),
  * and not before DEVICE_MIN_PAIRS pairs: the interval's width is itself an
  * estimate, and a stop on a width from a handful of pairs comes early
@@ -1032,15 +1040,16 @@ static int time_shape(job *j, int i, uint64_t budget_ns, kiln_error *err)
 #define RATIO_HALF_WIDTH 0.004
 #define DEVICE_MIN_PAIRS 10
 
-/* Bytes of one input set: every input and output buffer. */
-static double set_bytes(const job *j, const kiln_shape *s)
+/* Bytes of one input set, every input and output buffer (elems: 1 for
+ * each element instead). */
+static double set_size(const job *j, const kiln_shape *s, int elems)
 {
     double b = 0;
     for (int a = 0; a < j->t->nargs; a++) {
         const kiln_arg *arg = &j->t->args[a];
         if (arg->kind == KILN_ARG_INPUT || arg->kind == KILN_ARG_OUTPUT)
             b += (double)kiln_arg_elems(arg, s) *
-                 (double)kiln_dtype_size(kiln_arg_dtype(arg, j->o->dtype));
+                 (elems ? 1.0 : (double)kiln_dtype_size(kiln_arg_dtype(arg, j->o->dtype)));
     }
     return b;
 }
@@ -1051,8 +1060,10 @@ static uint32_t batch_sets(const job *j, const kiln_shape *s, const samples *sm)
 {
     double t = fmin(sm->cand_kern[0], sm->base_kern[0]);
     double by_time = t > 0 ? ceil(BATCH_NS / t) : 1;
-    double by_mem = floor(BATCH_BYTES / fmax(set_bytes(j, s), 1.0));
-    double n = fmin(fmin(by_time, by_mem), BATCH_SETS);
+    double by_mem = floor(BATCH_BYTES / fmax(set_size(j, s, 0), 1.0));
+    double by_check = floor(BATCH_CHECK_ELEMS / fmax(set_size(j, s, 1), 1.0));
+    by_check = fmin(fmax(by_check, BATCH_SETS_ALWAYS), BATCH_SETS);
+    double n = fmin(fmin(by_time, by_mem), by_check);
     return n < 1 ? 1 : (uint32_t)n;
 }
 

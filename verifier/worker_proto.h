@@ -33,7 +33,9 @@
 #define KILN_ST_GUARD 5      /* DONE (CUDA): the guard bytes around a scratch buffer
                                 were overwritten */
 #define KILN_ST_RESOURCE 6   /* DONE (CUDA): the device could not hold the call's
-                                buffers (a candidate asking for too much scratch) */
+                                buffers (a candidate asking for too much scratch);
+                                READY (CUDA): a compile ran into the compiler's
+                                limits ("lib N: the compiler ...") */
 
 /* Exit codes of kiln-worker that mean something to the verifier. */
 #define KILN_WORKER_EXIT_VIOLATION 97   /* seccomp trapped a forbidden syscall */

@@ -10,7 +10,9 @@
  * with kiln-group); it is skipped (exit 77, ctest's SKIP_RETURN_CODE) where
  * there is no NVIDIA GPU or the kiln build has no CUDA worker
  * (kiln-worker-cuda next to kiln). A CPU plant runs on the task's default
- * group unless it names one. */
+ * group unless it names one. Optional: kiln-max-speedup (a pass claims no
+ * more than this geomean), kiln-forbid (text that must appear nowhere in
+ * kiln's output, such as what the plant printed on a hidden shape). */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +25,7 @@
 typedef struct expect {
     char task[64], status[16], stages[256], codes[256], dtype[16], group[64];
     char max_speedup[32];   /* a pass must not claim more than this geomean speedup */
+    char forbid[64];        /* text that must appear nowhere in kiln's output */
 } expect;
 
 static void header_value(const char *line, const char *key, char *out, size_t len)
@@ -51,6 +54,7 @@ static int read_expect(const char *path, expect *e)
         header_value(line, "kiln-dtype:", e->dtype, sizeof e->dtype);
         header_value(line, "kiln-group:", e->group, sizeof e->group);
         header_value(line, "kiln-max-speedup:", e->max_speedup, sizeof e->max_speedup);
+        header_value(line, "kiln-forbid:", e->forbid, sizeof e->forbid);
     }
     fclose(f);
     return e->task[0] && e->status[0] ? 0 : -1;
@@ -152,6 +156,10 @@ int main(int argc, char **argv)
                                                               "geomean_speedup"));
     if (ok && e.max_speedup[0] && !(geomean <= atof(e.max_speedup))) {
         printf("geomean speedup %.2fx is above the plant's ceiling %s\n", geomean, e.max_speedup);
+        ok = 0;
+    }
+    if (ok && e.forbid[0] && strstr(out, e.forbid)) {
+        printf("kiln's output holds \"%s\", which the plant wrote\n", e.forbid);
         ok = 0;
     }
     int want_exit = strcmp(e.status, "pass") == 0 ? 0 : 1;

@@ -29,7 +29,6 @@
  */
 #include <cuda.h>
 #include <errno.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +40,7 @@
 #include "cublas_gemm.h"
 #include "cupti_span.h"
 #include "graph_cache.h"
+#include "nvrtc_child.h"
 #include "judge.h"
 #include "nvrtc_build.h"
 #include "sandbox.h"
@@ -299,25 +299,14 @@ static void write_log(const char *dir, int lib, const char *log)
     }
 }
 
-/* One NVRTC compile, run on a thread of its own: the candidate's, the
- * baseline's and the reference's compiles overlap each other and the
- * context's creation. */
+/* One NVRTC compile, in a child process of its own under the compiler's
+ * limits (nvrtc_child.h): the candidate's, the baseline's and the
+ * reference's compiles overlap each other and the context's creation. */
 typedef struct compile_job {
     kiln_nvrtc_in in;
     char arch[16];
-    pthread_t thread;
-    int threaded, rc;
-    unsigned char *cubin;
-    size_t n;
-    char *log;
+    kiln_nvrtc_child child;
 } compile_job;
-
-static void *compile_run(void *arg)
-{
-    compile_job *c = arg;
-    c->rc = kiln_nvrtc_build(&c->in, &c->cubin, &c->n, &c->log);
-    return NULL;
-}
 
 static void compile_start(compile_job *c, worker *w, const char *src, const char *name,
                           const char *define, const char *header)
@@ -325,16 +314,12 @@ static void compile_start(compile_job *c, worker *w, const char *src, const char
     arch_of(w, c->arch, sizeof c->arch);
     c->in = (kiln_nvrtc_in){.source = src, .name = name, .arch = c->arch, .dtype_define = define,
                             .kiln_header = header, .cuda_include = KILN_CUDA_INCLUDE_DIR};
-    c->threaded = pthread_create(&c->thread, NULL, compile_run, c) == 0;
-    if (!c->threaded)
-        compile_run(c);
+    kiln_nvrtc_start(&c->child, &c->in);
 }
 
 static void compile_wait(compile_job *c)
 {
-    if (c->threaded)
-        pthread_join(c->thread, NULL);
-    c->threaded = 0;
+    kiln_nvrtc_wait(&c->child);
 }
 
 /* The sources' modules from their finished compiles. 0, or
@@ -342,10 +327,14 @@ static void compile_wait(compile_job *c)
 static int load_modules(worker *w, const opts *o, compile_job jobs[], char *info, size_t len)
 {
     for (int i = 0; i < o->nsrcs; i++) {
-        compile_job *c = &jobs[i];
+        kiln_nvrtc_child *c = &jobs[i].child;
         write_log(o->dir, i, c->log);
+        if (c->rc == KILN_NVRTC_LIMIT) {
+            snprintf(info, len, "lib %d: the compiler %s", i, c->limit);
+            return KILN_ST_RESOURCE;
+        }
         if (c->rc != 0) {
-            snprintf(info, len, "lib %d (%s): %s%.400s", i, c->arch,
+            snprintf(info, len, "lib %d (%s): %s%.400s", i, jobs[i].arch,
                      c->rc > 0 ? "" : "NVRTC failed: ", c->log ? c->log : "");
             return c->rc > 0 ? KILN_ST_COMPILE : KILN_ST_SETUP;
         }
@@ -361,8 +350,9 @@ static int load_modules(worker *w, const opts *o, compile_job jobs[], char *info
 
 /* The task's trusted reference over doubles, for device-resident calls;
  * it is kiln's code, so a failure is a setup failure. */
-static int load_ref(worker *w, const compile_job *c, char *info, size_t len)
+static int load_ref(worker *w, const compile_job *job, char *info, size_t len)
 {
+    const kiln_nvrtc_child *c = &job->child;
     if (c->rc != 0) {
         snprintf(info, len, "the task's CUDA reference does not compile: %.380s",
                  c->log ? c->log : "");
@@ -404,6 +394,16 @@ static void open_own(worker *w)
     /* One block per SM takes all its shared memory; twice as many blocks
      * as SMs makes sure every SM runs one. */
     w->poison_grid = 2u * (unsigned)attr(w->dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    CUfunction warm;   /* device printf set up now (kiln_judge.cu says why) */
+    int say = 0;
+    void *args[] = {&say};
+    r = cuModuleGetFunction(&warm, w->judge.mod, "kiln_printf_warm");
+    if (r == CUDA_SUCCESS)
+        r = cuLaunchKernel(warm, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL);
+    if (r == CUDA_SUCCESS)
+        r = cuCtxSynchronize();
+    if (r != CUDA_SUCCESS)
+        die("cannot set up device printf", cu_str(r));
 }
 
 static void poison_smem(worker *w)
@@ -1053,8 +1053,8 @@ static int run_worker(opts *o)
     if (ready.status == KILN_ST_OK && refsrc)
         ready.status = (uint32_t)load_ref(&w, &jobs[o->nsrcs], ready.info, sizeof ready.info);
     for (int i = 0; i <= o->nsrcs; i++) {
-        free(jobs[i].cubin);
-        free(jobs[i].log);
+        free(jobs[i].child.cubin);
+        free(jobs[i].child.log);
     }
     if (ready.status == KILN_ST_OK && o->builtin)
         ready.status = (uint32_t)open_builtin(&w, o, ready.info, sizeof ready.info);

@@ -1,0 +1,156 @@
+/* nvrtc_child.c - one NVRTC compile in a child process under limits (see
+ * nvrtc_child.h). */
+#include "nvrtc_child.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cpu_build.h"   /* KILN_CC_SECONDS, KILN_CC_ADDRESS_BYTES */
+#include "worker_io.h"
+
+typedef struct result_head {
+    int32_t rc, pad;
+    uint64_t n, loglen;
+} result_head;
+
+static int write_all(int fd, const void *p, size_t n)
+{
+    const char *b = p;
+    while (n > 0) {
+        ssize_t w = write(fd, b, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        b += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* The child: limits, the compile, the result down the pipe. RLIMIT_DATA
+ * (heap and private mappings), not RLIMIT_AS: NVRTC maps large libraries. */
+static void child_main(int fd, const kiln_nvrtc_in *in)
+{
+    struct rlimit data = {KILN_CC_ADDRESS_BYTES, KILN_CC_ADDRESS_BYTES};
+    struct rlimit cpu = {KILN_CC_SECONDS, KILN_CC_SECONDS + 1};
+    setrlimit(RLIMIT_DATA, &data);
+    setrlimit(RLIMIT_CPU, &cpu);
+    unsigned char *cubin = NULL;
+    size_t n = 0;
+    char *log = NULL;
+    int rc = kiln_nvrtc_build(in, &cubin, &n, &log);
+    /* NVRTC says so itself (its front end as a "catastrophic error"): the
+     * memory limit. */
+    if (log && ((rc < 0 && strstr(log, "OUT_OF_MEMORY")) ||
+                (rc > 0 && strstr(log, "catastrophic error: out of memory"))))
+        _exit(3);
+    result_head h = {.rc = rc, .n = n, .loglen = log ? strlen(log) : 0};
+    int bad = write_all(fd, &h, sizeof h) < 0 || write_all(fd, cubin, n) < 0 ||
+              write_all(fd, log, h.loglen) < 0;
+    _exit(bad ? 1 : 0);
+}
+
+void kiln_nvrtc_start(kiln_nvrtc_child *c, const kiln_nvrtc_in *in)
+{
+    memset(c, 0, sizeof *c);
+    c->fd = -1;
+    c->deadline_ns = kiln_mono_ns() + (uint64_t)KILN_CC_SECONDS * 1000000000ull;
+    int p[2];
+    if (pipe(p) < 0) {
+        c->rc = kiln_nvrtc_build(in, &c->cubin, &c->n, &c->log);
+        return;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(p[0]);
+        child_main(p[1], in);
+    }
+    close(p[1]);
+    if (pid < 0) {   /* no child: compile here, unbounded, rather than not at all */
+        close(p[0]);
+        c->rc = kiln_nvrtc_build(in, &c->cubin, &c->n, &c->log);
+        return;
+    }
+    c->pid = pid;
+    c->fd = p[0];
+}
+
+/* Read n bytes before the deadline. 0, or -1 (EOF, error or too late). */
+static int read_by(kiln_nvrtc_child *c, void *p, size_t n)
+{
+    char *b = p;
+    while (n > 0) {
+        uint64_t now = kiln_mono_ns();
+        if (now >= c->deadline_ns)
+            return -1;
+        struct pollfd pf = {.fd = c->fd, .events = POLLIN};
+        int left_ms = (int)((c->deadline_ns - now) / 1000000u) + 1;
+        int pr = poll(&pf, 1, left_ms);
+        if (pr < 0 && errno == EINTR)
+            continue;
+        if (pr <= 0)
+            return -1;
+        ssize_t r = read(c->fd, b, n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        b += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+static int read_result(kiln_nvrtc_child *c)
+{
+    result_head h;
+    if (read_by(c, &h, sizeof h) < 0 || h.n > ((uint64_t)1 << 31) || h.loglen > ((uint64_t)1 << 26))
+        return -1;
+    c->cubin = h.n ? malloc(h.n) : NULL;
+    c->log = malloc(h.loglen + 1);
+    if ((h.n && !c->cubin) || !c->log || read_by(c, c->cubin, h.n) < 0 ||
+        read_by(c, c->log, h.loglen) < 0)
+        return -1;
+    c->log[h.loglen] = '\0';
+    c->n = h.n;
+    c->rc = h.rc;
+    return 0;
+}
+
+void kiln_nvrtc_wait(kiln_nvrtc_child *c)
+{
+    if (!c->pid)
+        return;
+    int got = read_result(c) == 0;
+    if (!got)
+        kill(c->pid, SIGKILL);
+    int status = 0;
+    while (waitpid(c->pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    close(c->fd);
+    c->pid = 0;
+    c->fd = -1;
+    if (got && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return;
+    free(c->cubin);
+    free(c->log);
+    c->cubin = NULL;
+    c->log = NULL;
+    c->n = 0;
+    c->rc = KILN_NVRTC_LIMIT;
+    if (!got && kiln_mono_ns() >= c->deadline_ns)
+        snprintf(c->limit, sizeof c->limit, "ran past its time limit of %d s", KILN_CC_SECONDS);
+    else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU)
+        snprintf(c->limit, sizeof c->limit, "ran past its CPU limit of %d s", KILN_CC_SECONDS);
+    else
+        snprintf(c->limit, sizeof c->limit, "ran past its memory limit of %llu MiB",
+                 (unsigned long long)(KILN_CC_ADDRESS_BYTES >> 20));
+}
