@@ -35,8 +35,13 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* A full disk is named as such, with the file, so the user knows to free
+ * space and resume rather than suspect kiln. */
 static int db_fail(sqlite3 *db, kiln_error *err, const char *what)
 {
+    if (sqlite3_errcode(db) == SQLITE_FULL)
+        return kiln_fail(err, "database %s: %s: the disk is full", sqlite3_db_filename(db, "main"),
+                         what);
     return kiln_fail(err, "database: %s: %s", what, sqlite3_errmsg(db));
 }
 
@@ -44,7 +49,10 @@ static int exec(sqlite3 *db, const char *sql, kiln_error *err)
 {
     char *msg = NULL;
     if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        kiln_fail(err, "database: %s", msg ? msg : sqlite3_errmsg(db));
+        if (sqlite3_errcode(db) == SQLITE_FULL)
+            db_fail(db, err, "writing");
+        else
+            kiln_fail(err, "database: %s", msg ? msg : sqlite3_errmsg(db));
         sqlite3_free(msg);
         return -1;
     }

@@ -76,6 +76,9 @@ static void print_text(search *s, const cJSON *by_stage, int kept, int total, co
                100 * cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(e, "roofline_fraction")));
     }
     printf("tokens: %lld, time: %.0f s\n", s->run.tokens_used, s->run.seconds_used);
+    if (strstr(s->stop_reason, "disk is full") || strstr(s->stop_reason, "No space left"))
+        printf("the disk holding %s is full: what was recorded before stays; free space there, "
+               "then resume\n", s->ws.dir);
     printf("branch %s in %s; resume with: kiln search %s --workspace %s --resume %s\n",
            s->run.branch, s->ws.dir, s->task.name, s->ws.dir, s->run.id);
 }

@@ -69,6 +69,9 @@ double kn_now(void)
 
 int kn_db_fail(sqlite3 *db, kiln_error *err, const char *what)
 {
+    if (sqlite3_errcode(db) == SQLITE_FULL)   /* named, so the user frees space and resumes */
+        return kiln_fail(err, "lessons %s: %s: the disk is full", sqlite3_db_filename(db, "main"),
+                         what);
     return kiln_fail(err, "lessons: %s: %s", what, sqlite3_errmsg(db));
 }
 
@@ -76,7 +79,10 @@ int kn_exec(sqlite3 *db, const char *sql, kiln_error *err)
 {
     char *msg = NULL;
     if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        kiln_fail(err, "lessons: %s", msg ? msg : sqlite3_errmsg(db));
+        if (sqlite3_errcode(db) == SQLITE_FULL)
+            kn_db_fail(db, err, "writing");
+        else
+            kiln_fail(err, "lessons: %s", msg ? msg : sqlite3_errmsg(db));
         sqlite3_free(msg);
         return -1;
     }

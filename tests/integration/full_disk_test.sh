@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# full_disk_test.sh - a search whose workspace disk fills up mid-run stops
+# with a message naming the full disk and how to resume; the run database
+# and the git repository stay sound, and after space is freed --resume
+# finishes the run with every candidate recorded before still there.
+# Needs root to mount a small tmpfs (exit 77, ctest's skip, otherwise).
+#   full_disk_test.sh KILN
+set -uo pipefail
+KILN=$1
+if [ "$(id -u)" != 0 ] || ! command -v sqlite3 >/dev/null; then
+    echo "skipped: needs root (to mount a small tmpfs) and sqlite3"
+    exit 77
+fi
+T=$(mktemp -d)
+D=$T/disk
+mkdir -p "$D"
+if ! mount -t tmpfs -o size=700k tmpfs "$D" 2>"$T/mount.err"; then
+    echo "skipped: cannot mount a tmpfs here: $(cat "$T/mount.err")"
+    rm -rf "$T"
+    exit 77
+fi
+trap 'umount "$D" 2>/dev/null; rm -rf "$T"' EXIT
+export KILN_STATE=$T/state
+fail() { echo "FAIL: $*" >&2; exit 1; }
+WS=$D/kiln-work
+
+(cd "$D" && "$KILN" search rmsnorm --iterations 30 --no-daemon >"$T/a.out" 2>"$T/a.err")
+rc=$?
+[ $rc != 0 ] || fail "a search on a 700 KiB disk did not stop"
+grep -Eq "the disk is full|No space left on device" "$T/a.err" ||
+    fail "the error does not name the full disk: $(tail -c 400 "$T/a.err")"
+grep -q "free space there, then resume" "$T/a.out" ||
+    fail "the summary does not say to free space and resume: $(tail -c 600 "$T/a.out")"
+run=$(sed -n 's/.*--resume \([0-9-]*\)$/\1/p' "$T/a.out" | tail -1)
+[ -n "$run" ] || fail "no resume command in: $(tail -c 400 "$T/a.out")"
+echo "ok: the full disk stops the run (exit $rc) and says so: $(tail -1 "$T/a.err")"
+
+[ "$(sqlite3 "$WS/.kiln/kiln.db" 'PRAGMA integrity_check')" = ok ] || fail "the run database is damaged"
+git -C "$WS" fsck --no-progress >"$T/fsck" 2>&1 || fail "git fsck: $(head -c 300 "$T/fsck")"
+before=$(sqlite3 "$WS/.kiln/kiln.db" "SELECT n || ':' || commit_id FROM candidates WHERE run = '$run' ORDER BY n")
+echo "ok: database and repository sound; $(echo "$before" | grep -c .) candidates recorded"
+
+mount -o remount,size=64m "$D" || fail "cannot grow the tmpfs"
+(cd "$D" && "$KILN" search rmsnorm --workspace "$WS" --resume "$run" --iterations 4 --no-daemon \
+    >"$T/b.out" 2>"$T/b.err")
+rc=$?
+[ $rc = 0 ] || fail "resume: exit $rc: $(tail -c 400 "$T/b.err")"
+after=$(sqlite3 "$WS/.kiln/kiln.db" "SELECT n || ':' || commit_id FROM candidates WHERE run = '$run' ORDER BY n")
+while read -r row; do
+    [ -z "$row" ] || grep -qxF "$row" <<<"$after" || fail "candidate $row was lost on resume"
+done <<<"$before"
+[ "$(echo "$after" | grep -c .)" -gt "$(echo "$before" | grep -c .)" ] ||
+    fail "resume recorded no new candidate"
+echo "ok: resumed; $(echo "$after" | grep -c .) candidates, every earlier one kept"
