@@ -120,9 +120,26 @@ stranger() {   # idle TCP connections that never authenticate, until told to sto
 stranger &
 spid=$!
 
+live() {   # on a terminal: jobs answered, elapsed time and time left, once a second
+  local t0=$SECONDS n
+  while [ ! -e "$tmp/clients-done" ]; do
+    n=$(cat "$tmp"/client.* 2>/dev/null | wc -l)
+    local el=$((SECONDS - t0)) eta="?"
+    [ "$n" -gt 0 ] && eta=$((el * (JOBS - n) / n))
+    printf '\r\033[K  %02d:%02d  soak  %d of %d jobs answered, about %s s left' \
+      $((el / 60)) $((el % 60)) "$n" "$JOBS" "$eta"
+    sleep 1
+  done
+  printf '\r\033[K'
+}
+
 start=$(date +%s.%N)
 for ((c = 0; c < CLIENTS; c++)); do client "$c" & done
-wait $(jobs -p | grep -v "^$dpid$" | grep -v "^$spid$")
+cpids=$(jobs -p | grep -v "^$dpid$" | grep -v "^$spid$")
+[ -t 1 ] && { live & lpid=$!; }
+wait $cpids
+touch "$tmp/clients-done"
+[ -n "${lpid:-}" ] && wait "$lpid"
 end=$(date +%s.%N)
 touch "$tmp/stop"
 wait "$spid" 2>/dev/null

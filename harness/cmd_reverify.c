@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -566,10 +567,37 @@ static void close_ctx(rv_ctx *x)
 }
 
 /* Reverify every chosen commit; *regressions counts them. */
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The live line on a terminal: elapsed time, which commit of how many, and
+ * once one is done an estimate of the time left from the average so far. */
+static void live_line(int i, int n, const char *commit, double t0)
+{
+    double el = mono_s() - t0;
+    char eta[48] = "";
+    if (i > 0)
+        snprintf(eta, sizeof eta, ", about %.0f s left", el / i * (n - i));
+    unsigned s = (unsigned)el;
+    fprintf(stderr, "\r\033[K  %02u:%02u  reverify     commit %d of %d (%.12s)%s", s / 60, s % 60,
+            i + 1, n, commit, eta);
+    fflush(stderr);
+}
+
 static int run_all(rv_ctx *x, cJSON *all, int *regressions, int *done, kiln_error *err)
 {
+    int tty = !x->o->json && isatty(STDERR_FILENO);
+    double t0 = mono_s();
     for (int i = 0; i < x->ncommits; i++) {
+        if (tty)
+            live_line(i, x->ncommits, x->commits[i], t0);
         cJSON *r = reverify_one(x, x->commits[i], err);
+        if (tty)
+            fprintf(stderr, "\r\033[K");
         if (!r)
             return kiln_error_prefix(err, "%.12s", x->commits[i]);
         if (!kiln_rv_get(r, "skipped") && append_note(x, x->commits[i], r, err) < 0) {

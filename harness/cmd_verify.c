@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -127,10 +128,20 @@ static int show(const args *a, cJSON *verdict)
     return kiln_verdict_exit_code(verdict);
 }
 
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The live line on a terminal: time since the verification started, the
+ * stage, and where in it (shape i of n; in timing, the budget left). */
 static void on_progress(void *ctx, const char *stage, const char *msg)
 {
-    (void)ctx;
-    fprintf(stderr, "\r\033[K  %-12s %s", stage, msg);
+    const uint64_t *t0 = ctx;
+    unsigned s = (unsigned)((mono_ns() - *t0) / 1000000000u);
+    fprintf(stderr, "\r\033[K  %02u:%02u  %-12s %s", s / 60, s % 60, stage, msg);
     fflush(stderr);
 }
 
@@ -163,12 +174,13 @@ static int check_task(const args *a, kiln_task *task, kiln_dtype *dt, int *group
 static int verify_here(const args *a, kiln_task *task, kiln_dtype dt, int group)
 {
     int tty = isatty(STDERR_FILENO) && !a->json;
+    uint64_t t0 = mono_ns();
     kiln_verify_opts o = {.task = task, .candidate = a->file, .dtype = dt, .group = group,
                           .backend = (kiln_backend)kiln_backend_parse(a->backend),
                           .baseline = a->baseline, .test_report_scale = a->report_scale,
                           .timing_ms = a->timing_ms, .call_timeout_ms = a->call_timeout_ms,
                           .keep_dir = a->keep,
-                          .progress = tty ? on_progress : NULL};
+                          .progress = tty ? on_progress : NULL, .progress_ctx = &t0};
     kiln_verdict *v = calloc(1, sizeof *v);
     kiln_error err = {{0}};
     int rc = v ? kiln_verify(&o, v, &err) : KILN_VERIFY_INTERNAL;
@@ -282,6 +294,7 @@ static int error_exit(const cJSON *ev)
 static int follow(const args *a, kiln_client *c, char job[32])
 {
     int tty = isatty(STDERR_FILENO) && !a->json;
+    uint64_t t0 = mono_ns();
     for (;;) {
         kiln_error err = {{0}};
         cJSON *ev = kiln_client_next(c, 3600 * 1000, &err);
@@ -293,7 +306,7 @@ static int follow(const args *a, kiln_client *c, char job[32])
         if (jid && !job[0])
             snprintf(job, 32, "%s", jid);
         if (kind && strcmp(kind, "progress") == 0 && tty) {
-            on_progress(NULL, cJSON_GetStringValue(cJSON_GetObjectItem(ev, "stage")),
+            on_progress(&t0, cJSON_GetStringValue(cJSON_GetObjectItem(ev, "stage")),
                         cJSON_GetStringValue(cJSON_GetObjectItem(ev, "message")));
         } else if (kind && strcmp(kind, "verdict") == 0) {
             if (tty)

@@ -746,7 +746,7 @@ static int stage_smoke_visible(job *j, kiln_error *err)
         return rc;
     for (int i = 0; i < j->g->nvisible; i++) {
         snprintf(id, sizeof id, "v%d", i + 1);
-        progress(j, "visible", "shape %s", id);
+        progress(j, "visible", "shape %s of %d", id, j->g->nvisible);
         if ((rc = check_shape(j, "visible", id, &j->g->visible[i], 1, err)) != 0)
             return rc;
     }
@@ -758,7 +758,7 @@ static int stage_hidden(job *j, kiln_error *err)
     char id[16];
     for (int i = 0; i < j->nhidden; i++) {
         snprintf(id, sizeof id, "h%d", i + 1);
-        progress(j, "hidden", "shape %s", id);
+        progress(j, "hidden", "shape %s of %d", id, j->nhidden);
         int rc = check_shape(j, "hidden", id, &j->hidden[i], 0, err);
         if (rc)
             return rc;
@@ -966,7 +966,6 @@ static int time_shape(job *j, int i, uint64_t budget_ns, kiln_error *err)
     snprintf(id, sizeof id, "v%d", i + 1);
     kiln_shape_format(j->t, s, dims, sizeof dims);
     snprintf(label, sizeof label, "timed call on shape %s (%s)", id, dims);
-    progress(j, "timing", "shape %s", id);
     samples *sm = calloc(1, sizeof *sm);
     if (!sm)
         return kiln_fail(err, "out of memory");
@@ -1114,7 +1113,6 @@ static int time_shape_device(job *j, int i, uint64_t budget_ns, kiln_error *err)
     snprintf(id, sizeof id, "v%d", i + 1);
     kiln_shape_format(j->t, s, dims, sizeof dims);
     snprintf(label, sizeof label, "timed call on shape %s (%s)", id, dims);
-    progress(j, "timing", "shape %s", id);
     samples *sm = calloc(1, sizeof *sm);
     if (!sm)
         return kiln_fail(err, "out of memory");
@@ -1157,6 +1155,8 @@ static int stage_timing(job *j, kiln_error *err)
 {
     uint64_t per_shape = (uint64_t)j->o->timing_ms * 1000000u / (uint64_t)j->g->nvisible;
     for (int i = 0; i < j->g->nvisible; i++) {
+        progress(j, "timing", "shape v%d of %d, at most %.1f s of the timing budget left", i + 1,
+                 j->g->nvisible, (double)per_shape * (j->g->nvisible - i) / 1e9);
         int rc = j->device ? time_shape_device(j, i, per_shape, err) : time_shape(j, i, per_shape, err);
         if (rc)
             return rc;

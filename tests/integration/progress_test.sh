@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# progress_test.sh - long commands show a live line on a terminal (a pseudo
+# terminal from script(1)): `kiln verify` with elapsed time, stage and
+# shape i of n (and the timing budget left), `kiln search` with its
+# iteration line, `kiln reverify` with commit i of n; and nothing of it
+# when the output is not a terminal.
+#   progress_test.sh KILN SOURCE_DIR
+set -uo pipefail
+KILN=$1
+SRC=$2
+command -v script >/dev/null || { echo "skipped: no script(1) for a pseudo terminal"; exit 77; }
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+export KILN_STATE=$T/state
+fail() { echo "FAIL: $*" >&2; exit 1; }
+on_tty() {   # on_tty LOG COMMAND...: run under a pseudo terminal, its output in LOG
+    local log=$1
+    shift
+    script -qec "$(printf '%q ' "$@")" "$log" >/dev/null 2>&1
+}
+esc=$'\033\\[K'
+
+on_tty "$T/verify.log" "$KILN" verify "$SRC/kernels/rmsnorm/cpu/starter.c" --task rmsnorm \
+    --group decode --timing-ms 200 --no-daemon
+rc=$?
+[ $rc = 0 ] || fail "verify on a terminal: exit $rc"
+tr '\r' '\n' <"$T/verify.log" >"$T/verify.lines"
+grep -aEq "^${esc}  [0-9]{2}:[0-9]{2}  visible +shape v1 of [0-9]+" "$T/verify.lines" ||
+    fail "no live visible-shape line: $(head -c 600 "$T/verify.lines")"
+grep -aEq "^${esc}  [0-9]{2}:[0-9]{2}  timing +shape v1 of [0-9]+, at most [0-9.]+ s of the timing budget left" \
+    "$T/verify.lines" || fail "no live timing line with the budget left"
+echo "ok: kiln verify shows a live line on a terminal"
+
+"$KILN" verify "$SRC/kernels/rmsnorm/cpu/starter.c" --task rmsnorm --group decode \
+    --timing-ms 200 --no-daemon >"$T/plain.out" 2>"$T/plain.err"
+grep -q $'\033' "$T/plain.out" "$T/plain.err" && fail "escape codes when not on a terminal"
+echo "ok: no live line when the output is not a terminal"
+
+mkdir -p "$T/w"
+(cd "$T/w" && on_tty "$T/search.log" "$KILN" search rmsnorm --iterations 2 --no-daemon)
+rc=$?
+[ $rc = 0 ] || fail "search on a terminal: exit $rc: $(tail -c 400 "$T/search.log")"
+tr '\r' '\n' <"$T/search.log" | grep -aEq "^${esc}\[[0-9-]+\] it [0-9]+/2  [0-9]{2}:[0-9]{2}:[0-9]{2}" ||
+    fail "no live iteration line: $(head -c 600 "$T/search.log")"
+echo "ok: kiln search shows a live iteration line"
+
+(cd "$T/w" && on_tty "$T/reverify.log" "$KILN" reverify --best --no-daemon --timing-ms 200)
+tr '\r' '\n' <"$T/reverify.log" | grep -aEq "^${esc}  [0-9]{2}:[0-9]{2}  reverify +commit 1 of [0-9]+" ||
+    fail "no live reverify line: $(head -c 600 "$T/reverify.log")"
+echo "ok: kiln reverify shows a live line"
