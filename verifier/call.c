@@ -559,6 +559,8 @@ static void run_device(kiln_callset *cs, int lib, kiln_call_result *r)
     r->kernel_ns = rs.kernel_sum_ns / sets;
     r->wall_ns = rs.wall_ns / sets;
     r->check_ns = rs.check_ns;
+    r->draw_ns = rs.draw_ns;
+    r->setup_ns = rs.setup_ns;
     r->kernels = rs.kernels;
     if (rs.status == KILN_ST_GUARD) {   /* a scratch guard: the worker's words */
         r->outcome = KILN_CALL_GUARD;

@@ -76,6 +76,7 @@ typedef struct kiln_call_result {
      * launches); kernel_ns is CUPTI's summed kernel durations per set. */
     uint64_t kernel_ns;
     uint64_t check_ns;              /* the worker's checks of the whole call */
+    uint64_t draw_ns, setup_ns;     /* drawing the sets; graph, flush and poison */
     uint32_t sets;
     uint64_t out_hash;              /* of every output's bits */
 } kiln_call_result;

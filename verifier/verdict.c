@@ -89,6 +89,8 @@ static cJSON *shape_json(const kiln_shape_result *r, const kiln_task *t, const c
             add_num(tim, "baseline_wall_ns", r->base_wall_ns);
             add_num(tim, "candidate_check_ns", r->cand_check_ns);
             add_num(tim, "baseline_check_ns", r->base_check_ns);
+            add_num(tim, "candidate_draw_ns", r->cand_draw_ns);
+            add_num(tim, "candidate_setup_ns", r->cand_setup_ns);
             cJSON_AddNumberToObject(tim, "sets", r->sets);
             cJSON_AddNumberToObject(tim, "pairs", r->pairs);
         } else if (cuda) {

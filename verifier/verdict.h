@@ -34,6 +34,7 @@ typedef struct kiln_shape_result {
      * Each timed call ran the launches over `sets` input sets. */
     double cand_events_ns, base_events_ns;
     double cand_check_ns, base_check_ns;   /* kiln's checks of a whole timed call */
+    double cand_draw_ns, cand_setup_ns;    /* the candidate's calls: drawing; graph, flush */
     int sets, pairs;
     double speedup;             /* base median / cand median (device-resident:
                                    the geometric mean of the paired ratios) */

@@ -861,6 +861,7 @@ typedef struct samples {
     double cand_cupti[512], base_cupti[512], cand_wall[512], base_wall[512];   /* CUDA */
     double cand_kern[512], base_kern[512];   /* device-resident: CUPTI kernel time per set */
     double cand_chk[512], base_chk[512];     /* device-resident: the worker's checks per call */
+    double cand_draw[512], cand_setup[512];  /* device-resident: drawing; graph, flush */
     int n;
 } samples;
 
@@ -881,6 +882,10 @@ static int timed_pair(job *j, const char *label, const kiln_shape *s, samples *s
         (c ? sm->cand_wall : sm->base_wall)[sm->n] = (double)res.wall_ns;
         (c ? sm->cand_kern : sm->base_kern)[sm->n] = (double)res.kernel_ns;
         (c ? sm->cand_chk : sm->base_chk)[sm->n] = (double)res.check_ns;
+        if (c) {
+            sm->cand_draw[sm->n] = (double)res.draw_ns;
+            sm->cand_setup[sm->n] = (double)res.setup_ns;
+        }
     }
     sm->n++;
     return 0;
@@ -1143,6 +1148,8 @@ static int time_shape_device(job *j, int i, uint64_t budget_ns, kiln_error *err)
         r->base_rt_ns = kiln_median(sm->base_rt, sm->n);
         r->cand_check_ns = kiln_median(sm->cand_chk, sm->n);
         r->base_check_ns = kiln_median(sm->base_chk, sm->n);
+        r->cand_draw_ns = kiln_median(sm->cand_draw, sm->n);
+        r->cand_setup_ns = kiln_median(sm->cand_setup, sm->n);
         if (why[0])
             kiln_verdict_flag(j->v, "timer-disagreement: shape %s: %s (measured twice)", id, why);
     }

@@ -159,6 +159,8 @@ typedef struct kiln_call_resp {
     uint32_t guard_before, guard_after;   /* bit a: a guard of buffer arg a changed */
     uint64_t kernel_sum_ns;     /* CUPTI: the kernels' durations, summed */
     uint64_t check_ns;          /* host clock around kiln's checks after the launches */
+    uint64_t draw_ns, setup_ns; /* host clock: drawing the sets; the batch's graph, the L2
+                                   flush and the shared-memory poison, to the gate */
     kiln_wire_check check[KILN_WORKER_MAX_ARGS];   /* outputs, when dev.check */
 } kiln_call_resp;
 

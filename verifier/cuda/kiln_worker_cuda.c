@@ -40,6 +40,7 @@
 #include "cublas_gemm.h"
 #include "cupti_span.h"
 #include "nvrtc_child.h"
+#include "graph_cache.h"
 #include "judge.h"
 #include "nvrtc_build.h"
 #include "sandbox.h"
@@ -75,6 +76,7 @@ typedef struct worker {
     CUdeviceptr flush;
     CUmodule refmod;            /* the task's reference over doubles (--ref), or NULL */
     kiln_judge judge;           /* device-resident calls */
+    kiln_graph_cache ref_graphs;   /* the reference's launches over a chunk of sets */
     CUfunction poison;
     unsigned poison_grid, poison_smem;
     size_t flush_bytes;
@@ -818,6 +820,7 @@ static int timed_launches(worker *w, const kiln_call_req *rq, kiln_call_resp *rs
         lr = warm_builtin(w, rq, info, len);
     if (lr != CUDA_SUCCESS)
         return KILN_ST_LAUNCH;
+    uint64_t t_setup = kiln_mono_ns();
     CUgraphExec exec = NULL;
     if (sets > 1 && rq->dev.graph && (lr = capture_batch(w, rq, sets, fn, &exec, info, len)) != CUDA_SUCCESS)
         return is_fault(lr) ? KILN_ST_FAULT : KILN_ST_LAUNCH;
@@ -825,6 +828,7 @@ static int timed_launches(worker *w, const kiln_call_req *rq, kiln_call_resp *rs
     cuMemsetD32Async(w->flush, w->flush_value++, w->flush_bytes / 4, w->stream);
     poison_smem(w);
     cuStreamSynchronize(w->stream);
+    rs->setup_ns = kiln_mono_ns() - t_setup;
     kiln_cupti_reset();
     cuStreamWaitValue32(w->stream, w->gate, 1, CU_STREAM_WAIT_VALUE_EQ);
     cuEventRecord(w->ev0, w->stream);
@@ -873,6 +877,59 @@ static void scrub(worker *w)
     cuCtxSynchronize();
 }
 
+/* Everything the reference's graph over a chunk of n sets depends on. */
+typedef struct ref_key {
+    uint32_t n, nlaunches;
+    kiln_wire_arg args[KILN_WORKER_MAX_ARGS];
+    kiln_wire_launch launches[KILN_WORKER_MAX_LAUNCHES];
+    CUdeviceptr exact[KILN_WORKER_MAX_ARGS], gold[KILN_WORKER_MAX_ARGS];
+} ref_key;
+
+/* The reference over the first n sets of a chunk (every chunk uses the
+ * same buffers), as one graph made once and kept: one launch per set per
+ * reference kernel would cost more than the kernels at small shapes. */
+static CUresult reference_chunk(worker *w, const kiln_call_req *rq, const CUfunction fn[],
+                                uint32_t n, char *info, size_t len)
+{
+    const kiln_wire_device *d = &rq->dev;
+    ref_key key;
+    memset(&key, 0, sizeof key);   /* padding too: compared as bytes */
+    key.n = n;
+    key.nlaunches = d->ref_nlaunches;
+    memcpy(key.args, d->ref_args, sizeof key.args);
+    memcpy(key.launches, d->ref_launches, d->ref_nlaunches * sizeof d->ref_launches[0]);
+    for (int a = 0; a < KILN_WORKER_MAX_ARGS; a++) {
+        key.exact[a] = w->judge.exact[a].p;
+        key.gold[a] = w->judge.gold[a].p;
+    }
+    CUgraphExec exec = kiln_graph_cache_get(&w->ref_graphs, &key, sizeof key);
+    if (exec)
+        return cuGraphLaunch(exec, w->stream);
+    CUgraph g = NULL;
+    CUresult r = cuStreamBeginCapture(w->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+    CUresult lr = CUDA_SUCCESS;
+    for (uint32_t k = 0; r == CUDA_SUCCESS && k < n && lr == CUDA_SUCCESS; k++) {
+        side sd = {d->ref_args, 1, k};
+        for (uint32_t l = 0; l < d->ref_nlaunches && lr == CUDA_SUCCESS; l++)
+            lr = launch_one(w, rq, &sd, &d->ref_launches[l], fn[l], info, len);
+    }
+    if (r == CUDA_SUCCESS)
+        r = cuStreamEndCapture(w->stream, &g);
+    if (r == CUDA_SUCCESS && lr == CUDA_SUCCESS)
+        r = cuGraphInstantiate(&exec, g, 0);
+    if (g)
+        cuGraphDestroy(g);
+    if (lr != CUDA_SUCCESS)
+        return lr;
+    if (r != CUDA_SUCCESS) {
+        snprintf(info, len, "cannot make the reference's graph: %s", cu_str(r));
+        return r;
+    }
+    if (kiln_graph_cache_put(&w->ref_graphs, &key, sizeof key, exec) < 0)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    return cuGraphLaunch(exec, w->stream);
+}
+
 /* After the candidate's launches, chunk by chunk of sets: inputs and
  * guards checked, the reference run over each set's exact inputs, outputs
  * compared; then the summaries read back and the gold zeroed. */
@@ -890,11 +947,8 @@ static int device_checks(worker *w, const kiln_call_req *rq, kiln_call_resp *rs)
     for (uint32_t s0 = 0; s0 < d->sets && r == CUDA_SUCCESS; s0 += j->chunk) {
         uint32_t n = d->sets - s0 < j->chunk ? d->sets - s0 : j->chunk;
         r = kiln_judge_inputs(j, rq, s0, n, w->stream);
-        for (uint32_t set = s0; d->check && set < s0 + n && r == CUDA_SUCCESS; set++) {
-            side sd = {d->ref_args, 1, set};
-            for (uint32_t l = 0; l < d->ref_nlaunches && r == CUDA_SUCCESS; l++)
-                r = launch_one(w, rq, &sd, &d->ref_launches[l], fn[l], rs->info, sizeof rs->info);
-        }
+        if (d->check && r == CUDA_SUCCESS)
+            r = reference_chunk(w, rq, fn, n, rs->info, sizeof rs->info);
         if (d->check && r == CUDA_SUCCESS)
             r = kiln_judge_compare(j, rq, s0, n, w->stream);
     }
@@ -916,8 +970,12 @@ static int device_checks(worker *w, const kiln_call_req *rq, kiln_call_resp *rs)
  * them, check every set. */
 static int device_call(worker *w, const kiln_call_req *rq, kiln_call_resp *rs)
 {
+    uint64_t t0 = kiln_mono_ns();
     int st = kiln_judge_alloc(&w->judge, rq, rq->dev.check, rs->info, sizeof rs->info);
     CUresult r = st == KILN_ST_OK ? kiln_judge_stage(&w->judge, rq, w->stream) : CUDA_SUCCESS;
+    if (r == CUDA_SUCCESS)
+        r = cuStreamSynchronize(w->stream);
+    rs->draw_ns = kiln_mono_ns() - t0;
     if (st == KILN_ST_OK && r != CUDA_SUCCESS) {
         snprintf(rs->info, sizeof rs->info, "drawing the inputs: %s", cu_str(r));
         st = KILN_ST_SETUP;
@@ -929,9 +987,9 @@ static int device_call(worker *w, const kiln_call_req *rq, kiln_call_resp *rs)
     if (st == KILN_ST_OK && check_scratch_guards(w, rq, rs->info, sizeof rs->info) < 0)
         st = KILN_ST_GUARD;
     if (st == KILN_ST_OK || st == KILN_ST_GUARD) {
-        uint64_t t0 = kiln_mono_ns();
+        uint64_t t1 = kiln_mono_ns();
         int cst = device_checks(w, rq, rs);
-        rs->check_ns = kiln_mono_ns() - t0;
+        rs->check_ns = kiln_mono_ns() - t1;
         st = cst != KILN_ST_OK ? cst : st;
     }
     return st;
@@ -1028,6 +1086,7 @@ static int run_worker(opts *o)
     if (kiln_write_full(KILN_WORKER_RESP_FD, &ready, sizeof ready) < 0 || ready.status != KILN_ST_OK)
         _exit(ready.status == KILN_ST_OK ? KILN_WORKER_EXIT_SETUP : 0);
     serve(&w);
+    kiln_graph_cache_clear(&w.ref_graphs);
     _exit(0);
 }
 
