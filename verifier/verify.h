@@ -45,6 +45,8 @@ typedef struct kiln_verify_opts {
     const char *work_root;      /* where job directories go (default $TMPDIR) */
     double test_report_scale;   /* fault injection: the worker scales the candidate's
                                    reported times (tests of the timer cross-checks) */
+    const struct kiln_backend_ops *backend_ops;   /* tests: a backend of their own
+                                   (backend/backend.h); NULL: backend's table */
 } kiln_verify_opts;
 
 #define KILN_VERIFY_BAD_INPUT (-2)

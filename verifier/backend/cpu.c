@@ -1,0 +1,207 @@
+/* cpu.c - the CPU backend: the candidate is a C function built into a
+ * shared object with the task's compile, loaded by kiln-worker; the
+ * baseline runs in a worker of its own pinned to the same core, the C
+ * reference in a third (docs/sandbox.md). */
+#include <math.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bandwidth.h"
+#include "fileutil.h"
+#include "job.h"
+#include "paths.h"
+#include "rng.h"
+#include "timing.h"
+
+/* SHA-256 of the built libraries (cand/cand.so, base/base.so). */
+static int artefact_hashes(job *j, char out[2][65], kiln_error *err)
+{
+    const char *rel[2] = {"cand/cand.so", "base/base.so"};
+    for (int i = 0; i < 2; i++) {
+        char path[4300];
+        snprintf(path, sizeof path, "%s/%s", j->dir, rel[i]);
+        if (kiln_sha256_file(path, out[i], err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The libraries about to be loaded are the ones that were built: every
+ * process between (the confined compilers) could only write its own build
+ * directory, and the workers get theirs read-only; this says so. */
+static int artefacts_unchanged(job *j, kiln_error *err)
+{
+    char now[2][65];
+    if (artefact_hashes(j, now, err) < 0)
+        return -1;
+    for (int i = 0; i < 2; i++)
+        if (strcmp(now[i], j->built[i]) != 0)
+            return kiln_fail(err, "%s changed between its build and its load",
+                             i ? "the baseline library" : "the candidate library");
+    return 0;
+}
+
+/* Candidate and baseline are built in separate directories so that one
+ * compile cannot see the other's files, and each runs in a worker of its
+ * own confined to its directory: nothing the candidate runs can reach the
+ * baseline's files, memory or timing. */
+static int cpu_build(job *j, kiln_error *err)
+{
+    kiln_build_result res;
+    job_progress(j, "compile", "compiling the candidate");
+    if (job_build_one(j, KILN_BUILD_CANDIDATE, j->o->candidate, "cand", "cand.so", &res, err) < 0)
+        return -1;
+    if (!res.ok && res.resource[0])   /* the source made the compiler run into a limit */
+        return job_conclude(j, "fail", "compile", "resource-limit", "the compiler %s",
+                            res.resource);
+    char missing[KILN_NAME_MAX + 32];
+    snprintf(missing, sizeof missing, "undefined reference to `%s'", j->t->name);
+    if (!res.ok && strstr(res.log, missing)) {
+        job_conclude(j, "fail", "compile", "compile-error", "the candidate does not define %s(), "
+                     "the task's function (kiln task show %s)", j->t->name, j->t->name);
+        snprintf(j->v->feedback, sizeof j->v->feedback, "fail at stage compile: %.900s", res.log);
+        return 1;
+    }
+    if (!res.ok) {
+        job_conclude(j, "fail", "compile", "compile-error", "%s", "the candidate does not compile");
+        snprintf(j->v->feedback, sizeof j->v->feedback, "fail at stage compile: %.900s", res.log);
+        return 1;
+    }
+    const char *base = job_baseline_path(j);
+    if (job_build_one(j, KILN_BUILD_CANDIDATE, base, "base", "base.so", &res, err) < 0)
+        return -1;
+    if (!res.ok)
+        return kiln_fail(err, "the baseline %s does not compile:\n%s", base, res.log);
+    if (job_build_one(j, KILN_BUILD_REFERENCE, j->t->reference_cpu, "ref", "ref.so", &res, err) < 0)
+        return -1;
+    if (!res.ok)
+        return job_reference_failed(j, &res, err);
+    return artefact_hashes(j, j->built, err);
+}
+
+/* The baseline in a worker of its own (its directory, its arena, the
+ * candidate's core); kiln's code, so a failure is an internal error. */
+static int start_baseline(job *j, const kiln_worker_opts *cand, kiln_error *err)
+{
+    char bdir[4200], blib[4300];
+    snprintf(bdir, sizeof bdir, "%s/base", j->dir);
+    snprintf(blib, sizeof blib, "%s/base.so", bdir);
+    kiln_worker_opts bo = *cand;
+    bo.dir = bdir;
+    bo.libs[0] = blib;
+    bo.report_scale = 0;
+    if (kiln_worker_start(&j->base, &bo, err) < 0)
+        return -1;
+    if (j->base.fault)
+        return kiln_fail(err, "the baseline's worker failed to start: %s", j->base.fault_msg);
+    return 0;
+}
+
+static int cpu_start(job *j, kiln_error *err)
+{
+    kiln_shape shapes[MAX_JOB_SHAPES];
+    int n = job_all_shapes(j, shapes);
+    if (job_start_reference(j, shapes, n, err) < 0 || artefacts_unchanged(j, err) < 0)
+        return -1;
+    char cdir[4200], clib[4300];
+    snprintf(cdir, sizeof cdir, "%s/cand", j->dir);
+    snprintf(clib, sizeof clib, "%s/cand.so", cdir);
+    kiln_worker_opts co = {.dir = cdir, .libs = {clib}, .nlibs = 1,
+                           .arena_bytes = kiln_arena_bytes(j->t, j->o->dtype, shapes, n, 0),
+                           .cpu_seconds = (unsigned)(j->o->job_timeout_ms / 1000 + 1),
+                           .start_timeout_ms = 5000, .report_scale = j->o->test_report_scale};
+    /* Room for the arena, the libraries and honest scratch; no more. */
+    co.address_bytes = co.arena_bytes + ((size_t)1 << 30);
+    job_progress(j, "smoke", "starting the workers");
+    co.pin = 1;   /* candidate and baseline share one core: a fair race */
+    int cpu = sched_getcpu();
+    co.cpu = cpu > 0 ? cpu : 0;
+    if (kiln_worker_start(&j->cand, &co, err) < 0)
+        return -1;
+    snprintf(j->v->sandbox, sizeof j->v->sandbox, "%.255s", j->cand.sandbox);
+    if (j->cand.fault)
+        return job_conclude(j, "fail", "smoke", kiln_fault_code(j->cand.fault),
+                            "the candidate failed while being loaded: %s", j->cand.fault_msg);
+    if (start_baseline(j, &co, err) < 0 ||
+        kiln_callset_init(&j->cs, j->t, j->o->dtype, shapes, n, kiln_secret_seed(), err) < 0)
+        return -1;
+    j->cs_ready = 1;
+    j->cs.base = &j->base;
+    j->cs.cand = &j->cand;
+    j->cs.ref = &j->ref;
+    j->cs.call_timeout_ms = j->o->call_timeout_ms;
+    return 0;
+}
+
+/* A worker that under-reports the candidate's time cannot hide the CPU time
+ * the kernel charges it: the gap between that and the report grows for the
+ * candidate but not for the baseline. CPU time, unlike a round trip, does not
+ * grow while the worker waits for a core, so this holds on a busy machine.
+ * Writes the excess CPU per candidate call over what was reported when it
+ * stands out of the noise. */
+static void cpu_agree(const job *j, const samples *sm, char *why, size_t len)
+{
+    (void)j;
+    /* Pairs run back to back under the same conditions: compare within each
+     * pair, then take the median over pairs. */
+    double d[512];
+    for (int i = 0; i < sm->n; i++)
+        d[i] = sm->cand_gap[i] - sm->base_gap[i];
+    double excess = kiln_median(d, sm->n), dev[512];
+    for (int i = 0; i < sm->n; i++)
+        dev[i] = fabs(d[i] - excess);
+    /* Allow for the noise actually seen: a robust standard error of the
+     * median difference, plus a floor for clock granularity. */
+    double se = 1.4826 * kiln_median(dev, sm->n) * 1.2533 / sqrt((double)sm->n);
+    /* A quarter of the reported time: a lie that claims more than 1.25x is
+     * caught once it stands out of the noise; honest calls on a loaded
+     * machine were seen up to 16% apart. */
+    double allowed = fmax(fmax(5e3, 4 * se), 0.25 * kiln_median(sm->cand, sm->n));
+    why[0] = '\0';
+    if (excess > allowed)
+        snprintf(why, len, "the kernel charged the worker %.0f us more CPU per candidate call "
+                 "than it reported", excess / 1e3);
+}
+
+static int cpu_time_shape(job *j, int i, uint64_t budget_ns, kiln_error *err)
+{
+    return job_time_host(j, i, budget_ns, cpu_agree, err);
+}
+
+static int cpu_roofline(job *j, double bytes, double *bw, double *peak, kiln_error *err)
+{
+    (void)j;
+    *peak = 0;
+    return kiln_cpu_bandwidth((size_t)bytes, bw, err);
+}
+
+/* The kernel's own accounting of the candidate's worker against what the
+ * worker reported (the worker was stopped and reaped by then). */
+static void cpu_finish(job *j)
+{
+    kiln_verdict *v = j->v;
+    double cpu = v->worker_user_s + v->worker_sys_s;
+    if (!v->status[0] && j->cand.reaped && v->reported_s > 2.0 * cpu + 0.1)
+        kiln_verdict_flag(v, "timer-disagreement: the worker reported %.3f s of calls but the "
+                          "kernel accounted only %.3f s of CPU time to it", v->reported_s, cpu);
+}
+
+static const char *cpu_task_baseline(const job *j)
+{
+    return j->t->baseline_cpu;
+}
+
+const kiln_backend_ops kiln_backend_cpu = {
+    .name = "cpu",
+    .kind = KILN_BACKEND_CPU,
+    .candidate_host_code = 1,
+    .task_baseline = cpu_task_baseline,
+    .build = cpu_build,
+    .start = cpu_start,
+    .call = job_callset_call,
+    .again = job_again_host,
+    .time_shape = cpu_time_shape,
+    .roofline = cpu_roofline,
+    .finish = cpu_finish,
+};

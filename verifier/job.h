@@ -1,0 +1,91 @@
+/* job.h - one verification job's state and the helpers its stages share:
+ * the stages in verify.c and the backends under verifier/backend/ use them.
+ * Not an interface outside the verifier (verify.h is). */
+#ifndef KILN_JOB_H
+#define KILN_JOB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend/backend.h"
+#include "call.h"
+#include "cpu_build.h"
+#include "manifest.h"
+#include "verify.h"
+#include "worker_client.h"
+
+#define SOURCE_LIMIT (256 * 1024)
+#define MAX_JOB_SHAPES (2 * KILN_MAX_SHAPES + 16)
+
+typedef struct job {
+    const kiln_verify_opts *o;
+    const kiln_backend_ops *ops;
+    const kiln_task *t;
+    const kiln_group *g;
+    kiln_verdict *v;
+    char dir[4096];
+    kiln_worker cand, base, ref;   /* base: the CPU baseline's own worker */
+    char built[2][65];          /* CPU: SHA-256 of cand.so and base.so as built */
+    kiln_callset cs;
+    int cs_ready;
+    kiln_shape hidden[KILN_MAX_SHAPES + 16];
+    int nhidden;
+    uint64_t deadline_ns;
+    double reported_ns;         /* sum of worker-reported call times */
+    int timer_flags;
+    kiln_manifest *man[2];      /* CUDA: candidate's and baseline's launches
+                                   (man[1] NULL for a built-in baseline) */
+    kiln_manifest *man_ref;     /* CUDA: the CUDA reference's launches, or NULL */
+} job;
+
+/* What timed pairs measured, per pair (candidate and baseline). */
+typedef struct samples {
+    double cand[512], base[512];          /* reported by the worker */
+    double cand_rt[512], base_rt[512];    /* round trips seen here */
+    double cand_gap[512], base_gap[512];  /* kernel-charged CPU time minus the report */
+    double cand_cupti[512], base_cupti[512], cand_wall[512], base_wall[512];   /* CUDA */
+    double cand_kern[512], base_kern[512];   /* device-resident: CUPTI kernel time per set */
+    double cand_chk[512], base_chk[512];     /* device-resident: the worker's checks per call */
+    double cand_draw[512], cand_setup[512];  /* device-resident: drawing; graph, flush */
+    int n;
+} samples;
+
+/* A backend's way of checking a shape's timers once its pairs are in:
+ * writes what disagrees into why (empty when they agree). */
+typedef void (*job_agree_fn)(const job *j, const samples *sm, char *why, size_t len);
+
+void job_progress(job *j, const char *stage, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Set the verdict (status, stage, code, reason); returns 1. */
+int job_conclude(job *j, const char *status, const char *stage, const char *code,
+                 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+kiln_shape_result *job_result_for(job *j, const char *id, const kiln_shape *s, int visible);
+int job_read_source(const char *path, unsigned char **buf, size_t *len, kiln_error *err);
+/* The baseline's path ("(built in: cuBLAS)" for a built-in one), and the
+ * built-in baseline's name or NULL. */
+const char *job_baseline_path(const job *j);
+const char *job_builtin_baseline(const job *j);
+/* Visible then hidden shapes into out; their number. */
+int job_all_shapes(const job *j, kiln_shape *out);
+/* Build src with the task's C compile into DIR/sub/name. */
+int job_build_one(job *j, kiln_build_role role, const char *src, const char *sub,
+                  const char *name, kiln_build_result *res, kiln_error *err);
+/* The task's C reference did not build: the error that says why. */
+int job_reference_failed(job *j, const kiln_build_result *res, kiln_error *err);
+/* Start the C reference's worker (ref/ref.so) for shapes. */
+int job_start_reference(job *j, const kiln_shape *shapes, int n, kiln_error *err);
+/* The verdict code of a failed candidate call. */
+const char *job_outcome_code(const job *j, const kiln_call_result *res);
+/* One call through the callset (call.c): every real backend's call op. */
+int job_callset_call(job *j, const kiln_shape *s, const kiln_variant *var, int lib,
+                     kiln_call_result *res, kiln_error *err);
+/* Determinism with the outputs on the host (the callset's last_out). */
+int job_again_host(job *j, const char *label, const kiln_call_result *first,
+                   const kiln_shape *s, kiln_error *err);
+/* One candidate/baseline pair, alternating who goes first, into sm. */
+int job_timed_pair(job *j, const char *label, const kiln_shape *s, samples *sm, kiln_error *err);
+/* Host-data timing of visible shape i: pairs until the medians settle,
+ * then agree() (measured once more on a disagreement). */
+int job_time_host(job *j, int i, uint64_t budget_ns, job_agree_fn agree, kiln_error *err);
+
+#endif
