@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # cuda_test.sh - the CUDA backend end to end on a GPU (ctest label gpu; run
 # by scripts/gpu-check.sh): the bf16 starter passes in process and through a
-# real kilnd on its cuda:0 lane; a worker that lies about the events (fault
+# real kilnd on its cuda:0 lane, and through the host-resident path
+# (KILN_HOST_DATA=1); a worker that lies about the events (fault
 # injection, EXPLOITS.md classes 16 and 17) is caught by the CUPTI and
 # wall-clock timers; a speedup over 100x is suspect (class 18); the gemm
 # starter passes against cuBLAS with gold from the CUDA reference. Exits 77
@@ -45,6 +46,20 @@ check "events reported x0.001 are suspect" suspect timer-disagreement --test-rep
 check "more than 100x over a 2 ms baseline is suspect" suspect speedup-ceiling --no-daemon \
     --baseline tests/integration/slow_baseline.cu --group decode --timing-ms 500
 check "through kilnd on its cuda:0 lane" pass ok --socket "$tmp/k.sock" "${S[@]}"
+# The host-resident data path (KILN_HOST_DATA=1: the CUDA backend's second
+# table, with gold from the C reference, or for gemm from the CUDA
+# reference in a worker of its own).
+KILN_HOST_DATA=1 check "host-resident data: the bf16 starter passes" pass ok --no-daemon "${S[@]}"
+out=$(KILN_HOST_DATA=1 "$KILN" verify kernels/gemm/cuda/starter.cu --task gemm --dtype bf16 \
+      --group small --json --no-daemon --timing-ms 500 2>&1)
+if [ "$(field status "$out")" = pass ]; then
+    echo "ok - host-resident data: gemm with gold from its CUDA reference worker"
+    pass=$((pass + 1))
+else
+    echo "not ok - host-resident gemm: $(field status "$out")/$(field code "$out")"
+    fail=$((fail + 1))
+    grep -m3 -i 'reason\|flag\|error' <<<"$out" | sed 's/^/#   /'
+fi
 
 # gemm: gold from the CUDA reference in a worker of its own, timed against
 # the built-in cuBLAS baseline; the verdict names cuBLAS's version and the
