@@ -293,7 +293,7 @@ static double budget_for(const kiln_callset *cs)
     int64_t len = t->reduction_dim >= 0 ? cs->shape.d[t->reduction_dim] : 1;
     double n = (double)(len > 1 ? len : 1);
     return kiln_reduction_budget(ts->ulps, ts->per_sqrt, len) + ts->per_n * n +
-           (cs->variant ? ts->per_n_variants * n : 0);
+           (cs->variant ? ts->per_n_variants * n + ts->ulps_variants : 0);
 }
 
 /* Fold one output's comparison into r: the first failing output decides. */

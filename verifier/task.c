@@ -675,13 +675,15 @@ static int load_tolerance(ctx *c, const cJSON *root, kiln_task *t)
         if (get_number(c, d, "ulps", p, 1, 0, &ts->ulps) < 0 ||
             get_number(c, d, "per_sqrt", p, 0, 0, &ts->per_sqrt) < 0 ||
             get_number(c, d, "per_n", p, 0, 0, &ts->per_n) < 0 ||
-            get_number(c, d, "per_n_variants", p, 0, 0, &ts->per_n_variants) < 0)
+            get_number(c, d, "per_n_variants", p, 0, 0, &ts->per_n_variants) < 0 ||
+            get_number(c, d, "ulps_variants", p, 0, 0, &ts->ulps_variants) < 0)
             return -1;
         if (!(ts->ulps >= 0.5 && ts->ulps <= 1e6) || !(ts->per_sqrt >= 0 && ts->per_sqrt <= 1e4) ||
             !(ts->per_n >= 0 && ts->per_n <= 16) ||
-            !(ts->per_n_variants >= 0 && ts->per_n_variants <= 16))
+            !(ts->per_n_variants >= 0 && ts->per_n_variants <= 16) ||
+            !(ts->ulps_variants >= 0 && ts->ulps_variants <= 1e6))
             return bad(c, p, "ulps must be in [0.5, 1e6], per_sqrt in [0, 1e4], per_n and "
-                       "per_n_variants in [0, 16]%s", NULL);
+                       "per_n_variants in [0, 16], ulps_variants in [0, 1e6]%s", NULL);
     }
     kiln_dtype run[2 * KILN_MAX_DTYPES];
     int nrun = all_dtypes(t, run);

@@ -96,6 +96,9 @@ typedef struct kiln_tolerance_spec {
     double per_n_variants;        /* added per element on stability variants only:
                                      their terms can be (nearly) equal, and then a
                                      float accumulator's roundings do not cancel */
+    double ulps_variants;         /* added on stability variants only: what their
+                                     magnitudes cost whatever the width (a mean far
+                                     from zero, products in subnormals) */
 } kiln_tolerance_spec;
 
 typedef struct kiln_task {

@@ -662,6 +662,8 @@ static void test_tolerance(void **state)
                "per_n and per_n_variants in [0, 16]");
     task_fails("\"per_n\": 0.25", "\"per_n_variants\": -1", "tolerance.dtypes.f32",
                "per_n and per_n_variants in [0, 16]");
+    task_fails("\"per_n\": 0.25", "\"ulps_variants\": -3", "tolerance.dtypes.f32",
+               "ulps_variants in [0, 1e6]");
     task_fails("\"reduction\": \"cols\"", "\"reduction\": \"colz\"", "tolerance.reduction",
                "unknown dim 'colz'");
     task_fails("\"floor_rel\": 0.0001", "\"floor_rel\": 1", "tolerance.floor_rel", "must be in [0, 1)");

@@ -1,11 +1,12 @@
 /* test_tolerance.c - the reduction tasks' error budgets against honest and
- * dishonest arithmetic (docs/verdict.md, "Budgets"). For rmsnorm and
- * softmax, at widths up to 65,536, every honest order of summation in float
- * (one serial accumulator, pairwise, Kahan, sixteen vector lanes, and for
- * rmsnorm x*w before the scale) must pass the task's budget in every output
- * dtype, and f32 outputs that keep only 12 significant bits must fail it.
- * Inputs come from the task's own generator; budgets and the comparison are
- * the verifier's. */
+ * dishonest arithmetic (docs/verdict.md, "Budgets"). For rmsnorm, softmax
+ * and layernorm, at widths up to 65,536, every honest order of summation in
+ * float (one serial accumulator, pairwise, Kahan, sixteen vector lanes; for
+ * rmsnorm x*w before the scale; for layernorm the output as one scale and
+ * shift per column, and on the task's own inputs a one-pass variance) must
+ * pass the task's budget in every output dtype, and f32 outputs that keep
+ * only 12 significant bits must fail it. Inputs come from the task's own
+ * generator; budgets and the comparison are the verifier's. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -64,16 +65,52 @@ static float fsum(const float *v, int n, order o)
     }
 }
 
+typedef enum row_kind { RMSNORM, SOFTMAX, LAYERNORM } row_kind;
+
 typedef struct row_task {
     const char *name;
-    int softmax;
+    row_kind kind;
+    int forms;      /* honest ways to form the output, beyond the order of summation */
 } row_task;
 
-/* Honest float output of one row (xw_first: rmsnorm as (x*w)*inv). */
-static void honest_row(const row_task *rt, const float *x, const float *w, float *y, int n,
-                       order o, int xw_first, float *tmp)
+/* Honest float layernorm of one row. form 0: two passes, the second
+ * correcting the mean (the starters); 1: the same, the output as x*scale +
+ * shift per column; 2: a one-pass variance, E[x^2] - mean^2 (honest on
+ * centred inputs, weak far from zero: the stability variants may fail it). */
+static void layernorm_row(const float *x, const float *w, const float *b, float *y, int n,
+                          order o, int form, float *tmp)
 {
-    if (rt->softmax) {
+    float mean = fsum(x, n, o) / (float)n, var;
+    if (form == 2) {
+        for (int i = 0; i < n; i++)
+            tmp[i] = x[i] * x[i];
+        var = fsum(tmp, n, o) / (float)n - mean * mean;
+    } else {
+        for (int i = 0; i < n; i++)
+            tmp[i] = x[i] - mean;
+        float dm = fsum(tmp, n, o) / (float)n;
+        for (int i = 0; i < n; i++)
+            tmp[i] *= tmp[i];
+        var = fsum(tmp, n, o) / (float)n - dm * dm;
+        mean += dm;
+    }
+    float inv = 1.0f / sqrtf((var > 0 ? var : 0) + 1e-5f);
+    for (int i = 0; i < n; i++) {
+        float scale = inv * w[i];
+        y[i] = form == 1 ? x[i] * scale + (b[i] - mean * scale) : (x[i] - mean) * inv * w[i] + b[i];
+    }
+}
+
+/* Honest float output of one row (form 1 of rmsnorm: (x*w)*inv). */
+static void honest_row(const row_task *rt, const float *x, const float *w, const float *b,
+                       float *y, int n, order o, int form, float *tmp)
+{
+    if (rt->kind == LAYERNORM) {
+        layernorm_row(x, w, b, y, n, o, form, tmp);
+        return;
+    }
+    int xw_first = form;
+    if (rt->kind == SOFTMAX) {
         float m = x[0];
         for (int i = 1; i < n; i++)
             m = x[i] > m ? x[i] : m;
@@ -91,10 +128,26 @@ static void honest_row(const row_task *rt, const float *x, const float *w, float
         y[i] = xw_first ? x[i] * w[i] * inv : x[i] * inv * w[i];
 }
 
-static void gold_row(const row_task *rt, const double *x, const double *w, double *g, int n)
+static void gold_row(const row_task *rt, const double *x, const double *w, const double *b,
+                     double *g, int n)
 {
     double s = 0, m = x[0];
-    if (rt->softmax) {
+    if (rt->kind == LAYERNORM) {   /* as tasks/layernorm/reference.c */
+        double d = 0, ss = 0;
+        for (int i = 0; i < n; i++)
+            s += x[i];
+        m = s / n;
+        for (int i = 0; i < n; i++)
+            d += x[i] - m;
+        m += d / n;
+        for (int i = 0; i < n; i++)
+            ss += (x[i] - m) * (x[i] - m);
+        double inv = 1.0 / sqrt(ss / n + (double)1e-5f);
+        for (int i = 0; i < n; i++)
+            g[i] = (x[i] - m) * inv * w[i] + b[i];
+        return;
+    }
+    if (rt->kind == SOFTMAX) {
         for (int i = 1; i < n; i++)
             m = x[i] > m ? x[i] : m;
         for (int i = 0; i < n; i++)
@@ -120,8 +173,8 @@ static float twelve_bits(float v)
 
 typedef struct case_data {
     kiln_task *t;
-    double *x, *w, *g;
-    float *xf, *wf, *yf, *tmp;
+    double *x, *w, *b, *g;
+    float *xf, *wf, *bf, *yf, *tmp;
     unsigned char *out;
     const kiln_variant *variant;   /* drawn with this stability variant, or NULL */
 } case_data;
@@ -133,7 +186,7 @@ static int judged(const case_data *c, kiln_dtype dt, size_t total, int64_t n, do
     const kiln_tolerance_spec *ts = kiln_task_tolerance(c->t, dt);
     assert_non_null(ts);
     kiln_tolerance tol = {kiln_reduction_budget(ts->ulps, ts->per_sqrt, n) + ts->per_n * (double)n +
-                              (c->variant ? ts->per_n_variants * (double)n : 0),
+                              (c->variant ? ts->per_n_variants * (double)n + ts->ulps_variants : 0),
                           c->t->floor_rel};
     for (size_t i = 0; i < total; i++)
         kiln_store_from_double(dt, c->out, i, (double)c->yf[i]);
@@ -154,10 +207,18 @@ static void draw(case_data *c, int n, uint64_t seed)
     else
         for (int i = 0; i < n; i++)
             c->w[i] = 1.0;
+    const kiln_arg *ba = c->t->nargs > 2 ? &c->t->args[2] : NULL;
+    if (ba && strcmp(ba->name, "b") == 0)
+        kiln_fill_input(&r, ba, NULL, KILN_DT_F32, n, c->b, NULL, (size_t)n);
+    else
+        for (int i = 0; i < n; i++)
+            c->b[i] = 0.0;
     for (size_t i = 0; i < (size_t)n * ROWS; i++)
         c->xf[i] = (float)c->x[i];
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         c->wf[i] = (float)c->w[i];
+        c->bf[i] = (float)c->b[i];
+    }
 }
 
 static void check_task(const row_task *rt)
@@ -174,34 +235,46 @@ static void check_task(const row_task *rt)
     c.x = malloc(sizeof(double) * max * ROWS);
     c.g = malloc(sizeof(double) * max * ROWS);
     c.w = malloc(sizeof(double) * max);
+    c.b = malloc(sizeof(double) * max);
+    c.bf = malloc(sizeof(float) * max);
     c.xf = malloc(sizeof(float) * max * ROWS);
     c.yf = malloc(sizeof(float) * max * ROWS);
     c.wf = malloc(sizeof(float) * max);
     c.tmp = malloc(sizeof(float) * max);
     c.out = malloc(sizeof(float) * max * ROWS);
-    assert_true(c.x && c.g && c.w && c.xf && c.yf && c.wf && c.tmp && c.out);
+    assert_true(c.x && c.g && c.w && c.b && c.xf && c.yf && c.wf && c.bf && c.tmp && c.out);
     double worst = 0, least12 = INFINITY;
     int worst_n = 0, least_n = 0;
-    for (size_t k = 0; k < 2 * sizeof widths / sizeof widths[0]; k++) {
-        int n = widths[k % (sizeof widths / sizeof widths[0])];
+    const size_t nw = sizeof widths / sizeof widths[0];
+    for (size_t k = 0; k < nw * (size_t)(1 + c.t->nvariants); k++) {
+        int n = widths[k % nw];
         size_t total = (size_t)n * ROWS;
-        /* The second round: the task's variants in turn (they have an
-         * allowance of their own, see docs/verdict.md). */
-        c.variant = k < sizeof widths / sizeof widths[0] ? NULL : &c.t->variants[k % c.t->nvariants];
+        /* After the task's own inputs, every width with each of the task's
+         * variants (they have an allowance of their own, docs/verdict.md). */
+        c.variant = k < nw ? NULL : &c.t->variants[k / nw - 1];
         draw(&c, n, 1234 + (uint64_t)n);
         for (int r = 0; r < ROWS; r++)
-            gold_row(rt, c.x + (size_t)r * n, c.w, c.g + (size_t)r * n, n);
+            gold_row(rt, c.x + (size_t)r * n, c.w, c.b, c.g + (size_t)r * n, n);
         double frac;
         for (int o = 0; o < NORDERS; o++)
-            for (int xw = 0; xw <= !rt->softmax; xw++) {
+            for (int xw = 0; xw < rt->forms; xw++) {
+                /* Layernorm's forms 1 and 2 are honest only on wide rows of the
+                 * task's own inputs: a one-pass variance cancels E[x^2]
+                 * against mean^2 (a few values, or values far from zero, lose
+                 * all their digits), and scale and shift cancels x*scale
+                 * against mean*scale, amplified by 1/sqrt(eps) when a row's
+                 * variance is about 0. There it is the formula that fails,
+                 * not the order of summation. */
+                if (rt->kind == LAYERNORM && xw > 0 && (n < 64 || (xw == 2 && c.variant)))
+                    continue;
                 for (int r = 0; r < ROWS; r++)
-                    honest_row(rt, c.xf + (size_t)r * n, c.wf, c.yf + (size_t)r * n, n, (order)o,
-                               xw, c.tmp);
+                    honest_row(rt, c.xf + (size_t)r * n, c.wf, c.bf, c.yf + (size_t)r * n, n,
+                               (order)o, xw, c.tmp);
                 for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++) {
                     if (!judged(&c, dts[d], total, n, &frac))
-                        fail_msg("%s %s: honest %s%s sum fails at width %d%s%s (%.2f budgets)",
-                                 rt->name, kiln_dtype_name(dts[d]), order_name[o],
-                                 xw ? ", x*w first," : "", n, c.variant ? ", variant " : "",
+                        fail_msg("%s %s: honest %s sum (form %d) fails at width %d%s%s (%.2f "
+                                 "budgets)", rt->name, kiln_dtype_name(dts[d]), order_name[o], xw,
+                                 n, c.variant ? ", variant " : "",
                                  c.variant ? c.variant->name : "", frac);
                     if (frac > worst)
                         worst = frac, worst_n = n;
@@ -209,10 +282,11 @@ static void check_task(const row_task *rt)
             }
         /* Serial sums rounded to 12 significant bits must fail in f32 (a
          * one-column softmax is exactly 1, which 12 bits hold). */
-        if ((rt->softmax && n == 1) || c.variant)
-            continue;
+        if ((rt->kind != RMSNORM && n == 1) || c.variant)
+            continue;   /* a one-column softmax is 1, a one-column layernorm b: 12 bits hold them */
         for (int r = 0; r < ROWS; r++)
-            honest_row(rt, c.xf + (size_t)r * n, c.wf, c.yf + (size_t)r * n, n, SERIAL, 0, c.tmp);
+            honest_row(rt, c.xf + (size_t)r * n, c.wf, c.bf, c.yf + (size_t)r * n, n, SERIAL, 0,
+                       c.tmp);
         for (size_t i = 0; i < total; i++)
             c.yf[i] = twelve_bits(c.yf[i]);
         if (judged(&c, KILN_DT_F32, total, n, &frac))
@@ -223,21 +297,29 @@ static void check_task(const row_task *rt)
     }
     print_message("%s: worst honest error %.2f budgets (width %d); 12 bits at least %.1f budgets "
                   "(width %d)\n", rt->name, worst, worst_n, least12, least_n);
-    free(c.x), free(c.g), free(c.w), free(c.xf), free(c.yf), free(c.wf), free(c.tmp), free(c.out);
+    free(c.x), free(c.g), free(c.w), free(c.b), free(c.xf), free(c.yf), free(c.wf), free(c.bf);
+    free(c.tmp), free(c.out);
     free(c.t);
 }
 
 static void test_rmsnorm(void **state)
 {
     (void)state;
-    static const row_task rt = {"rmsnorm", 0};
+    static const row_task rt = {"rmsnorm", RMSNORM, 2};
     check_task(&rt);
 }
 
 static void test_softmax(void **state)
 {
     (void)state;
-    static const row_task rt = {"softmax", 1};
+    static const row_task rt = {"softmax", SOFTMAX, 1};
+    check_task(&rt);
+}
+
+static void test_layernorm(void **state)
+{
+    (void)state;
+    static const row_task rt = {"layernorm", LAYERNORM, 3};
     check_task(&rt);
 }
 
@@ -246,6 +328,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rmsnorm),
         cmocka_unit_test(test_softmax),
+        cmocka_unit_test(test_layernorm),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -174,6 +174,30 @@ static int cuda_started(job *j, kiln_error *err)
     return 0;
 }
 
+/* The candidate's CUDA worker (candidate and baseline compiled with NVRTC
+ * as it starts): 0 loaded, 1 with a verdict, -1 kiln's failure. */
+static int start_cuda_worker(job *j, const kiln_worker_opts *co, kiln_error *err)
+{
+    job_progress(j, "compile", "starting the CUDA worker and compiling with NVRTC");
+    if (kiln_worker_start(&j->cand, co, err) < 0)
+        return -1;
+    snprintf(j->v->sandbox, sizeof j->v->sandbox, "%.255s", j->cand.sandbox);
+    return cuda_started(j, err);
+}
+
+/* The callset's workers, launches and limits, once it is initialised. */
+static void wire_callset(job *j, kiln_worker *ref)
+{
+    j->cs_ready = 1;
+    j->cs.manifest[0] = j->man[0];
+    j->cs.manifest[1] = j->man[1];
+    j->cs.ref_manifest = j->man_ref;
+    kiln_gpu_limits(j->cand.device, &j->cs.limits);
+    j->cs.cand = &j->cand;
+    j->cs.ref = ref;
+    j->cs.call_timeout_ms = j->o->call_timeout_ms;
+}
+
 /* Device-resident: one CUDA worker holds candidate, baseline and the
  * task's reference; no arena, no reference worker. */
 static int start_device_worker(job *j, kiln_error *err)
@@ -188,22 +212,11 @@ static int start_device_worker(job *j, kiln_error *err)
                            .cpu_seconds = (unsigned)(j->o->job_timeout_ms / 1000 + 1),
                            .start_timeout_ms = 120000, .report_scale = j->o->test_report_scale,
                            .cuda = 1, .dtype = kiln_dtype_name(j->o->dtype), .device = j->o->device};
-    job_progress(j, "compile", "starting the CUDA worker and compiling with NVRTC");
-    if (kiln_worker_start(&j->cand, &co, err) < 0)
-        return -1;
-    snprintf(j->v->sandbox, sizeof j->v->sandbox, "%.255s", j->cand.sandbox);
-    int rc = cuda_started(j, err);
+    int rc = start_cuda_worker(j, &co, err);
     if (rc)
         return rc;
     kiln_callset_init_device(&j->cs, j->t, j->o->dtype, kiln_secret_seed());
-    j->cs_ready = 1;
-    j->cs.manifest[0] = j->man[0];
-    j->cs.manifest[1] = j->man[1];
-    j->cs.ref_manifest = j->man_ref;
-    kiln_gpu_limits(j->cand.device, &j->cs.limits);
-    j->cs.cand = &j->cand;
-    j->cs.ref = NULL;
-    j->cs.call_timeout_ms = j->o->call_timeout_ms;
+    wire_callset(j, NULL);
     return 0;
 }
 
@@ -251,23 +264,12 @@ static int start_host(job *j, kiln_error *err)
                            .start_timeout_ms = 120000,   /* device start-up and NVRTC */
                            .report_scale = j->o->test_report_scale, .cuda = 1,
                            .dtype = kiln_dtype_name(j->o->dtype), .device = j->o->device};
-    job_progress(j, "compile", "starting the CUDA worker and compiling with NVRTC");
-    if (kiln_worker_start(&j->cand, &co, err) < 0)
-        return -1;
-    snprintf(j->v->sandbox, sizeof j->v->sandbox, "%.255s", j->cand.sandbox);
-    int rc = cuda_started(j, err);
+    int rc = start_cuda_worker(j, &co, err);
     if (rc)
         return rc;
     if (kiln_callset_init(&j->cs, j->t, j->o->dtype, shapes, n, kiln_secret_seed(), err) < 0)
         return -1;
-    j->cs_ready = 1;
-    j->cs.manifest[0] = j->man[0];
-    j->cs.manifest[1] = j->man[1];
-    j->cs.ref_manifest = j->man_ref;
-    kiln_gpu_limits(j->cand.device, &j->cs.limits);
-    j->cs.cand = &j->cand;
-    j->cs.ref = &j->ref;
-    j->cs.call_timeout_ms = j->o->call_timeout_ms;
+    wire_callset(j, &j->ref);
     return 0;
 }
 

@@ -20,21 +20,6 @@ typedef struct result_head {
     uint64_t n, loglen;
 } result_head;
 
-static int write_all(int fd, const void *p, size_t n)
-{
-    const char *b = p;
-    while (n > 0) {
-        ssize_t w = write(fd, b, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        b += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 /* The child: limits, the compile, the result down the pipe. RLIMIT_DATA
  * (heap and private mappings), not RLIMIT_AS: NVRTC maps large libraries. */
 static void child_main(int fd, const kiln_nvrtc_in *in)
@@ -53,8 +38,8 @@ static void child_main(int fd, const kiln_nvrtc_in *in)
                 (rc > 0 && strstr(log, "catastrophic error: out of memory"))))
         _exit(3);
     result_head h = {.rc = rc, .n = n, .loglen = log ? strlen(log) : 0};
-    int bad = write_all(fd, &h, sizeof h) < 0 || write_all(fd, cubin, n) < 0 ||
-              write_all(fd, log, h.loglen) < 0;
+    int bad = kiln_write_full(fd, &h, sizeof h) < 0 || kiln_write_full(fd, cubin, n) < 0 ||
+              kiln_write_full(fd, log, h.loglen) < 0;
     _exit(bad ? 1 : 0);
 }
 
