@@ -182,30 +182,6 @@ static void list_shapes(ex *x)
     }
 }
 
-/* The verdict's timed visible shape with these dims, or NULL. */
-static const cJSON *measured_at(const ex *x, const cJSON *v, const kiln_shape *sh)
-{
-    const cJSON *s;
-    cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(v, "shapes")) {
-        const cJSON *dims = cJSON_GetObjectItemCaseSensitive(s, "dims");
-        if (!kiln_rv_get(s, "time") || !cJSON_IsObject(dims) || kiln_rv_num(s, "speedup") <= 0)
-            continue;
-        int same = 1;
-        for (int d = 0; d < x->task->ndims && same; d++) {
-            const cJSON *val = cJSON_GetObjectItemCaseSensitive(dims, x->task->dims[d]);
-            same = cJSON_IsNumber(val) && (int64_t)val->valuedouble == sh->d[d];
-        }
-        if (same)
-            return s;
-    }
-    return NULL;
-}
-
-double kiln_ex_speedup_at(const ex *x, int mi, const kiln_shape *sh)
-{
-    return kiln_rv_num(measured_at(x, x->m[mi].verdict, sh), "speedup");
-}
-
 static void choose_winners(ex *x)
 {
     for (int c = 0; c < x->nc; c++)
@@ -350,23 +326,6 @@ static void call_args(const ex *x, char *buf, size_t len)
         u += (size_t)snprintf(buf + u, len - u, "%s%s", i ? ", " : "", x->task->args[i].name);
 }
 
-/* "rows == 1 && cols == 1024" over the dims passed as arguments. */
-int kiln_ex_condition(const ex *x, const kiln_shape *sh, char *buf, size_t len)
-{
-    size_t u = 0;
-    int terms = 0;
-    buf[0] = '\0';
-    for (int d = 0; d < x->task->ndims; d++)
-        for (int a = 0; a < x->task->nargs; a++) {
-            const kiln_arg *arg = &x->task->args[a];
-            if (arg->kind != KILN_ARG_DIM || strcmp(arg->name, x->task->dims[d]) != 0 || u >= len)
-                continue;
-            u += (size_t)snprintf(buf + u, len - u, "%s%s == %lld", terms++ ? " && " : "", arg->name,
-                                  (long long)sh->d[d]);
-        }
-    return terms;
-}
-
 static void write_branches(const ex *x, FILE *f, const char *args)
 {
     for (int c = 0; c < x->nc; c++) {
@@ -418,7 +377,7 @@ static cJSON *dims_json(const ex *x, const kiln_shape *sh)
 static cJSON *measurement_json(const ex *x, int mi, const kiln_shape *sh)
 {
     const ex_meas *m = &x->m[mi];
-    const cJSON *s = measured_at(x, m->verdict, sh);
+    const cJSON *s = kiln_ex_measured_at(x, m->verdict, sh);
     char date[32];
     kiln_rv_fmt_date(m->date, date, sizeof date);
     cJSON *o = cJSON_CreateObject();

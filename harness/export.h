@@ -56,9 +56,12 @@ typedef struct ex {
 /* cmd_export.c */
 FILE *kiln_ex_open(const ex *x, const char *name, char *path, size_t len, kiln_error *err);
 int kiln_ex_close(FILE *f, const char *path, kiln_error *err);
+
+/* export_shapes.c: the verdict's timed visible shape with these dims (or
+ * NULL), the speedup measured there, and "rows == 1 && cols == 1024" over
+ * the dims passed as arguments (returns the number of terms). */
+const cJSON *kiln_ex_measured_at(const ex *x, const cJSON *v, const kiln_shape *sh);
 double kiln_ex_speedup_at(const ex *x, int mi, const kiln_shape *sh);
-/* "rows == 1 && cols == 1024" over the dims passed as arguments; returns
- * the number of terms. */
 int kiln_ex_condition(const ex *x, const kiln_shape *sh, char *buf, size_t len);
 
 /* export_cuda.c: "kiln_rmsnorm_bf16" (the dispatch; files start with it). */

@@ -27,28 +27,6 @@ static const char usage[] =
     "'kiln help tasks|verdicts|manifest|exit-codes' for those topics.\n"
     "Exit status: 0 pass, 1 fail or suspect, 2 bad input, 3 internal error, 130 interrupted.\n";
 
-const char *kiln_flag_value(int argc, char **argv, int *i, const char *flag, int *missing)
-{
-    size_t n = strlen(flag);
-    const char *a = argv[*i];
-    if (strncmp(a, flag, n) != 0)
-        return NULL;
-    if (a[n] == '=')
-        return a + n + 1;
-    if (a[n] != '\0')
-        return NULL;
-    if (*i + 1 >= argc) {
-        *missing = 1;
-        return NULL;
-    }
-    return argv[++*i];
-}
-
-int kiln_is_help(const char *arg)
-{
-    return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
-}
-
 int main(int argc, char **argv)
 {
     if (argc >= 3 && strcmp(argv[1], "help") == 0)

@@ -50,6 +50,7 @@ int kiln_search_loop(search *s, kiln_error *err);
 int kiln_propose(search *s, int it, int first_n, const char *parent_source,
                  const char *parent_verdict, kiln_error *err);
 
+void kiln_search_catch_interrupts(void);
 int kiln_search_should_stop(void);
 double kiln_wall_now(void);
 double kiln_verdict_speedup(const cJSON *v);

@@ -1,6 +1,6 @@
-/* job.h - one verification job's state and the helpers its stages share:
- * the stages in verify.c and the backends under verifier/backend/ use them.
- * Not an interface outside the verifier (verify.h is). */
+/* job.h - one verification job's state and the helpers (job.c) that the
+ * stages in verify.c and the backends under verifier/backend/ share. Not an
+ * interface outside the verifier (verify.h is). */
 #ifndef KILN_JOB_H
 #define KILN_JOB_H
 
@@ -76,6 +76,10 @@ int job_reference_failed(job *j, const kiln_build_result *res, kiln_error *err);
 int job_start_reference(job *j, const kiln_shape *shapes, int n, kiln_error *err);
 /* The verdict code of a failed candidate call. */
 const char *job_outcome_code(const job *j, const kiln_call_result *res);
+/* One checked call of lib on fresh inputs (through the table's call): 0
+ * ok, 1 verdict reached (a failure, or the job out of time), -1 internal. */
+int job_checked(job *j, const char *stage, const char *label, const kiln_shape *s,
+                const kiln_variant *var, int lib, kiln_call_result *res, kiln_error *err);
 /* One call through the callset (call.c): every real backend's call op. */
 int job_callset_call(job *j, const kiln_shape *s, const kiln_variant *var, int lib,
                      kiln_call_result *res, kiln_error *err);

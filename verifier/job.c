@@ -1,0 +1,332 @@
+/* job.c - what the stages (verify.c) and the backends (backend/) share:
+ * the verdict's helpers, the job's sources and shapes, one checked call,
+ * and the host-data determinism and timing that the CPU backend and the
+ * CUDA backend's host-resident table both use. Depends on nothing above
+ * it: it calls a backend only through the job's table. */
+#include "job.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fileutil.h"
+#include "paths.h"
+#include "timing.h"
+
+const char *job_builtin_baseline(const job *j)
+{
+    return j->ops->builtin_baseline ? j->ops->builtin_baseline(j) : NULL;
+}
+
+const char *job_baseline_path(const job *j)
+{
+    if (j->o->baseline)
+        return j->o->baseline;
+    if (job_builtin_baseline(j))
+        return "(built in: cuBLAS)";
+    return j->ops->task_baseline(j);
+}
+
+void job_progress(job *j, const char *stage, const char *fmt, ...)
+{
+    if (!j->o->progress)
+        return;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    j->o->progress(j->o->progress_ctx, stage, msg);
+}
+
+int job_conclude(job *j, const char *status, const char *stage, const char *code,
+                    const char *fmt, ...)
+{
+    kiln_verdict *v = j->v;
+    snprintf(v->status, sizeof v->status, "%s", status);
+    snprintf(v->stage, sizeof v->stage, "%s", stage);
+    snprintf(v->code, sizeof v->code, "%s", code);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(v->reason, sizeof v->reason, fmt, ap);
+    va_end(ap);
+    snprintf(v->feedback, sizeof v->feedback, "%s at stage %s (%s): %s", status, stage, code,
+             v->reason);
+    return 1;
+}
+
+kiln_shape_result *job_result_for(job *j, const char *id, const kiln_shape *s, int visible)
+{
+    kiln_verdict *v = j->v;
+    for (int i = 0; i < v->nresults; i++)
+        if (strcmp(v->results[i].id, id) == 0)
+            return &v->results[i];
+    if (v->nresults == KILN_MAX_RESULTS)
+        return NULL;
+    kiln_shape_result *r = &v->results[v->nresults++];
+    memset(r, 0, sizeof *r);
+    snprintf(r->id, sizeof r->id, "%s", id);
+    r->visible = visible;
+    r->shape = *s;
+    return r;
+}
+
+static int out_of_time(job *j)
+{
+    if (kiln_now_ns() < j->deadline_ns)
+        return 0;
+    return job_conclude(j, "fail", "timing", "timeout", "the job exceeded its time limit of %d ms",
+                    j->o->job_timeout_ms);
+}
+
+int job_read_source(const char *path, unsigned char **buf, size_t *len, kiln_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return kiln_fail(err, "%s: cannot open: %s", path, strerror(errno));
+    *buf = malloc(SOURCE_LIMIT + 1);
+    *len = *buf ? fread(*buf, 1, SOURCE_LIMIT + 1, f) : 0;
+    int bad = ferror(f);
+    fclose(f);
+    if (!*buf || bad)
+        return kiln_fail(err, "%s: cannot read", path);
+    return 0;
+}
+
+/* The task's C reference did not build: kiln's problem, unless it is a
+ * copied task whose reference still has the old task's name. */
+int job_reference_failed(job *j, const kiln_build_result *res, kiln_error *err)
+{
+    if (strstr(res->log, "undefined reference to") && strstr(res->log, "_reference"))
+        return kiln_fail(err, "the task's reference %s defines neither %s_reference nor "
+                         "kiln_reference: rename its function to one of them (a copied task "
+                         "keeps the old task's name):\n%.600s", j->t->reference_cpu, j->t->name,
+                         res->log);
+    return kiln_fail(err, "the task's reference %s does not compile:\n%s", j->t->reference_cpu,
+                     res->log);
+}
+
+int job_build_one(job *j, kiln_build_role role, const char *src, const char *sub,
+                     const char *name, kiln_build_result *res, kiln_error *err)
+{
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/%s", j->dir, sub);
+    if (kiln_mkdirs(dir, err) < 0 ||
+        kiln_cpu_build(j->t, j->o->dtype, role, src, dir, name, res, err) < 0)
+        return -1;
+    return 0;
+}
+
+int job_all_shapes(const job *j, kiln_shape *out)
+{
+    int n = 0;
+    for (int i = 0; i < j->g->nvisible; i++)
+        out[n++] = j->g->visible[i];
+    for (int i = 0; i < j->nhidden; i++)
+        out[n++] = j->hidden[i];
+    return n;
+}
+
+/* The trusted C reference (ref/ref.so) in a worker of its own. */
+int job_start_reference(job *j, const kiln_shape *shapes, int n, kiln_error *err)
+{
+    char rdir[4200], rlib[4300];
+    snprintf(rdir, sizeof rdir, "%s/ref", j->dir);
+    snprintf(rlib, sizeof rlib, "%s/ref.so", rdir);
+    kiln_worker_opts ro = {.dir = rdir, .libs = {rlib}, .nlibs = 1,
+                           .arena_bytes = kiln_arena_bytes(j->t, j->o->dtype, shapes, n, 1),
+                           .cpu_seconds = 600, .address_bytes = ((size_t)4 << 30)};
+    if (kiln_worker_start(&j->ref, &ro, err) < 0)
+        return -1;
+    if (j->ref.fault)
+        return kiln_fail(err, "the reference worker failed to start: %s", j->ref.fault_msg);
+    return 0;
+}
+
+/* What a failure code means, in fixed words: at a hidden shape this is all
+ * the verdict says, since anything the call or the worker wrote (a crash
+ * message, a printf, an error of so many ULPs against a budget that grows
+ * with the size) could give the shape away. */
+static const char *code_words(const char *code)
+{
+    static const char *const words[][2] = {
+        {"crash", "the candidate crashed"},
+        {"timeout", "a call did not return in time"},
+        {"sandbox", "the candidate made a forbidden system call"},
+        {"resource", "the candidate ran out of an allowed resource"},
+        {"protocol", "the worker broke the call protocol"},
+        {"guard-corrupted", "the candidate wrote outside its buffers"},
+        {"input-modified", "the candidate modified an input"},
+        {"unwritten-output", "output elements were never written"},
+        {"non-finite", "outputs are NaN or Inf where the reference is finite"},
+        {"wrong-output", "outputs are over the error budget"},
+        {"launch-error", "a launch failed"},
+    };
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (strcmp(words[i][0], code) == 0)
+            return words[i][1];
+    return "the call failed";
+}
+
+/* The verdict code of a failed candidate call. */
+const char *job_outcome_code(const job *j, const kiln_call_result *res)
+{
+    return res->outcome == KILN_CALL_FAULT ? kiln_fault_code(j->cand.fault)
+                                           : kiln_call_code(res->outcome);
+}
+
+int job_callset_call(job *j, const kiln_shape *s, const kiln_variant *var, int lib,
+                     kiln_call_result *res, kiln_error *err)
+{
+    if (kiln_callset_prepare(&j->cs, s, var, err) < 0)
+        return -1;
+    kiln_callset_run(&j->cs, lib, res);
+    return 0;
+}
+
+/* One checked call of lib on fresh inputs. 0 ok, 1 verdict reached, -1 internal. */
+int job_checked(job *j, const char *stage, const char *label, const kiln_shape *s,
+                   const kiln_variant *var, int lib, kiln_call_result *res, kiln_error *err)
+{
+    if (out_of_time(j))
+        return 1;
+    if (j->ops->call(j, s, var, lib, res, err) < 0)
+        return -1;
+    if (lib == 0)   /* the candidate worker's own calls, checked against its CPU time */
+        j->reported_ns += (double)res->elapsed_ns;
+    if (res->rt_ns + 1000 < res->elapsed_ns)
+        j->timer_flags++;
+    if (res->outcome == KILN_CALL_OK)
+        return 0;
+    if (lib == 1)
+        return kiln_fail(err, "the baseline failed on %s: %s", label, res->detail);
+    const char *code = job_outcome_code(j, res);
+    if (j->cs.hidden)
+        return job_conclude(j, "fail", stage, code, "%s: %s", label, code_words(code));
+    return job_conclude(j, "fail", stage, code, "%s: %s", label, res->detail);
+}
+
+/* The outputs of the callset's last call copied, the same inputs run
+ * again, and the outputs compared bit for bit. */
+int job_again_host(job *j, const char *label, const kiln_call_result *first_res,
+                   const kiln_shape *s, kiln_error *err)
+{
+    (void)first_res;
+    (void)err;
+    kiln_call_result res;
+    int rc;
+    unsigned char *first[KILN_MAX_ARGS] = {0};
+    size_t bytes[KILN_MAX_ARGS] = {0};
+    for (int a = 0; a < j->t->nargs; a++) {
+        const kiln_arg *arg = &j->t->args[a];
+        if (arg->kind != KILN_ARG_OUTPUT)
+            continue;
+        bytes[a] = (size_t)kiln_arg_elems(arg, s) * kiln_dtype_size(kiln_arg_dtype(arg, j->o->dtype));
+        first[a] = malloc(bytes[a]);
+        if (first[a])
+            memcpy(first[a], j->cs.last_out[a], bytes[a]);
+    }
+    kiln_callset_run(&j->cs, 0, &res);   /* the same inputs again */
+    j->reported_ns += (double)res.elapsed_ns;
+    rc = 0;
+    if (res.outcome != KILN_CALL_OK) {
+        const char *code = job_outcome_code(j, &res);
+        rc = job_conclude(j, "fail", "determinism", code, "%s, second run: %s", label, res.detail);
+    }
+    for (int a = 0; a < j->t->nargs; a++) {
+        if (!rc && first[a] && memcmp(first[a], j->cs.last_out[a], bytes[a]) != 0)
+            rc = job_conclude(j, "fail", "determinism", "nondeterministic",
+                          "%s: the same inputs gave bitwise different '%s' on a second call",
+                          label, j->t->args[a].name);
+        free(first[a]);
+    }
+    return rc;
+}
+
+int job_timed_pair(job *j, const char *label, const kiln_shape *s, samples *sm, kiln_error *err)
+{
+    int order[2] = {sm->n % 2, 1 - sm->n % 2};   /* alternate who goes first */
+    for (int k = 0; k < 2; k++) {
+        kiln_call_result res;
+        int rc = job_checked(j, "timing", label, s, NULL, order[k], &res, err);
+        if (rc)
+            return rc;
+        double gap = res.cpu_ns ? (double)res.cpu_ns - (double)res.elapsed_ns : 0;
+        int c = order[k] == 0;
+        (c ? sm->cand : sm->base)[sm->n] = (double)res.elapsed_ns;
+        (c ? sm->cand_rt : sm->base_rt)[sm->n] = (double)res.rt_ns;
+        (c ? sm->cand_gap : sm->base_gap)[sm->n] = gap;
+        (c ? sm->cand_cupti : sm->base_cupti)[sm->n] = (double)res.cupti_ns;
+        (c ? sm->cand_wall : sm->base_wall)[sm->n] = (double)res.wall_ns;
+        (c ? sm->cand_kern : sm->base_kern)[sm->n] = (double)res.kernel_ns;
+        (c ? sm->cand_chk : sm->base_chk)[sm->n] = (double)res.check_ns;
+        if (c) {
+            sm->cand_draw[sm->n] = (double)res.draw_ns;
+            sm->cand_setup[sm->n] = (double)res.setup_ns;
+        }
+    }
+    sm->n++;
+    return 0;
+}
+
+/* Timed pairs for one shape until the median settles or its budget is spent. */
+static int time_pairs(job *j, const kiln_shape *s, const char *label, uint64_t budget_ns,
+                      samples *sm, kiln_shape_result *r, kiln_error *err)
+{
+    uint64_t t0 = kiln_now_ns();
+    int maxp = j->o->max_pairs < 512 ? j->o->max_pairs : 512, rc = 0;
+    sm->n = 0;
+    while (sm->n < maxp) {
+        if ((rc = job_timed_pair(j, label, s, sm, err)) != 0)
+            break;
+        kiln_time_stats_of(sm->cand, sm->n, &r->cand);
+        kiln_time_stats_of(sm->base, sm->n, &r->base);
+        if (sm->n >= j->o->min_pairs &&
+            (kiln_now_ns() - t0 > budget_ns || kiln_timing_converged(&r->cand, &r->base)))
+            break;
+    }
+    return rc;
+}
+
+int job_time_host(job *j, int i, uint64_t budget_ns, job_agree_fn agree, kiln_error *err)
+{
+    const kiln_shape *s = &j->g->visible[i];
+    char id[16], label[200], dims[128];
+    snprintf(id, sizeof id, "v%d", i + 1);
+    kiln_shape_format(j->t, s, dims, sizeof dims);
+    snprintf(label, sizeof label, "timed call on shape %s (%s)", id, dims);
+    samples *sm = calloc(1, sizeof *sm);
+    if (!sm)
+        return kiln_fail(err, "out of memory");
+    kiln_shape_result *r = job_result_for(j, id, s, 1);
+    /* A disagreement is measured once more on fresh calls before it counts:
+     * a burst of load passes, a worker that lies does it again. */
+    int rc = 0;
+    char why[200] = "";
+    for (int attempt = 0; attempt < 2 && rc == 0; attempt++) {
+        rc = time_pairs(j, s, label, budget_ns, sm, r, err);
+        if (rc == 0)
+            agree(j, sm, why, sizeof why);
+        if (rc || !why[0])
+            break;
+    }
+    if (rc == 0 && r) {
+        r->timed = 1;
+        r->speedup = r->cand.median_ns > 0 ? r->base.median_ns / r->cand.median_ns : 0;
+        r->cand_rt_ns = kiln_median(sm->cand_rt, sm->n);
+        r->base_rt_ns = kiln_median(sm->base_rt, sm->n);
+        r->cand_cpu_ns = r->cand.median_ns + kiln_median(sm->cand_gap, sm->n);
+        r->base_cpu_ns = r->base.median_ns + kiln_median(sm->base_gap, sm->n);
+        r->cand_cupti_ns = kiln_median(sm->cand_cupti, sm->n);
+        r->base_cupti_ns = kiln_median(sm->base_cupti, sm->n);
+        r->cand_wall_ns = kiln_median(sm->cand_wall, sm->n);
+        r->base_wall_ns = kiln_median(sm->base_wall, sm->n);
+        if (why[0])
+            kiln_verdict_flag(j->v, "timer-disagreement: shape %s: %s (measured twice)", id, why);
+    }
+    free(sm);
+    return rc;
+}
