@@ -40,6 +40,20 @@ const char *kiln_dtype_name(kiln_dtype dt)
 /* The table is in enum order, so a size is one indexed lookup (the entry's
  * dt is still compared); this runs per element in input generation and
  * comparison. */
+int kiln_dtype_sizeof(const char *type, size_t len, kiln_dtype t, int64_t *bytes)
+{
+    char name[16];
+    if (len >= sizeof name)
+        return -1;
+    memcpy(name, type, len);
+    name[len] = '\0';
+    kiln_dtype dt = strcmp(name, "T") == 0 ? t : kiln_dtype_parse(name);
+    if (dt == KILN_DT_INVALID)
+        return -1;
+    *bytes = (int64_t)kiln_dtype_size(dt);
+    return 0;
+}
+
 size_t kiln_dtype_size(kiln_dtype dt)
 {
     if (dt >= KILN_DT_F32 && (size_t)dt <= NTYPES && table[dt - 1].dt == dt)

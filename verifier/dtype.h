@@ -3,6 +3,7 @@
 #define KILN_DTYPE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef enum kiln_dtype {
     KILN_DT_INVALID = 0,
@@ -19,6 +20,9 @@ typedef enum kiln_dtype {
 kiln_dtype kiln_dtype_parse(const char *name);
 const char *kiln_dtype_name(kiln_dtype dt);
 size_t kiln_dtype_size(kiln_dtype dt);
+/* sizeof(TYPE) in an expression: TYPE the first len bytes of type, "T"
+ * meaning t. 0 with *bytes set, or -1 for an unknown type. */
+int kiln_dtype_sizeof(const char *type, size_t len, kiln_dtype t, int64_t *bytes);
 int kiln_dtype_is_float(kiln_dtype dt);
 /* The C type a CPU candidate sees for dt ("float", "kiln_bf16", ...). */
 const char *kiln_dtype_ctype(kiln_dtype dt);

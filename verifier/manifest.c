@@ -710,16 +710,7 @@ static int resolve_lookup(void *p, const char *name, size_t len, kiln_value *out
 static int resolve_sizeof(void *p, const char *type, size_t len, int64_t *bytes)
 {
     resolve_ctx *rc = p;
-    char name[16];
-    if (len >= sizeof name)
-        return -1;
-    memcpy(name, type, len);
-    name[len] = '\0';
-    kiln_dtype dt = strcmp(name, "T") == 0 ? rc->dt : kiln_dtype_parse(name);
-    if (dt == KILN_DT_INVALID)
-        return -1;
-    *bytes = (int64_t)kiln_dtype_size(dt);
-    return 0;
+    return kiln_dtype_sizeof(type, len, rc->dt, bytes);
 }
 
 /* Evaluate expr at the shape into an integer >= lo; path names the field. */

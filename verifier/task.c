@@ -1107,16 +1107,7 @@ static int cost_lookup(void *p, const char *name, size_t len, kiln_value *out)
 static int cost_sizeof(void *p, const char *type, size_t len, int64_t *bytes)
 {
     cost_ctx *c = p;
-    char name[16];
-    if (len >= sizeof name)
-        return -1;
-    memcpy(name, type, len);
-    name[len] = '\0';
-    kiln_dtype dt = strcmp(name, "T") == 0 ? c->dt : kiln_dtype_parse(name);
-    if (dt == KILN_DT_INVALID)
-        return -1;
-    *bytes = (int64_t)kiln_dtype_size(dt);
-    return 0;
+    return kiln_dtype_sizeof(type, len, c->dt, bytes);
 }
 
 int kiln_task_cost(const kiln_task *t, const char *expr, const kiln_shape *shape,
