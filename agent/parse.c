@@ -8,6 +8,7 @@
  * code, and the entry's definition is what tells the complete file apart
  * from those. */
 #include "parse.h"
+#include "manifest.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -347,8 +348,9 @@ static int defines(const char *code, const char *entry)
  * names them, and the verifier checks each is defined). */
 static int is_file(const char *code, const char *lang, const char *entry)
 {
+    kiln_manifest_span sp;
     if (strcmp(lang, "cuda") == 0)
-        return strstr(code, "/*@kiln launch") != NULL;
+        return kiln_manifest_locate(code, strlen(code), &sp);
     return defines(code, entry);
 }
 

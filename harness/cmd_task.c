@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "task.h"
+#include "manifest.h"
 
 static const char usage[] =
     "usage: kiln task show NAME|DIR [--backend cpu|cuda] [--dtype T]\n"
@@ -154,12 +155,13 @@ static void print_starter_manifest(FILE *out, const kiln_task *t)
             fprintf(out, "  %.*s\n", (int)len, line);
         line += len + (eol != NULL);
     }
-    const char *open = strstr(src, "/*@kiln launch"), *close = open ? strstr(open, "@*/") : NULL;
-    if (!close)
+    kiln_manifest_span sp;
+    if (!kiln_manifest_locate(src, strlen(src), &sp))
         return;
-    for (const char *line = open; line < close + 3;) {
+    const char *end = src + sp.block_end;
+    for (const char *line = src + sp.block_at; line < end;) {
         const char *eol = strchr(line, '\n');
-        size_t len = eol && eol < close + 3 ? (size_t)(eol - line) : (size_t)(close + 3 - line);
+        size_t len = eol && eol < end ? (size_t)(eol - line) : (size_t)(end - line);
         fprintf(out, "  %.*s\n", (int)len, line);
         line += len + 1;
     }

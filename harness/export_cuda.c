@@ -318,7 +318,7 @@ static int c_name(void *p, const char *name, size_t len, char *buf, size_t bufle
             return snprintf(buf, buflen, "%s", arg->name), 0;
     }
     for (int k = 0; k < nc->m->nknobs; k++) {
-        const kiln_knob *kb = &nc->m->knobs[k];
+        const kiln_manifest_knob *kb = &nc->m->knobs[k];
         if (strlen(kb->name) == len && memcmp(kb->name, name, len) == 0)
             return snprintf(buf, buflen, kb->value[0] == '-' ? "(%s)" : "%s", kb->value), 0;
     }

@@ -13,6 +13,7 @@
 #include "prompt.h"
 #include "replay.h"
 #include "search_state.h"
+#include "manifest.h"
 
 #define MAX_DRAFTS 16
 #define MAX_TRIED 4096
@@ -163,12 +164,10 @@ static const char *lang_of(const search *s)
 /* The kernel the first launch of src's manifest names, or NULL. */
 static char *first_kernel(const char *src)
 {
-    const char *open = strstr(src, "/*@kiln launch");
-    const char *close = open ? strstr(open, "@*/") : NULL;
-    if (!close)
+    kiln_manifest_span sp;
+    if (!kiln_manifest_locate(src, strlen(src), &sp))
         return NULL;
-    open += strlen("/*@kiln launch");
-    cJSON *m = cJSON_ParseWithLength(open, (size_t)(close - open));
+    cJSON *m = cJSON_ParseWithLength(src + sp.json_at, sp.json_end - sp.json_at);
     const cJSON *l = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(m, "launches"), 0);
     const char *k = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(l, "kernel"));
     char *out = k && *k ? strdup(k) : NULL;

@@ -207,7 +207,7 @@ static int add_knob(parse_ctx *pc, size_t ls, size_t at, int line)
                          nlen, c + name_at);
     if (pc->m->nknobs == KILN_MAX_KNOBS)
         return kiln_fail(pc->err, "manifest (line %d): more than %d knobs", line, KILN_MAX_KNOBS);
-    kiln_knob *k = &pc->m->knobs[pc->m->nknobs++];
+    kiln_manifest_knob *k = &pc->m->knobs[pc->m->nknobs++];
     snprintf(k->name, sizeof k->name, "%.*s", nlen, c + name_at);
     snprintf(k->value, sizeof k->value, "%lld", v);
     return 0;
@@ -298,6 +298,39 @@ static int scan_source(parse_ctx *pc)
     }
     if (pc->nblocks == 0)
         return kiln_fail(pc->err, "manifest: no /*@kiln launch {...} @*/ block in the source");
+    return 0;
+}
+
+/* The one way to find the manifest without parsing it: the first complete
+ * "/ *@kiln launch ... @* /" block comment, found as the parser finds it
+ * (comments and literals lexed, so a string that looks like one is not). */
+int kiln_manifest_locate(const char *src, size_t len, kiln_manifest_span *sp)
+{
+    size_t i = 0;
+    while (i < len) {
+        char c = src[i], next = i + 1 < len ? src[i + 1] : 0;
+        if (c == '/' && next == '*') {
+            int closed;
+            size_t after = kiln_lex_block_comment_end(src, len, i, &closed);
+            if (closed && starts_with(src, len, i, BLOCK_OPEN)) {
+                size_t close = after - 2;
+                size_t w = skip_space(src, close, i + strlen(BLOCK_OPEN));
+                size_t we = ident_end(src, close, w);
+                if (word_is(src + w, we - w, "launch") && close > we && src[close - 1] == '@') {
+                    *sp = (kiln_manifest_span){.block_at = i, .json_at = we,
+                                               .json_end = close - 1, .block_end = after};
+                    return 1;
+                }
+            }
+            i = after;
+        } else if (c == '/' && next == '/') {
+            i = kiln_lex_line_comment_end(src, len, i);
+        } else if (c == '"' || c == '\'') {
+            i = kiln_lex_literal_end(src, len, i);
+        } else {
+            i++;
+        }
+    }
     return 0;
 }
 

@@ -21,10 +21,10 @@
 
 #define KILN_MAX_KNOBS 16
 
-typedef struct kiln_knob {
+typedef struct kiln_manifest_knob {   /* a #define the manifest may use */
     char name[KILN_NAME_MAX];
     char value[64];                          /* the #define's current value */
-} kiln_knob;
+} kiln_manifest_knob;
 
 typedef struct kiln_launch_spec {
     char kernel[KILN_KERNEL_NAME_MAX];
@@ -49,7 +49,7 @@ typedef struct kiln_manifest {
     int nscratch;
     kiln_scratch_spec scratch[KILN_WORKER_MAX_SCRATCH];
     int nknobs;
-    kiln_knob knobs[KILN_MAX_KNOBS];
+    kiln_manifest_knob knobs[KILN_MAX_KNOBS];
 } kiln_manifest;
 
 /* What the device allows; kiln_device_limits_default() is an sm_90 part
@@ -83,5 +83,14 @@ int kiln_manifest_parse(const char *src, size_t len, const kiln_task *t, kiln_ma
 int kiln_manifest_resolve(const kiln_manifest *m, const kiln_task *t, kiln_dtype dt,
                           const kiln_shape *s, const kiln_device_limits *lim,
                           kiln_call_req *rq, kiln_error *err);
+
+/* Where a source's launch manifest lies: the block comment from block_at
+ * to block_end (past its closing "* /"), its JSON from json_at to json_end.
+ * 1 when there is a complete "/ *@kiln launch ... @* /" block, else 0
+ * (kiln_manifest_parse says what is wrong). */
+typedef struct kiln_manifest_span {
+    size_t block_at, block_end, json_at, json_end;
+} kiln_manifest_span;
+int kiln_manifest_locate(const char *src, size_t len, kiln_manifest_span *sp);
 
 #endif

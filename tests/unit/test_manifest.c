@@ -600,6 +600,26 @@ static void test_resolve_errors(void **state)
                   "manifest: launches[0].cluster[0] exceeds the device's limit of 2");
 }
 
+/* kiln_manifest_locate finds the block the parser would, not text that
+ * only looks like one. */
+static void test_locate(void **state)
+{
+    (void)state;
+    const char *src = "const char *s = \"/*@kiln launch {} @*/\"; // /*@kiln launch\n"
+                      "__global__ void k() {}\n/*@kiln launch\n{\"launches\": []}\n@*/\n";
+    kiln_manifest_span sp;
+    assert_int_equal(kiln_manifest_locate(src, strlen(src), &sp), 1);
+    assert_ptr_equal(src + sp.block_at, strstr(src, "\n/*@kiln launch") + 1);
+    assert_memory_equal(src + sp.block_end - 3, "@*/", 3);
+    assert_memory_equal(src + sp.json_at, "\n{\"launches\": []}\n", sp.json_end - sp.json_at);
+    const char *none = "__global__ void k() {} /* kiln launch */";
+    assert_int_equal(kiln_manifest_locate(none, strlen(none), &sp), 0);
+    const char *open = "/*@kiln launch {\"launches\": []}";
+    assert_int_equal(kiln_manifest_locate(open, strlen(open), &sp), 0);
+    const char *no_at = "/*@kiln launch {\"launches\": []} */";
+    assert_int_equal(kiln_manifest_locate(no_at, strlen(no_at), &sp), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -617,6 +637,7 @@ int main(void)
         cmocka_unit_test(test_resolve_rmsnorm),
         cmocka_unit_test(test_resolve_knobs),
         cmocka_unit_test(test_resolve_errors),
+        cmocka_unit_test(test_locate),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
