@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fileutil.h"
 #include "cli.h"
 #include "task.h"
 #include "manifest.h"
@@ -138,13 +139,10 @@ static void print_cuda_args(FILE *out, const kiln_task *t, kiln_dtype dt)
  * example of the syntax; nothing when it cannot be read. */
 static void print_starter_manifest(FILE *out, const kiln_task *t)
 {
-    FILE *f = fopen(t->starter_cuda, "rb");
-    if (!f)
+    char *src;
+    kiln_error err;
+    if (kiln_read_file(t->starter_cuda, 1 << 16, &src, NULL, &err) < 0)
         return;
-    static char src[1 << 16];
-    size_t n = fread(src, 1, sizeof src - 1, f);
-    fclose(f);
-    src[n] = '\0';
     const char *slash = strrchr(t->starter_cuda, '/');
     fprintf(out, "\nexample: the starter (%s), its knob and manifest:\n", slash ? slash + 1 : t->starter_cuda);
     for (const char *line = src; *line;) {
@@ -155,16 +153,15 @@ static void print_starter_manifest(FILE *out, const kiln_task *t)
             fprintf(out, "  %.*s\n", (int)len, line);
         line += len + (eol != NULL);
     }
-    kiln_manifest_span sp;
-    if (!kiln_manifest_locate(src, strlen(src), &sp))
-        return;
-    const char *end = src + sp.block_end;
+    kiln_manifest_span sp = {0};
+    const char *end = kiln_manifest_locate(src, strlen(src), &sp) ? src + sp.block_end : src;
     for (const char *line = src + sp.block_at; line < end;) {
         const char *eol = strchr(line, '\n');
         size_t len = eol && eol < end ? (size_t)(eol - line) : (size_t)(end - line);
         fprintf(out, "  %.*s\n", (int)len, line);
         line += len + 1;
     }
+    free(src);
 }
 
 void kiln_task_describe_cuda(FILE *out, const kiln_task *t, kiln_dtype dt)

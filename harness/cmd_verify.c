@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fileutil.h"
 #include "cli.h"
 #include "daemon_client.h"
 #include "task.h"
@@ -205,18 +206,6 @@ static int verify_here(const args *a, kiln_task *task, kiln_dtype dt, int group)
 static int kiln_remote_verify(const args *a, const char *task_ref, const char *source,
                               const char *baseline);
 
-static char *read_all(const char *path, size_t limit, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = f ? malloc(limit + 1) : NULL;
-    *len = buf ? fread(buf, 1, limit + 1, f) : 0;
-    if (f)
-        fclose(f);
-    if (buf)
-        buf[*len <= limit ? *len : limit] = '\0';
-    return buf;
-}
-
 int kiln_cmd_verify(int argc, char **argv)
 {
     args a;
@@ -233,10 +222,15 @@ int kiln_cmd_verify(int argc, char **argv)
         return KILN_EXIT_BAD_INPUT;
     if (a.baseline && access(a.baseline, R_OK) != 0)
         return bad("cannot read %s", a.baseline), KILN_EXIT_BAD_INPUT;
+    /* What cannot be sent whole (unreadable, too large, not text) is
+     * verified here, which says what is wrong with it. */
     size_t len = 0, blen = 0;
-    char *src = a.no_daemon ? NULL : read_all(a.file, SEND_LIMIT, &len);
-    char *base = a.baseline && src ? read_all(a.baseline, SEND_LIMIT, &blen) : NULL;
-    if (!src || len > SEND_LIMIT || memchr(src, 0, len) || (a.baseline && (!base || blen > SEND_LIMIT))) {
+    char *src = NULL, *base = NULL;
+    kiln_error unsent;
+    int rc = a.no_daemon ? 1 : kiln_read_file(a.file, SEND_LIMIT, &src, &len, &unsent);
+    if (rc == 0 && a.baseline)
+        rc = kiln_read_file(a.baseline, SEND_LIMIT, &base, &blen, &unsent);
+    if (rc != 0 || memchr(src, 0, len)) {
         free(src);
         free(base);
         return verify_here(&a, &task, dt, group);
@@ -247,7 +241,7 @@ int kiln_cmd_verify(int argc, char **argv)
         snprintf(ref, sizeof ref, "%s", task.dir);
     else
         snprintf(ref, sizeof ref, "%s", a.task);
-    int rc = kiln_remote_verify(&a, ref, src, base);
+    rc = kiln_remote_verify(&a, ref, src, base);
     free(src);
     free(base);
     return rc;

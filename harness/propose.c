@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fileutil.h"
 #include "cli.h"
 #include "lessons.h"
 #include "parse.h"
@@ -117,12 +118,10 @@ static int propose_replay(search *s, int it, int first, kiln_error *err)
     int used = first - 1, made = 0;
     for (int d = 0; d < s->run.drafts && used + made < s->nreplay; d++, made++) {
         const char *path = s->replay[used + made];
-        FILE *f = fopen(path, "rb");
-        char *src = f ? calloc(1, (256 << 10) + 1) : NULL;
-        if (src)
-            (void)!fread(src, 1, 256 << 10, f);
-        if (f)
-            fclose(f);
+        char *src;
+        kiln_error unread;
+        if (kiln_read_file(path, 256 << 10, &src, NULL, &unread) < 0)
+            src = NULL;   /* recorded below as a candidate that could not be read */
         char hyp[512];
         kiln_replay_hypothesis(src ? src : "", path, hyp, sizeof hyp);
         int rc = src ? add_candidate(s, it, first + made, d, "replay", hyp, src, NULL, err)

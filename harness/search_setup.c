@@ -8,24 +8,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fileutil.h"
 #include "cli.h"
 #include "paths.h"
 #include "replay.h"
 #include "search_state.h"
 
+/* A start kernel's source (its first 256 KiB, as the verifier reads). */
 static char *read_text(const char *path, kiln_error *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        kiln_fail(err, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
-    }
-    char *buf = malloc((256 << 10) + 1);
-    size_t n = buf ? fread(buf, 1, 256 << 10, f) : 0;
-    fclose(f);
-    if (buf)
-        buf[n] = '\0';
-    return buf;
+    char *buf;
+    return kiln_read_file(path, 256 << 10, &buf, NULL, err) < 0 ? NULL : buf;
 }
 
 /* The run's backend: "cpu" (also for NULL or "", as in old runs) or "cuda". */

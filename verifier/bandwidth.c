@@ -15,6 +15,7 @@
 
 #include "paths.h"
 #include "worker_client.h"
+#include "fileutil.h"
 
 #define MIN_BYTES ((size_t)16 << 10)
 #define MAX_BYTES ((size_t)256 << 20)
@@ -87,13 +88,12 @@ static void cache_path(char *buf, size_t len)
 /* The cache is keyed by machine: a copied state directory re-measures. */
 static cJSON *load_cache(const char *path, const char *machine)
 {
-    FILE *f = path[0] ? fopen(path, "r") : NULL;
-    char text[65536];
-    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
-    if (f)
-        fclose(f);
-    text[n] = '\0';
-    cJSON *root = n ? cJSON_Parse(text) : NULL;
+    char *text = NULL;
+    kiln_error err;
+    if (path[0] && kiln_read_file(path, 65535, &text, NULL, &err) < 0)
+        text = NULL;
+    cJSON *root = text && *text ? cJSON_Parse(text) : NULL;
+    free(text);
     const cJSON *m = root ? cJSON_GetObjectItemCaseSensitive(root, "machine") : NULL;
     if (!cJSON_IsString(m) || strcmp(m->valuestring, machine) != 0 ||
         !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(root, "bytes_per_s"))) {

@@ -82,15 +82,12 @@ int kiln_cpu_shim(const kiln_task *t, kiln_dtype dt, kiln_build_role role, const
 
 static int copy_file(const char *from, const char *to, size_t limit, kiln_error *err)
 {
-    FILE *in = fopen(from, "rb");
-    if (!in)
-        return kiln_fail(err, "%s: cannot open: %s", from, strerror(errno));
-    char *buf = malloc(limit + 1);
-    size_t n = buf ? fread(buf, 1, limit + 1, in) : 0;
-    fclose(in);
-    if (!buf || n > limit) {
+    char *buf;
+    size_t n;
+    int rc = kiln_read_file(from, limit, &buf, &n, err);
+    if (rc != 0) {
         free(buf);
-        return kiln_fail(err, "%s: larger than %zu bytes", from, limit);
+        return rc < 0 ? -1 : kiln_fail(err, "%s: larger than %zu bytes", from, limit);
     }
     FILE *out = fopen(to, "wb");
     int ok = out && fwrite(buf, 1, n, out) == n;
@@ -157,13 +154,10 @@ int kiln_cpu_build(const kiln_task *t, kiln_dtype dt, kiln_build_role role, cons
         return -1;
     /* A reference defines kiln_reference, or TASK_reference after the task's
      * name; a copied task whose reference kept the old name is told which. */
-    char *text = role == KILN_BUILD_REFERENCE ? malloc(SOURCE_LIMIT + 1) : NULL;
-    FILE *sf = text ? fopen(src, "rb") : NULL;
-    size_t tn = sf ? fread(text, 1, SOURCE_LIMIT, sf) : 0;
-    if (sf)
-        fclose(sf);
-    if (text)
-        text[tn] = '\0';
+    char *text = NULL;
+    kiln_error unread;   /* an unreadable reference fails its compile, which says so */
+    if (role == KILN_BUILD_REFERENCE && kiln_read_file(src, SOURCE_LIMIT, &text, NULL, &unread) < 0)
+        text = NULL;
     const char *ref_fn = text && strstr(text, "kiln_reference") ? "kiln_reference" : NULL;
     free(text);
     if (kiln_cpu_shim(t, dt, role, ref_fn, shim, sizeof shim) < 0)

@@ -5,7 +5,33 @@
 #include <errno.h>
 #include <openssl/evp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+int kiln_read_file(const char *path, size_t limit, char **buf, size_t *len, kiln_error *err)
+{
+    *buf = NULL;
+    if (len)
+        *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return kiln_fail(err, "%s: cannot open: %s", path, strerror(errno));
+    char *b = malloc(limit + 2);
+    size_t n = b ? fread(b, 1, limit + 1, f) : 0;
+    int bad = !b || ferror(f);
+    fclose(f);
+    if (bad) {
+        free(b);
+        return kiln_fail(err, "%s: cannot read%s", path, b ? "" : " (out of memory)");
+    }
+    int over = n > limit;
+    n = over ? limit : n;
+    b[n] = '\0';
+    *buf = b;
+    if (len)
+        *len = n;
+    return over;
+}
 
 int kiln_write_text(const char *path, const char *text, kiln_error *err)
 {

@@ -84,15 +84,14 @@ static int out_of_time(job *j)
 
 int job_read_source(const char *path, unsigned char **buf, size_t *len, kiln_error *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return kiln_fail(err, "%s: cannot open: %s", path, strerror(errno));
-    *buf = malloc(SOURCE_LIMIT + 1);
-    *len = *buf ? fread(*buf, 1, SOURCE_LIMIT + 1, f) : 0;
-    int bad = ferror(f);
-    fclose(f);
-    if (!*buf || bad)
-        return kiln_fail(err, "%s: cannot read", path);
+    char *b;
+    int rc = kiln_read_file(path, SOURCE_LIMIT, &b, len, err);
+    *buf = NULL;
+    if (rc < 0)
+        return -1;
+    *buf = (unsigned char *)b;
+    if (rc == 1)   /* longer than the limit: the static stage says so */
+        *len = SOURCE_LIMIT + 1;
     return 0;
 }
 

@@ -134,21 +134,12 @@ int kiln_spool_finish(kiln_spool *s, const char *job, const char *event)
 
 static char *slurp(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = n >= 0 && n < (1 << 24) ? malloc((size_t)n + 1) : NULL;
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+    char *buf;
+    kiln_error err;
+    int rc = kiln_read_file(path, (1 << 24) - 1, &buf, NULL, &err);
+    if (rc == 1)
         free(buf);
-        buf = NULL;
-    }
-    if (buf)
-        buf[n] = '\0';
-    fclose(f);
-    return buf;
+    return rc == 0 ? buf : NULL;
 }
 
 char *kiln_spool_result(const kiln_spool *s, const char *job)

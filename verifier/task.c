@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "expr.h"
+#include "fileutil.h"
 
 #define MAX_JSON_BYTES (1 << 20)
 
@@ -33,22 +34,13 @@ static int bad(ctx *c, const char *path, const char *fmt, const char *detail)
 
 static char *read_file(const char *path, kiln_error *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        kiln_fail(err, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
-    }
-    char *buf = malloc(MAX_JSON_BYTES + 1);
-    size_t n = buf ? fread(buf, 1, MAX_JSON_BYTES + 1, f) : 0;
-    int rd_err = ferror(f);
-    fclose(f);
-    if (!buf || rd_err || n > MAX_JSON_BYTES) {
+    char *buf;
+    int rc = kiln_read_file(path, MAX_JSON_BYTES, &buf, NULL, err);
+    if (rc == 1) {
         free(buf);
-        kiln_fail(err, "%s: %s", path, rd_err ? "read error" : "too large (limit 1 MiB)");
-        return NULL;
+        kiln_fail(err, "%s: too large (limit 1 MiB)", path);
     }
-    buf[n] = '\0';
-    return buf;
+    return rc == 0 ? buf : NULL;
 }
 
 static cJSON *parse_json_file(const char *path, kiln_error *err)

@@ -135,16 +135,14 @@ static int stage_compile_cuda(job *j, kiln_error *err)
 /* The compile log's head, for the agent. */
 static void compile_feedback(job *j)
 {
-    char path[4300], log[1200] = "";
+    char path[4300], *log = NULL;
+    kiln_error err;
     snprintf(path, sizeof path, "%s/cand/compile-0.log", j->dir);
-    FILE *f = fopen(path, "r");
-    if (f) {
-        size_t n = fread(log, 1, sizeof log - 1, f);
-        log[n] = '\0';
-        fclose(f);
-    }
+    if (kiln_read_file(path, 1200, &log, NULL, &err) < 0)
+        log = NULL;
     snprintf(j->v->feedback, sizeof j->v->feedback, "fail at stage compile: %.900s",
-             log[0] ? log : j->cand.ready_info);
+             log && log[0] ? log : j->cand.ready_info);
+    free(log);
 }
 
 /* What a CUDA worker's start tells: compiled and loaded, or not. A worker
