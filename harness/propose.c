@@ -29,14 +29,14 @@ static int add_candidate(search *s, int it, int n, int draft, const char *propos
     snprintf(c.proposer, sizeof c.proposer, "%s", proposer);
     snprintf(c.hypothesis, sizeof c.hypothesis, "%s", hypothesis ? hypothesis : "");
     if (failure) {   /* nothing to verify: recorded and finished */
-        snprintf(c.state, sizeof c.state, "done");
+        c.state = KILN_CAND_DONE;
         snprintf(c.status, sizeof c.status, "error");
         snprintf(c.stage, sizeof c.stage, "propose");
         snprintf(c.code, sizeof c.code, "%s", strncmp(failure, "answer:", 7) == 0 ? "bad-answer" : "llm-error");
         snprintf(c.reason, sizeof c.reason, "%s", failure);
         snprintf(c.decision, sizeof c.decision, "revert");
     } else {
-        snprintf(c.state, sizeof c.state, "proposed");
+        c.state = KILN_CAND_PROPOSED;
     }
     if (kiln_db_cand_upsert(s->db, &c, err) < 0)
         return -1;

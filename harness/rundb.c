@@ -283,7 +283,8 @@ int kiln_db_cand_upsert(sqlite3 *db, const kiln_cand *c, kiln_error *err)
         " updated_at=?22";
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
         return db_fail(db, err, "preparing a candidate update");
-    const char *texts[] = {c->parent, c->commit, c->proposer, c->state, c->hypothesis, c->job,
+    const char *texts[] = {c->parent, c->commit, c->proposer, kiln_cand_state_name(c->state),
+                           c->hypothesis, c->job,
                            c->confirm_job, c->record_job, c->status, c->stage, c->code, c->reason,
                            c->decision};
     bind_text(st, 1, c->run);
@@ -302,9 +303,12 @@ int kiln_db_cand_upsert(sqlite3 *db, const kiln_cand *c, kiln_error *err)
     return rc;
 }
 
-static void read_cand(sqlite3_stmt *st, kiln_cand *c)
+/* One row; -1 when its state is none kiln knows (a foreign or damaged
+ * database), with err naming the run and candidate. */
+static int read_cand(sqlite3_stmt *st, kiln_cand *c, kiln_error *err)
 {
     memset(c, 0, sizeof *c);
+    char state[16];
     col_text(st, 0, c->run, sizeof c->run);
     c->n = sqlite3_column_int(st, 1);
     c->iteration = sqlite3_column_int(st, 2);
@@ -312,7 +316,7 @@ static void read_cand(sqlite3_stmt *st, kiln_cand *c)
     col_text(st, 4, c->parent, sizeof c->parent);
     col_text(st, 5, c->commit, sizeof c->commit);
     col_text(st, 6, c->proposer, sizeof c->proposer);
-    col_text(st, 7, c->state, sizeof c->state);
+    col_text(st, 7, state, sizeof state);
     col_text(st, 8, c->hypothesis, sizeof c->hypothesis);
     col_text(st, 9, c->job, sizeof c->job);
     col_text(st, 10, c->confirm_job, sizeof c->confirm_job);
@@ -326,6 +330,12 @@ static void read_cand(sqlite3_stmt *st, kiln_cand *c)
     c->confirm_speedup = sqlite3_column_double(st, 18);
     c->speedup_vs_baseline = sqlite3_column_double(st, 19);
     c->roofline = sqlite3_column_double(st, 20);
+    int k = kiln_cand_state_parse(state);
+    if (k < 0)
+        return kiln_fail(err, "database: run %s candidate %d has the unknown state '%s'", c->run,
+                         c->n, state);
+    c->state = (kiln_cand_state)k;
+    return 0;
 }
 
 int kiln_db_cands(sqlite3 *db, const char *run, kiln_cand **out, int *n, kiln_error *err)
@@ -350,7 +360,13 @@ int kiln_db_cands(sqlite3 *db, const char *run, kiln_cand **out, int *n, kiln_er
             }
             *out = p;
         }
-        read_cand(st, &(*out)[(*n)++]);
+        if (read_cand(st, &(*out)[(*n)++], err) < 0) {
+            sqlite3_finalize(st);
+            free(*out);
+            *out = NULL;
+            *n = 0;
+            return -1;
+        }
     }
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? 0 : db_fail(db, err, "reading candidates");

@@ -7,6 +7,7 @@
 
 #include <sqlite3.h>
 
+#include "cand_state.h"
 #include "kiln_error.h"
 
 #define KILN_DB_SCHEMA_VERSION 2   /* 2: lessons (knowledge/lessons.h) */
@@ -26,7 +27,8 @@ typedef struct kiln_run {
 typedef struct kiln_cand {
     char run[32];
     int n, iteration, draft;
-    char parent[41], commit[41], proposer[16], state[16];
+    char parent[41], commit[41], proposer[16];
+    kiln_cand_state state;     /* stored by name */
     char hypothesis[512], job[32], confirm_job[32], record_job[32];
     char status[12], stage[16], code[32], reason[640], decision[24];
     double speedup, confirm_speedup, speedup_vs_baseline, roofline;

@@ -113,6 +113,16 @@ static void learn(search *s, const kiln_cand *c, double noise)
     kiln_lessons_record(s->db, &ev, &e);
 }
 
+/* Move c on (cand_state.c lists the moves); any other move is a bug. */
+static int move_to(kiln_cand *c, kiln_cand_state to, kiln_error *err)
+{
+    if (!kiln_cand_state_allowed(c->state, to))
+        return kiln_fail(err, "candidate %d: no move from %s to %s (a bug in kiln)", c->n,
+                         kiln_cand_state_name(c->state), kiln_cand_state_name(to));
+    c->state = to;
+    return 0;
+}
+
 static int verify_step(search *s, kiln_cand *c, const char *parent_src, kiln_error *err)
 {
     say(s, c, "verifying against its parent");
@@ -122,7 +132,8 @@ static int verify_step(search *s, kiln_cand *c, const char *parent_src, kiln_err
     kiln_cand_from_verdict(c, v);
     learn(s, c, kiln_verdict_noise(v));
     cJSON_Delete(v);
-    snprintf(c->state, sizeof c->state, "verified");
+    if (move_to(c, KILN_CAND_VERIFIED, err) < 0)
+        return -1;
     return kiln_db_cand_upsert(s->db, c, err);
 }
 
@@ -134,12 +145,12 @@ static int faster(const cJSON *v, double *speedup, double *noise)
     return st && strcmp(st, "pass") == 0 && *speedup > 1 + *noise;
 }
 
-static void decide(kiln_cand *c, const char *decision, const char *why)
+static int decide(kiln_cand *c, const char *decision, const char *why, kiln_error *err)
 {
     snprintf(c->decision, sizeof c->decision, "%s", decision);
     if (why)
         snprintf(c->reason, sizeof c->reason, "%.630s", why);
-    snprintf(c->state, sizeof c->state, "decided");
+    return move_to(c, KILN_CAND_DECIDED, err);
 }
 
 /* The keep rule: pass, faster than the parent beyond the measured noise,
@@ -158,11 +169,8 @@ static int confirm_step(search *s, kiln_cand *c, const char *parent_src, kiln_er
              "(needs > %.3fx): %.200s", sp, 1 + noise,
              cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "reason")));
     cJSON_Delete(v);
-    if (ok) {
-        snprintf(c->state, sizeof c->state, "confirmed");
-    } else {
-        decide(c, "revert", why);
-    }
+    if ((ok ? move_to(c, KILN_CAND_CONFIRMED, err) : decide(c, "revert", why, err)) < 0)
+        return -1;
     return kiln_db_cand_upsert(s->db, c, err) < 0 ? -1 : ok;
 }
 
@@ -178,15 +186,14 @@ static int record_step(search *s, kiln_cand *c, kiln_error *err)
     const char *st = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "status"));
     int pass = st && strcmp(st, "pass") == 0;
     cJSON_Delete(v);
-    if (pass)
-        decide(c, "keep", NULL);
-    else
-        decide(c, "revert", "failed its measurement against the task's baseline");
+    if ((pass ? decide(c, "keep", NULL, err)
+              : decide(c, "revert", "failed its measurement against the task's baseline", err)) < 0)
+        return -1;
     return kiln_db_cand_upsert(s->db, c, err);
 }
 
 /* Why a verified candidate is not kept, before any re-time. */
-static void screen(search *s, kiln_cand *c)
+static int screen(search *s, kiln_cand *c, kiln_error *err)
 {
     char *text = kiln_db_cand_get_verdict(s->db, s->run.id, c->n, "verdict");
     cJSON *v = text ? cJSON_Parse(text) : NULL;
@@ -194,7 +201,7 @@ static void screen(search *s, kiln_cand *c)
     double sp = 0, noise = 0;
     if (v && faster(v, &sp, &noise)) {
         cJSON_Delete(v);
-        return;   /* a contender */
+        return 0;   /* a contender */
     }
     char why[700];
     if (strcmp(c->status, "pass") != 0)
@@ -203,7 +210,7 @@ static void screen(search *s, kiln_cand *c)
         snprintf(why, sizeof why, "not faster than its parent beyond the noise: %.3fx, needs > %.3fx",
                  sp, 1 + noise);
     cJSON_Delete(v);
-    decide(c, "revert", why);
+    return decide(c, "revert", why, err);
 }
 
 /* ---- git ------------------------------------------------------------------ */
@@ -247,7 +254,8 @@ static int commit_step(search *s, kiln_cand *c, kiln_error *err)
     free(src);
     if (rc < 0)
         return -1;
-    snprintf(c->state, sizeof c->state, "committed");
+    if (move_to(c, KILN_CAND_COMMITTED, err) < 0)
+        return -1;
     return kiln_db_cand_upsert(s->db, c, err);
 }
 
@@ -296,7 +304,8 @@ static int apply_step(search *s, kiln_cand *c, kiln_error *err)
             kiln_ws_reset_hard(&s->ws, c->parent, err) < 0)
             return -1;
     }
-    snprintf(c->state, sizeof c->state, "done");
+    if (move_to(c, KILN_CAND_DONE, err) < 0)
+        return -1;
     return kiln_db_cand_upsert(s->db, c, err);
 }
 
@@ -328,11 +337,11 @@ static int verify_all(search *s, kiln_cand *c, int n, const char *parent_src, ki
     for (int i = 0; i < n; i++) {
         if (kiln_search_should_stop())
             return 1;
-        if (strcmp(c[i].state, "proposed") == 0 && verify_step(s, &c[i], parent_src, err) < 0)
+        if (c[i].state == KILN_CAND_PROPOSED && verify_step(s, &c[i], parent_src, err) < 0)
             return -1;
-        if (strcmp(c[i].state, "verified") == 0) {
-            screen(s, &c[i]);
-            if (c[i].decision[0] && kiln_db_cand_upsert(s->db, &c[i], err) < 0)
+        if (c[i].state == KILN_CAND_VERIFIED) {
+            if (screen(s, &c[i], err) < 0 ||
+                (c[i].decision[0] && kiln_db_cand_upsert(s->db, &c[i], err) < 0))
                 return -1;
         }
     }
@@ -347,17 +356,17 @@ static int choose(search *s, kiln_cand *c, int n, const char *parent_src, kiln_e
     for (int i = 0; i < n; i++) {
         if (kiln_search_should_stop())
             return 1;
-        if (strcmp(c[i].state, "verified") == 0 && !c[i].decision[0]) {
+        if (c[i].state == KILN_CAND_VERIFIED && !c[i].decision[0]) {
             if (won) {
-                decide(&c[i], "revert", "another draft of this iteration was kept");
-                if (kiln_db_cand_upsert(s->db, &c[i], err) < 0)
+                if (decide(&c[i], "revert", "another draft of this iteration was kept", err) < 0 ||
+                    kiln_db_cand_upsert(s->db, &c[i], err) < 0)
                     return -1;
                 continue;
             }
             if (confirm_step(s, &c[i], parent_src, err) < 0)
                 return -1;
         }
-        if (strcmp(c[i].state, "confirmed") == 0 && record_step(s, &c[i], err) < 0)
+        if (c[i].state == KILN_CAND_CONFIRMED && record_step(s, &c[i], err) < 0)
             return -1;
         won |= strcmp(c[i].decision, "keep") == 0;
     }
@@ -371,17 +380,17 @@ static int finish_all(search *s, kiln_cand *c, int n, kiln_cand **winner, kiln_e
         int keep = strcmp(c[i].decision, "keep") == 0;
         if (keep)
             *winner = &c[i];
-        if (keep || strcmp(c[i].state, "done") == 0)
+        if (keep || c[i].state == KILN_CAND_DONE)
             continue;
-        if (strcmp(c[i].state, "decided") == 0 && commit_step(s, &c[i], err) < 0)
+        if (c[i].state == KILN_CAND_DECIDED && commit_step(s, &c[i], err) < 0)
             return -1;
-        if (strcmp(c[i].state, "committed") == 0 && apply_step(s, &c[i], err) < 0)
+        if (c[i].state == KILN_CAND_COMMITTED && apply_step(s, &c[i], err) < 0)
             return -1;
     }
     kiln_cand *w = *winner;
-    if (w && strcmp(w->state, "decided") == 0 && commit_step(s, w, err) < 0)
+    if (w && w->state == KILN_CAND_DECIDED && commit_step(s, w, err) < 0)
         return -1;
-    if (w && strcmp(w->state, "committed") == 0 && apply_step(s, w, err) < 0)
+    if (w && w->state == KILN_CAND_COMMITTED && apply_step(s, w, err) < 0)
         return -1;
     return 0;
 }
@@ -521,11 +530,11 @@ static int start_step(search *s, kiln_error *err)
         return -1;
     kiln_cand c = all[0];
     free(all);
-    if (strcmp(c.state, "done") == 0)
+    if (c.state == KILN_CAND_DONE)
         return 0;
     if (kiln_ws_resolve(&s->ws, "HEAD", c.parent, err) < 0)
         return -1;
-    if (strcmp(c.state, "proposed") == 0) {
+    if (c.state == KILN_CAND_PROPOSED) {
         say(s, &c, "measuring the start kernel");
         cJSON *v = judge(s, &c, "record", NULL, err);
         if (!v)
@@ -538,13 +547,12 @@ static int start_step(search *s, kiln_error *err)
         if (strcmp(c.status, "pass") != 0)
             return kiln_fail(err, "the start kernel does not pass verification: %s at %s (%s): %s",
                              c.status, c.stage, c.code, c.reason);
-        decide(&c, "keep", NULL);
-        if (kiln_db_cand_upsert(s->db, &c, err) < 0)
+        if (decide(&c, "keep", NULL, err) < 0 || kiln_db_cand_upsert(s->db, &c, err) < 0)
             return -1;
     }
-    if (strcmp(c.state, "decided") == 0 && commit_step(s, &c, err) < 0)
+    if (c.state == KILN_CAND_DECIDED && commit_step(s, &c, err) < 0)
         return -1;
-    if (strcmp(c.state, "committed") == 0 && apply_step(s, &c, err) < 0)
+    if (c.state == KILN_CAND_COMMITTED && apply_step(s, &c, err) < 0)
         return -1;
     snprintf(s->run.head_commit, sizeof s->run.head_commit, "%s", c.commit);
     snprintf(s->run.start_commit, sizeof s->run.start_commit, "%s", c.commit);

@@ -149,7 +149,7 @@ static int record_run(search *s, kiln_error *err)
     kiln_cand c = {.n = 0, .iteration = 0};
     snprintf(c.run, sizeof c.run, "%s", s->run.id);
     snprintf(c.proposer, sizeof c.proposer, "start");
-    snprintf(c.state, sizeof c.state, "proposed");
+    c.state = KILN_CAND_PROPOSED;
     snprintf(c.hypothesis, sizeof c.hypothesis, "start: %.490s",
              from_file ? s->run.from_path : "the task's starter kernel");
     int rc = kiln_db_cand_upsert(s->db, &c, err) < 0 ||
