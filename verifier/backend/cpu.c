@@ -169,11 +169,13 @@ static int cpu_time_shape(job *j, int i, uint64_t budget_ns, kiln_error *err)
     return job_time_host(j, i, budget_ns, cpu_agree, err);
 }
 
-static int cpu_roofline(job *j, double bytes, double *bw, double *peak, kiln_error *err)
+static int cpu_roofline(job *j, double bytes, int again, double *bw, double *peak,
+                        kiln_error *err)
 {
     (void)j;
     *peak = 0;
-    return kiln_cpu_bandwidth((size_t)bytes, bw, err);
+    return again ? kiln_cpu_bandwidth_again((size_t)bytes, bw, err)
+                 : kiln_cpu_bandwidth((size_t)bytes, bw, err);
 }
 
 /* The kernel's own accounting of the candidate's worker against what the

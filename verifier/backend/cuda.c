@@ -479,9 +479,11 @@ static int host_time_shape(job *j, int i, uint64_t budget_ns, kiln_error *err)
     return job_time_host(j, i, budget_ns, host_agree, err);
 }
 
-static int gpu_roofline(job *j, double bytes, double *bw, double *peak, kiln_error *err)
+static int gpu_roofline(job *j, double bytes, int again, double *bw, double *peak,
+                        kiln_error *err)
 {
     (void)bytes;
+    (void)again;   /* the worker's probe, best of five 1 GiB copies on an idle device */
     *peak = kiln_gpu_peak_flops(j->cand.device, j->o->dtype);
     return kiln_gpu_bandwidth(j->cand.device, bw, err);
 }
