@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rundb.h"
+
 #define CW 640.0   /* chart size and margins, in SVG units */
 #define CH 280.0
 #define ML 58.0
@@ -190,6 +192,131 @@ static void draw_chart(FILE *o, const kiln_rv_run *r, int by_time)
     draw_best(o, &c, r);
     draw_points(o, &c, r);
     fputs("</svg>\n", o);
+}
+
+/* ---- per shape, over the run ------------------------------------------------ */
+
+#define MAX_SERIES 16
+static const char *const series_colour[] = {"#1d4e89", "#d62828", "#2b9348", "#f77f00",
+                                            "#7b2cbf", "#00a6a6", "#8d6e63", "#555555"};
+
+/* What the kept candidates measured at each visible shape against the task's
+ * baseline (their "record" verdicts), in the order they were kept. */
+typedef struct shape_series {
+    char id[MAX_SERIES][16];
+    int nshapes, npts;
+    int *iteration;                 /* [npts] */
+    double (*speedup)[MAX_SERIES];  /* [npts][shape]; 0: not measured there */
+    double (*roofline)[MAX_SERIES];
+} shape_series;
+
+static int series_shape(shape_series *s, const char *id)
+{
+    for (int i = 0; i < s->nshapes; i++)
+        if (strcmp(s->id[i], id) == 0)
+            return i;
+    if (s->nshapes == MAX_SERIES)
+        return -1;
+    snprintf(s->id[s->nshapes], sizeof s->id[0], "%s", id);
+    return s->nshapes++;
+}
+
+static void add_record(shape_series *s, int iteration, const cJSON *v)
+{
+    int p = s->npts++;
+    s->iteration[p] = iteration;
+    const cJSON *sh;
+    cJSON_ArrayForEach(sh, cJSON_GetObjectItemCaseSensitive(v, "shapes")) {
+        const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(sh, "id"));
+        if (!id || !cJSON_GetObjectItemCaseSensitive(sh, "time"))
+            continue;   /* hidden shapes are never timed; untimed ones have nothing to plot */
+        int k = series_shape(s, id);
+        if (k < 0)
+            continue;
+        s->speedup[p][k] = kiln_rv_num(sh, "speedup");
+        s->roofline[p][k] = 100 * kiln_rv_num(sh, "roofline_fraction");
+    }
+}
+
+static int load_series(sqlite3 *db, const kiln_rv_run *r, shape_series *s)
+{
+    memset(s, 0, sizeof *s);
+    s->iteration = calloc((size_t)r->nc + 1, sizeof *s->iteration);
+    s->speedup = calloc((size_t)r->nc + 1, sizeof *s->speedup);
+    s->roofline = calloc((size_t)r->nc + 1, sizeof *s->roofline);
+    if (!s->iteration || !s->speedup || !s->roofline)
+        return -1;
+    for (int i = 0; i < r->nc; i++) {
+        if (!r->c[i].kept)
+            continue;
+        char *text = kiln_db_cand_get_verdict(db, r->run.id, r->c[i].n, "record");
+        cJSON *v = text ? cJSON_Parse(text) : NULL;
+        free(text);
+        if (v)
+            add_record(s, r->c[i].iteration, v);
+        cJSON_Delete(v);
+    }
+    return 0;
+}
+
+static void free_series(shape_series *s)
+{
+    free(s->iteration);
+    free(s->speedup);
+    free(s->roofline);
+}
+
+/* One line per shape over the kept candidates' iterations. */
+static void series_chart(FILE *o, const shape_series *s, double (*y)[MAX_SERIES], const char *what,
+                         const char *unit)
+{
+    chart c = {0};
+    double xmax = 1, ymax = 0;
+    for (int p = 0; p < s->npts; p++) {
+        xmax = fmax(xmax, s->iteration[p]);
+        for (int k = 0; k < s->nshapes; k++)
+            ymax = fmax(ymax, y[p][k]);
+    }
+    c.x = nice_axis(xmax);
+    c.y = nice_axis(ymax * 1.08);
+    fprintf(o, "<svg class=\"chart\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" height=\"%.0f\" "
+               "role=\"img\" aria-label=\"%s per shape against iteration\">\n", CW, CH, CW, CH,
+            what);
+    for (double v = 0; v <= c.y.hi + 1e-9; v += c.y.step)
+        fprintf(o, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>"
+                   "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%g%s</text>\n",
+                ML, py(&c, v), CW - MR, py(&c, v), ML - 6, py(&c, v) + 4, v, unit);
+    for (double x = 0; x <= c.x.hi + 1e-9; x += c.x.step)
+        fprintf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g</text>\n", px(&c, x),
+                CH - MB + 16, x);
+    fprintf(o, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>"
+               "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">iteration (kept kernels)</text>"
+               "<text x=\"14\" y=\"%.1f\" text-anchor=\"middle\" transform=\"rotate(-90 14 %.1f)\">"
+               "%s</text>\n", ML, CH - MB, CW - MR, CH - MB, (ML + CW - MR) / 2, CH - 8,
+            (MT + CH - MB) / 2, (MT + CH - MB) / 2, what);
+    for (int k = 0; k < s->nshapes; k++) {
+        const char *col = series_colour[k % 8];
+        fprintf(o, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", col);
+        for (int p = 0; p < s->npts; p++)
+            if (y[p][k] > 0)
+                fprintf(o, "%.1f,%.1f ", px(&c, s->iteration[p]), py(&c, y[p][k]));
+        fputs("\"/>\n", o);
+        fprintf(o, "<text x=\"%.1f\" y=\"%.1f\" style=\"fill:%s\">%s</text>\n",
+                CW - MR - 40, MT + 12 + 13 * k, col, s->id[k]);
+    }
+    fputs("</svg>\n", o);
+}
+
+static void shape_charts(FILE *o, sqlite3 *db, const kiln_rv_run *r)
+{
+    shape_series s;
+    if (load_series(db, r, &s) == 0 && s.npts > 0 && s.nshapes > 0) {
+        fputs("<h3>per shape, over the run</h3>\n<p class=\"muted\">each kept kernel measured "
+              "against the task&#39;s baseline at every visible shape</p>\n", o);
+        series_chart(o, &s, s.speedup, "speedup against the task&#39;s baseline", "x");
+        series_chart(o, &s, s.roofline, "fraction of the roofline", "%");
+    }
+    free_series(&s);
 }
 
 /* ---- tables ------------------------------------------------------------------- */
@@ -413,6 +540,7 @@ static void run_section(FILE *o, sqlite3 *db, const kiln_rv_run *r)
           "<span class=\"none\"></span>not verified</p>\n", o);
     draw_chart(o, r, 0);
     draw_chart(o, r, 1);
+    shape_charts(o, db, r);
     fputs("<h3>the best kernel, per shape</h3>\n", o);
     best_table(o, r);
     fputs("<h3>rejections by stage and reason</h3>\n", o);

@@ -179,6 +179,10 @@ run report --workspace "$WS" -o "$tmp/r.html"
 expect_rc 0
 [ -s "$tmp/r.html" ] || problem "no report written"
 grep -q '<svg' "$tmp/r.html" || problem "the report has no <svg"
+grep -q 'aria-label="speedup against the task&#39;s baseline per shape against iteration"' "$tmp/r.html" ||
+    problem "the report has no per-shape speedup chart"
+grep -q 'aria-label="fraction of the roofline per shape against iteration"' "$tmp/r.html" ||
+    problem "the report has no per-shape roofline chart"
 grep -qE 'https?://' "$tmp/r.html" && problem "the report refers to http(s)://"
 grep -qiE '<(script|link|img|iframe)' "$tmp/r.html" && problem "the report loads something"
 finish "kiln report writes a self-contained page with SVG charts"
