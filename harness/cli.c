@@ -1,9 +1,13 @@
-/* cli.c - the flag helpers every subcommand shares (see cli.h). Kept out
- * of kiln.c, which dispatches to the subcommands, so that no subcommand
- * depends on the dispatcher. */
+/* cli.c - what every subcommand shares (see cli.h): flag helpers and the
+ * live progress line. Kept out of kiln.c, which dispatches to the
+ * subcommands, so that no subcommand depends on the dispatcher. */
 #include "cli.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
+
+#include "worker_io.h"   /* kiln_mono_ns */
 
 const char *kiln_flag_value(int argc, char **argv, int *i, const char *flag, int *missing)
 {
@@ -25,4 +29,21 @@ const char *kiln_flag_value(int argc, char **argv, int *i, const char *flag, int
 int kiln_is_help(const char *arg)
 {
     return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
+}
+
+void kiln_live_line(uint64_t t0_ns, const char *what, const char *fmt, ...)
+{
+    unsigned s = (unsigned)((kiln_mono_ns() - t0_ns) / 1000000000u);
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\r\033[K  %02u:%02u  %-12s %s", s / 60, s % 60, what, msg);
+    fflush(stderr);
+}
+
+void kiln_live_clear(void)
+{
+    fputs("\r\033[K", stderr);
 }

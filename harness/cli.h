@@ -2,6 +2,7 @@
 #ifndef KILN_CLI_H
 #define KILN_CLI_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "task.h"
@@ -31,6 +32,13 @@ int kiln_help(const char *topic);
  * NULL when argv[*i] is not this flag. Sets *missing when the value is absent. */
 const char *kiln_flag_value(int argc, char **argv, int *i, const char *flag, int *missing);
 int kiln_is_help(const char *arg);
+
+/* The live line on a terminal (stderr; callers check isatty): minutes and
+ * seconds since t0_ns (kiln_mono_ns()), what is running, then the message,
+ * over the previous line. kiln_live_clear() wipes it before other output. */
+void kiln_live_line(uint64_t t0_ns, const char *what, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void kiln_live_clear(void);
 
 /* A task as an agent may see it: description, signature, args, visible shapes. */
 void kiln_task_describe(FILE *out, const kiln_task *t, kiln_dtype dt);

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -22,6 +21,7 @@
 #include "review.h"
 #include "verify.h"
 #include "workspace.h"
+#include "worker_io.h"
 
 #define REVERIFY_NOTES_REF "refs/notes/kiln-reverify"
 
@@ -566,38 +566,28 @@ static void close_ctx(rv_ctx *x)
     free(x->commits);
 }
 
-/* Reverify every chosen commit; *regressions counts them. */
-static double mono_s(void)
+/* The live line on a terminal: which commit of how many, and once one is
+ * done an estimate of the time left from the average so far. */
+static void live_line(int i, int n, const char *commit, uint64_t t0)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* The live line on a terminal: elapsed time, which commit of how many, and
- * once one is done an estimate of the time left from the average so far. */
-static void live_line(int i, int n, const char *commit, double t0)
-{
-    double el = mono_s() - t0;
+    double el = (double)(kiln_mono_ns() - t0) / 1e9;
     char eta[48] = "";
     if (i > 0)
         snprintf(eta, sizeof eta, ", about %.0f s left", el / i * (n - i));
-    unsigned s = (unsigned)el;
-    fprintf(stderr, "\r\033[K  %02u:%02u  reverify     commit %d of %d (%.12s)%s", s / 60, s % 60,
-            i + 1, n, commit, eta);
-    fflush(stderr);
+    kiln_live_line(t0, "reverify", "commit %d of %d (%.12s)%s", i + 1, n, commit, eta);
 }
 
+/* Reverify every chosen commit; *regressions counts them. */
 static int run_all(rv_ctx *x, cJSON *all, int *regressions, int *done, kiln_error *err)
 {
     int tty = !x->o->json && isatty(STDERR_FILENO);
-    double t0 = mono_s();
+    uint64_t t0 = kiln_mono_ns();
     for (int i = 0; i < x->ncommits; i++) {
         if (tty)
             live_line(i, x->ncommits, x->commits[i], t0);
         cJSON *r = reverify_one(x, x->commits[i], err);
         if (tty)
-            fprintf(stderr, "\r\033[K");
+            kiln_live_clear();
         if (!r)
             return kiln_error_prefix(err, "%.12s", x->commits[i]);
         if (!kiln_rv_get(r, "skipped") && append_note(x, x->commits[i], r, err) < 0) {

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "fileutil.h"
@@ -14,6 +13,7 @@
 #include "task.h"
 #include "verdict_print.h"
 #include "verify.h"
+#include "worker_io.h"
 
 #define SEND_LIMIT (512 * 1024)   /* larger files are judged in process */
 
@@ -129,21 +129,11 @@ static int show(const args *a, cJSON *verdict)
     return kiln_verdict_exit_code(verdict);
 }
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* The live line on a terminal: time since the verification started, the
  * stage, and where in it (shape i of n; in timing, the budget left). */
 static void on_progress(void *ctx, const char *stage, const char *msg)
 {
-    const uint64_t *t0 = ctx;
-    unsigned s = (unsigned)((mono_ns() - *t0) / 1000000000u);
-    fprintf(stderr, "\r\033[K  %02u:%02u  %-12s %s", s / 60, s % 60, stage, msg);
-    fflush(stderr);
+    kiln_live_line(*(const uint64_t *)ctx, stage, "%s", msg);
 }
 
 /* Check what can be checked before any work: the task, dtype and group. */
@@ -175,7 +165,7 @@ static int check_task(const args *a, kiln_task *task, kiln_dtype *dt, int *group
 static int verify_here(const args *a, kiln_task *task, kiln_dtype dt, int group)
 {
     int tty = isatty(STDERR_FILENO) && !a->json;
-    uint64_t t0 = mono_ns();
+    uint64_t t0 = kiln_mono_ns();
     kiln_verify_opts o = {.task = task, .candidate = a->file, .dtype = dt, .group = group,
                           .backend = (kiln_backend)kiln_backend_parse(a->backend),
                           .baseline = a->baseline, .test_report_scale = a->report_scale,
@@ -186,7 +176,7 @@ static int verify_here(const args *a, kiln_task *task, kiln_dtype dt, int group)
     kiln_error err = {{0}};
     int rc = v ? kiln_verify(&o, v, &err) : KILN_VERIFY_INTERNAL;
     if (tty)
-        fprintf(stderr, "\r\033[K");
+        kiln_live_clear();
     if (rc < 0) {
         fprintf(stderr, "kiln verify: %s\n", v ? err.msg : "out of memory");
         free(v);
@@ -288,7 +278,7 @@ static int error_exit(const cJSON *ev)
 static int follow(const args *a, kiln_client *c, char job[32])
 {
     int tty = isatty(STDERR_FILENO) && !a->json;
-    uint64_t t0 = mono_ns();
+    uint64_t t0 = kiln_mono_ns();
     for (;;) {
         kiln_error err = {{0}};
         cJSON *ev = kiln_client_next(c, 3600 * 1000, &err);
@@ -304,11 +294,11 @@ static int follow(const args *a, kiln_client *c, char job[32])
                         cJSON_GetStringValue(cJSON_GetObjectItem(ev, "message")));
         } else if (kind && strcmp(kind, "verdict") == 0) {
             if (tty)
-                fprintf(stderr, "\r\033[K");
+                kiln_live_clear();
             rc = show(a, cJSON_GetObjectItemCaseSensitive(ev, "verdict"));
         } else if (kind && strcmp(kind, "error") == 0) {
             if (tty)
-                fprintf(stderr, "\r\033[K");
+                kiln_live_clear();
             rc = error_exit(ev);
         }
         cJSON_Delete(ev);

@@ -271,9 +271,8 @@ int job_timed_pair(job *j, const char *label, const kiln_shape *s, samples *sm, 
     return 0;
 }
 
-/* Timed pairs for one shape until the median settles or its budget is spent. */
-static int time_pairs(job *j, const kiln_shape *s, const char *label, uint64_t budget_ns,
-                      samples *sm, kiln_shape_result *r, kiln_error *err)
+int job_pairs(job *j, const kiln_shape *s, const char *label, uint64_t budget_ns, samples *sm,
+              kiln_shape_result *r, job_settled_fn settled, kiln_error *err)
 {
     uint64_t t0 = kiln_now_ns();
     int maxp = j->o->max_pairs < 512 ? j->o->max_pairs : 512, rc = 0;
@@ -281,13 +280,39 @@ static int time_pairs(job *j, const kiln_shape *s, const char *label, uint64_t b
     while (sm->n < maxp) {
         if ((rc = job_timed_pair(j, label, s, sm, err)) != 0)
             break;
-        kiln_time_stats_of(sm->cand, sm->n, &r->cand);
-        kiln_time_stats_of(sm->base, sm->n, &r->base);
-        if (sm->n >= j->o->min_pairs &&
-            (kiln_now_ns() - t0 > budget_ns || kiln_timing_converged(&r->cand, &r->base)))
+        if (settled(j, sm, r, kiln_now_ns() - t0 > budget_ns) && sm->n >= j->o->min_pairs)
             break;
     }
     return rc;
+}
+
+int job_measure(job *j, const kiln_shape *s, const char *id, const char *label,
+                uint64_t budget_ns, samples *sm, kiln_shape_result *r, job_settled_fn settled,
+                job_agree_fn agree, kiln_error *err)
+{
+    /* A disagreement is measured once more on fresh calls before it counts:
+     * a burst of load passes, a worker that lies does it again. */
+    int rc = 0;
+    char why[200] = "";
+    for (int attempt = 0; attempt < 2 && rc == 0; attempt++) {
+        rc = job_pairs(j, s, label, budget_ns, sm, r, settled, err);
+        if (rc == 0)
+            agree(j, sm, why, sizeof why);
+        if (rc || !why[0])
+            break;
+    }
+    if (rc == 0 && why[0])
+        kiln_verdict_flag(j->v, "timer-disagreement: shape %s: %s (measured twice)", id, why);
+    return rc;
+}
+
+/* Host data: the medians have settled, or the budget is spent. */
+static int medians_settled(const job *j, const samples *sm, kiln_shape_result *r, int over_budget)
+{
+    (void)j;
+    kiln_time_stats_of(sm->cand, sm->n, &r->cand);
+    kiln_time_stats_of(sm->base, sm->n, &r->base);
+    return over_budget || kiln_timing_converged(&r->cand, &r->base);
 }
 
 int job_time_host(job *j, int i, uint64_t budget_ns, job_agree_fn agree, kiln_error *err)
@@ -301,17 +326,7 @@ int job_time_host(job *j, int i, uint64_t budget_ns, job_agree_fn agree, kiln_er
     if (!sm)
         return kiln_fail(err, "out of memory");
     kiln_shape_result *r = job_result_for(j, id, s, 1);
-    /* A disagreement is measured once more on fresh calls before it counts:
-     * a burst of load passes, a worker that lies does it again. */
-    int rc = 0;
-    char why[200] = "";
-    for (int attempt = 0; attempt < 2 && rc == 0; attempt++) {
-        rc = time_pairs(j, s, label, budget_ns, sm, r, err);
-        if (rc == 0)
-            agree(j, sm, why, sizeof why);
-        if (rc || !why[0])
-            break;
-    }
+    int rc = job_measure(j, s, id, label, budget_ns, sm, r, medians_settled, agree, err);
     if (rc == 0 && r) {
         r->timed = 1;
         r->speedup = r->cand.median_ns > 0 ? r->base.median_ns / r->cand.median_ns : 0;
@@ -323,8 +338,6 @@ int job_time_host(job *j, int i, uint64_t budget_ns, job_agree_fn agree, kiln_er
         r->base_cupti_ns = kiln_median(sm->base_cupti, sm->n);
         r->cand_wall_ns = kiln_median(sm->cand_wall, sm->n);
         r->base_wall_ns = kiln_median(sm->base_wall, sm->n);
-        if (why[0])
-            kiln_verdict_flag(j->v, "timer-disagreement: shape %s: %s (measured twice)", id, why);
     }
     free(sm);
     return rc;

@@ -88,6 +88,19 @@ int job_again_host(job *j, const char *label, const kiln_call_result *first,
                    const kiln_shape *s, kiln_error *err);
 /* One candidate/baseline pair, alternating who goes first, into sm. */
 int job_timed_pair(job *j, const char *label, const kiln_shape *s, samples *sm, kiln_error *err);
+/* Timed pairs for one shape (sm->n of them) until settled() says the
+ * figures may stop (over_budget: the shape's budget is spent), and at
+ * least the job's minimum number of pairs ran. settled() may also
+ * update r's figures from sm. */
+typedef int (*job_settled_fn)(const job *j, const samples *sm, kiln_shape_result *r,
+                              int over_budget);
+int job_pairs(job *j, const kiln_shape *s, const char *label, uint64_t budget_ns, samples *sm,
+              kiln_shape_result *r, job_settled_fn settled, kiln_error *err);
+/* Pairs as job_pairs, then agree() on the timers; a disagreement is
+ * measured once more before it becomes the verdict's flag for shape id. */
+int job_measure(job *j, const kiln_shape *s, const char *id, const char *label,
+                uint64_t budget_ns, samples *sm, kiln_shape_result *r, job_settled_fn settled,
+                job_agree_fn agree, kiln_error *err);
 /* Host-data timing of visible shape i: pairs until the medians settle,
  * then agree() (measured once more on a disagreement). */
 int job_time_host(job *j, int i, uint64_t budget_ns, job_agree_fn agree, kiln_error *err);

@@ -174,14 +174,18 @@ static void write_program(FILE *f)
     fprintf(f, "    return 0;\n}\n");
 }
 
+static int differential_skipped;
+
 static void test_differential(void **state)
 {
     (void)state;
     const char *cc = getenv("CC") ? getenv("CC") : "cc";
     char dir[] = "/tmp/kiln-expr-c-XXXXXX", cmd[1024], path[128];
     snprintf(cmd, sizeof cmd, "%s --version >/dev/null 2>&1", cc);
-    if (system(cmd) != 0)
-        skip();   /* no C compiler here: the text tests stand */
+    if (system(cmd) != 0) {   /* no C compiler here: the text tests stand, ctest counts a skip */
+        differential_skipped = 1;
+        skip();
+    }
     if (!mkdtemp(dir))
         fail_msg("mkdtemp");
     snprintf(path, sizeof path, "%s/t.c", dir);
@@ -215,5 +219,10 @@ int main(void)
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_differential),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    if (!failed && differential_skipped) {
+        printf("skipped: no C compiler for the differential test\n");
+        return 77;
+    }
+    return failed;
 }

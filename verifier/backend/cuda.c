@@ -400,31 +400,21 @@ static void device_timers_agree(const job *j, const samples *sm, char *why, size
     }
 }
 
-/* Pairs until the ratio's interval is narrow enough or the budget is spent. */
-static int device_pairs(job *j, const kiln_shape *s, const char *label, uint64_t budget_ns,
-                        samples *sm, kiln_shape_result *r, kiln_error *err)
+/* The ratio's interval is narrow enough, or the budget is spent. Only
+ * after an even number of pairs, so each side went first equally often and
+ * an order effect cancels. */
+static int ratio_settled(const job *j, const samples *sm, kiln_shape_result *r, int over_budget)
 {
-    uint64_t t0 = kiln_now_ns();
-    int maxp = j->o->max_pairs < 512 ? j->o->max_pairs : 512, rc = 0;
-    sm->n = 0;
-    while (sm->n < maxp) {
-        if ((rc = job_timed_pair(j, label, s, sm, err)) != 0)
-            break;
-        double hw = kiln_ratio_interval(sm->base_kern, sm->cand_kern, sm->n, &r->speedup,
-                                        &r->speedup_lo, &r->speedup_hi);
-        /* Stop only after an even number of pairs, so each side went first
-         * equally often and an order effect cancels. */
-        if (sm->n >= j->o->min_pairs && sm->n >= DEVICE_MIN_PAIRS && sm->n % 2 == 0 &&
-            (hw <= RATIO_HALF_WIDTH || kiln_now_ns() - t0 > budget_ns))
-            break;
-    }
-    return rc;
+    (void)j;
+    double hw = kiln_ratio_interval(sm->base_kern, sm->cand_kern, sm->n, &r->speedup,
+                                    &r->speedup_lo, &r->speedup_hi);
+    return sm->n >= DEVICE_MIN_PAIRS && sm->n % 2 == 0 && (hw <= RATIO_HALF_WIDTH || over_budget);
 }
 
 static int time_shape_device(job *j, int i, uint64_t budget_ns, kiln_error *err)
 {
     const kiln_shape *s = &j->g->visible[i];
-    char id[16], label[200], dims[128], why[200] = "";
+    char id[16], label[200], dims[128];
     snprintf(id, sizeof id, "v%d", i + 1);
     kiln_shape_format(j->t, s, dims, sizeof dims);
     snprintf(label, sizeof label, "timed call on shape %s (%s)", id, dims);
@@ -435,13 +425,8 @@ static int time_shape_device(job *j, int i, uint64_t budget_ns, kiln_error *err)
     j->cs.sets = 1;
     int rc = job_timed_pair(j, label, s, sm, err);   /* warm-up: sizes the batch */
     j->cs.sets = rc ? 1 : batch_sets(j, s, sm);
-    for (int attempt = 0; attempt < 2 && rc == 0; attempt++) {
-        rc = device_pairs(j, s, label, budget_ns, sm, r, err);
-        if (rc == 0)
-            device_timers_agree(j, sm, why, sizeof why);
-        if (rc || !why[0])
-            break;
-    }
+    if (rc == 0)
+        rc = job_measure(j, s, id, label, budget_ns, sm, r, ratio_settled, device_timers_agree, err);
     if (rc == 0 && r) {
         r->timed = 1;
         r->sets = (int)j->cs.sets;
@@ -460,8 +445,6 @@ static int time_shape_device(job *j, int i, uint64_t budget_ns, kiln_error *err)
         r->base_check_ns = kiln_median(sm->base_chk, sm->n);
         r->cand_draw_ns = kiln_median(sm->cand_draw, sm->n);
         r->cand_setup_ns = kiln_median(sm->cand_setup, sm->n);
-        if (why[0])
-            kiln_verdict_flag(j->v, "timer-disagreement: shape %s: %s (measured twice)", id, why);
     }
     j->cs.sets = 1;
     free(sm);

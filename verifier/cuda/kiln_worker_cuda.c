@@ -771,6 +771,31 @@ static CUresult enqueue_batch(worker *w, const kiln_call_req *rq, uint32_t sets,
     return lr;
 }
 
+/* Capturing from kiln's stream into a graph: begin, then end with what
+ * enqueueing returned (a launch the driver refused stays the error) and
+ * instantiate. */
+static CUresult begin_capture(worker *w, const char *what, char *info, size_t len)
+{
+    CUresult r = cuStreamBeginCapture(w->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+    if (r != CUDA_SUCCESS)
+        snprintf(info, len, "cannot capture the %s: %s", what, cu_str(r));
+    return r;
+}
+
+static CUresult end_capture(worker *w, CUresult lr, const char *what, CUgraphExec *exec,
+                            char *info, size_t len)
+{
+    CUgraph g = NULL;
+    CUresult r = cuStreamEndCapture(w->stream, &g);
+    if (lr == CUDA_SUCCESS && r == CUDA_SUCCESS)
+        r = cuGraphInstantiate(exec, g, 0);
+    if (g)
+        cuGraphDestroy(g);
+    if (lr == CUDA_SUCCESS && r != CUDA_SUCCESS)
+        snprintf(info, len, "cannot make the %s's graph: %s", what, cu_str(r));
+    return lr != CUDA_SUCCESS ? lr : r;
+}
+
 /* The batch as one CUDA graph, captured from kiln's stream: back-to-back
  * kernels of a graph start sooner after each other than stream launches,
  * so the time between them (which no timer should charge to the kernel)
@@ -782,21 +807,10 @@ static CUresult enqueue_batch(worker *w, const kiln_call_req *rq, uint32_t sets,
 static CUresult capture_batch(worker *w, const kiln_call_req *rq, uint32_t sets,
                               const CUfunction fn[], CUgraphExec *exec, char *info, size_t len)
 {
-    CUgraph g = NULL;
-    CUresult r = cuStreamBeginCapture(w->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
-    if (r != CUDA_SUCCESS) {
-        snprintf(info, len, "cannot capture the batch: %s", cu_str(r));
-        return r;
-    }
-    CUresult lr = enqueue_batch(w, rq, sets, fn, info, len);
-    r = cuStreamEndCapture(w->stream, &g);
-    if (lr == CUDA_SUCCESS && r != CUDA_SUCCESS)
-        snprintf(info, len, "cannot capture the batch: %s", cu_str(r));
-    if (lr == CUDA_SUCCESS && r == CUDA_SUCCESS && (r = cuGraphInstantiate(exec, g, 0)) != CUDA_SUCCESS)
-        snprintf(info, len, "cannot instantiate the batch: %s", cu_str(r));
-    if (g)
-        cuGraphDestroy(g);
-    return lr != CUDA_SUCCESS ? lr : r;
+    CUresult r = begin_capture(w, "batch", info, len);
+    return r != CUDA_SUCCESS ? r
+                             : end_capture(w, enqueue_batch(w, rq, sets, fn, info, len), "batch",
+                                           exec, info, len);
 }
 
 /* The timed region: for each input set, scratch zeroing and the launches,
@@ -905,26 +919,16 @@ static CUresult reference_chunk(worker *w, const kiln_call_req *rq, const CUfunc
     CUgraphExec exec = kiln_graph_cache_get(&w->ref_graphs, &key, sizeof key);
     if (exec)
         return cuGraphLaunch(exec, w->stream);
-    CUgraph g = NULL;
-    CUresult r = cuStreamBeginCapture(w->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
-    CUresult lr = CUDA_SUCCESS;
-    for (uint32_t k = 0; r == CUDA_SUCCESS && k < n && lr == CUDA_SUCCESS; k++) {
+    CUresult r = begin_capture(w, "reference", info, len), lr = CUDA_SUCCESS;
+    if (r != CUDA_SUCCESS)
+        return r;
+    for (uint32_t k = 0; k < n && lr == CUDA_SUCCESS; k++) {
         side sd = {d->ref_args, 1, k};
         for (uint32_t l = 0; l < d->ref_nlaunches && lr == CUDA_SUCCESS; l++)
             lr = launch_one(w, rq, &sd, &d->ref_launches[l], fn[l], info, len);
     }
-    if (r == CUDA_SUCCESS)
-        r = cuStreamEndCapture(w->stream, &g);
-    if (r == CUDA_SUCCESS && lr == CUDA_SUCCESS)
-        r = cuGraphInstantiate(&exec, g, 0);
-    if (g)
-        cuGraphDestroy(g);
-    if (lr != CUDA_SUCCESS)
-        return lr;
-    if (r != CUDA_SUCCESS) {
-        snprintf(info, len, "cannot make the reference's graph: %s", cu_str(r));
+    if ((r = end_capture(w, lr, "reference", &exec, info, len)) != CUDA_SUCCESS)
         return r;
-    }
     if (kiln_graph_cache_put(&w->ref_graphs, &key, sizeof key, exec) < 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
     return cuGraphLaunch(exec, w->stream);
