@@ -11,6 +11,7 @@
 #include "paths.h"
 #include "verdict.h"
 #include "verify.h"
+#include "worker_io.h"   /* kiln_mono_ns */
 
 static int write_temp(const char *dir, const char *name, const char *text, char *path, size_t len,
                       kiln_error *err)
@@ -89,7 +90,26 @@ static cJSON *request(kiln_judge *j, const char *source, const char *baseline, c
     return m;
 }
 
-/* One exchange with kilnd: 1 final event, 0 connection lost, -1 error. */
+/* How long to wait for kilnd's next event: an hour, or until the
+ * deadline. 0 when the deadline has passed. */
+static int wait_ms(const kiln_judge *j)
+{
+    if (!j->deadline_ns)
+        return 3600 * 1000;
+    uint64_t now = kiln_mono_ns();
+    if (now >= j->deadline_ns)
+        return 0;
+    uint64_t left_ms = (j->deadline_ns - now) / 1000000 + 1;
+    return left_ms > 3600 * 1000 ? 3600 * 1000 : (int)left_ms;
+}
+
+static int past(const kiln_judge *j)
+{
+    return j->deadline_ns && kiln_mono_ns() >= j->deadline_ns;
+}
+
+/* One exchange with kilnd: 1 final event, 0 connection lost, -1 the
+ * deadline passed (the job goes on in kilnd; its id is known). */
 static int exchange(kiln_judge *j, const char *source, const char *baseline, char job[32],
                     kiln_judge_accepted on_accepted, void *ctx, cJSON **final, kiln_error *err)
 {
@@ -100,7 +120,15 @@ static int exchange(kiln_judge *j, const char *source, const char *baseline, cha
     int rc = kiln_client_send(&c, m, err) < 0 ? 0 : -2;
     cJSON_Delete(m);
     while (rc == -2) {
-        cJSON *ev = kiln_client_next(&c, 3600 * 1000, err);
+        int ms = wait_ms(j);
+        cJSON *ev = ms > 0 ? kiln_client_next(&c, ms, err) : NULL;
+        if (!ev && past(j)) {
+            j->past_deadline = 1;
+            kiln_fail(err, "the time budget ran out while job %s was verified; it goes on in "
+                      "kilnd and a resumed run collects its verdict", job[0] ? job : "(new)");
+            rc = -1;
+            break;
+        }
         if (!ev) {
             rc = 0;
             break;
@@ -127,8 +155,14 @@ static cJSON *run_daemon(kiln_judge *j, const char *source, const char *baseline
                          kiln_judge_accepted on_accepted, void *ctx, kiln_error *err)
 {
     for (int attempt = 0; attempt < 30; attempt++) {
+        if (attempt > 0 && past(j)) {
+            j->past_deadline = 1;
+            return kiln_fail(err, "the time budget ran out while kilnd was away"), NULL;
+        }
         cJSON *final = NULL;
         int rc = exchange(j, source, baseline, job, on_accepted, ctx, &final, err);
+        if (rc < 0)
+            return NULL;
         if (rc == 0) {   /* kilnd went away: the job is spooled; ask again */
             sleep(1);
             continue;
@@ -163,6 +197,7 @@ cJSON *kiln_judge_run(kiln_judge *j, const char *source, const char *baseline, c
                       kiln_judge_accepted on_accepted, void *ctx, kiln_error *err)
 {
     j->job_failed = 0;
+    j->past_deadline = 0;
     if (j->in_process)
         return run_here(j, source, baseline, err);
     return run_daemon(j, source, baseline, job, on_accepted, ctx, err);

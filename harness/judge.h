@@ -5,6 +5,7 @@
 #define KILN_JUDGE_H
 
 #include <cjson/cJSON.h>
+#include <stdint.h>
 
 #include "kiln_error.h"
 #include "task.h"
@@ -19,7 +20,11 @@ typedef struct kiln_judge {
     int timing_ms;
     const char *key;            /* idempotency key for the next request (kilnd), or NULL:
                                    asking again with the same key gets the same job */
+    uint64_t deadline_ns;       /* kiln_mono_ns() after which no verdict is waited for
+                                   (0: none); through kilnd only, since a job there
+                                   outlives the wait and a resumed run collects it */
     int job_failed;             /* out: kilnd ended the job with an error, not a verdict */
+    int past_deadline;          /* out: gave up waiting at the deadline */
 } kiln_judge;
 
 typedef void (*kiln_judge_accepted)(void *ctx, const char *job);

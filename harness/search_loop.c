@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "lessons.h"
 #include "search_state.h"
+#include "worker_io.h"   /* kiln_mono_ns */
 
 #define MAX_DRAFTS 16
 
@@ -573,6 +574,9 @@ static int reconcile(search *s, kiln_error *err)
     return 0;
 }
 
+#define OUT_OF_TIME "time budget reached (a verification still running at its end is " \
+                    "collected by --resume)"
+
 static const char *budget_left(search *s)
 {
     kiln_run *r = &s->run;
@@ -597,6 +601,13 @@ static const char *budget_left(search *s)
 static void tick(search *s)
 {
     s->run.seconds_used = s->seconds_before + (kiln_wall_now() - s->t0);
+    /* The budget's end, for the judge: a verification through kilnd that
+     * is still running then is left there (a resumed run collects its
+     * verdict), a little early so the summary still fits inside. */
+    if (s->run.budget_seconds > 0 && !s->judge.in_process) {
+        double left = s->run.budget_seconds - s->run.seconds_used - 0.05;
+        s->judge.deadline_ns = kiln_mono_ns() + (uint64_t)(left > 0 ? left * 1e9 : 0) + 1;
+    }
     s->progress.iteration = s->run.iterations_done;
     s->progress.budget_iterations = s->run.budget_iterations;
     s->progress.elapsed_s = s->run.seconds_used;
@@ -619,12 +630,15 @@ int kiln_search_loop(search *s, kiln_error *err)
         printf("kiln search: run %s on branch %s in %s (%s/%s, agent %s)\n", s->run.id,
                s->run.branch, s->ws.dir, s->run.backend, s->run.dtype, s->run.agent);
     double started = kiln_wall_now();
+    tick(s);
     int rc = reconcile(s, err) < 0 ? -1 : start_step(s, err);
     /* The start kernel's verification is the first estimate of what an
      * iteration (a proposal and its verifications) takes. */
     s->slowest_iteration_s = kiln_wall_now() - started;
     const char *why = NULL;
-    while (rc == 0) {
+    if (rc < 0 && s->judge.past_deadline)
+        rc = 0, why = OUT_OF_TIME;
+    while (rc == 0 && !why) {
         tick(s);
         if ((why = budget_left(s)) != NULL)
             break;
@@ -639,7 +653,11 @@ int kiln_search_loop(search *s, kiln_error *err)
         tick(s);
         if (rc == 0)
             kiln_progress_update(&s->progress, 1);
-        if (rc == 1)
+        if (rc < 0 && s->judge.past_deadline)
+            rc = 3;
+        if (rc == 3)
+            why = OUT_OF_TIME;
+        else if (rc == 1)
             why = "interrupted";
         else if (rc == 2 && !s->stop_reason[0])
             why = "the proposer has nothing more to try";
