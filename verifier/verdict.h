@@ -3,7 +3,10 @@
 #ifndef KILN_VERDICT_H
 #define KILN_VERDICT_H
 
+#include <cjson/cJSON.h>
 #include <stdint.h>
+
+#include "kiln_error.h"
 
 #include "task.h"
 
@@ -75,6 +78,11 @@ typedef struct kiln_verdict {
 
 /* Allocates a JSON string (free with free()). */
 char *kiln_verdict_json(const kiln_verdict *v, const kiln_task *t, int pretty);
+/* The one decoder (verdict_parse.c): the JSON that kiln_verdict_json
+ * wrote, back into v. Hidden shapes come back as the JSON has them: id,
+ * visibility and code. -1 with err naming what is malformed. */
+int kiln_verdict_parse(const char *json, kiln_verdict *v, kiln_error *err);
+int kiln_verdict_from_cjson(const cJSON *root, kiln_verdict *v, kiln_error *err);
 void kiln_verdict_flag(kiln_verdict *v, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

@@ -1,0 +1,182 @@
+/* test_verdict.c - the verdict's one encoder (verdict.c) and one decoder
+ * (verdict_parse.c) are inverses: a verdict of every form (CPU, CUDA with
+ * host data, CUDA device-resident; visible and hidden shapes; null
+ * numbers; flags; a GPU description) encodes, decodes and encodes again to
+ * the same text, and malformed JSON is refused with a message. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verdict.h"
+
+static kiln_task task2(void)
+{
+    kiln_task t;
+    memset(&t, 0, sizeof t);
+    snprintf(t.name, sizeof t.name, "rmsnorm");
+    t.ndims = 2;
+    snprintf(t.dims[0], sizeof t.dims[0], "rows");
+    snprintf(t.dims[1], sizeof t.dims[1], "cols");
+    return t;
+}
+
+static void visible(kiln_shape_result *r, int i, int64_t rows)
+{
+    snprintf(r->id, sizeof r->id, "v%d", i);
+    r->visible = 1;
+    r->shape.d[0] = rows;
+    r->shape.d[1] = 4096;
+    r->checked = 1;
+    r->max_err_ulps = 3.25;
+    r->budget_ulps = 136;
+    r->rel_l2 = 1.5e-8;
+    r->timed = 1;
+    r->cand = (kiln_time_stats){1234.5, 1200, 1300.25, 9};
+    r->base = (kiln_time_stats){2469, 2400, 2600, 9};
+    r->cand_rt_ns = 5000;
+    r->base_rt_ns = 6000;
+    r->cand_cpu_ns = 1300;
+    r->base_cpu_ns = 2500;
+    r->speedup = 2469 / 1234.5;
+    r->bytes = 2.0 * rows * 4096 * 4;
+    r->flops = 3.0 * rows * 4096;
+    r->floor_ns = 700;
+    r->roofline_fraction = 700 / 1234.5;
+}
+
+static kiln_verdict *sample(const char *backend, int device_resident)
+{
+    kiln_verdict *v = calloc(1, sizeof *v);
+    snprintf(v->status, sizeof v->status, "pass");
+    snprintf(v->stage, sizeof v->stage, "plausibility");
+    snprintf(v->code, sizeof v->code, "ok");
+    snprintf(v->reason, sizeof v->reason, "correct on every shape; \"quoted\" and \\ kept");
+    snprintf(v->feedback, sizeof v->feedback, "pass: fine");
+    snprintf(v->task, sizeof v->task, "rmsnorm");
+    snprintf(v->backend, sizeof v->backend, "%s", backend);
+    snprintf(v->dtype, sizeof v->dtype, "bf16");
+    snprintf(v->group, sizeof v->group, "prefill");
+    visible(&v->results[0], 1, 32);
+    visible(&v->results[1], 2, 16384);
+    v->results[1].speedup = NAN;   /* encoded as null */
+    v->results[1].speedup_lo = 0.97;
+    v->results[1].speedup_hi = 1.04;
+    if (device_resident) {
+        v->results[0].sets = v->results[1].sets = 16;
+        v->results[0].pairs = 10;
+        v->results[0].cand_events_ns = 1500;
+        v->results[0].cand_check_ns = 300;
+        v->results[0].cand_draw_ns = 100;
+        v->results[0].cand_setup_ns = 250;
+        v->results[0].cand_cupti_ns = 1400;
+    }
+    kiln_shape_result *h = &v->results[2];
+    snprintf(h->id, sizeof h->id, "h1");
+    kiln_shape_result *h2 = &v->results[3];
+    snprintf(h2->id, sizeof h2->id, "h2");
+    snprintf(h2->code, sizeof h2->code, "wrong-output");
+    v->nresults = 4;
+    v->geomean_speedup = 1.9;
+    v->min_speedup = 1.8;
+    v->median_roofline = 0.55;
+    kiln_verdict_flag(v, "below-roofline: shape v1 ran in %.1f us", 0.4);
+    kiln_verdict_flag(v, "timer-disagreement: shape v2");
+    snprintf(v->sandbox, sizeof v->sandbox, "landlock,seccomp,rlimits");
+    snprintf(v->cpu_model, sizeof v->cpu_model, "Some CPU @ 2.0GHz");
+    snprintf(v->hostname, sizeof v->hostname, "host1");
+    snprintf(v->kernel, sizeof v->kernel, "6.1.0");
+    v->bandwidth_gbps = 3912.5;
+    if (strcmp(backend, "cuda") == 0) {
+        v->peak_tflops = 989.4;
+        snprintf(v->gpu, sizeof v->gpu, "name=NVIDIA H200|cc=9.0|driver=13000|pageable=0|sms=132");
+    }
+    v->trust_level_cpu = strcmp(backend, "cpu") == 0;
+    v->worker_user_s = 1.2;
+    v->worker_sys_s = 0.3;
+    v->worker_wall_s = 2.5;
+    v->reported_s = 0.9;
+    snprintf(v->source_sha256, sizeof v->source_sha256, "%064d", 7);
+    snprintf(v->baseline_sha256, sizeof v->baseline_sha256, "%064d", 9);
+    v->baseline_is_task = 1;
+    v->seconds = 3.8;
+    v->compile_s = 0.3;
+    v->correctness_s = 1.3;
+    v->timing_s = 2.1;
+    v->calls = 113;
+    return v;
+}
+
+static void round_trip(const char *backend, int device_resident)
+{
+    kiln_task t = task2();
+    kiln_verdict *v = sample(backend, device_resident), *w = calloc(1, sizeof *w);
+    char *a = kiln_verdict_json(v, &t, 0);
+    kiln_error err = {0};
+    assert_int_equal(kiln_verdict_parse(a, w, &err), 0);
+    char *b = kiln_verdict_json(w, &t, 0);
+    assert_string_equal(a, b);
+    /* Plain fields read back as numbers, not only as text. */
+    assert_true(fabs(w->results[0].speedup - 2.0) < 1e-12);
+    assert_true(isnan(w->results[1].speedup));
+    assert_int_equal(w->results[1].shape.d[0], 16384);
+    assert_int_equal(w->nflags, 2);
+    assert_string_equal(w->results[3].code, "wrong-output");
+    assert_int_equal(w->results[2].visible, 0);
+    assert_int_equal(w->results[2].shape.d[0], 0);   /* hidden: no dims */
+    assert_int_equal(w->trust_level_cpu, strcmp(backend, "cpu") == 0);
+    free(a);
+    free(b);
+    free(v);
+    free(w);
+}
+
+static void test_cpu(void **state)
+{
+    (void)state;
+    round_trip("cpu", 0);
+}
+
+static void test_cuda_host(void **state)
+{
+    (void)state;
+    round_trip("cuda", 0);
+}
+
+static void test_cuda_device(void **state)
+{
+    (void)state;
+    round_trip("cuda", 1);
+}
+
+static void test_malformed(void **state)
+{
+    (void)state;
+    kiln_verdict *w = calloc(1, sizeof *w);
+    const char *bad[] = {"", "{", "[]", "{\"stage\":\"x\"}", "{\"status\":\"pass\",\"shapes\":[1]}"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        kiln_error err = {0};
+        assert_int_equal(kiln_verdict_parse(bad[i], w, &err), -1);
+        assert_true(strstr(err.msg, "verdict") != NULL);
+    }
+    kiln_error err = {0};
+    assert_int_equal(kiln_verdict_parse(NULL, w, &err), -1);
+    free(w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cpu),
+        cmocka_unit_test(test_cuda_host),
+        cmocka_unit_test(test_cuda_device),
+        cmocka_unit_test(test_malformed),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
