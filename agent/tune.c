@@ -1,4 +1,5 @@
-/* tune.c - knob parsing, substitution and the offline tuner (see tune.h).
+/* tune.c - knob substitution and the offline tuner (see tune.h); the knobs
+ * are parsed by verifier/knobs.c.
  *
  * The tuner never enumerates a whole space: for each kind of move (one knob,
  * two knobs, anything) it walks the moves in a fixed order from a random
@@ -8,242 +9,64 @@
  * for a file with many knobs. */
 #include "tune.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct span {
-    size_t b, e;
-} span;
-
-typedef struct tune_line {
-    span name, value;
-    int nvalues;
-    span values[KILN_KNOB_VALUES];
-} tune_line;
-
-static int is_ident(int c)
+/* Which new value each knob the source declares (found[0..nfound)) gets:
+ * repl[k] is knobs[i]'s values[i] when knobs[i] is found[k] (same name, same
+ * line), else NULL. -1 when one of knobs is not in the source or is given
+ * twice, or a value is not a knob value. */
+static int match_knobs(const kiln_knob *knobs, int n, const char values[][64],
+                       const kiln_knob *found, int nfound, const char **repl)
 {
-    return isalnum((unsigned char)c) || c == '_';
-}
-
-static size_t skip_ws(const char *s, size_t i, size_t len)
-{
-    while (i < len && isspace((unsigned char)s[i]))
-        i++;
-    return i;
-}
-
-/* An integer (optionally negative, any suffix: 0x40, 8u) or an identifier. */
-static int valid_token(const char *s, size_t len)
-{
-    size_t i = (len > 1 && s[0] == '-' && isdigit((unsigned char)s[1])) ? 1 : 0;
-    if (len == 0 || len >= 64 || !is_ident(s[i]))
-        return 0;
-    for (; i < len; i++)
-        if (!is_ident(s[i]))
-            return 0;
-    return 1;
-}
-
-static size_t token_end(const char *s, size_t i, size_t len)
-{
-    while (i < len && !isspace((unsigned char)s[i]) && s[i] != ',')
-        i++;
-    return i;
-}
-
-/* Where "//" ws "@kiln" ws "tune" starts on the line, and where the value
- * list after it begins; 0 if the line has no tune marker. */
-static int find_marker(const char *s, size_t len, size_t *at, size_t *list)
-{
-    for (size_t i = 0; i + 1 < len; i++) {
-        if (s[i] != '/' || s[i + 1] != '/')
-            continue;
-        size_t j = skip_ws(s, i + 2, len);
-        if (len - j < 5 || memcmp(s + j, "@kiln", 5) != 0)
-            continue;
-        size_t k = skip_ws(s, j + 5, len);
-        if (k == j + 5 || len - k < 4 || memcmp(s + k, "tune", 4) != 0 ||
-            (k + 4 < len && !isspace((unsigned char)s[k + 4])))
-            continue;
-        *at = i;
-        *list = k + 4;
-        return 1;
-    }
-    return 0;
-}
-
-/* "#define NAME VALUE" and nothing else in s[0, end). */
-static int parse_define(const char *s, size_t end, tune_line *tl)
-{
-    size_t i = skip_ws(s, 0, end);
-    if (i >= end || s[i] != '#')
-        return 0;
-    i = skip_ws(s, i + 1, end);
-    if (end - i < 6 || memcmp(s + i, "define", 6) != 0 || i + 6 >= end ||
-        !isspace((unsigned char)s[i + 6]))
-        return 0;
-    i = skip_ws(s, i + 6, end);
-    tl->name.b = i;
-    while (i < end && is_ident(s[i]))
-        i++;
-    tl->name.e = i;
-    if (tl->name.e == tl->name.b || isdigit((unsigned char)s[tl->name.b]) ||
-        tl->name.e - tl->name.b >= 64 || i >= end || !isspace((unsigned char)s[i]))
-        return 0;
-    tl->value.b = skip_ws(s, i, end);
-    tl->value.e = token_end(s, tl->value.b, end);
-    return tl->value.e > tl->value.b && skip_ws(s, tl->value.e, end) == end;
-}
-
-static int same(const char *s, span a, span b)
-{
-    return a.e - a.b == b.e - b.b && memcmp(s + a.b, s + b.b, a.e - a.b) == 0;
-}
-
-static int parse_values(const char *s, size_t i, size_t len, tune_line *tl, char *why,
-                        size_t wlen)
-{
-    tl->nvalues = 0;
-    for (;;) {
-        while (i < len && (isspace((unsigned char)s[i]) || s[i] == ','))
-            i++;
-        if (i >= len)
-            break;
-        span v = {i, token_end(s, i, len)};
-        i = v.e;
-        if (!valid_token(s + v.b, v.e - v.b))
-            return snprintf(why, wlen, "value '%.*s' is not an integer or identifier",
-                            (int)(v.e - v.b > 64 ? 64 : v.e - v.b), s + v.b), -1;
-        if (tl->nvalues == KILN_KNOB_VALUES)
-            return snprintf(why, wlen, "more than %d values", KILN_KNOB_VALUES), -1;
-        for (int k = 0; k < tl->nvalues; k++)
-            if (same(s, tl->values[k], v))
-                return snprintf(why, wlen, "value %.*s is listed twice", (int)(v.e - v.b),
-                                s + v.b), -1;
-        tl->values[tl->nvalues++] = v;
-    }
-    if (tl->nvalues < 2)
-        return snprintf(why, wlen, "lists %d value%s; a knob needs at least 2", tl->nvalues,
-                        tl->nvalues == 1 ? "" : "s"), -1;
-    return 0;
-}
-
-/* 1: a well-formed tune line; 0: no tune marker; -1: malformed (why says). */
-static int parse_tune_line(const char *s, size_t len, tune_line *tl, char *why, size_t wlen)
-{
-    size_t at, list;
-    if (!find_marker(s, len, &at, &list))
-        return 0;
-    if (!parse_define(s, at, tl))
-        return snprintf(why, wlen, "a tune line must read '#define NAME VALUE //@kiln tune "
-                                   "V1 V2 ...'"), -1;
-    if (!valid_token(s + tl->value.b, tl->value.e - tl->value.b))
-        return snprintf(why, wlen, "the value of %.*s is not an integer or identifier",
-                        (int)(tl->name.e - tl->name.b), s + tl->name.b), -1;
-    char what[128];
-    if (parse_values(s, list, len, tl, what, sizeof what) < 0)
-        return snprintf(why, wlen, "knob %.*s: %s", (int)(tl->name.e - tl->name.b),
-                        s + tl->name.b, what), -1;
-    return 1;
-}
-
-static void copy_span(char dst[64], const char *s, span sp)
-{
-    memcpy(dst, s + sp.b, sp.e - sp.b);
-    dst[sp.e - sp.b] = '\0';
-}
-
-static int add_knob(const char *s, const tune_line *tl, int line, kiln_knob *knobs, int n,
-                    int cap, kiln_error *err)
-{
-    kiln_knob k = {.nvalues = tl->nvalues, .line = line};
-    copy_span(k.name, s, tl->name);
-    copy_span(k.value, s, tl->value);
-    for (int i = 0; i < tl->nvalues; i++)
-        copy_span(k.values[i], s, tl->values[i]);
-    for (int i = 0; i < n; i++)
-        if (strcmp(knobs[i].name, k.name) == 0)
-            return kiln_fail(err, "line %d: knob %s is already declared on line %d", line,
-                             k.name, knobs[i].line);
-    if (n >= cap)
-        return kiln_fail(err, "line %d: more than %d tune knobs", line, cap);
-    knobs[n] = k;
-    return 0;
-}
-
-int kiln_knobs_parse(const char *source, kiln_knob *knobs, int cap, kiln_error *err)
-{
-    if (!source || (!knobs && cap > 0))
-        return kiln_fail(err, "kiln_knobs_parse: no source");
-    int n = 0, line = 1;
-    for (const char *p = source; *p; line++) {
-        const char *nl = strchr(p, '\n');
-        size_t len = nl ? (size_t)(nl - p) : strlen(p);
-        tune_line tl;
-        char why[256];
-        int r = parse_tune_line(p, len, &tl, why, sizeof why);
-        if (r < 0)
-            return kiln_fail(err, "line %d: %s", line, why);
-        if (r > 0 && add_knob(p, &tl, line, knobs, n++, cap, err) < 0)
+    for (int k = 0; k < nfound; k++)
+        repl[k] = NULL;
+    for (int i = 0; i < n; i++) {
+        int k = 0;
+        while (k < nfound && (found[k].line != knobs[i].line ||
+                              strcmp(found[k].name, knobs[i].name) != 0))
+            k++;
+        if (k == nfound || repl[k] || kiln_knob_int(values[i], strnlen(values[i], 64), NULL) < 0)
             return -1;
-        p += len + (nl != NULL);
+        repl[k] = values[i];
     }
-    return n;
+    return 0;
 }
 
-static int knob_on_line(const kiln_knob *knobs, int n, int line)
+/* source with found[k]'s value replaced by repl[k] where that is not NULL. */
+static char *substitute(const char *source, const kiln_knob *found, int nfound,
+                        const char **repl)
 {
-    for (int i = 0; i < n; i++)
-        if (knobs[i].line == line)
-            return i;
-    return -1;
+    size_t len = strlen(source), cap = len + 1, from = 0;
+    for (int k = 0; k < nfound; k++)
+        cap += repl[k] ? strlen(repl[k]) : 0;
+    char *out = malloc(cap), *w = out;
+    if (!out)
+        return NULL;
+    for (int k = 0; k < nfound; k++) {   /* in file order */
+        if (!repl[k])
+            continue;
+        memcpy(w, source + from, found[k].value_at - from);
+        w += found[k].value_at - from;
+        memcpy(w, repl[k], strlen(repl[k]));
+        w += strlen(repl[k]);
+        from = found[k].value_end;
+    }
+    memcpy(w, source + from, len - from + 1);
+    return out;
 }
 
 char *kiln_knobs_apply(const char *source, const kiln_knob *knobs, int n, const char values[][64])
 {
+    kiln_knob found[KILN_KNOBS_MAX];
+    const char *repl[KILN_KNOBS_MAX];
     if (!source || n < 0 || (n > 0 && (!knobs || !values)))
         return NULL;
-    size_t cap = strlen(source) + 1;
-    for (int i = 0; i < n; i++) {
-        size_t vl = strnlen(values[i], 64);
-        if (!valid_token(values[i], vl))
-            return NULL;
-        cap += vl;
-    }
-    char *out = malloc(cap), *w = out;
-    if (!out)
+    int nfound = kiln_knobs_scan(source, strlen(source), found, KILN_KNOBS_MAX, NULL, NULL);
+    if (nfound < 0 || match_knobs(knobs, n, values, found, nfound, repl) < 0)
         return NULL;
-    int line = 1, done = 0;
-    for (const char *p = source; *p; line++) {
-        const char *nl = strchr(p, '\n');
-        size_t len = nl ? (size_t)(nl - p) + 1 : strlen(p);
-        int k = knob_on_line(knobs, n, line);
-        tune_line tl;
-        char why[256];
-        if (k >= 0 && parse_tune_line(p, len, &tl, why, sizeof why) == 1 &&
-            tl.name.e - tl.name.b == strlen(knobs[k].name) &&
-            memcmp(p + tl.name.b, knobs[k].name, tl.name.e - tl.name.b) == 0) {
-            size_t vl = strlen(values[k]);
-            memcpy(w, p, tl.value.b);
-            memcpy(w + tl.value.b, values[k], vl);
-            memcpy(w + tl.value.b + vl, p + tl.value.e, len - tl.value.e);
-            w += tl.value.b + vl + (len - tl.value.e);
-            done++;
-        } else {
-            memcpy(w, p, len);
-            w += len;
-        }
-        p += len;
-    }
-    *w = '\0';
-    if (done != n) {   /* a knob whose line is not where it says: another source */
-        free(out);
-        return NULL;
-    }
-    return out;
+    return substitute(source, found, nfound, repl);
 }
 
 void kiln_knobs_key(const kiln_knob *knobs, int n, const char values[][64], char *buf, size_t len)

@@ -1,9 +1,10 @@
 /* tune.h - the offline tuner: knobs declared in a candidate and their mutation.
  *
- * A knob is a line `#define NAME VALUE //@kiln tune V1 V2 ...` (see
- * DESIGN.md, Candidate contract).  The tuner proposes a child of a parent
- * source that differs in one or two knob values, never a setting already
- * tried, deterministically for a seed so a run can be replayed. */
+ * A knob is a line `#define NAME VALUE //@kiln tune V1 V2 ...`, parsed by
+ * verifier/knobs.h, the parser the CUDA manifest uses too (the rules are
+ * there and in docs/cuda.md).  The tuner proposes a child of a parent source
+ * that differs in one or two knob values, never a setting already tried,
+ * deterministically for a seed so a run can be replayed. */
 #ifndef KILN_AGENT_TUNE_H
 #define KILN_AGENT_TUNE_H
 
@@ -11,28 +12,12 @@
 #include <stdint.h>
 
 #include "kiln_error.h"
-
-#define KILN_KNOB_VALUES 16
-
-typedef struct kiln_knob {
-    char name[64];
-    char value[64];                       /* the value in the source */
-    int nvalues;                          /* >= 2 */
-    char values[KILN_KNOB_VALUES][64];    /* in the order listed */
-    int line;                             /* 1-based line of the #define */
-} kiln_knob;
-
-/* Parse every tune line of source into knobs (at most cap).  Returns the
- * count, or -1 with err naming the line and what is wrong with it: not a
- * `#define NAME VALUE` line, a value that is not an integer or identifier,
- * fewer than 2 or more than 16 values, a value listed twice, a knob declared
- * twice, more than cap knobs.  The current value need not be in the list. */
-int kiln_knobs_parse(const char *source, kiln_knob *knobs, int cap, kiln_error *err);
+#include "knobs.h"   /* kiln_knob, kiln_knobs_parse: the one knob parser */
 
 /* A malloc'd copy of source with each knob's #define value replaced by
  * values[i]; every other byte is unchanged.  NULL when out of memory, when a
- * value is not an integer or identifier, or when the knobs do not come from
- * this source. */
+ * value is not a knob value (kiln_knob_int), or when the knobs do not come
+ * from this source (it must parse, with each knob on its line). */
 char *kiln_knobs_apply(const char *source, const kiln_knob *knobs, int n, const char values[][64]);
 
 /* "BLOCK=256,UNROLL=4": the knobs in file order; truncated to fit len. */

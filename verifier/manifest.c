@@ -1,9 +1,10 @@
 /* manifest.c - parse, check and resolve a CUDA candidate's launch manifest
  * and tuning knobs (see manifest.h).
  *
- * One pass over the source blanks its comments (keeping newlines, so line
+ * The knobs come from verifier/knobs.c, the parser the tuner uses too. One
+ * pass over the source blanks its comments (keeping newlines, so line
  * numbers survive) and, on the way, picks up the single `/ *@kiln launch ...
- * @* /` block and every `//@kiln tune` knob line. The JSON is then checked
+ * @* /` block. The JSON is then checked
  * field by field against the task; kernels are looked up in the blanked code
  * so a kernel only mentioned in a comment does not count. Resolving evaluates
  * the stored expressions at one shape and checks them against the device.
@@ -12,7 +13,6 @@
 #include "manifest.h"
 
 #include <cjson/cJSON.h>
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,9 +20,9 @@
 
 #include "c_lex.h"
 #include "expr.h"
+#include "knobs.h"
 
 #define BLOCK_OPEN "/*@kiln"
-#define LINE_OPEN "//@kiln"
 #define MAX_EXPR_NAMES 32
 
 /* ---- small text helpers ---------------------------------------------- */
@@ -36,13 +36,6 @@ static int is_space(char c)
 static size_t skip_space(const char *s, size_t n, size_t i)
 {
     while (i < n && is_space(s[i]))
-        i++;
-    return i;
-}
-
-static size_t skip_blank(const char *s, size_t n, size_t i)   /* not newlines */
-{
-    while (i < n && s[i] != '\n' && is_space(s[i]))
         i++;
     return i;
 }
@@ -74,28 +67,6 @@ static int valid_ident(const char *s)
     while (*s && kiln_is_ident_char(*s))
         s++;
     return *s == '\0';
-}
-
-/* A decimal integer, optionally signed, and nothing else. */
-static int parse_int(const char *s, size_t len, long long *out)
-{
-    char buf[32];
-    if (len == 0 || len >= sizeof buf)
-        return -1;
-    memcpy(buf, s, len);
-    buf[len] = '\0';
-    size_t i = buf[0] == '-' || buf[0] == '+';
-    if (buf[i] == '\0')
-        return -1;
-    for (; buf[i]; i++)
-        if (buf[i] < '0' || buf[i] > '9')
-            return -1;
-    errno = 0;
-    long long v = strtoll(buf, NULL, 10);
-    if (errno == ERANGE)
-        return -1;
-    *out = v;
-    return 0;
 }
 
 /* ---- parse context ----------------------------------------------------- */
@@ -146,90 +117,30 @@ static int find_knob(const kiln_manifest *m, const char *name, size_t len)
 
 /* ---- knob lines ------------------------------------------------------- */
 
-/* The tune values after "//@kiln tune" on one line must all be integers. */
-static int check_tune_values(parse_ctx *pc, size_t i, size_t eol, int line, const char *knob)
+_Static_assert(KILN_KNOB_NAME_MAX < KILN_NAME_MAX, "a knob name fits kiln_manifest_knob");
+
+/* The file's knobs (verifier/knobs.c, the parser the tuner uses), none
+ * named as a task dim, into pc->m->knobs. */
+static int parse_knobs(parse_ctx *pc)
 {
-    for (;;) {
-        i = skip_blank(pc->src, eol, i);
-        if (i >= eol)
-            return 0;
-        size_t end = i;
-        while (end < eol && !is_space(pc->src[end]))
-            end++;
-        long long v;
-        if (parse_int(pc->src + i, end - i, &v) < 0)
-            return kiln_fail(pc->err, "manifest (line %d): knob '%s': tune value '%.*s' is not an integer",
-                             line, knob, (int)(end - i > 40 ? 40 : end - i), pc->src + i);
-        i = end;
+    kiln_knob *k = malloc(KILN_MAX_KNOBS * sizeof *k);
+    kiln_error ke;
+    int line = 0, n = k ? kiln_knobs_scan(pc->src, pc->len, k, KILN_MAX_KNOBS, &line, &ke) : -1;
+    int rc = n < 0 ? -1 : 0;
+    if (!k)
+        kiln_fail(pc->err, "manifest: out of memory");
+    else if (n < 0)
+        kiln_fail(pc->err, "manifest (line %d): %s", line, ke.msg);
+    for (int i = 0; i < n && rc == 0; i++) {
+        if (task_dim(pc->t, k[i].name, strlen(k[i].name)) >= 0)
+            rc = kiln_fail(pc->err, "manifest (line %d): knob '%s' has the name of a task dim",
+                           k[i].line, k[i].name);
+        snprintf(pc->m->knobs[i].name, sizeof pc->m->knobs[i].name, "%s", k[i].name);
+        snprintf(pc->m->knobs[i].value, sizeof pc->m->knobs[i].value, "%s", k[i].value);
     }
-}
-
-static int knob_form_error(parse_ctx *pc, int line)
-{
-    return kiln_fail(pc->err, "manifest (line %d): a knob line must read "
-                     "'#define NAME VALUE //@kiln tune V1 V2 ...' with an integer VALUE", line);
-}
-
-/* Add the knob declared by the code on the line before the comment at `at`. */
-static int add_knob(parse_ctx *pc, size_t ls, size_t at, int line)
-{
-    const char *c = pc->code;
-    size_t i = skip_blank(c, at, ls);
-    if (i >= at || c[i] != '#')
-        return knob_form_error(pc, line);
-    i = skip_blank(c, at, i + 1);
-    size_t e = ident_end(c, at, i);
-    if (!word_is(c + i, e - i, "define"))
-        return knob_form_error(pc, line);
-    size_t name_at = skip_blank(c, at, e);
-    size_t name_end = ident_end(c, at, name_at);
-    if (name_at == e || name_end == name_at || name_end >= at || !is_space(c[name_end]))
-        return knob_form_error(pc, line);
-    size_t val_at = skip_blank(c, at, name_end), val_end = val_at;
-    while (val_end < at && !is_space(c[val_end]))
-        val_end++;
-    if (val_at == val_end || skip_blank(c, at, val_end) != at)
-        return knob_form_error(pc, line);
-    int nlen = (int)(name_end - name_at);
-    if ((size_t)nlen >= KILN_NAME_MAX)
-        return kiln_fail(pc->err, "manifest (line %d): knob name '%.*s' is longer than %d characters",
-                         line, nlen, c + name_at, KILN_NAME_MAX - 1);
-    long long v;
-    if (parse_int(c + val_at, val_end - val_at, &v) < 0)
-        return kiln_fail(pc->err, "manifest (line %d): knob '%.*s': value '%.*s' is not an integer",
-                         line, nlen, c + name_at, (int)(val_end - val_at > 40 ? 40 : val_end - val_at),
-                         c + val_at);
-    if (find_knob(pc->m, c + name_at, (size_t)nlen) >= 0)
-        return kiln_fail(pc->err, "manifest (line %d): knob '%.*s' is declared twice", line, nlen,
-                         c + name_at);
-    if (task_dim(pc->t, c + name_at, (size_t)nlen) >= 0)
-        return kiln_fail(pc->err, "manifest (line %d): knob '%.*s' has the name of a task dim", line,
-                         nlen, c + name_at);
-    if (pc->m->nknobs == KILN_MAX_KNOBS)
-        return kiln_fail(pc->err, "manifest (line %d): more than %d knobs", line, KILN_MAX_KNOBS);
-    kiln_manifest_knob *k = &pc->m->knobs[pc->m->nknobs++];
-    snprintf(k->name, sizeof k->name, "%.*s", nlen, c + name_at);
-    snprintf(k->value, sizeof k->value, "%lld", v);
-    return 0;
-}
-
-/* A line comment from at to eol: "//@kiln tune ..." declares a knob. */
-static int on_line_comment(parse_ctx *pc, size_t at, size_t eol)
-{
-    if (!starts_with(pc->src, eol, at, LINE_OPEN))
-        return 0;
-    int line = line_of(pc, at);
-    size_t w = skip_blank(pc->src, eol, at + strlen(LINE_OPEN));
-    size_t we = ident_end(pc->src, eol, w);
-    if (!word_is(pc->src + w, we - w, "tune") || (we < eol && !is_space(pc->src[we])))
-        return kiln_fail(pc->err, "manifest (line %d): unknown directive '//@kiln %.*s' "
-                         "(only '//@kiln tune' is known)", line, (int)(we - w), pc->src + w);
-    size_t ls = at;
-    while (ls > 0 && pc->code[ls - 1] != '\n')
-        ls--;
-    if (add_knob(pc, ls, at, line) < 0)
-        return -1;
-    return check_tune_values(pc, we, eol, line, pc->m->knobs[pc->m->nknobs - 1].name);
+    pc->m->nknobs = rc == 0 ? n : 0;
+    free(k);
+    return rc;
 }
 
 /* ---- the launch block ------------------------------------------------- */
@@ -269,7 +180,7 @@ static void blank(parse_ctx *pc, size_t from, size_t to)
         pc->code[i] = pc->src[i] == '\n' ? '\n' : ' ';
 }
 
-/* Blank comments into pc->code and handle the @kiln ones. */
+/* Blank comments into pc->code and find the launch block. */
 static int scan_source(parse_ctx *pc)
 {
     size_t i = 0;
@@ -284,8 +195,6 @@ static int scan_source(parse_ctx *pc)
             i = after;
         } else if (c == '/' && next == '/') {
             size_t eol = kiln_lex_line_comment_end(pc->src, pc->len, i);
-            if (on_line_comment(pc, i, eol) < 0)
-                return -1;
             blank(pc, i, eol);
             i = eol;
         } else if (c == '"' || c == '\'') {   /* literals are code, kept as they are */
@@ -685,7 +594,9 @@ int kiln_manifest_parse(const char *src, size_t len, const kiln_task *t, kiln_ma
     if (!pc.code)
         return kiln_fail(err, "manifest: out of memory");
     pc.code[len] = '\0';
-    int rc = scan_source(&pc);
+    int rc = parse_knobs(&pc);
+    if (rc == 0)
+        rc = scan_source(&pc);
     if (rc == 0)
         rc = parse_json(&pc);
     free(pc.code);
@@ -734,7 +645,7 @@ static int resolve_lookup(void *p, const char *name, size_t len, kiln_value *out
     }
     long long v;
     const char *val = rc->m->knobs[k].value;
-    if (parse_int(val, strlen(val), &v) < 0)
+    if (kiln_knob_int(val, strlen(val), &v) < 0)
         return -1;
     out->i = v;
     return 0;

@@ -6,9 +6,10 @@
  *   / *@kiln launch { "launches": [...], "scratch": [...] } @* /
  *
  * (without the spaces) and its knobs in lines `#define NAME VALUE //@kiln
- * tune v1 v2 ...`. This module parses and checks that declaration against
- * the task (static stage) and resolves it, per shape, into the launches the
- * worker performs (kiln_wire_launch). Nothing here touches a GPU. */
+ * tune v1 v2 ...` (parsed by knobs.h, as the tuner parses them). This
+ * module parses and checks that declaration against the task (static stage)
+ * and resolves it, per shape, into the launches the worker performs
+ * (kiln_wire_launch). Nothing here touches a GPU. */
 #ifndef KILN_MANIFEST_H
 #define KILN_MANIFEST_H
 
@@ -16,10 +17,11 @@
 #include <stdint.h>
 
 #include "kiln_error.h"
+#include "knobs.h"
 #include "task.h"
 #include "worker_proto.h"
 
-#define KILN_MAX_KNOBS 16
+#define KILN_MAX_KNOBS KILN_KNOBS_MAX
 
 typedef struct kiln_manifest_knob {   /* a #define the manifest may use */
     char name[KILN_NAME_MAX];
@@ -70,8 +72,8 @@ void kiln_device_limits_default(kiln_device_limits *lim);
  * kernel named is defined in src as an extern "C" __global__ function; every
  * launch arg names a task arg or a declared scratch buffer; every expression
  * parses and names only the task's dims, the file's knobs and sizeof(T);
- * knob values are integers. Errors name the field, e.g.
- * "manifest: launches[0].grid[1]: unknown name 'foo'". */
+ * the knobs follow knobs.h's rules and none is named as a task dim. Errors
+ * name the field, e.g. "manifest: launches[0].grid[1]: unknown name 'foo'". */
 int kiln_manifest_parse(const char *src, size_t len, const kiln_task *t, kiln_manifest *m,
                         kiln_error *err);
 
