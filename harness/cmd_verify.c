@@ -10,6 +10,7 @@
 #include "fileutil.h"
 #include "cli.h"
 #include "daemon_client.h"
+#include "judge.h"
 #include "task.h"
 #include "verdict_print.h"
 #include "verify.h"
@@ -162,39 +163,44 @@ static int check_task(const args *a, kiln_task *task, kiln_dtype *dt, int *group
     return 0;
 }
 
-static int verify_here(const args *a, kiln_task *task, kiln_dtype dt, int group)
+/* What a failed judgement exits with: 2 for input kiln refused, else 3. */
+static int error_exit(const kiln_judge *j, const kiln_error *err)
+{
+    fprintf(stderr, "kiln verify: %s\n", err->msg);
+    const char *code = j->error_code;
+    return strcmp(code, "bad-input") == 0 || strcmp(code, "bad-request") == 0
+               ? KILN_EXIT_BAD_INPUT
+               : KILN_EXIT_INTERNAL;
+}
+
+/* Judge FILE through the one client: kilnd, or this process when asked
+ * to or when the file cannot be sent whole (source is then NULL). */
+static int judge_file(const args *a, const kiln_task *task, const char *source,
+                      const char *baseline)
 {
     int tty = isatty(STDERR_FILENO) && !a->json;
     uint64_t t0 = kiln_mono_ns();
-    kiln_verify_opts o = {.task = task, .candidate = a->file, .dtype = dt, .group = group,
-                          .backend = (kiln_backend)kiln_backend_parse(a->backend),
-                          .baseline = a->baseline, .test_report_scale = a->report_scale,
-                          .timing_ms = a->timing_ms, .call_timeout_ms = a->call_timeout_ms,
-                          .keep_dir = a->keep,
-                          .progress = tty ? on_progress : NULL, .progress_ctx = &t0};
-    kiln_verdict *v = calloc(1, sizeof *v);
+    kiln_judge j = {.in_process = a->no_daemon || !source, .task = task, .backend = a->backend,
+                    .dtype = a->dtype, .group = a->group, .timing_ms = a->timing_ms,
+                    .call_timeout_ms = a->call_timeout_ms, .keep_dir = a->keep,
+                    .report_scale = a->report_scale, .progress = tty ? on_progress : NULL,
+                    .progress_ctx = &t0, .candidate_path = a->file, .baseline_path = a->baseline};
     kiln_error err = {{0}};
-    int rc = v ? kiln_verify(&o, v, &err) : KILN_VERIFY_INTERNAL;
+    /* The daemon resolves names itself; a directory is sent as a full path. */
+    snprintf(j.task_ref, sizeof j.task_ref, "%s",
+             strchr(a->task, '/') || strcmp(a->task, ".") == 0 ? task->dir : a->task);
+    if (!j.in_process && kiln_client_address(a->socket, j.address, sizeof j.address, &err) < 0)
+        return error_exit(&j, &err);
+    char job[32] = "";
+    cJSON *v = kiln_judge_run(&j, source, baseline, job, NULL, NULL, &err);
     if (tty)
         kiln_live_clear();
-    if (rc < 0) {
-        fprintf(stderr, "kiln verify: %s\n", v ? err.msg : "out of memory");
-        free(v);
-        return rc == KILN_VERIFY_BAD_INPUT ? KILN_EXIT_BAD_INPUT : KILN_EXIT_INTERNAL;
-    }
-    char *s = kiln_verdict_json(v, task, 0);
-    cJSON *j = s ? cJSON_Parse(s) : NULL;
-    free(s);
-    free(v);
-    if (!j)
-        return fprintf(stderr, "kiln verify: out of memory\n"), KILN_EXIT_INTERNAL;
-    rc = show(a, j);
-    cJSON_Delete(j);
+    if (!v)
+        return error_exit(&j, &err);
+    int rc = show(a, v);
+    cJSON_Delete(v);
     return rc;
 }
-
-static int kiln_remote_verify(const args *a, const char *task_ref, const char *source,
-                              const char *baseline);
 
 int kiln_cmd_verify(int argc, char **argv)
 {
@@ -223,121 +229,10 @@ int kiln_cmd_verify(int argc, char **argv)
     if (rc != 0 || memchr(src, 0, len)) {
         free(src);
         free(base);
-        return verify_here(&a, &task, dt, group);
+        src = base = NULL;
     }
-    /* The daemon resolves names itself; a directory is sent as a full path. */
-    char ref[PATH_MAX];
-    if (strchr(a.task, '/') || strcmp(a.task, ".") == 0)
-        snprintf(ref, sizeof ref, "%s", task.dir);
-    else
-        snprintf(ref, sizeof ref, "%s", a.task);
-    rc = kiln_remote_verify(&a, ref, src, base);
+    rc = judge_file(&a, &task, src, base);
     free(src);
     free(base);
-    return rc;
-}
-
-/* ---- through kilnd ---------------------------------------------------------- */
-
-static cJSON *verify_request(const args *a, const char *task_ref, const char *source,
-                             const char *baseline)
-{
-    cJSON *m = cJSON_CreateObject();
-    char id[32];
-    snprintf(id, sizeof id, "verify-%d", (int)getpid());
-    cJSON_AddStringToObject(m, "op", "verify");
-    cJSON_AddStringToObject(m, "id", id);
-    cJSON_AddStringToObject(m, "task", task_ref);
-    cJSON_AddStringToObject(m, "language", strcmp(a->backend, "cuda") == 0 ? "cuda" : "c");
-    cJSON_AddStringToObject(m, "backend", a->backend);
-    if (a->dtype)
-        cJSON_AddStringToObject(m, "dtype", a->dtype);
-    if (a->group)
-        cJSON_AddStringToObject(m, "group", a->group);
-    cJSON_AddNumberToObject(m, "timing_ms", a->timing_ms);
-    cJSON_AddNumberToObject(m, "call_timeout_ms", a->call_timeout_ms);
-    cJSON_AddStringToObject(m, "source", source);
-    if (baseline)
-        cJSON_AddStringToObject(m, "baseline", baseline);
-    return m;
-}
-
-static int error_exit(const cJSON *ev)
-{
-    const cJSON *e = cJSON_GetObjectItemCaseSensitive(ev, "error");
-    const char *code = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "code"));
-    const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "message"));
-    fprintf(stderr, "kiln verify: %s (%s)\n", msg ? msg : "error", code ? code : "?");
-    if (code && (strcmp(code, "bad-input") == 0 || strcmp(code, "bad-request") == 0))
-        return KILN_EXIT_BAD_INPUT;
-    return KILN_EXIT_INTERNAL;
-}
-
-/* Read events until the final one. Returns an exit code, or -1 when the
- * connection was lost (the caller reconnects and asks for the result). */
-static int follow(const args *a, kiln_client *c, char job[32])
-{
-    int tty = isatty(STDERR_FILENO) && !a->json;
-    uint64_t t0 = kiln_mono_ns();
-    for (;;) {
-        kiln_error err = {{0}};
-        cJSON *ev = kiln_client_next(c, 3600 * 1000, &err);
-        if (!ev)
-            return -1;
-        const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "event"));
-        const char *jid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "job"));
-        int rc = -2;
-        if (jid && !job[0])
-            snprintf(job, 32, "%s", jid);
-        if (kind && strcmp(kind, "progress") == 0 && tty) {
-            on_progress(&t0, cJSON_GetStringValue(cJSON_GetObjectItem(ev, "stage")),
-                        cJSON_GetStringValue(cJSON_GetObjectItem(ev, "message")));
-        } else if (kind && strcmp(kind, "verdict") == 0) {
-            if (tty)
-                kiln_live_clear();
-            rc = show(a, cJSON_GetObjectItemCaseSensitive(ev, "verdict"));
-        } else if (kind && strcmp(kind, "error") == 0) {
-            if (tty)
-                kiln_live_clear();
-            rc = error_exit(ev);
-        }
-        cJSON_Delete(ev);
-        if (rc != -2)
-            return rc;
-    }
-}
-
-static int kiln_remote_verify(const args *a, const char *task_ref, const char *source,
-                              const char *baseline)
-{
-    char addr[4096], job[32] = "";
-    kiln_error err = {{0}};
-    kiln_client c;
-    if (kiln_client_address(a->socket, addr, sizeof addr, &err) < 0 ||
-        kiln_client_open(&c, addr, 1, &err) < 0) {
-        fprintf(stderr, "kiln verify: %s\n", err.msg);
-        return KILN_EXIT_INTERNAL;
-    }
-    cJSON *m = verify_request(a, task_ref, source, baseline);
-    int rc = kiln_client_send(&c, m, &err) < 0 ? -1 : follow(a, &c, job);
-    cJSON_Delete(m);
-    /* The daemon went away mid-job: the job is spooled, so ask again. */
-    for (int tries = 0; rc == -1 && job[0] && tries < 60; tries++) {
-        kiln_client_close(&c);
-        sleep(1);
-        if (kiln_client_open(&c, addr, 1, &err) < 0)
-            continue;
-        cJSON *r = cJSON_CreateObject();
-        cJSON_AddStringToObject(r, "op", "result");
-        cJSON_AddStringToObject(r, "id", "result");
-        cJSON_AddStringToObject(r, "job", job);
-        rc = kiln_client_send(&c, r, &err) < 0 ? -1 : follow(a, &c, job);
-        cJSON_Delete(r);
-    }
-    kiln_client_close(&c);
-    if (rc == -1) {
-        fprintf(stderr, "kiln verify: lost kilnd at %s%s%s\n", addr, job[0] ? " during job " : "", job);
-        return KILN_EXIT_INTERNAL;
-    }
     return rc;
 }

@@ -1,4 +1,6 @@
-/* judge.c - running verifications for a search (see judge.h). */
+/* judge.c - kiln's one client of the verifier (see judge.h): requests
+ * built by the protocol's codec, one retry and timeout policy for kilnd,
+ * and the same interface in process. */
 #include "judge.h"
 
 #include <stdio.h>
@@ -9,9 +11,26 @@
 #include "daemon_client.h"
 #include "fileutil.h"
 #include "paths.h"
+#include "protocol.h"
 #include "verdict.h"
 #include "verify.h"
 #include "worker_io.h"   /* kiln_mono_ns */
+
+/* How long kilnd may stay away (restarting, say) before a job counts as
+ * lost: it is spooled, so a daemon back within this time answers it. */
+#define RECONNECT_S 60
+
+static int is_cuda(const kiln_judge *j)
+{
+    return j->backend && strcmp(j->backend, "cuda") == 0;
+}
+
+static void set_code(kiln_judge *j, const char *code)
+{
+    snprintf(j->error_code, sizeof j->error_code, "%s", code);
+}
+
+/* ---- in process --------------------------------------------------------- */
 
 static int write_temp(const char *dir, const char *name, const char *text, char *path, size_t len,
                       kiln_error *err)
@@ -20,74 +39,102 @@ static int write_temp(const char *dir, const char *name, const char *text, char 
     return kiln_write_text(path, text, err);
 }
 
-static int is_cuda(const kiln_judge *j)
+/* The backend, dtype and group the job asks for; -1 with err. */
+static int job_shape(const kiln_judge *j, kiln_verify_opts *o, kiln_error *err)
 {
-    return j->backend && strcmp(j->backend, "cuda") == 0;
+    o->backend = is_cuda(j) ? KILN_BACKEND_CUDA : KILN_BACKEND_CPU;
+    o->dtype = j->dtype && *j->dtype ? kiln_dtype_parse(j->dtype)
+                                     : kiln_backend_default_dtype(j->task, o->backend);
+    const char *bn = is_cuda(j) ? "cuda" : "cpu";
+    o->group = j->group && *j->group ? kiln_task_group_for(j->task, bn, j->group)
+                                     : kiln_task_default_group_for(j->task, bn);
+    if (o->group < 0)
+        return kiln_fail(err, "task %s has no %s group '%s'", j->task->name, bn,
+                         j->group && *j->group ? j->group : "(default)");
+    return 0;
+}
+
+/* Sources given as text go to files in a temporary directory. */
+static int stage_files(const kiln_judge *j, const char *dir, const char *source,
+                       const char *baseline, char *src, char *base, size_t len, kiln_error *err)
+{
+    const char *ext = is_cuda(j) ? "cu" : "c";
+    char name[32];
+    if (j->candidate_path) {
+        snprintf(src, len, "%s", j->candidate_path);
+    } else {
+        snprintf(name, sizeof name, "candidate.%s", ext);
+        if (write_temp(dir, name, source, src, len, err) < 0)
+            return -1;
+    }
+    base[0] = '\0';
+    if (j->baseline_path) {
+        snprintf(base, len, "%s", j->baseline_path);
+    } else if (baseline) {
+        snprintf(name, sizeof name, "baseline.%s", ext);
+        if (write_temp(dir, name, baseline, base, len, err) < 0)
+            return -1;
+    }
+    return 0;
 }
 
 static cJSON *run_here(kiln_judge *j, const char *source, const char *baseline, kiln_error *err)
 {
     char dir[4096], src[4200], base[4200];
+    kiln_verify_opts o = {.task = j->task, .timing_ms = j->timing_ms,
+                          .call_timeout_ms = j->call_timeout_ms, .keep_dir = j->keep_dir,
+                          .test_report_scale = j->report_scale, .progress = j->progress,
+                          .progress_ctx = j->progress_ctx};
     cJSON *out = NULL;
+    set_code(j, "bad-input");
+    if (job_shape(j, &o, err) < 0)
+        return NULL;
+    set_code(j, "internal");
     if (kiln_make_tempdir(NULL, "kiln-judge", dir, sizeof dir, err) < 0)
         return NULL;
     kiln_verdict *v = calloc(1, sizeof *v);
-    kiln_backend b = is_cuda(j) ? KILN_BACKEND_CUDA : KILN_BACKEND_CPU;
-    const char *ext = b == KILN_BACKEND_CUDA ? "cu" : "c";
-    char cname[32], bname[32];
-    snprintf(cname, sizeof cname, "candidate.%s", ext);
-    snprintf(bname, sizeof bname, "baseline.%s", ext);
-    kiln_dtype dt = j->dtype && *j->dtype ? kiln_dtype_parse(j->dtype) : kiln_backend_default_dtype(j->task, b);
-    const char *bn = b == KILN_BACKEND_CUDA ? "cuda" : "cpu";
-    int group = j->group && *j->group ? kiln_task_group_for(j->task, bn, j->group)
-                                      : kiln_task_default_group_for(j->task, bn);
-    if (group < 0) {
-        kiln_fail(err, "task %s has no %s group '%s'", j->task->name, bn,
-                  j->group && *j->group ? j->group : "(default)");
-        free(v);
-        kiln_remove_tree(dir);
-        return NULL;
+    if (!v)
+        kiln_fail(err, "out of memory");
+    else if (stage_files(j, dir, source, baseline, src, base, sizeof src, err) == 0) {
+        o.candidate = src;
+        o.baseline = base[0] ? base : NULL;
+        int rc = kiln_verify(&o, v, err);
+        if (rc == 0 && !(out = kiln_verdict_to_cjson(v, j->task)))
+            kiln_fail(err, "out of memory");
+        if (rc == KILN_VERIFY_BAD_INPUT)
+            set_code(j, "bad-input");
     }
-    if (v && write_temp(dir, cname, source, src, sizeof src, err) == 0 &&
-        (!baseline || write_temp(dir, bname, baseline, base, sizeof base, err) == 0)) {
-        kiln_verify_opts o = {.task = j->task, .backend = b, .candidate = src, .dtype = dt,
-                              .group = group, .baseline = baseline ? base : NULL,
-                              .timing_ms = j->timing_ms};
-        if (kiln_verify(&o, v, err) == 0) {
-            char *s = kiln_verdict_json(v, j->task, 0);
-            out = s ? cJSON_Parse(s) : NULL;
-            free(s);
-        }
-    }
+    if (out)
+        j->error_code[0] = '\0';
     free(v);
     kiln_remove_tree(dir);
     return out;
 }
 
+/* ---- through kilnd ------------------------------------------------------ */
+
 static cJSON *request(kiln_judge *j, const char *source, const char *baseline, const char *job)
 {
-    cJSON *m = cJSON_CreateObject();
-    cJSON_AddStringToObject(m, "id", "search");
     if (job[0]) {
+        cJSON *m = cJSON_CreateObject();
         cJSON_AddStringToObject(m, "op", "result");
+        cJSON_AddStringToObject(m, "id", "result");
         cJSON_AddStringToObject(m, "job", job);
         return m;
     }
-    cJSON_AddStringToObject(m, "op", "verify");
-    cJSON_AddStringToObject(m, "task", j->task_ref);
-    cJSON_AddStringToObject(m, "language", is_cuda(j) ? "cuda" : "c");
-    cJSON_AddStringToObject(m, "backend", is_cuda(j) ? "cuda" : "cpu");
-    if (j->dtype && *j->dtype)
-        cJSON_AddStringToObject(m, "dtype", j->dtype);
-    if (j->group && *j->group)
-        cJSON_AddStringToObject(m, "group", j->group);
-    cJSON_AddNumberToObject(m, "timing_ms", j->timing_ms);
-    cJSON_AddStringToObject(m, "source", source);
-    if (baseline)
-        cJSON_AddStringToObject(m, "baseline", baseline);
-    if (j->key)
-        cJSON_AddStringToObject(m, "key", j->key);
-    return m;
+    kiln_verify_request rq = {.timing_ms = j->timing_ms, .call_timeout_ms = j->call_timeout_ms,
+                              .source = (char *)source, .baseline = (char *)baseline};
+    snprintf(rq.id, sizeof rq.id, "kiln-%d", (int)getpid());
+    memcpy(rq.task, j->task_ref, strlen(j->task_ref) + 1);   /* length checked */
+    snprintf(rq.language, sizeof rq.language, "%s", is_cuda(j) ? "cuda" : "c");
+    snprintf(rq.backend, sizeof rq.backend, "%s", is_cuda(j) ? "cuda" : "cpu");
+    snprintf(rq.dtype, sizeof rq.dtype, "%s", j->dtype ? j->dtype : "");
+    snprintf(rq.group, sizeof rq.group, "%s", j->group ? j->group : "");
+    snprintf(rq.mode, sizeof rq.mode, "full");
+    snprintf(rq.key, sizeof rq.key, "%s", j->key ? j->key : "");
+    if (!rq.call_timeout_ms)
+        rq.call_timeout_ms = 10000;   /* the protocol's default */
+    return kiln_verify_request_json(&rq);
 }
 
 /* How long to wait for kilnd's next event: an hour, or until the
@@ -108,14 +155,38 @@ static int past(const kiln_judge *j)
     return j->deadline_ns && kiln_mono_ns() >= j->deadline_ns;
 }
 
+static const char *str_of(const cJSON *o, const char *k)
+{
+    return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, k));
+}
+
+/* One event: note the job id, pass progress on. 1 when it is the final
+ * one (a verdict or an error). */
+static int on_event(kiln_judge *j, cJSON *ev, char job[32], kiln_judge_accepted on_accepted,
+                    void *ctx)
+{
+    const char *kind = str_of(ev, "event"), *id = str_of(ev, "job");
+    if (kind && strcmp(kind, "accepted") == 0 && id) {
+        snprintf(job, 32, "%s", id);
+        if (on_accepted)
+            on_accepted(ctx, job);
+    } else if (id && !job[0]) {
+        snprintf(job, 32, "%s", id);
+    }
+    if (kind && strcmp(kind, "progress") == 0 && j->progress)
+        j->progress(j->progress_ctx, str_of(ev, "stage"), str_of(ev, "message"));
+    return kind && (strcmp(kind, "verdict") == 0 || strcmp(kind, "error") == 0);
+}
+
 /* One exchange with kilnd: 1 final event, 0 connection lost, -1 the
- * deadline passed (the job goes on in kilnd; its id is known). */
+ * deadline passed (the job goes on in kilnd; its id is known), -3 no
+ * connection at all. */
 static int exchange(kiln_judge *j, const char *source, const char *baseline, char job[32],
                     kiln_judge_accepted on_accepted, void *ctx, cJSON **final, kiln_error *err)
 {
     kiln_client c;
     if (kiln_client_open(&c, j->address, 1, err) < 0)
-        return 0;
+        return -3;
     cJSON *m = request(j, source, baseline, job);
     int rc = kiln_client_send(&c, m, err) < 0 ? 0 : -2;
     cJSON_Delete(m);
@@ -124,23 +195,13 @@ static int exchange(kiln_judge *j, const char *source, const char *baseline, cha
         cJSON *ev = ms > 0 ? kiln_client_next(&c, ms, err) : NULL;
         if (!ev && past(j)) {
             j->past_deadline = 1;
+            set_code(j, "deadline");
             kiln_fail(err, "the time budget ran out while job %s was verified; it goes on in "
                       "kilnd and a resumed run collects its verdict", job[0] ? job : "(new)");
             rc = -1;
-            break;
-        }
-        if (!ev) {
+        } else if (!ev) {
             rc = 0;
-            break;
-        }
-        const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "event"));
-        const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "job"));
-        if (kind && strcmp(kind, "accepted") == 0 && id) {
-            snprintf(job, 32, "%s", id);
-            if (on_accepted)
-                on_accepted(ctx, job);
-        }
-        if (kind && (strcmp(kind, "verdict") == 0 || strcmp(kind, "error") == 0)) {
+        } else if (on_event(j, ev, job, on_accepted, ctx)) {
             *final = ev;
             rc = 1;
         } else {
@@ -151,46 +212,71 @@ static int exchange(kiln_judge *j, const char *source, const char *baseline, cha
     return rc;
 }
 
+/* The final event: the verdict, or NULL with err. *again is set when the
+ * job should be asked for once more (kilnd restarted or is shutting down). */
+static cJSON *conclude(kiln_judge *j, cJSON *final, char job[32], int *again, kiln_error *err)
+{
+    if (strcmp(str_of(final, "event"), "verdict") == 0) {
+        cJSON *v = cJSON_DetachItemFromObject(final, "verdict");
+        cJSON_Delete(final);
+        return v;
+    }
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(final, "error");
+    const char *code = str_of(e, "code"), *msg = str_of(e, "message");
+    int lost = code && (strcmp(code, "daemon-restarted") == 0 || strcmp(code, "unknown-job") == 0);
+    int later = code && strcmp(code, "shutting-down") == 0;
+    kiln_fail(err, "kilnd: %s (%s)", msg ? msg : "error", code ? code : "?");
+    set_code(j, code ? code : "internal");
+    cJSON_Delete(final);
+    *again = lost || later;
+    if (!*again)
+        j->job_failed = job[0] != '\0';
+    /* A job that never produced a verdict may be submitted again without
+     * verifying anything twice; a spooled one is waited for. */
+    if (lost)
+        job[0] = '\0';
+    return NULL;
+}
+
 static cJSON *run_daemon(kiln_judge *j, const char *source, const char *baseline, char job[32],
                          kiln_judge_accepted on_accepted, void *ctx, kiln_error *err)
 {
-    for (int attempt = 0; attempt < 30; attempt++) {
-        if (attempt > 0 && past(j)) {
-            j->past_deadline = 1;
-            return kiln_fail(err, "the time budget ran out while kilnd was away"), NULL;
-        }
+    uint64_t away_since = 0;
+    for (;;) {
         cJSON *final = NULL;
         int rc = exchange(j, source, baseline, job, on_accepted, ctx, &final, err);
-        if (rc < 0)
+        if (rc == -1)
             return NULL;
-        if (rc == 0) {   /* kilnd went away: the job is spooled; ask again */
-            sleep(1);
-            continue;
-        }
-        const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(final, "event"));
-        if (strcmp(kind, "verdict") == 0) {
-            cJSON *v = cJSON_DetachItemFromObject(final, "verdict");
-            cJSON_Delete(final);
-            return v;
-        }
-        const cJSON *e = cJSON_GetObjectItemCaseSensitive(final, "error");
-        const char *code = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "code"));
-        const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "message"));
-        int lost = code && (strcmp(code, "daemon-restarted") == 0 || strcmp(code, "unknown-job") == 0);
-        int later = code && strcmp(code, "shutting-down") == 0;
-        kiln_fail(err, "kilnd: %s (%s)", msg ? msg : "error", code ? code : "?");
-        cJSON_Delete(final);
-        if (!lost && !later) {
-            j->job_failed = job[0] != '\0';
+        /* No kilnd to talk to and no job of ours in one: nothing to wait
+         * for (a refused token, a wrong address). */
+        if (rc == -3 && !job[0] && !away_since) {
+            set_code(j, "unreachable");
             return NULL;
         }
-        /* A job that never produced a verdict may be submitted again without
-         * verifying anything twice; a spooled one is waited for. */
-        if (lost)
-            job[0] = '\0';
+        int again = 0;
+        if (rc == 1) {
+            cJSON *v = conclude(j, final, job, &again, err);
+            if (v || !again)
+                return v;
+        }
+        /* kilnd went away (the job is spooled) or asked to be asked again. */
+        uint64_t now = kiln_mono_ns();
+        if (!away_since)
+            away_since = now;
+        if (now - away_since > RECONNECT_S * 1000000000ull) {
+            char last[sizeof err->msg];
+            snprintf(last, sizeof last, "%s", err->msg);
+            set_code(j, "lost");
+            return kiln_fail(err, "lost kilnd at %s%s%s (%.200s)", j->address,
+                             job[0] ? " during job " : "", job, last), NULL;
+        }
+        if (past(j)) {
+            j->past_deadline = 1;
+            set_code(j, "deadline");
+            return kiln_fail(err, "the time budget ran out while kilnd was away"), NULL;
+        }
         sleep(1);
     }
-    return NULL;
 }
 
 cJSON *kiln_judge_run(kiln_judge *j, const char *source, const char *baseline, char job[32],
@@ -198,7 +284,14 @@ cJSON *kiln_judge_run(kiln_judge *j, const char *source, const char *baseline, c
 {
     j->job_failed = 0;
     j->past_deadline = 0;
+    j->error_code[0] = '\0';
     if (j->in_process)
         return run_here(j, source, baseline, err);
+    kiln_verify_request rq;
+    if (strlen(j->task_ref) >= sizeof rq.task) {
+        set_code(j, "bad-input");
+        return kiln_fail(err, "task '%.80s...' is longer than the protocol's %zu bytes: give "
+                         "its name, or a shorter path", j->task_ref, sizeof rq.task - 1), NULL;
+    }
     return run_daemon(j, source, baseline, job, on_accepted, ctx, err);
 }

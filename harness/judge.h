@@ -1,6 +1,8 @@
-/* judge.h - verification for the search: through kilnd (the default: jobs
- * survive a crash of either side and are never run twice), or in this
- * process with --no-daemon. */
+/* judge.h - kiln's one client of the verifier: `kiln verify`, `kiln
+ * search` and `kiln reverify` all judge a kernel through it. It talks to
+ * kilnd (the default: jobs survive a crash of either side and are never
+ * run twice) or runs the verification in this process (--no-daemon)
+ * behind the same interface, with one retry and timeout policy. */
 #ifndef KILN_JUDGE_H
 #define KILN_JUDGE_H
 
@@ -10,21 +12,37 @@
 #include "kiln_error.h"
 #include "task.h"
 
+/* A progress event: the stage, and where in it. */
+typedef void (*kiln_judge_progress)(void *ctx, const char *stage, const char *message);
+
 typedef struct kiln_judge {
     int in_process;
     char address[4096];         /* kilnd socket */
     const kiln_task *task;
     char task_ref[4096];        /* name or directory, as kilnd resolves it */
     const char *backend;        /* "cpu" (also when NULL or "") or "cuda" */
-    const char *dtype, *group;
+    const char *dtype, *group;  /* NULL or "": the task's defaults */
     int timing_ms;
+    int call_timeout_ms;        /* 0: the verifier's default */
     const char *key;            /* idempotency key for the next request (kilnd), or NULL:
                                    asking again with the same key gets the same job */
     uint64_t deadline_ns;       /* kiln_mono_ns() after which no verdict is waited for
                                    (0: none); through kilnd only, since a job there
                                    outlives the wait and a resumed run collects it */
-    int job_failed;             /* out: kilnd ended the job with an error, not a verdict */
-    int past_deadline;          /* out: gave up waiting at the deadline */
+    kiln_judge_progress progress;   /* NULL: none */
+    void *progress_ctx;
+    /* In process only: verify these files as they are (a file that could
+     * not be sent, say), keep the job directory, fault injection. */
+    const char *candidate_path, *baseline_path;
+    int keep_dir;
+    double report_scale;
+    /* out */
+    int job_failed;             /* kilnd ended the job with an error, not a verdict */
+    int past_deadline;          /* gave up waiting at the deadline */
+    char error_code[32];        /* why no verdict came: kilnd's error code, or "bad-input",
+                                   "internal", "unreachable" (no kilnd to connect to),
+                                   "lost" (kilnd went away for good during a job),
+                                   "deadline" */
 } kiln_judge;
 
 typedef void (*kiln_judge_accepted)(void *ctx, const char *job);
@@ -33,7 +51,7 @@ typedef void (*kiln_judge_accepted)(void *ctx, const char *job);
  * job is non-empty the verdict of that earlier job is fetched instead of
  * submitting again. on_accepted is called with the job id before waiting,
  * so the caller can record it. Returns the verdict (free with cJSON_Delete)
- * or NULL with err. */
+ * or NULL with err and j->error_code. */
 cJSON *kiln_judge_run(kiln_judge *j, const char *source, const char *baseline, char job[32],
                       kiln_judge_accepted on_accepted, void *ctx, kiln_error *err);
 

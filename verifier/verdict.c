@@ -169,7 +169,7 @@ static void add_env(cJSON *root, const kiln_verdict *v)
     add_secs(ru, "reported_calls_s", v->reported_s);
 }
 
-char *kiln_verdict_json(const kiln_verdict *v, const kiln_task *t, int pretty)
+cJSON *kiln_verdict_to_cjson(const kiln_verdict *v, const kiln_task *t)
 {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "status", v->status);
@@ -205,6 +205,12 @@ char *kiln_verdict_json(const kiln_verdict *v, const kiln_task *t, int pretty)
     add_secs(st, "timing", v->timing_s);
     add_secs(st, "plausibility", v->plausibility_s);
     cJSON_AddNumberToObject(root, "calls", v->calls);
+    return root;
+}
+
+char *kiln_verdict_json(const kiln_verdict *v, const kiln_task *t, int pretty)
+{
+    cJSON *root = kiln_verdict_to_cjson(v, t);
     char *s = pretty ? cJSON_Print(root) : cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
     return s;

@@ -76,8 +76,10 @@ typedef struct kiln_verdict {
     char gpu[256];              /* CUDA: "name=...|cc=...|driver=...|pageable=0|..." */
 } kiln_verdict;
 
-/* Allocates a JSON string (free with free()). */
+/* The one encoder: the verdict as JSON text (free with free()), or as a
+ * cJSON tree (free with cJSON_Delete). */
 char *kiln_verdict_json(const kiln_verdict *v, const kiln_task *t, int pretty);
+cJSON *kiln_verdict_to_cjson(const kiln_verdict *v, const kiln_task *t);
 /* The one decoder (verdict_parse.c): the JSON that kiln_verdict_json
  * wrote, back into v. Hidden shapes come back as the JSON has them: id,
  * visibility and code. -1 with err naming what is malformed. */
