@@ -2,10 +2,11 @@
  *
  * `kiln export --backend cuda` evaluates a manifest's grid, block, cluster,
  * shared memory and scratch expressions in the generated dispatch, at the
- * dims of each call, so each expression is translated to C once. The
- * grammar is expr.h's; every operation becomes a call of a checked int64
- * helper (KILN_EXPR_C_HELPERS) that sets an error flag on overflow or
- * division by zero, as kiln's evaluator fails, instead of wrapping:
+ * dims of each call, so each expression is translated to C once. It is
+ * parsed by expr.h's kiln_expr_parse, the evaluator's own parser, and its
+ * tree printed; every operation becomes a call of a checked int64 helper
+ * (KILN_EXPR_C_HELPERS) that sets an error flag on overflow or division by
+ * zero, as kiln's evaluator fails, instead of wrapping:
  *
  *   cdiv(cols, BLOCK*4)  ->  kiln_x_cdiv(cols_c, kiln_x_mul(256, 4, bad), bad)
  *
@@ -29,7 +30,8 @@ typedef struct kiln_expr_c_env {
 } kiln_expr_c_env;
 
 /* Translate src into out (len bytes). Returns 0, or -1 with err saying what
- * could not be translated and where (column, quoted source). */
+ * could not be translated and where (column, quoted source): a syntax error
+ * as kiln_expr_eval words it, or what has no translation. */
 int kiln_expr_to_c(const char *src, const kiln_expr_c_env *env, char *out, size_t len,
                    kiln_error *err);
 

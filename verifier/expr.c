@@ -1,10 +1,11 @@
-/* expr.c - recursive-descent evaluator for task-file expressions (expr.h).
+/* expr.c - the one parser of kiln's expressions, and their evaluator (expr.h).
  *
- * Cost, launch and shape fields in task files are expressions such as
- * `(2*rows*cols + cols) * sizeof(T)`.  This file parses and evaluates them in
- * one pass over the source, with no allocation.  The same parser, in
- * "collect" mode, lists the names an expression uses without evaluating it,
- * so a task can be checked for names that are not dims.
+ * Cost, launch and shape fields in task files and manifests are expressions
+ * such as `(2*rows*cols + cols) * sizeof(T)`.  A recursive-descent parser
+ * turns the source into a tree (kiln_expr, one array of nodes); evaluating
+ * walks the tree, and so does listing the names an expression uses, so a
+ * task can be checked for names that are not dims.  harness/expr_c.c prints
+ * the same tree as C.
  *
  *   expr    := term (('+' | '-') term)*
  *   term    := unary (('*' | '/' | '%') unary)*
@@ -30,14 +31,10 @@ typedef struct parser {
     size_t len;
     size_t pos;
     int depth;
-    const kiln_expr_env *env;
     kiln_error *err;
-    int collect;       /* 1: record names, skip evaluation */
-    char (*names)[64]; /* collect mode: output array */
-    int cap, count;
+    kiln_expr *e;
+    int cap;           /* nodes allocated */
 } parser;
-
-typedef enum func_kind { FN_NONE, FN_MIN, FN_MAX, FN_CDIV, FN_SIZEOF } func_kind;
 
 /* ---- values ---------------------------------------------------------- */
 
@@ -68,17 +65,34 @@ static int quote_fail(kiln_error *err, const char *src, size_t len,
                      len > QUOTE_MAX ? "..." : "");
 }
 
+static int vfail_at(kiln_error *err, const char *src, size_t len, size_t at,
+                    const char *fmt, va_list ap)
+{
+    char what[512];
+    int n = vsnprintf(what, sizeof what, fmt, ap);
+    if (n >= 0 && (size_t)n < sizeof what)
+        snprintf(what + n, sizeof what - (size_t)n, " at column %zu", at + 1);
+    return quote_fail(err, src, len, what);
+}
+
+int kiln_expr_fail_at(const kiln_expr *e, size_t at, kiln_error *err,
+                      const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfail_at(err, e->src, e->len, at, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
 __attribute__((format(printf, 3, 4)))
 static int fail_at(parser *p, size_t at, const char *fmt, ...)
 {
-    char what[512];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(what, sizeof what, fmt, ap);
+    vfail_at(p->err, p->src, p->len, at, fmt, ap);
     va_end(ap);
-    if (n >= 0 && (size_t)n < sizeof what)
-        snprintf(what + n, sizeof what - (size_t)n, " at column %zu", at + 1);
-    return quote_fail(p->err, p->src, p->len, what);
+    return -1;
 }
 
 static int show_len(size_t len)
@@ -92,7 +106,6 @@ static int is_digit(char c)
 {
     return c >= '0' && c <= '9';
 }
-
 
 static int is_space(char c)
 {
@@ -149,146 +162,53 @@ static int expect_close(parser *p, size_t open_at)
     return unexpected(p, "expected ')'");
 }
 
-/* ---- arithmetic ------------------------------------------------------ */
+/* ---- nodes ------------------------------------------------------------ */
 
-static int int_div(parser *p, char op, size_t at, int64_t a, int64_t b,
-                   int64_t *r)
+/* A new node of kind for the token at src[at, at + len): its index, or -1
+ * when the array is full (never: each node holds characters of its own, and
+ * there are len + 1). */
+static int add_node(parser *p, kiln_expr_kind kind, size_t at, size_t len)
 {
-    if (b == 0)
-        return fail_at(p, at, "%s by zero",
-                       op == '%' ? "modulo" : "division");
-    if (a == INT64_MIN && b == -1) {
-        if (op == '%') {
-            *r = 0;
-            return 0;
-        }
-        return fail_at(p, at, "integer overflow in '%c'", op);
-    }
-    *r = op == '%' ? a % b : a / b;
-    return 0;
+    kiln_expr *e = p->e;
+    if (e->n >= p->cap)
+        return kiln_fail(p->err, "expression tree full");
+    e->nodes[e->n] = (kiln_expr_node){.kind = kind, .a = -1, .b = -1,
+                                      .next = -1, .at = at, .len = len};
+    return e->n++;
 }
 
-static int apply_int(parser *p, char op, size_t at, int64_t a, int64_t b,
-                     kiln_value *out)
+static int add_pair(parser *p, kiln_expr_kind kind, char op, size_t at,
+                    int a, int b)
 {
-    int64_t r = 0;
-    int overflow = 0;
-    switch (op) {
-    case '+': overflow = __builtin_add_overflow(a, b, &r); break;
-    case '-': overflow = __builtin_sub_overflow(a, b, &r); break;
-    case '*': overflow = __builtin_mul_overflow(a, b, &r); break;
-    default:
-        if (int_div(p, op, at, a, b, &r))
-            return -1;
+    int k = add_node(p, kind, at, 1);
+    if (k >= 0) {
+        p->e->nodes[k].op = op;
+        p->e->nodes[k].a = a;
+        p->e->nodes[k].b = b;
     }
-    if (overflow)
-        return fail_at(p, at, "integer overflow in '%c'", op);
-    *out = int_value(r);
-    return 0;
-}
-
-static int check_float(parser *p, size_t at, double r, kiln_value *out)
-{
-    if (!isfinite(r))
-        return fail_at(p, at, "floating-point overflow (result %g)", r);
-    *out = float_value(r);
-    return 0;
-}
-
-static int apply_float(parser *p, char op, size_t at, double a, double b,
-                       kiln_value *out)
-{
-    switch (op) {
-    case '+': return check_float(p, at, a + b, out);
-    case '-': return check_float(p, at, a - b, out);
-    case '*': return check_float(p, at, a * b, out);
-    default:
-        if (b == 0.0)
-            return fail_at(p, at, "division by zero");
-        return check_float(p, at, a / b, out);
-    }
-}
-
-static int apply_binary(parser *p, char op, size_t at, kiln_value a,
-                        kiln_value b, kiln_value *out)
-{
-    if (p->collect) {
-        *out = int_value(0);
-        return 0;
-    }
-    if (!a.is_float && !b.is_float)
-        return apply_int(p, op, at, a.i, b.i, out);
-    if (op == '%')
-        return fail_at(p, at, "'%%' needs integer operands, got a float");
-    return apply_float(p, op, at, kiln_value_to_double(a),
-                       kiln_value_to_double(b), out);
-}
-
-static int negate(parser *p, size_t at, kiln_value v, kiln_value *out)
-{
-    if (p->collect) {
-        *out = int_value(0);
-        return 0;
-    }
-    if (v.is_float) {
-        *out = float_value(-v.f);
-        return 0;
-    }
-    int64_t r;
-    if (__builtin_sub_overflow((int64_t)0, v.i, &r))
-        return fail_at(p, at, "integer overflow in unary '-'");
-    *out = int_value(r);
-    return 0;
+    return k;
 }
 
 /* ---- functions ------------------------------------------------------- */
 
-static func_kind func_lookup(const char *name, size_t len)
+/* 0 and *fn set for min, max or cdiv; 1 for sizeof; -1 for no function. */
+static int func_lookup(const char *name, size_t len, kiln_expr_fn *fn)
 {
-    static const struct { const char *name; func_kind kind; } table[] = {
-        {"min", FN_MIN}, {"max", FN_MAX}, {"cdiv", FN_CDIV},
-        {"sizeof", FN_SIZEOF},
+    static const struct { const char *name; kiln_expr_fn fn; } table[] = {
+        {"min", KILN_EXPR_FN_MIN}, {"max", KILN_EXPR_FN_MAX},
+        {"cdiv", KILN_EXPR_FN_CDIV},
     };
     for (size_t k = 0; k < sizeof table / sizeof table[0]; k++)
-        if (strlen(table[k].name) == len && !memcmp(table[k].name, name, len))
-            return table[k].kind;
-    return FN_NONE;
+        if (strlen(table[k].name) == len && !memcmp(table[k].name, name, len)) {
+            *fn = table[k].fn;
+            return 0;
+        }
+    return len == 6 && !memcmp(name, "sizeof", 6) ? 1 : -1;
 }
 
-static void min_max(func_kind fn, kiln_value a, kiln_value b, kiln_value *out)
-{
-    if (!a.is_float && !b.is_float) {
-        int take_b = fn == FN_MIN ? b.i < a.i : b.i > a.i;
-        *out = take_b ? b : a;
-        return;
-    }
-    double x = kiln_value_to_double(a), y = kiln_value_to_double(b);
-    *out = float_value(fn == FN_MIN ? fmin(x, y) : fmax(x, y));
-}
+static int parse_expr(parser *p);
 
-static int cdiv(parser *p, size_t at, kiln_value a, kiln_value b,
-                kiln_value *out)
-{
-    if (a.is_float || b.is_float) {
-        double y = kiln_value_to_double(b);
-        if (y == 0.0)
-            return fail_at(p, at, "division by zero in cdiv()");
-        return check_float(p, at, ceil(kiln_value_to_double(a) / y), out);
-    }
-    if (b.i == 0)
-        return fail_at(p, at, "division by zero in cdiv()");
-    if (a.i == INT64_MIN && b.i == -1)
-        return fail_at(p, at, "integer overflow in cdiv()");
-    int64_t q = a.i / b.i, r = a.i % b.i;
-    if (r != 0 && (r > 0) == (b.i > 0))
-        q++; /* cannot overflow: |q| < |a| here */
-    *out = int_value(q);
-    return 0;
-}
-
-static int parse_expr(parser *p, kiln_value *out);
-
-static int parse_sizeof(parser *p, kiln_value *out)
+static int parse_sizeof(parser *p)
 {
     size_t open_at = p->pos - 1;
     if (!kiln_is_ident_start(peek(p)))
@@ -296,123 +216,64 @@ static int parse_sizeof(parser *p, kiln_value *out)
     size_t type_at = p->pos, len = scan_ident(p);
     if (expect_close(p, open_at))
         return -1;
-    int64_t bytes = 0;
-    if (p->collect) {
-        *out = int_value(0);
-        return 0;
-    }
-    const kiln_expr_env *env = p->env;
-    if (!env || !env->size_of ||
-        env->size_of(env->ctx, p->src + type_at, len, &bytes) != 0)
-        return fail_at(p, type_at, "unknown type '%.*s' in sizeof()",
-                       show_len(len), p->src + type_at);
-    *out = int_value(bytes);
-    return 0;
+    return add_node(p, KILN_EXPR_SIZEOF, type_at, len);
 }
 
-/* Parse the comma-separated arguments after '(' and fold them with fn. */
-static int parse_args(parser *p, func_kind fn, kiln_value *out, int *argc,
-                      kiln_value *first)
+/* The comma-separated arguments after '(', chained from the call's a. */
+static int parse_args(parser *p, int call)
 {
     size_t open_at = p->pos - 1;
-    *argc = 0;
+    int last = -1;
     if (peek(p) == ')') {
         p->pos++;
         return 0;
     }
     do {
-        kiln_value v;
-        if (parse_expr(p, &v))
+        int arg = parse_expr(p);
+        if (arg < 0)
             return -1;
-        if (*argc == 0)
-            *first = *out = v;
-        else if (fn == FN_CDIV)
-            *out = v; /* first holds a, out holds the last argument */
+        if (last < 0)
+            p->e->nodes[call].a = arg;
         else
-            min_max(fn, *out, v, out);
-        ++*argc;
+            p->e->nodes[last].next = arg;
+        last = arg;
+        p->e->nodes[call].argc++;
     } while (accept(p, ','));
     return expect_close(p, open_at);
 }
 
-static int arg_count_error(parser *p, size_t at, func_kind fn,
-                           const char *name, int argc)
+static int parse_call(parser *p, kiln_expr_fn fn, size_t at, size_t len)
 {
-    const char *want = fn == FN_CDIV ? "exactly 2" : "2 or more";
-    return fail_at(p, at, "wrong number of arguments: %s() takes %s, got %d",
-                   name, want, argc);
-}
-
-static int parse_call(parser *p, func_kind fn, const char *name, size_t at,
-                      kiln_value *out)
-{
-    if (fn == FN_SIZEOF)
-        return parse_sizeof(p, out);
-    kiln_value first = int_value(0), last = int_value(0);
-    int argc;
-    if (parse_args(p, fn, &last, &argc, &first))
+    int call = add_node(p, KILN_EXPR_CALL, at, len);
+    if (call < 0)
         return -1;
-    if (argc < 2 || (fn == FN_CDIV && argc != 2))
-        return arg_count_error(p, at, fn, name, argc);
-    if (p->collect) {
-        *out = int_value(0);
-        return 0;
-    }
-    if (fn == FN_CDIV)
-        return cdiv(p, at, first, last, out);
-    *out = last;
-    return 0;
-}
-
-/* ---- names ----------------------------------------------------------- */
-
-static int record_name(parser *p, size_t at, size_t len)
-{
-    const char *name = p->src + at;
-    if (len > KILN_EXPR_NAME_MAX)
-        return fail_at(p, at, "name '%.*s...' longer than %d characters",
-                       show_len(len), name, KILN_EXPR_NAME_MAX);
-    for (int k = 0; k < p->count; k++)
-        if (strlen(p->names[k]) == len && !memcmp(p->names[k], name, len))
-            return 0;
-    if (p->count >= p->cap)
-        return fail_at(p, at, "too many names (more than %d)", p->cap);
-    memcpy(p->names[p->count], name, len);
-    p->names[p->count][len] = '\0';
-    p->count++;
-    return 0;
-}
-
-static int lookup_name(parser *p, size_t at, size_t len, kiln_value *out)
-{
-    if (p->collect) {
-        *out = int_value(0);
-        return record_name(p, at, len);
-    }
-    const kiln_expr_env *env = p->env;
-    if (env && env->lookup &&
-        env->lookup(env->ctx, p->src + at, len, out) == 0)
-        return 0;
-    return fail_at(p, at, "unknown name '%.*s'", show_len(len), p->src + at);
+    p->e->nodes[call].fn = fn;
+    if (parse_args(p, call))
+        return -1;
+    int argc = p->e->nodes[call].argc;
+    if (argc < 2 || (fn == KILN_EXPR_FN_CDIV && argc != 2))
+        return fail_at(p, at, "wrong number of arguments: %.*s() takes %s, "
+                       "got %d", (int)len, p->src + at,
+                       fn == KILN_EXPR_FN_CDIV ? "exactly 2" : "2 or more", argc);
+    return call;
 }
 
 /* A name, or a function call when followed by '('. */
-static int parse_ident(parser *p, kiln_value *out)
+static int parse_ident(parser *p)
 {
     size_t at = p->pos, len = scan_ident(p);
     const char *name = p->src + at;
-    func_kind fn = func_lookup(name, len);
+    kiln_expr_fn fn = KILN_EXPR_FN_MIN;
+    int kind = func_lookup(name, len, &fn);
     int call = accept(p, '(');
-    if (!call && fn == FN_NONE)
-        return lookup_name(p, at, len, out);
+    if (!call && kind < 0)
+        return add_node(p, KILN_EXPR_NAME, at, len);
     if (!call)
         return fail_at(p, p->pos, "expected '(' after function '%.*s'",
                        (int)len, name);
-    if (fn == FN_NONE)
+    if (kind < 0)
         return fail_at(p, at, "unknown function '%.*s'", show_len(len), name);
-    char fname[8];
-    snprintf(fname, sizeof fname, "%.*s", (int)len, name);
-    return parse_call(p, fn, fname, at, out);
+    return kind == 1 ? parse_sizeof(p) : parse_call(p, fn, at, len);
 }
 
 /* ---- numbers --------------------------------------------------------- */
@@ -424,7 +285,7 @@ static size_t skip_digits(parser *p, size_t i)
     return i;
 }
 
-static int int_literal(parser *p, size_t start, size_t end, kiln_value *out)
+static int int_literal(parser *p, size_t start, size_t end)
 {
     int64_t v = 0;
     for (size_t i = start; i < end; i++) {
@@ -433,11 +294,13 @@ static int int_literal(parser *p, size_t start, size_t end, kiln_value *out)
             return fail_at(p, start, "integer literal '%.*s' out of range",
                            show_len(end - start), p->src + start);
     }
-    *out = int_value(v);
-    return 0;
+    int k = add_node(p, KILN_EXPR_INT, start, end - start);
+    if (k >= 0)
+        p->e->nodes[k].value = int_value(v);
+    return k;
 }
 
-static int float_literal(parser *p, size_t start, size_t end, kiln_value *out)
+static int float_literal(parser *p, size_t start, size_t end)
 {
     char buf[KILN_EXPR_MAX_LEN + 1];
     size_t n = end - start;
@@ -447,11 +310,13 @@ static int float_literal(parser *p, size_t start, size_t end, kiln_value *out)
     if (!isfinite(f))
         return fail_at(p, start, "float literal '%.*s' out of range",
                        show_len(n), buf);
-    *out = float_value(f);
-    return 0;
+    int k = add_node(p, KILN_EXPR_FLOAT, start, n);
+    if (k >= 0)
+        p->e->nodes[k].value = float_value(f);
+    return k;
 }
 
-static int parse_number(parser *p, kiln_value *out)
+static int parse_number(parser *p)
 {
     size_t start = p->pos, i = skip_digits(p, start);
     int is_float = 0;
@@ -469,8 +334,7 @@ static int parse_number(parser *p, kiln_value *out)
         i = skip_digits(p, i);
     }
     p->pos = i;
-    return is_float ? float_literal(p, start, i, out)
-                    : int_literal(p, start, i, out);
+    return is_float ? float_literal(p, start, i) : int_literal(p, start, i);
 }
 
 /* ---- grammar --------------------------------------------------------- */
@@ -484,82 +348,77 @@ static int descend(parser *p, size_t at)
     return 0;
 }
 
-static int parse_paren(parser *p, kiln_value *out)
+static int parse_paren(parser *p)
 {
     size_t open_at = p->pos++;
-    if (descend(p, open_at) || parse_expr(p, out) || expect_close(p, open_at))
+    if (descend(p, open_at))
+        return -1;
+    int k = parse_expr(p);
+    if (k < 0 || expect_close(p, open_at))
         return -1;
     p->depth--;
-    return 0;
+    return k;
 }
 
-static int parse_primary(parser *p, kiln_value *out)
+static int parse_primary(parser *p)
 {
     char c = peek(p);
     char next = p->pos + 1 < p->len ? p->src[p->pos + 1] : 0;
     if (is_digit(c) || (c == '.' && is_digit(next)))
-        return parse_number(p, out);
+        return parse_number(p);
     if (kiln_is_ident_start(c)) {
-        size_t at = p->pos;
-        if (descend(p, at))
+        if (descend(p, p->pos))
             return -1;
-        int rc = parse_ident(p, out);
+        int k = parse_ident(p);
         p->depth--;
-        return rc;
+        return k;
     }
     if (c == '(')
-        return parse_paren(p, out);
+        return parse_paren(p);
     return unexpected(p, "expected a number, name or '('");
 }
 
-static int parse_unary(parser *p, kiln_value *out)
+static int parse_unary(parser *p)
 {
     char c = peek(p);
     if (c != '-' && c != '+')
-        return parse_primary(p, out);
+        return parse_primary(p);
     size_t at = p->pos++;
-    kiln_value v;
-    if (descend(p, at) || parse_unary(p, &v))
+    if (descend(p, at))
+        return -1;
+    int k = parse_unary(p);
+    if (k < 0)
         return -1;
     p->depth--;
-    if (c == '+') {
-        *out = v;
-        return 0;
-    }
-    return negate(p, at, v, out);
+    return c == '+' ? k : add_pair(p, KILN_EXPR_NEG, '-', at, k, -1);
 }
 
-static int parse_term(parser *p, kiln_value *out)
+/* One level of left-associative binary operators (ops), over next. */
+static int parse_binary(parser *p, const char *ops, int (*next)(parser *))
 {
-    if (parse_unary(p, out))
-        return -1;
-    for (;;) {
+    int k = next(p);
+    while (k >= 0) {
         char op = peek(p);
-        if (op != '*' && op != '/' && op != '%')
-            return 0;
+        if (!op || !strchr(ops, op))
+            return k;
         size_t at = p->pos++;
-        kiln_value rhs;
-        if (parse_unary(p, &rhs) || apply_binary(p, op, at, *out, rhs, out))
-            return -1;
+        int rhs = next(p);
+        k = rhs < 0 ? -1 : add_pair(p, KILN_EXPR_BINARY, op, at, k, rhs);
     }
+    return -1;
 }
 
-static int parse_expr(parser *p, kiln_value *out)
+static int parse_term(parser *p)
 {
-    if (parse_term(p, out))
-        return -1;
-    for (;;) {
-        char op = peek(p);
-        if (op != '+' && op != '-')
-            return 0;
-        size_t at = p->pos++;
-        kiln_value rhs;
-        if (parse_term(p, &rhs) || apply_binary(p, op, at, *out, rhs, out))
-            return -1;
-    }
+    return parse_binary(p, "*/%", parse_unary);
 }
 
-/* ---- entry points ---------------------------------------------------- */
+static int parse_expr(parser *p)
+{
+    return parse_binary(p, "+-", parse_term);
+}
+
+/* ---- the tree ---------------------------------------------------------- */
 
 /* Length of src, or KILN_EXPR_MAX_LEN + 1 when it is longer than allowed. */
 static size_t bounded_len(const char *src)
@@ -570,40 +429,266 @@ static size_t bounded_len(const char *src)
     return n;
 }
 
-static int parse_all(parser *p, const char *src, kiln_value *out)
+static int parse_all(parser *p)
 {
-    if (!src)
-        return kiln_fail(p->err, "empty expression (NULL)");
-    p->src = src;
-    p->len = bounded_len(src);
-    if (p->len > KILN_EXPR_MAX_LEN)
-        return quote_fail(p->err, src, p->len,
-                          "expression longer than 1024 characters");
     if (peek(p) == 0)
         return fail_at(p, 0, "empty expression");
-    if (parse_expr(p, out))
+    int root = parse_expr(p);
+    if (root < 0)
         return -1;
     char c = peek(p);
     if (c == 0)
-        return 0;
+        return root;
     if (c > ' ' && c < 127)
         return fail_at(p, p->pos, "unexpected trailing input '%c'", c);
     return fail_at(p, p->pos, "unexpected trailing input '\\x%02x'",
                    (unsigned)(unsigned char)c);
 }
 
+int kiln_expr_parse(const char *src, kiln_expr *e, kiln_error *err)
+{
+    memset(e, 0, sizeof *e);
+    e->root = -1;
+    if (!src)
+        return kiln_fail(err, "empty expression (NULL)");
+    size_t len = bounded_len(src);
+    if (len > KILN_EXPR_MAX_LEN)
+        return quote_fail(err, src, len,
+                          "expression longer than 1024 characters");
+    char *copy = malloc(len + 1);
+    e->nodes = malloc((len + 1) * sizeof *e->nodes);
+    if (!copy || !e->nodes) {
+        free(copy);
+        return kiln_fail(err, "out of memory");
+    }
+    memcpy(copy, src, len + 1);
+    e->src = copy;
+    e->len = len;
+    parser p = {copy, len, 0, 0, err, e, (int)len + 1};
+    e->root = parse_all(&p);
+    return e->root < 0 ? -1 : 0;
+}
+
+void kiln_expr_free(kiln_expr *e)
+{
+    if (!e)
+        return;
+    free((char *)e->src);
+    free(e->nodes);
+    memset(e, 0, sizeof *e);
+    e->root = -1;
+}
+
+/* ---- evaluation -------------------------------------------------------- */
+
+typedef struct evaluator {
+    const kiln_expr *e;
+    const kiln_expr_env *env;
+    kiln_error *err;
+} evaluator;
+
+__attribute__((format(printf, 3, 4)))
+static int eval_fail(evaluator *ev, size_t at, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfail_at(ev->err, ev->e->src, ev->e->len, at, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int int_div(evaluator *ev, char op, size_t at, int64_t a, int64_t b,
+                   int64_t *r)
+{
+    if (b == 0)
+        return eval_fail(ev, at, "%s by zero",
+                         op == '%' ? "modulo" : "division");
+    if (a == INT64_MIN && b == -1) {
+        if (op == '%') {
+            *r = 0;
+            return 0;
+        }
+        return eval_fail(ev, at, "integer overflow in '%c'", op);
+    }
+    *r = op == '%' ? a % b : a / b;
+    return 0;
+}
+
+static int apply_int(evaluator *ev, char op, size_t at, int64_t a, int64_t b,
+                     kiln_value *out)
+{
+    int64_t r = 0;
+    int overflow = 0;
+    switch (op) {
+    case '+': overflow = __builtin_add_overflow(a, b, &r); break;
+    case '-': overflow = __builtin_sub_overflow(a, b, &r); break;
+    case '*': overflow = __builtin_mul_overflow(a, b, &r); break;
+    default:
+        if (int_div(ev, op, at, a, b, &r))
+            return -1;
+    }
+    if (overflow)
+        return eval_fail(ev, at, "integer overflow in '%c'", op);
+    *out = int_value(r);
+    return 0;
+}
+
+static int check_float(evaluator *ev, size_t at, double r, kiln_value *out)
+{
+    if (!isfinite(r))
+        return eval_fail(ev, at, "floating-point overflow (result %g)", r);
+    *out = float_value(r);
+    return 0;
+}
+
+static int apply_float(evaluator *ev, char op, size_t at, double a, double b,
+                       kiln_value *out)
+{
+    switch (op) {
+    case '+': return check_float(ev, at, a + b, out);
+    case '-': return check_float(ev, at, a - b, out);
+    case '*': return check_float(ev, at, a * b, out);
+    default:
+        if (b == 0.0)
+            return eval_fail(ev, at, "division by zero");
+        return check_float(ev, at, a / b, out);
+    }
+}
+
+static int apply_binary(evaluator *ev, char op, size_t at, kiln_value a,
+                        kiln_value b, kiln_value *out)
+{
+    if (!a.is_float && !b.is_float)
+        return apply_int(ev, op, at, a.i, b.i, out);
+    if (op == '%')
+        return eval_fail(ev, at, "'%%' needs integer operands, got a float");
+    return apply_float(ev, op, at, kiln_value_to_double(a),
+                       kiln_value_to_double(b), out);
+}
+
+static int negate(evaluator *ev, size_t at, kiln_value v, kiln_value *out)
+{
+    if (v.is_float) {
+        *out = float_value(-v.f);
+        return 0;
+    }
+    int64_t r;
+    if (__builtin_sub_overflow((int64_t)0, v.i, &r))
+        return eval_fail(ev, at, "integer overflow in unary '-'");
+    *out = int_value(r);
+    return 0;
+}
+
+static void min_max(kiln_expr_fn fn, kiln_value a, kiln_value b,
+                    kiln_value *out)
+{
+    if (!a.is_float && !b.is_float) {
+        int take_b = fn == KILN_EXPR_FN_MIN ? b.i < a.i : b.i > a.i;
+        *out = take_b ? b : a;
+        return;
+    }
+    double x = kiln_value_to_double(a), y = kiln_value_to_double(b);
+    *out = float_value(fn == KILN_EXPR_FN_MIN ? fmin(x, y) : fmax(x, y));
+}
+
+static int cdiv(evaluator *ev, size_t at, kiln_value a, kiln_value b,
+                kiln_value *out)
+{
+    if (a.is_float || b.is_float) {
+        double y = kiln_value_to_double(b);
+        if (y == 0.0)
+            return eval_fail(ev, at, "division by zero in cdiv()");
+        return check_float(ev, at, ceil(kiln_value_to_double(a) / y), out);
+    }
+    if (b.i == 0)
+        return eval_fail(ev, at, "division by zero in cdiv()");
+    if (a.i == INT64_MIN && b.i == -1)
+        return eval_fail(ev, at, "integer overflow in cdiv()");
+    int64_t q = a.i / b.i, r = a.i % b.i;
+    if (r != 0 && (r > 0) == (b.i > 0))
+        q++; /* cannot overflow: |q| < |a| here */
+    *out = int_value(q);
+    return 0;
+}
+
+static int eval_node(evaluator *ev, int k, kiln_value *out);
+
+/* min/max fold their arguments left to right; cdiv takes its two. */
+static int eval_call(evaluator *ev, const kiln_expr_node *nd, kiln_value *out)
+{
+    kiln_value first, v;
+    int arg = nd->a;
+    if (eval_node(ev, arg, &first))
+        return -1;
+    *out = first;
+    for (arg = ev->e->nodes[arg].next; arg >= 0; arg = ev->e->nodes[arg].next) {
+        if (eval_node(ev, arg, &v))
+            return -1;
+        if (nd->fn == KILN_EXPR_FN_CDIV)
+            return cdiv(ev, nd->at, first, v, out);
+        min_max(nd->fn, *out, v, out);
+    }
+    return 0;
+}
+
+static int eval_leaf(evaluator *ev, const kiln_expr_node *nd, kiln_value *out)
+{
+    const kiln_expr_env *env = ev->env;
+    const char *text = ev->e->src + nd->at;
+    int64_t bytes = 0;
+    switch (nd->kind) {
+    case KILN_EXPR_NAME:
+        if (env && env->lookup && env->lookup(env->ctx, text, nd->len, out) == 0)
+            return 0;
+        return eval_fail(ev, nd->at, "unknown name '%.*s'", show_len(nd->len),
+                         text);
+    case KILN_EXPR_SIZEOF:
+        if (!env || !env->size_of ||
+            env->size_of(env->ctx, text, nd->len, &bytes) != 0)
+            return eval_fail(ev, nd->at, "unknown type '%.*s' in sizeof()",
+                             show_len(nd->len), text);
+        *out = int_value(bytes);
+        return 0;
+    default:
+        *out = nd->value;
+        return 0;
+    }
+}
+
+static int eval_node(evaluator *ev, int k, kiln_value *out)
+{
+    const kiln_expr_node *nd = &ev->e->nodes[k];
+    kiln_value a, b;
+    switch (nd->kind) {
+    case KILN_EXPR_NEG:
+        return eval_node(ev, nd->a, &a) || negate(ev, nd->at, a, out) ? -1 : 0;
+    case KILN_EXPR_BINARY:
+        if (eval_node(ev, nd->a, &a) || eval_node(ev, nd->b, &b))
+            return -1;
+        return apply_binary(ev, nd->op, nd->at, a, b, out);
+    case KILN_EXPR_CALL:
+        return eval_call(ev, nd, out);
+    default:
+        return eval_leaf(ev, nd, out);
+    }
+}
+
+/* ---- entry points ---------------------------------------------------- */
+
 int kiln_expr_eval(const char *src, const kiln_expr_env *env, kiln_value *out,
                    kiln_error *err)
 {
-    parser p = {0};
-    p.env = env;
-    p.err = err;
+    kiln_expr e;
     kiln_value v;
-    if (parse_all(&p, src, &v))
-        return -1;
-    if (out)
+    int rc = kiln_expr_parse(src, &e, err);
+    if (rc == 0) {
+        evaluator ev = {&e, env, err};
+        rc = eval_node(&ev, e.root, &v);
+    }
+    kiln_expr_free(&e);
+    if (rc == 0 && out)
         *out = v;
-    return 0;
+    return rc;
 }
 
 static int check_int(const char *src, kiln_value v, int64_t *out,
@@ -641,16 +726,37 @@ int kiln_expr_eval_int(const char *src, const kiln_expr_env *env, int64_t *out,
     return 0;
 }
 
+/* Add the name of node nd to names[0..*count) unless it is there. */
+static int record_name(const kiln_expr *e, const kiln_expr_node *nd,
+                       char names[][64], int cap, int *count, kiln_error *err)
+{
+    const char *name = e->src + nd->at;
+    size_t len = nd->len;
+    if (len > KILN_EXPR_NAME_MAX)
+        return kiln_expr_fail_at(e, nd->at, err,
+                                 "name '%.*s...' longer than %d characters",
+                                 show_len(len), name, KILN_EXPR_NAME_MAX);
+    for (int k = 0; k < *count; k++)
+        if (strlen(names[k]) == len && !memcmp(names[k], name, len))
+            return 0;
+    if (*count >= cap)
+        return kiln_expr_fail_at(e, nd->at, err, "too many names (more than %d)",
+                                 cap);
+    memcpy(names[*count], name, len);
+    names[*count][len] = '\0';
+    ++*count;
+    return 0;
+}
+
 int kiln_expr_names(const char *src, char names[][64], int cap,
                     kiln_error *err)
 {
-    parser p = {0};
-    p.err = err;
-    p.collect = 1;
-    p.names = names;
-    p.cap = cap < 0 ? 0 : cap;
-    kiln_value v;
-    if (parse_all(&p, src, &v))
-        return -1;
-    return p.count;
+    kiln_expr e;
+    int count = 0, rc = kiln_expr_parse(src, &e, err);
+    for (int k = 0; rc == 0 && k < e.n; k++)   /* nodes are in source order */
+        if (e.nodes[k].kind == KILN_EXPR_NAME)
+            rc = record_name(&e, &e.nodes[k], names, cap < 0 ? 0 : cap,
+                             &count, err);
+    kiln_expr_free(&e);
+    return rc < 0 ? -1 : count;
 }

@@ -1,4 +1,5 @@
-/* expr.h - evaluator for the small arithmetic expressions in task files.
+/* expr.h - the small arithmetic expressions in task files and manifests:
+ * their one parser, the evaluator, and the parse tree other walkers use.
  *
  * Cost, launch and shape fields are written as expressions over the task's
  * dims, e.g. `(2*rows*cols + cols) * sizeof(T)` or `cdiv(cols, BLOCK*4)`.
@@ -52,5 +53,57 @@ double kiln_value_to_double(kiln_value v);
  * chars, or more than cap distinct names. */
 int kiln_expr_names(const char *src, char names[][64], int cap,
                     kiln_error *err);
+
+/* ---- the parse tree, for other walkers --------------------------------
+ *
+ * kiln_expr_eval and kiln_expr_names parse into this tree and walk it;
+ * harness/expr_c.c walks the same tree to print an expression as C, so the
+ * language has one grammar. Nodes live in one array and refer to each other
+ * by index; unary '+' and parentheses leave no node. */
+
+typedef enum kiln_expr_kind {
+    KILN_EXPR_INT,    /* value.i */
+    KILN_EXPR_FLOAT,  /* value.f */
+    KILN_EXPR_NAME,   /* the name at src[at, at + len) */
+    KILN_EXPR_SIZEOF, /* sizeof(TYPE): the type at src[at, at + len) */
+    KILN_EXPR_NEG,    /* -a */
+    KILN_EXPR_BINARY, /* a op b */
+    KILN_EXPR_CALL,   /* fn(args): the first in a, each one's next in next */
+} kiln_expr_kind;
+
+typedef enum kiln_expr_fn {
+    KILN_EXPR_FN_MIN, /* 2 or more arguments */
+    KILN_EXPR_FN_MAX, /* 2 or more arguments */
+    KILN_EXPR_FN_CDIV /* exactly 2 */
+} kiln_expr_fn;
+
+typedef struct kiln_expr_node {
+    kiln_expr_kind kind;
+    char op;          /* BINARY: + - * / % */
+    kiln_expr_fn fn;  /* CALL */
+    int argc;         /* CALL */
+    int a, b;         /* operands (node indices); -1 when none */
+    int next;         /* the next argument of a call; -1 after the last */
+    size_t at, len;   /* the token in src: literal, name, type, operator or function */
+    kiln_value value; /* INT, FLOAT */
+} kiln_expr_node;
+
+typedef struct kiln_expr {
+    const char *src;         /* a copy of the source, NUL-terminated */
+    size_t len;
+    int root, n;
+    kiln_expr_node *nodes;   /* n of them */
+} kiln_expr;
+
+/* Parse src (the grammar above; literals are checked, names are not looked
+ * up) into e. Returns 0, or -1 with err filled as kiln_expr_eval fills it
+ * for a syntax error. Free e with kiln_expr_free (also after a failure). */
+int kiln_expr_parse(const char *src, kiln_expr *e, kiln_error *err);
+void kiln_expr_free(kiln_expr *e);
+
+/* Fill err as the evaluator does for a fault at offset `at` of e's source:
+ * the message, "at column N" and the source quoted. Returns -1. */
+int kiln_expr_fail_at(const kiln_expr *e, size_t at, kiln_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 #endif

@@ -470,6 +470,53 @@ static void test_names_errors(void **state)
     assert_string_equal(names[0], longname);
 }
 
+/* ---- the parse tree --------------------------------------------------- */
+
+static void test_tree(void **state)
+{
+    (void)state;
+    kiln_expr e;
+    kiln_error err = {{0}};
+    const char *src = "-rows + min(2, +c, 1.5) * sizeof(T)";
+    assert_int_equal(kiln_expr_parse(src, &e, &err), 0);
+    assert_string_equal(e.src, src);
+    const kiln_expr_node *root = &e.nodes[e.root], *n;
+    assert_int_equal(root->kind, KILN_EXPR_BINARY);
+    assert_int_equal(root->op, '+');
+    assert_int_equal(root->at, 6);
+    n = &e.nodes[root->a];                        /* -rows */
+    assert_int_equal(n->kind, KILN_EXPR_NEG);
+    assert_int_equal(e.nodes[n->a].kind, KILN_EXPR_NAME);
+    assert_int_equal(e.nodes[n->a].at, 1);
+    assert_int_equal(e.nodes[n->a].len, 4);
+    n = &e.nodes[root->b];                        /* min(...) * sizeof(T) */
+    assert_int_equal(n->op, '*');
+    assert_int_equal(e.nodes[n->b].kind, KILN_EXPR_SIZEOF);
+    assert_memory_equal(src + e.nodes[n->b].at, "T)", 2);
+    n = &e.nodes[n->a];                           /* min(2, +c, 1.5) */
+    assert_int_equal(n->kind, KILN_EXPR_CALL);
+    assert_int_equal(n->fn, KILN_EXPR_FN_MIN);
+    assert_int_equal(n->argc, 3);
+    const kiln_expr_node *a1 = &e.nodes[n->a], *a2 = &e.nodes[a1->next];
+    const kiln_expr_node *a3 = &e.nodes[a2->next];
+    assert_int_equal(a1->kind, KILN_EXPR_INT);
+    assert_int_equal(a1->value.i, 2);
+    assert_int_equal(a2->kind, KILN_EXPR_NAME);   /* unary '+' leaves no node */
+    assert_int_equal(a3->kind, KILN_EXPR_FLOAT);
+    assert_double_eq(a3->value.f, 1.5);
+    assert_int_equal(a3->next, -1);
+    assert_int_equal(kiln_expr_fail_at(&e, a2->at, &err, "no '%s'", "c"), -1);
+    assert_string_equal(err.msg, "no 'c' at column 17 in \"-rows + min(2, +c, 1.5) * sizeof(T)\"");
+    kiln_expr_free(&e);
+
+    /* a syntax error: the evaluator's message, and the tree frees */
+    assert_int_equal(kiln_expr_parse("cdiv(1)", &e, &err), -1);
+    assert_non_null(strstr(err.msg, "cdiv() takes exactly 2, got 1"));
+    kiln_expr_free(&e);
+    assert_int_equal(kiln_expr_parse(NULL, &e, &err), -1);
+    kiln_expr_free(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -495,6 +542,7 @@ int main(void)
         cmocka_unit_test(test_eval_int),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_names_errors),
+        cmocka_unit_test(test_tree),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -111,8 +111,8 @@ static void test_refused(void **state)
     expect_refused("cdiv(rows, 2, 3)", "cdiv() takes exactly 2, got 3");
     expect_refused("min(rows)", "min() takes 2 or more, got 1");
     expect_refused("max", "expected '(' after function 'max'");
-    expect_refused("(rows", "expected ')'");
-    expect_refused("rows cols", "expected an operator or the end");
+    expect_refused("(rows", "missing ')' at column 6");
+    expect_refused("rows cols", "unexpected trailing input 'c' at column 6");
     expect_refused("", "empty expression");
     expect_refused("99999999999999999999", "out of range");
     char deep[300];
