@@ -111,15 +111,14 @@ static void finish(kilnd *d, kilnd_job *job, char *event)
 
 static char *verdict_event(const kilnd_job *job, const kiln_verdict *v, const kiln_task *t)
 {
-    char *vj = kiln_verdict_json(v, t, 0);
+    cJSON *vj = kiln_verdict_to_cjson(v, t);
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "id", job->rq.id);
     cJSON_AddStringToObject(o, "job", job->id);
     cJSON_AddStringToObject(o, "event", "verdict");
-    cJSON_AddItemToObject(o, "verdict", vj ? cJSON_Parse(vj) : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "verdict", vj ? vj : cJSON_CreateNull());
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
-    free(vj);
     return s;
 }
 
