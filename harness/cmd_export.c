@@ -100,16 +100,10 @@ static int add_kernel(ex *x, int mi, const char *source, kiln_error *err)
     return p[m->kernel].source ? 0 : kiln_fail(err, "out of memory");
 }
 
-static const char *col(sqlite3_stmt *st, int i)
+/* One kept candidate: kept only when its verdict is this task's and a pass. */
+static int add_record(ex *x, const kiln_kept_record *k, kiln_error *err)
 {
-    const unsigned char *t = sqlite3_column_text(st, i);
-    return t ? (const char *)t : "";
-}
-
-/* One row: kept only when its verdict is this task's and a pass. */
-static int add_row(ex *x, sqlite3_stmt *st, kiln_error *err)
-{
-    cJSON *v = cJSON_Parse(col(st, 4));
+    cJSON *v = cJSON_Parse(k->verdict);
     if (!v || strcmp(kiln_rv_str(v, "task"), x->task->name) != 0 ||
         strcmp(kiln_rv_str(v, "status"), "pass") != 0) {
         cJSON_Delete(v);
@@ -123,31 +117,26 @@ static int add_row(ex *x, sqlite3_stmt *st, kiln_error *err)
     x->m = p;
     ex_meas *m = &p[x->nm++];
     memset(m, 0, sizeof *m);
-    snprintf(m->run, sizeof m->run, "%s", col(st, 0));
-    m->n = sqlite3_column_int(st, 1);
-    snprintf(m->commit, sizeof m->commit, "%s", col(st, 2));
-    snprintf(m->job, sizeof m->job, "%s", col(st, 3));
-    m->date = sqlite3_column_double(st, 6);
-    m->hypothesis = strdup(col(st, 7));
+    snprintf(m->run, sizeof m->run, "%s", k->run);
+    m->n = k->n;
+    snprintf(m->commit, sizeof m->commit, "%s", k->commit);
+    snprintf(m->job, sizeof m->job, "%s", k->job);
+    m->date = k->updated_at;
+    m->hypothesis = strdup(k->hypothesis);
     m->verdict = v;
-    return add_kernel(x, x->nm - 1, col(st, 5), err);
+    return add_kernel(x, x->nm - 1, k->source, err);
 }
 
 static int load(ex *x, sqlite3 *db, kiln_error *err)
 {
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT c.run, c.n, c.commit_id, c.record_job, c.record_verdict,"
-                           " c.source, c.updated_at, c.hypothesis FROM candidates c JOIN runs r"
-                           " ON r.id = c.run WHERE c.decision='keep' AND c.record_verdict IS NOT NULL"
-                           " AND c.source IS NOT NULL AND r.backend=?2 AND r.dtype=?1"
-                           " ORDER BY c.updated_at", -1, &st, NULL) != SQLITE_OK)
-        return kiln_fail(err, "database: %s", sqlite3_errmsg(db));
-    sqlite3_bind_text(st, 1, kiln_dtype_name(x->dt), -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 2, x->cuda ? "cuda" : "cpu", -1, SQLITE_STATIC);
+    kiln_kept_record *k;
+    int n;
+    if (kiln_db_kept_records(db, kiln_dtype_name(x->dt), x->cuda ? "cuda" : "cpu", &k, &n, err) < 0)
+        return -1;
     int rc = 0;
-    while (rc == 0 && sqlite3_step(st) == SQLITE_ROW)
-        rc = add_row(x, st, err);
-    sqlite3_finalize(st);
+    for (int i = 0; rc == 0 && i < n; i++)
+        rc = add_record(x, &k[i], err);
+    kiln_kept_records_free(k, n);
     if (rc == 0 && x->nm == 0)
         return kiln_fail(err, "no kept kernel of task %s (%s, %s) has a passing verdict against "
                          "the task's baseline in this workspace", x->task->name,
@@ -674,7 +663,7 @@ int kiln_cmd_export(int argc, char **argv)
         print_summary(x);
     else
         fprintf(stderr, "kiln export: %s\n", err.msg);
-    sqlite3_close(db);
+    kiln_db_close(db);
     teardown(x);
     free(x);
     return rc == 0 ? KILN_EXIT_OK : rc == 1 ? KILN_EXIT_FAIL : rc == -2 ? KILN_EXIT_BAD_INPUT : KILN_EXIT_INTERNAL;

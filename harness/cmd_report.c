@@ -124,6 +124,6 @@ int kiln_cmd_report(int argc, char **argv)
     else
         fprintf(stderr, "kiln report: %s\n", err.msg);
     free_runs(runs, n);
-    sqlite3_close(db);
+    kiln_db_close(db);
     return rc == 0 ? KILN_EXIT_OK : rc == -2 ? KILN_EXIT_BAD_INPUT : KILN_EXIT_INTERNAL;
 }

@@ -23,8 +23,6 @@
 #include "workspace.h"
 #include "worker_io.h"
 
-#define REVERIFY_NOTES_REF "refs/notes/kiln-reverify"
-
 static const char usage[] =
     "usage: kiln reverify [REV... | --run R | --kept | --best] [options]\n"
     "\n"
@@ -136,37 +134,21 @@ static int from_db(rv_ctx *x, kiln_error *err)
 {
     if (!x->db)
         return kiln_fail(err, "the workspace has no database (.kiln/kiln.db)");
-    sqlite3_stmt *st = NULL;
-    const char *sql = x->o->run ? "SELECT commit_id FROM candidates WHERE run=?1 AND decision='keep'"
-                                  " AND commit_id <> '' ORDER BY n"
-                                : "SELECT commit_id FROM candidates WHERE decision='keep' AND"
-                                  " commit_id <> '' ORDER BY updated_at";
-    if (sqlite3_prepare_v2(x->db, sql, -1, &st, NULL) != SQLITE_OK)
-        return kiln_fail(err, "database: %s", sqlite3_errmsg(x->db));
-    if (x->o->run)
-        sqlite3_bind_text(st, 1, x->o->run, -1, SQLITE_TRANSIENT);
-    int rc = 0;
-    while (rc == 0 && sqlite3_step(st) == SQLITE_ROW)
-        rc = add_commit(x, (const char *)sqlite3_column_text(st, 0), err);
-    sqlite3_finalize(st);
+    char(*ids)[41];
+    int n, rc = kiln_db_kept_commits(x->db, x->o->run, &ids, &n, err);
+    for (int i = 0; rc == 0 && i < n; i++)
+        rc = add_commit(x, ids[i], err);
+    free(ids);
     return rc;
 }
 
 static int from_best_tags(rv_ctx *x, kiln_error *err)
 {
-    git_reference_iterator *it = NULL;
-    git_reference *ref = NULL;
-    if (git_reference_iterator_glob_new(&it, x->ws.repo, "refs/tags/kiln/best/*") < 0)
-        return kiln_fail(err, "git: listing the kiln/best tags");
-    int rc = 0;
-    while (rc == 0 && git_reference_next(&ref, it) == 0) {
-        char oid[41];
-        rc = kiln_ws_resolve(&x->ws, git_reference_name(ref), oid, err);
-        if (rc == 0)
-            rc = add_commit(x, oid, err);
-        git_reference_free(ref);
-    }
-    git_reference_iterator_free(it);
+    char(*ids)[41];
+    int n, rc = kiln_ws_best_commits(&x->ws, &ids, &n, err);
+    for (int i = 0; rc == 0 && i < n; i++)
+        rc = add_commit(x, ids[i], err);
+    free(ids);
     return rc;
 }
 
@@ -192,12 +174,9 @@ static int choose_commits(rv_ctx *x, kiln_error *err)
 
 static cJSON *read_note(rv_ctx *x, const char *ref, const char *commit)
 {
-    git_oid id;
-    git_note *note = NULL;
-    if (git_oid_fromstr(&id, commit) < 0 || git_note_read(&note, x->ws.repo, ref, &id) < 0)
-        return NULL;
-    cJSON *j = cJSON_Parse(git_note_message(note));
-    git_note_free(note);
+    char *text = kiln_ws_note_read(&x->ws, ref, commit);
+    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    free(text);
     return j;
 }
 
@@ -328,22 +307,11 @@ static void judge_change(cJSON *r, const cJSON *old, const cJSON *new, int compa
         cJSON_AddStringToObject(r, "why", why);
 }
 
-static double commit_time(rv_ctx *x, const char *commit)
-{
-    git_oid id;
-    git_commit *c = NULL;
-    double t = 0;
-    if (git_oid_fromstr(&id, commit) == 0 && git_commit_lookup(&c, x->ws.repo, &id) == 0)
-        t = (double)git_commit_time(c);
-    git_commit_free(c);
-    return t;
-}
-
 static cJSON *build_result(rv_ctx *x, const char *commit, const cJSON *note, const cJSON *old,
                            const char *kind, const cJSON *new, const char *job)
 {
     char date[32], now[32];
-    kiln_rv_fmt_date(commit_time(x, commit), date, sizeof date);
+    kiln_rv_fmt_date(kiln_ws_commit_time(&x->ws, commit), date, sizeof date);
     kiln_rv_fmt_date(kiln_rv_now(), now, sizeof now);
     cJSON *r = cJSON_CreateObject();
     cJSON_AddStringToObject(r, "commit", commit);
@@ -448,34 +416,10 @@ static cJSON *reverify_one(rv_ctx *x, const char *commit, kiln_error *err)
 /* Append one JSON line to the commit's note on refs/notes/kiln-reverify. */
 static int append_note(rv_ctx *x, const char *commit, const cJSON *result, kiln_error *err)
 {
-    git_oid id, out;
-    git_note *old = NULL;
-    git_signature *sig = NULL;
-    if (git_oid_fromstr(&id, commit) < 0)
-        return kiln_fail(err, "bad commit id %s", commit);
     char *line = cJSON_PrintUnformatted(result);
-    const char *prev = "";
-    if (git_note_read(&old, x->ws.repo, REVERIFY_NOTES_REF, &id) == 0)
-        prev = git_note_message(old);
-    size_t lp = strlen(prev), ll = line ? strlen(line) : 0;
-    char *text = line ? malloc(lp + ll + 3) : NULL;
-    int rc = -1;
-    if (text) {
-        snprintf(text, lp + ll + 3, "%s%s%s\n", prev, lp && prev[lp - 1] != '\n' ? "\n" : "", line);
-        rc = git_signature_default(&sig, x->ws.repo) == 0 ? 0
-             : git_signature_now(&sig, "kiln", "kiln@localhost");
-        if (rc == 0)
-            rc = git_note_create(&out, x->ws.repo, REVERIFY_NOTES_REF, sig, sig, &id, text, 1);
-    }
-    git_signature_free(sig);
-    git_note_free(old);
-    free(text);
+    int rc = kiln_ws_reverify_note_append(&x->ws, commit, line, err);
     free(line);
-    if (rc < 0) {
-        const git_error *e = git_error_last();
-        return kiln_fail(err, "git: writing the reverify note: %s", e && e->message ? e->message : "out of memory");
-    }
-    return 0;
+    return rc;
 }
 
 /* ---- printing -------------------------------------------------------------------- */
@@ -560,7 +504,7 @@ static int open_ctx(rv_ctx *x, kiln_error *err)
 static void close_ctx(rv_ctx *x)
 {
     if (x->db)
-        sqlite3_close(x->db);
+        kiln_db_close(x->db);
     if (x->ws.repo || x->ws.lock_fd >= 0)
         kiln_ws_close(&x->ws);
     free(x->commits);
@@ -623,7 +567,7 @@ static void print_total(const rv_ctx *x, cJSON *all, int done, int regressions)
     }
     printf("%d commit%s reverified, %d skipped, %d regression%s; results appended to %s\n", done,
            done == 1 ? "" : "s", x->ncommits - done, regressions, regressions == 1 ? "" : "s",
-           REVERIFY_NOTES_REF);
+           KILN_REVERIFY_NOTES_REF);
 }
 
 int kiln_cmd_reverify(int argc, char **argv)

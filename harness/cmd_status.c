@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "lessons.h"
 #include "review.h"
 
 static const char usage[] =
@@ -83,7 +84,7 @@ static void print_rest(sqlite3 *db, const kiln_rv_run *r)
     for (int i = 0; i < n; i++)
         printf("%s %s/%s %d\n", i ? "         " : "rejected:", rej[i].stage, rej[i].code, rej[i].count);
     int created, shown;
-    kiln_rv_lesson_counts(db, r->run.id, &created, &shown);
+    kiln_lessons_run_counts(db, r->run.id, &created, &shown);
     if (created < 0 && shown < 0)
         printf("lessons: no lessons recorded\n");
     else
@@ -124,6 +125,6 @@ int kiln_cmd_status(int argc, char **argv)
     }
     kiln_rv_run_free(&r);
     free(ids);
-    sqlite3_close(db);
+    kiln_db_close(db);
     return rc == 0 ? KILN_EXIT_OK : rc == -2 ? KILN_EXIT_BAD_INPUT : KILN_EXIT_INTERNAL;
 }

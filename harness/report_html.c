@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lessons.h"
 #include "rundb.h"
 
 #define CW 640.0   /* chart size and margins, in SVG units */
@@ -412,79 +413,51 @@ static void candidates_table(FILE *o, const kiln_rv_run *r)
 
 /* ---- lessons: tables of the knowledge layer, shown as they are ------------------- */
 
-/* Rows of a query as a table under a heading (none when there are no
- * rows); columns named *_at are dates. */
-static int query_table(FILE *o, sqlite3 *db, const char *heading, const char *sql, const char *run)
+/* A table of lessons under a heading (nothing when it has no rows); columns
+ * named *_at are dates. Returns the number of rows. */
+static int lesson_table(FILE *o, const char *heading, const kiln_lesson_table *t)
 {
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+    if (t->nrow == 0)
         return 0;
-    if (sqlite3_bind_parameter_count(st) > 0)
-        sqlite3_bind_text(st, 1, run, -1, SQLITE_TRANSIENT);
-    int rows = 0, ncol = sqlite3_column_count(st);
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        if (rows++ == 0) {
-            fprintf(o, "<h4>%s</h4>\n<table><tr>", heading);
-            for (int i = 0; i < ncol; i++) {
-                fputs("<th>", o);
-                kiln_html_escape(o, sqlite3_column_name(st, i));
-                fputs("</th>", o);
-            }
-            fputs("</tr>\n", o);
-        }
+    fprintf(o, "<h4>%s</h4>\n<table><tr>", heading);
+    for (int i = 0; i < t->ncol; i++) {
+        fputs("<th>", o);
+        kiln_html_escape(o, t->names[i] ? t->names[i] : "");
+        fputs("</th>", o);
+    }
+    fputs("</tr>\n", o);
+    for (int r = 0; r < t->nrow; r++) {
         fputs("<tr>", o);
-        for (int i = 0; i < ncol; i++) {
-            const char *name = sqlite3_column_name(st, i);
-            const char *t = (const char *)sqlite3_column_text(st, i);
+        for (int i = 0; i < t->ncol; i++) {
+            const char *name = t->names[i] ? t->names[i] : "";
+            const char *v = t->text[r * t->ncol + i];
             size_t ln = strlen(name);
             char date[32];
-            if (ln > 3 && strcmp(name + ln - 3, "_at") == 0 && t) {
-                kiln_rv_fmt_date(sqlite3_column_double(st, i), date, sizeof date);
-                t = date;
+            if (ln > 3 && strcmp(name + ln - 3, "_at") == 0 && v) {
+                kiln_rv_fmt_date(t->num[r * t->ncol + i], date, sizeof date);
+                v = date;
             }
-            td_text(o, t ? t : "");
+            td_text(o, v ? v : "");
         }
         fputs("</tr>\n", o);
     }
-    sqlite3_finalize(st);
-    if (rows)
-        fputs("</table>\n", o);
-    return rows;
-}
-
-/* "a, b, c" of the wanted columns the table has (names from a fixed list). */
-static void columns(sqlite3 *db, const char *table, const char *const *want, char *buf, size_t len)
-{
-    buf[0] = '\0';
-    for (; *want; want++)
-        if (kiln_rv_has_column(db, table, *want) && strlen(buf) + strlen(*want) + 3 < len)
-            snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", buf[0] ? ", " : "", *want);
+    fputs("</table>\n", o);
+    return t->nrow;
 }
 
 static void lessons_section(FILE *o, sqlite3 *db, const char *run)
 {
-    static const char *const want[] = {"id", "kind", "situation", "action", "status", "confidence",
-                                       "created_at", NULL};
-    if (!db || !kiln_rv_table_exists(db, "lessons")) {
+    if (!db || !kiln_lessons_present(db)) {
         fputs("<p class=\"muted\">no lessons recorded</p>\n", o);
         return;
     }
-    char cols[256], sql[512];
-    columns(db, "lessons", want, cols, sizeof cols);
-    int created = 0, shown = 0;
-    if (cols[0] && kiln_rv_has_column(db, "lessons", "run")) {
-        snprintf(sql, sizeof sql, "SELECT %s FROM lessons WHERE run=?1 ORDER BY rowid LIMIT 200", cols);
-        created = query_table(o, db, "created in this run", sql, run);
-    }
-    const char *lcol = kiln_rv_has_column(db, "lesson_shown", "lesson")      ? "lesson"
-                       : kiln_rv_has_column(db, "lesson_shown", "lesson_id") ? "lesson_id"
-                                                                             : NULL;
-    if (lcol && kiln_rv_has_column(db, "lesson_shown", "run") && kiln_rv_has_column(db, "lessons", "situation")) {
-        snprintf(sql, sizeof sql, "SELECT s.%s AS lesson, count(*) AS prompts, l.situation, l.action"
-                 " FROM lesson_shown s LEFT JOIN lessons l ON l.id = s.%s WHERE s.run=?1"
-                 " GROUP BY s.%s ORDER BY 2 DESC LIMIT 200", lcol, lcol, lcol);
-        shown = query_table(o, db, "shown to the proposer", sql, run);
-    }
+    kiln_lesson_table t;
+    kiln_lessons_run_created(db, run, &t);
+    int created = lesson_table(o, "created in this run", &t);
+    kiln_lesson_table_free(&t);
+    kiln_lessons_run_shown(db, run, &t);
+    int shown = lesson_table(o, "shown to the proposer", &t);
+    kiln_lesson_table_free(&t);
     if (!created && !shown)
         fputs("<p class=\"muted\">no lessons recorded for this run</p>\n", o);
 }

@@ -20,14 +20,7 @@ int kiln_rv_db_open(const char *workspace, sqlite3 **db, kiln_error *err)
     *db = NULL;
     if (access(path, R_OK) != 0)
         return kiln_fail(err, "%s: no kiln database (is %s a kiln workspace?)", path, workspace);
-    if (sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        kiln_fail(err, "%s: cannot open: %s", path, sqlite3_errmsg(*db));
-        sqlite3_close(*db);
-        *db = NULL;
-        return -1;
-    }
-    sqlite3_busy_timeout(*db, 10000);
-    return 0;
+    return kiln_db_open_readonly(db, path, err);
 }
 
 int kiln_rv_search_running(const char *workspace)
@@ -44,43 +37,11 @@ int kiln_rv_search_running(const char *workspace)
 
 /* ---- runs ---------------------------------------------------------------- */
 
-static const char *col(sqlite3_stmt *st, int i)
-{
-    const unsigned char *t = sqlite3_column_text(st, i);
-    return t ? (const char *)t : "";
-}
-
-static int push_id(char (**ids)[32], int *n, const char *id)
-{
-    char(*p)[32] = realloc(*ids, (size_t)(*n + 1) * sizeof *p);
-    if (!p)
-        return -1;
-    *ids = p;
-    snprintf(p[(*n)++], 32, "%s", id);
-    return 0;
-}
-
 int kiln_rv_run_ids(sqlite3 *db, const char *run, const char *task, char (**ids)[32], int *n,
                     kiln_error *err)
 {
-    const char *sql = task ? "SELECT id FROM runs WHERE task=?1 ORDER BY started_at"
-                      : run && strcmp(run, "last") != 0 ? "SELECT id FROM runs WHERE id=?1"
-                                                        : "SELECT id FROM runs ORDER BY started_at DESC LIMIT 1";
-    sqlite3_stmt *st = NULL;
-    *ids = NULL;
-    *n = 0;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        return kiln_fail(err, "database: %s", sqlite3_errmsg(db));
-    sqlite3_bind_text(st, 1, task ? task : run, -1, SQLITE_TRANSIENT);
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        if (push_id(ids, n, col(st, 0)) < 0) {
-            sqlite3_finalize(st);
-            return kiln_fail(err, "out of memory");
-        }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE)
-        return kiln_fail(err, "database: %s", sqlite3_errmsg(db));
+    if (kiln_db_run_ids(db, run, task, ids, n, err) < 0)
+        return -1;
     if (*n == 0)
         return kiln_fail(err, task ? "no runs of task '%s' in this workspace"
                                    : run ? "no run '%s' in this workspace" : "no runs in this workspace%s",
@@ -88,24 +49,25 @@ int kiln_rv_run_ids(sqlite3 *db, const char *run, const char *task, char (**ids)
     return 0;
 }
 
-static void read_row(sqlite3_stmt *st, kiln_rv_cand *c, double started)
+/* A candidate as the review shows it, from its row; t from the run's start. */
+static void from_row(kiln_rv_cand *c, const kiln_cand_row *w, double started)
 {
     memset(c, 0, sizeof *c);
-    c->n = sqlite3_column_int(st, 0);
-    c->iteration = sqlite3_column_int(st, 1);
-    snprintf(c->commit, sizeof c->commit, "%s", col(st, 2));
-    snprintf(c->parent, sizeof c->parent, "%s", col(st, 3));
-    snprintf(c->proposer, sizeof c->proposer, "%s", col(st, 4));
-    snprintf(c->status, sizeof c->status, "%s", col(st, 5));
-    snprintf(c->stage, sizeof c->stage, "%s", col(st, 6));
-    snprintf(c->code, sizeof c->code, "%s", col(st, 7));
-    snprintf(c->decision, sizeof c->decision, "%s", col(st, 8));
-    snprintf(c->record_job, sizeof c->record_job, "%s", col(st, 9));
-    snprintf(c->hypothesis, sizeof c->hypothesis, "%s", col(st, 10));
-    snprintf(c->reason, sizeof c->reason, "%s", col(st, 11));
-    c->speedup = sqlite3_column_double(st, 12);
-    c->vs_baseline = sqlite3_column_double(st, 13);
-    c->t = sqlite3_column_double(st, 14) - started;
+    c->n = w->n;
+    c->iteration = w->iteration;
+    snprintf(c->commit, sizeof c->commit, "%s", w->commit);
+    snprintf(c->parent, sizeof c->parent, "%s", w->parent);
+    snprintf(c->proposer, sizeof c->proposer, "%s", w->proposer);
+    snprintf(c->status, sizeof c->status, "%s", w->status);
+    snprintf(c->stage, sizeof c->stage, "%s", w->stage);
+    snprintf(c->code, sizeof c->code, "%s", w->code);
+    snprintf(c->decision, sizeof c->decision, "%s", w->decision);
+    snprintf(c->record_job, sizeof c->record_job, "%s", w->record_job);
+    snprintf(c->hypothesis, sizeof c->hypothesis, "%s", w->hypothesis);
+    snprintf(c->reason, sizeof c->reason, "%s", w->reason);
+    c->speedup = w->speedup;
+    c->vs_baseline = w->vs_baseline;
+    c->t = w->updated_at - started;
     if (c->t < 0)
         c->t = 0;
     c->kept = strcmp(c->decision, "keep") == 0;
@@ -133,55 +95,32 @@ static void estimate(kiln_rv_run *r)
 
 static int load_cands(sqlite3 *db, kiln_rv_run *r, kiln_error *err)
 {
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT n, iteration, commit_id, parent, proposer, status, stage,"
-                           " code, decision, record_job, hypothesis, reason, speedup,"
-                           " speedup_vs_baseline, updated_at FROM candidates WHERE run=?1 ORDER BY n",
-                           -1, &st, NULL) != SQLITE_OK)
-        return kiln_fail(err, "database: %s", sqlite3_errmsg(db));
-    sqlite3_bind_text(st, 1, r->run.id, -1, SQLITE_TRANSIENT);
-    int cap = 0, rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (r->nc == cap) {
-            cap = cap ? 2 * cap : 16;
-            kiln_rv_cand *p = realloc(r->c, (size_t)cap * sizeof *p);
-            if (!p) {
-                sqlite3_finalize(st);
-                return kiln_fail(err, "out of memory");
-            }
-            r->c = p;
-        }
-        read_row(st, &r->c[r->nc++], r->started_at);
+    kiln_cand_row *rows;
+    int n;
+    if (kiln_db_cand_rows(db, r->run.id, &rows, &n, err) < 0)
+        return -1;
+    r->c = n ? malloc((size_t)n * sizeof *r->c) : NULL;
+    if (n && !r->c) {
+        free(rows);
+        return kiln_fail(err, "out of memory");
     }
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : kiln_fail(err, "database: %s", sqlite3_errmsg(db));
+    for (int i = 0; i < n; i++)
+        from_row(&r->c[i], &rows[i], r->started_at);
+    r->nc = n;
+    free(rows);
+    return 0;
 }
 
+/* When the run started and ended, and its LLM calls summed. */
 static void load_times_tokens(sqlite3 *db, kiln_rv_run *r)
 {
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT started_at, updated_at FROM runs WHERE id=?1", -1, &st,
-                           NULL) == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, r->run.id, -1, SQLITE_TRANSIENT);
-        if (sqlite3_step(st) == SQLITE_ROW) {
-            r->started_at = sqlite3_column_double(st, 0);
-            r->updated_at = sqlite3_column_double(st, 1);
-        }
-    }
-    sqlite3_finalize(st);
-    st = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT count(*), coalesce(sum(prompt_tokens),0),"
-                           " coalesce(sum(completion_tokens),0), coalesce(sum(ok=0),0)"
-                           " FROM llm_calls WHERE run=?1", -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, r->run.id, -1, SQLITE_TRANSIENT);
-        if (sqlite3_step(st) == SQLITE_ROW) {
-            r->llm_calls = sqlite3_column_int(st, 0);
-            r->prompt_tokens = sqlite3_column_int64(st, 1);
-            r->completion_tokens = sqlite3_column_int64(st, 2);
-            r->llm_failed = sqlite3_column_int(st, 3);
-        }
-    }
-    sqlite3_finalize(st);
+    kiln_llm_totals t;
+    kiln_db_run_times(db, r->run.id, &r->started_at, &r->updated_at);
+    kiln_db_llm_totals(db, r->run.id, &t);
+    r->llm_calls = t.calls;
+    r->prompt_tokens = t.prompt_tokens;
+    r->completion_tokens = t.completion_tokens;
+    r->llm_failed = t.failed;
 }
 
 /* The best kept candidate and its record verdict. */
@@ -251,58 +190,6 @@ int kiln_rv_rejections(const kiln_rv_run *r, kiln_rv_reject *out, int cap)
             out[k - 1] = t;
         }
     return n;
-}
-
-/* ---- lessons (tables owned by the knowledge layer) ------------------------ */
-
-int kiln_rv_table_exists(sqlite3 *db, const char *table)
-{
-    sqlite3_stmt *st = NULL;
-    int found = 0;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?1", -1,
-                           &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, table, -1, SQLITE_TRANSIENT);
-        found = sqlite3_step(st) == SQLITE_ROW;
-    }
-    sqlite3_finalize(st);
-    return found;
-}
-
-int kiln_rv_has_column(sqlite3 *db, const char *table, const char *column)
-{
-    sqlite3_stmt *st = NULL;
-    int found = 0;
-    /* pragma_table_info takes the table name as a bound value: no quoting. */
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info(?1) WHERE name=?2", -1, &st,
-                           NULL) == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, table, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(st, 2, column, -1, SQLITE_TRANSIENT);
-        found = sqlite3_step(st) == SQLITE_ROW;
-    }
-    sqlite3_finalize(st);
-    return found;
-}
-
-static int count_where_run(sqlite3 *db, const char *sql, const char *run)
-{
-    sqlite3_stmt *st = NULL;
-    int n = -1;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, run, -1, SQLITE_TRANSIENT);
-        if (sqlite3_step(st) == SQLITE_ROW)
-            n = sqlite3_column_int(st, 0);
-    }
-    sqlite3_finalize(st);
-    return n;
-}
-
-void kiln_rv_lesson_counts(sqlite3 *db, const char *run, int *created, int *shown)
-{
-    *created = *shown = -1;
-    if (kiln_rv_table_exists(db, "lessons") && kiln_rv_has_column(db, "lessons", "run"))
-        *created = count_where_run(db, "SELECT count(*) FROM lessons WHERE run=?1", run);
-    if (kiln_rv_table_exists(db, "lesson_shown") && kiln_rv_has_column(db, "lesson_shown", "run"))
-        *shown = count_where_run(db, "SELECT count(*) FROM lesson_shown WHERE run=?1", run);
 }
 
 /* ---- JSON, times, dates ----------------------------------------------------- */

@@ -57,12 +57,8 @@ typedef struct kiln_rv_reject {
 } kiln_rv_reject;
 int kiln_rv_rejections(const kiln_rv_run *r, kiln_rv_reject *out, int cap);
 
-/* The lessons tables are another part's; they may be absent or differ. */
-int kiln_rv_table_exists(sqlite3 *db, const char *table);
-int kiln_rv_has_column(sqlite3 *db, const char *table, const char *column);
-/* Lessons created by the run and lessons its prompts showed; -1 each when
- * the tables are not there. */
-void kiln_rv_lesson_counts(sqlite3 *db, const char *run, int *created, int *shown);
+/* The lessons tables are the knowledge layer's: lessons.h reads them for
+ * review (kiln_lessons_run_counts, kiln_lessons_run_created, ...). */
 
 /* JSON: a member by dotted path ("summary.geomean_speedup"), as a number
  * (0 when absent) or string ("" when absent). */

@@ -445,3 +445,309 @@ int kiln_db_llm_call(sqlite3 *db, const char *run, int n, int draft, const char 
     sqlite3_finalize(st);
     return rc;
 }
+
+/* ---- reading for the review commands and the search's summary ---------- */
+
+int kiln_db_open_readonly(sqlite3 **db, const char *path, kiln_error *err)
+{
+    if (sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        kiln_fail(err, "%s: cannot open: %s", path, sqlite3_errmsg(*db));
+        sqlite3_close(*db);
+        *db = NULL;
+        return -1;
+    }
+    sqlite3_busy_timeout(*db, 10000);
+    return 0;
+}
+
+/* "database: <SQLite's message>", the review commands' error. */
+static int read_fail(sqlite3 *db, kiln_error *err)
+{
+    return kiln_fail(err, "database: %s", sqlite3_errmsg(db));
+}
+
+/* Room for element n of arr (capacity *cap, elements of size bytes): arr
+ * itself, or a larger copy; NULL when out of memory (arr left as it is). */
+static void *grow(void *arr, int n, int *cap, size_t size)
+{
+    if (n < *cap)
+        return arr;
+    int c = *cap ? 2 * *cap : 16;
+    void *p = realloc(arr, (size_t)c * size);
+    if (p)
+        *cap = c;
+    return p;
+}
+
+/* After a reader's loop over a statement ended with rc: 0 when it read
+ * every row; else -1, err says why (rc SQLITE_ROW: out of memory), out (the
+ * rows so far) is freed and *n is 0. */
+static int rows_end(sqlite3 *db, int rc, void *out, int *n, kiln_error *err)
+{
+    if (rc == SQLITE_DONE)
+        return 0;
+    if (rc == SQLITE_ROW)
+        kiln_fail(err, "out of memory");
+    else
+        read_fail(db, err);
+    free(out);
+    *n = 0;
+    return -1;
+}
+
+/* A statement's rows' first text column into *out (strings of len bytes
+ * each, malloc'd; NULL and none on failure). Finalizes st. */
+static int text_column(sqlite3 *db, sqlite3_stmt *st, char **out, int *n, size_t len,
+                       kiln_error *err)
+{
+    int cap = 0, rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        char *p = grow(*out, *n, &cap, len);
+        if (!p)
+            break;
+        *out = p;
+        col_text(st, 0, p + (size_t)(*n)++ * len, len);
+    }
+    sqlite3_finalize(st);
+    if (rows_end(db, rc, *out, n, err) == 0)
+        return 0;
+    *out = NULL;
+    return -1;
+}
+
+static const char latest_run_sql[] = "SELECT id FROM runs ORDER BY started_at DESC LIMIT 1";
+
+int kiln_db_run_ids(sqlite3 *db, const char *run, const char *task, char (**ids)[32], int *n,
+                    kiln_error *err)
+{
+    const char *sql = task ? "SELECT id FROM runs WHERE task=?1 ORDER BY started_at"
+                      : run && strcmp(run, "last") != 0 ? "SELECT id FROM runs WHERE id=?1"
+                                                        : latest_run_sql;
+    sqlite3_stmt *st = NULL;
+    *ids = NULL;
+    *n = 0;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return read_fail(db, err);
+    bind_text(st, 1, task ? task : run);
+    char *out = NULL;
+    int rc = text_column(db, st, &out, n, sizeof **ids, err);
+    *ids = (char(*)[32])out;
+    return rc;
+}
+
+int kiln_db_latest_run(sqlite3 *db, char *id, size_t len)
+{
+    sqlite3_stmt *st = NULL;
+    int found = 0;
+    if (sqlite3_prepare_v2(db, latest_run_sql, -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
+        col_text(st, 0, id, len);
+        found = 1;
+    }
+    sqlite3_finalize(st);
+    return found;
+}
+
+void kiln_db_run_times(sqlite3 *db, const char *run, double *started, double *updated)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT started_at, updated_at FROM runs WHERE id=?1", -1, &st,
+                           NULL) == SQLITE_OK) {
+        bind_text(st, 1, run);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            *started = sqlite3_column_double(st, 0);
+            *updated = sqlite3_column_double(st, 1);
+        }
+    }
+    sqlite3_finalize(st);
+}
+
+void kiln_db_llm_totals(sqlite3 *db, const char *run, kiln_llm_totals *t)
+{
+    sqlite3_stmt *st = NULL;
+    memset(t, 0, sizeof *t);
+    if (sqlite3_prepare_v2(db, "SELECT count(*), coalesce(sum(prompt_tokens),0),"
+                           " coalesce(sum(completion_tokens),0), coalesce(sum(ok=0),0)"
+                           " FROM llm_calls WHERE run=?1", -1, &st, NULL) == SQLITE_OK) {
+        bind_text(st, 1, run);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            t->calls = sqlite3_column_int(st, 0);
+            t->prompt_tokens = sqlite3_column_int64(st, 1);
+            t->completion_tokens = sqlite3_column_int64(st, 2);
+            t->failed = sqlite3_column_int(st, 3);
+        }
+    }
+    sqlite3_finalize(st);
+}
+
+/* One row of kiln_db_cand_rows' query. */
+static void read_cand_row(sqlite3_stmt *st, kiln_cand_row *c)
+{
+    memset(c, 0, sizeof *c);
+    c->n = sqlite3_column_int(st, 0);
+    c->iteration = sqlite3_column_int(st, 1);
+    col_text(st, 2, c->commit, sizeof c->commit);
+    col_text(st, 3, c->parent, sizeof c->parent);
+    col_text(st, 4, c->proposer, sizeof c->proposer);
+    col_text(st, 5, c->status, sizeof c->status);
+    col_text(st, 6, c->stage, sizeof c->stage);
+    col_text(st, 7, c->code, sizeof c->code);
+    col_text(st, 8, c->decision, sizeof c->decision);
+    col_text(st, 9, c->record_job, sizeof c->record_job);
+    col_text(st, 10, c->hypothesis, sizeof c->hypothesis);
+    col_text(st, 11, c->reason, sizeof c->reason);
+    c->speedup = sqlite3_column_double(st, 12);
+    c->vs_baseline = sqlite3_column_double(st, 13);
+    c->updated_at = sqlite3_column_double(st, 14);
+}
+
+int kiln_db_cand_rows(sqlite3 *db, const char *run, kiln_cand_row **out, int *n, kiln_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    *out = NULL;
+    *n = 0;
+    if (sqlite3_prepare_v2(db, "SELECT n, iteration, commit_id, parent, proposer, status, stage,"
+                           " code, decision, record_job, hypothesis, reason, speedup,"
+                           " speedup_vs_baseline, updated_at FROM candidates WHERE run=?1 ORDER BY n",
+                           -1, &st, NULL) != SQLITE_OK)
+        return read_fail(db, err);
+    bind_text(st, 1, run);
+    int cap = 0, rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        kiln_cand_row *p = grow(*out, *n, &cap, sizeof *p);
+        if (!p)
+            break;
+        *out = p;
+        read_cand_row(st, &p[(*n)++]);
+    }
+    sqlite3_finalize(st);
+    if (rows_end(db, rc, *out, n, err) == 0)
+        return 0;
+    *out = NULL;
+    return -1;
+}
+
+int kiln_db_outcome_counts(sqlite3 *db, const char *run, kiln_outcome_count **out, int *n)
+{
+    sqlite3_stmt *st = NULL;
+    *out = NULL;
+    *n = 0;
+    if (sqlite3_prepare_v2(db, "SELECT decision, CASE WHEN status='pass' THEN 'timing' ELSE "
+                           "stage END, CASE WHEN status='pass' THEN 'not-faster' ELSE code END, "
+                           "count(*) FROM candidates WHERE run=?1 AND n > 0 GROUP BY 1, 2, 3 "
+                           "ORDER BY 4 DESC", -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    bind_text(st, 1, run);
+    int cap = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        kiln_outcome_count *p = grow(*out, *n, &cap, sizeof *p);
+        if (!p)
+            break;
+        *out = p;
+        p += (*n)++;
+        col_text(st, 0, p->decision, sizeof p->decision);
+        col_text(st, 1, p->stage, sizeof p->stage);
+        col_text(st, 2, p->code, sizeof p->code);
+        p->count = sqlite3_column_int(st, 3);
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+char *kiln_db_record_verdict_at(sqlite3 *db, const char *run, const char *commit)
+{
+    sqlite3_stmt *st = NULL;
+    char *out = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT record_verdict FROM candidates WHERE run=?1 AND "
+                           "commit_id=?2 AND record_verdict IS NOT NULL", -1, &st, NULL) == SQLITE_OK) {
+        bind_text(st, 1, run);
+        bind_text(st, 2, commit);
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+            out = strdup((const char *)sqlite3_column_text(st, 0));
+    }
+    sqlite3_finalize(st);
+    return out;
+}
+
+int kiln_db_kept_commits(sqlite3 *db, const char *run, char (**out)[41], int *n,
+                         kiln_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    const char *sql = run ? "SELECT commit_id FROM candidates WHERE run=?1 AND decision='keep'"
+                            " AND commit_id <> '' ORDER BY n"
+                          : "SELECT commit_id FROM candidates WHERE decision='keep' AND"
+                            " commit_id <> '' ORDER BY updated_at";
+    *out = NULL;
+    *n = 0;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return read_fail(db, err);
+    if (run)
+        bind_text(st, 1, run);
+    char *p = NULL;
+    int rc = text_column(db, st, &p, n, sizeof **out, err);
+    *out = (char(*)[41])p;
+    return rc;
+}
+
+/* A malloc'd copy of column i's text ("" for NULL); NULL out of memory. */
+static char *col_dup(sqlite3_stmt *st, int i)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+    return strdup(t ? (const char *)t : "");
+}
+
+/* One row of kiln_db_kept_records' query; -1 out of memory. */
+static int read_kept(sqlite3_stmt *st, kiln_kept_record *k)
+{
+    memset(k, 0, sizeof *k);
+    col_text(st, 0, k->run, sizeof k->run);
+    k->n = sqlite3_column_int(st, 1);
+    col_text(st, 2, k->commit, sizeof k->commit);
+    col_text(st, 3, k->job, sizeof k->job);
+    k->verdict = col_dup(st, 4);
+    k->source = col_dup(st, 5);
+    k->updated_at = sqlite3_column_double(st, 6);
+    k->hypothesis = col_dup(st, 7);
+    return k->verdict && k->source && k->hypothesis ? 0 : -1;
+}
+
+int kiln_db_kept_records(sqlite3 *db, const char *dtype, const char *backend,
+                         kiln_kept_record **out, int *n, kiln_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    *out = NULL;
+    *n = 0;
+    if (sqlite3_prepare_v2(db, "SELECT c.run, c.n, c.commit_id, c.record_job, c.record_verdict,"
+                           " c.source, c.updated_at, c.hypothesis FROM candidates c JOIN runs r"
+                           " ON r.id = c.run WHERE c.decision='keep' AND c.record_verdict IS NOT NULL"
+                           " AND c.source IS NOT NULL AND r.backend=?2 AND r.dtype=?1"
+                           " ORDER BY c.updated_at", -1, &st, NULL) != SQLITE_OK)
+        return read_fail(db, err);
+    bind_text(st, 1, dtype);
+    bind_text(st, 2, backend);
+    int cap = 0, rc = 0;
+    while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+        kiln_kept_record *p = grow(*out, *n, &cap, sizeof *p);
+        if (p)
+            *out = p;
+        if (!p || read_kept(st, &p[(*n)++]) < 0)
+            rc = kiln_fail(err, "out of memory");
+    }
+    sqlite3_finalize(st);
+    if (rc < 0) {
+        kiln_kept_records_free(*out, *n);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
+void kiln_kept_records_free(kiln_kept_record *k, int n)
+{
+    for (int i = 0; i < n; i++) {
+        free(k[i].verdict);
+        free(k[i].source);
+        free(k[i].hypothesis);
+    }
+    free(k);
+}

@@ -1,11 +1,14 @@
 /* rundb.h - the search's records in SQLite (.kiln/kiln.db, WAL): runs,
  * candidates and LLM calls. Each candidate moves through states that are
  * written before the step they describe is taken, so a run interrupted at
- * any point resumes without losing a candidate or verifying one twice. */
+ * any point resumes without losing a candidate or verifying one twice.
+ * Every SQL statement on these tables is here (the lessons tables' are in
+ * knowledge/); callers get plain C data back (scripts/deps.py checks). */
 #ifndef KILN_RUNDB_H
 #define KILN_RUNDB_H
 
 #include <sqlite3.h>
+#include <stddef.h>
 
 #include "cand_state.h"
 #include "kiln_error.h"
@@ -58,5 +61,71 @@ int kiln_db_llm_call(sqlite3 *db, const char *run, int n, int draft, const char 
                      const char *model, long prompt_tokens, long completion_tokens,
                      double latency_s, int attempts, long http_status, int ok, const char *error,
                      kiln_error *err);
+
+/* ---- reading for the review commands and the search's summary ---------- */
+
+/* Open an existing database read-only (review never writes it; WAL lets
+ * it read while a search writes). */
+int kiln_db_open_readonly(sqlite3 **db, const char *path, kiln_error *err);
+
+/* Run ids: every run of task (by start), the run id (0 or 1 of it), or
+ * (both NULL, or run "last") the latest. *ids malloc'd; none is not an error. */
+int kiln_db_run_ids(sqlite3 *db, const char *run, const char *task, char (**ids)[32], int *n,
+                    kiln_error *err);
+/* The latest run's id into id; 1 found, 0 none (or unreadable). */
+int kiln_db_latest_run(sqlite3 *db, char *id, size_t len);
+/* When the run started and was last updated (left as they are when unknown). */
+void kiln_db_run_times(sqlite3 *db, const char *run, double *started, double *updated);
+
+typedef struct kiln_llm_totals {
+    int calls, failed;
+    long long prompt_tokens, completion_tokens;
+} kiln_llm_totals;
+/* A run's LLM calls summed (zeros when unreadable). */
+void kiln_db_llm_totals(sqlite3 *db, const char *run, kiln_llm_totals *t);
+
+/* A candidate's row as the review commands show it: no state check, so a
+ * row kiln_db_cands would refuse still shows. */
+typedef struct kiln_cand_row {
+    int n, iteration;
+    char commit[41], parent[41], proposer[16], status[12], stage[16], code[32];
+    char decision[24], record_job[32];
+    char hypothesis[512], reason[640];
+    double speedup, vs_baseline, updated_at;
+} kiln_cand_row;
+/* A run's candidates in order; *out malloc'd. */
+int kiln_db_cand_rows(sqlite3 *db, const char *run, kiln_cand_row **out, int *n, kiln_error *err);
+
+/* Candidates of a run by outcome: how many of each (decision, stage, code),
+ * a passing one as timing/not-faster, start candidate left out, most first.
+ * *out malloc'd; -1 when unreadable. */
+typedef struct kiln_outcome_count {
+    char decision[24], stage[32], code[64];
+    int count;
+} kiln_outcome_count;
+int kiln_db_outcome_counts(sqlite3 *db, const char *run, kiln_outcome_count **out, int *n);
+
+/* The record verdict (against the task's baseline) of run's candidate at
+ * commit; malloc'd, NULL when there is none. */
+char *kiln_db_record_verdict_at(sqlite3 *db, const char *run, const char *commit);
+
+/* Commits of kept candidates: of run (in order) or, run NULL, of every
+ * run (by last update); *out malloc'd. */
+int kiln_db_kept_commits(sqlite3 *db, const char *run, char (**out)[41], int *n,
+                         kiln_error *err);
+
+/* A kept candidate with a record verdict and its source, for kiln export. */
+typedef struct kiln_kept_record {
+    char run[32], commit[41], job[32];
+    int n;
+    double updated_at;
+    char *verdict, *source, *hypothesis;   /* malloc'd */
+} kiln_kept_record;
+/* Every kept candidate of runs with this dtype and backend that has a
+ * record verdict and a source, oldest first; *out malloc'd. */
+int kiln_db_kept_records(sqlite3 *db, const char *dtype, const char *backend,
+                         kiln_kept_record **out, int *n, kiln_error *err);
+/* Free what kiln_db_kept_records returned. */
+void kiln_kept_records_free(kiln_kept_record *k, int n);
 
 #endif

@@ -269,16 +269,14 @@ static int maybe_tag(search *s, const kiln_cand *c, kiln_error *err)
     snprintf(ref, sizeof ref, "refs/tags/%s", tag);
     kiln_error e;
     if (kiln_ws_resolve(&s->ws, ref, old, &e) == 0) {
-        git_oid id;
-        git_note *note = NULL;
+        char *text = kiln_ws_note_read(&s->ws, KILN_VERDICT_NOTES_REF, old);
         double best = 0;
-        if (git_oid_fromstr(&id, old) == 0 &&
-            git_note_read(&note, s->ws.repo, KILN_VERDICT_NOTES_REF, &id) == 0) {
-            cJSON *n = cJSON_Parse(git_note_message(note));
+        if (text) {
+            cJSON *n = cJSON_Parse(text);
             best = kiln_verdict_speedup(cJSON_GetObjectItemCaseSensitive(n, "record"));
             cJSON_Delete(n);
         }
-        git_note_free(note);
+        free(text);
         if (best >= c->speedup_vs_baseline)
             return 0;
     }
@@ -441,15 +439,7 @@ static int parent_state(search *s, char **src, char **verdict, kiln_error *err)
     if (kiln_ws_read(&s->ws, s->run.head_commit, s->relpath, src, err) < 0)
         return -1;
     /* The head's measurement against the baseline: what the prompt shows. */
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(s->db, "SELECT record_verdict FROM candidates WHERE run=?1 AND "
-                           "commit_id=?2 AND record_verdict IS NOT NULL", -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, s->run.id, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(st, 2, s->run.head_commit, -1, SQLITE_TRANSIENT);
-        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
-            *verdict = strdup((const char *)sqlite3_column_text(st, 0));
-    }
-    sqlite3_finalize(st);
+    *verdict = kiln_db_record_verdict_at(s->db, s->run.id, s->run.head_commit);
     return 0;
 }
 

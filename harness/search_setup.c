@@ -195,14 +195,8 @@ static int resume_run(search *s, kiln_error *err)
 {
     char id[64];
     snprintf(id, sizeof id, "%s", s->o->resume);
-    if (strcmp(id, "last") == 0) {
-        sqlite3_stmt *st = NULL;
+    if (strcmp(id, "last") == 0 && !kiln_db_latest_run(s->db, id, sizeof id))
         id[0] = '\0';
-        if (sqlite3_prepare_v2(s->db, "SELECT id FROM runs ORDER BY started_at DESC LIMIT 1", -1,
-                               &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-            snprintf(id, sizeof id, "%s", (const char *)sqlite3_column_text(st, 0));
-        sqlite3_finalize(st);
-    }
     int rc = kiln_db_run_get(s->db, id, &s->run, err);
     if (rc <= 0)
         return rc < 0 ? -1 : (kiln_fail(err, "no run '%s' in this workspace", s->o->resume), -2);

@@ -9,44 +9,34 @@
 
 void kiln_search_summary(search *s);
 
+/* How many candidates were kept and tried, and the rejected ones by
+ * "stage/code" into by_stage (most first). */
 static void rejections(search *s, cJSON *by_stage, int *kept, int *total)
 {
-    sqlite3_stmt *st = NULL;
+    kiln_outcome_count *c;
+    int n;
     *kept = *total = 0;
-    if (sqlite3_prepare_v2(s->db, "SELECT decision, CASE WHEN status='pass' THEN 'timing' ELSE "
-                           "stage END, CASE WHEN status='pass' THEN 'not-faster' ELSE code END, "
-                           "count(*) FROM candidates WHERE run=?1 AND n > 0 GROUP BY 1, 2, 3 "
-                           "ORDER BY 4 DESC", -1, &st, NULL) != SQLITE_OK)
+    if (kiln_db_outcome_counts(s->db, s->run.id, &c, &n) < 0)
         return;
-    sqlite3_bind_text(st, 1, s->run.id, -1, SQLITE_TRANSIENT);
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        const char *dec = (const char *)sqlite3_column_text(st, 0);
-        int count = sqlite3_column_int(st, 3);
-        *total += count;
-        if (dec && strcmp(dec, "keep") == 0) {
-            *kept += count;
+    for (int i = 0; i < n; i++) {
+        *total += c[i].count;
+        if (strcmp(c[i].decision, "keep") == 0) {
+            *kept += c[i].count;
             continue;
         }
         char key[96];
-        snprintf(key, sizeof key, "%s/%s", sqlite3_column_text(st, 1) ? (const char *)sqlite3_column_text(st, 1) : "",
-                 sqlite3_column_text(st, 2) ? (const char *)sqlite3_column_text(st, 2) : "");
-        cJSON_AddNumberToObject(by_stage, key, count);
+        snprintf(key, sizeof key, "%s/%s", c[i].stage, c[i].code);
+        cJSON_AddNumberToObject(by_stage, key, c[i].count);
     }
-    sqlite3_finalize(st);
+    free(c);
 }
 
+/* The head kernel's verdict against the task's baseline; NULL when none. */
 static cJSON *best_verdict(search *s)
 {
-    sqlite3_stmt *st = NULL;
-    cJSON *v = NULL;
-    if (sqlite3_prepare_v2(s->db, "SELECT record_verdict FROM candidates WHERE run=?1 AND "
-                           "commit_id=?2", -1, &st, NULL) != SQLITE_OK)
-        return NULL;
-    sqlite3_bind_text(st, 1, s->run.id, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 2, s->run.head_commit, -1, SQLITE_TRANSIENT);
-    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
-        v = cJSON_Parse((const char *)sqlite3_column_text(st, 0));
-    sqlite3_finalize(st);
+    char *text = kiln_db_record_verdict_at(s->db, s->run.id, s->run.head_commit);
+    cJSON *v = text ? cJSON_Parse(text) : NULL;
+    free(text);
     return v;
 }
 

@@ -330,3 +330,80 @@ int kiln_ws_clean(kiln_ws *ws, kiln_error *err)
         return git_fail(err, "listing stray files");
     return 0;
 }
+
+int kiln_ws_best_commits(kiln_ws *ws, char (**oids)[41], int *n, kiln_error *err)
+{
+    git_reference_iterator *it = NULL;
+    git_reference *ref = NULL;
+    *oids = NULL;
+    *n = 0;
+    if (git_reference_iterator_glob_new(&it, ws->repo, "refs/tags/kiln/best/*") < 0)
+        return kiln_fail(err, "git: listing the kiln/best tags");
+    int rc = 0;
+    while (rc == 0 && git_reference_next(&ref, it) == 0) {
+        char(*p)[41] = realloc(*oids, (size_t)(*n + 1) * sizeof *p);
+        if (!p)
+            rc = kiln_fail(err, "out of memory");
+        else if ((rc = kiln_ws_resolve(ws, git_reference_name(ref), p[*n], err)) == 0)
+            ++*n;
+        if (p)
+            *oids = p;
+        git_reference_free(ref);
+    }
+    git_reference_iterator_free(it);
+    return rc;
+}
+
+char *kiln_ws_note_read(kiln_ws *ws, const char *ref, const char *commit)
+{
+    git_oid id;
+    git_note *note = NULL;
+    if (git_oid_fromstr(&id, commit) < 0 || git_note_read(&note, ws->repo, ref, &id) < 0)
+        return NULL;
+    const char *text = git_note_message(note);
+    char *out = text ? strdup(text) : NULL;
+    git_note_free(note);
+    return out;
+}
+
+double kiln_ws_commit_time(kiln_ws *ws, const char *commit)
+{
+    git_oid id;
+    git_commit *c = NULL;
+    double t = 0;
+    if (git_oid_fromstr(&id, commit) == 0 && git_commit_lookup(&c, ws->repo, &id) == 0)
+        t = (double)git_commit_time(c);
+    git_commit_free(c);
+    return t;
+}
+
+int kiln_ws_reverify_note_append(kiln_ws *ws, const char *commit, const char *line,
+                                 kiln_error *err)
+{
+    git_oid id, out;
+    git_note *old = NULL;
+    git_signature *sig = NULL;
+    if (git_oid_fromstr(&id, commit) < 0)
+        return kiln_fail(err, "bad commit id %s", commit);
+    const char *prev = "";
+    if (git_note_read(&old, ws->repo, KILN_REVERIFY_NOTES_REF, &id) == 0)
+        prev = git_note_message(old);
+    size_t lp = strlen(prev), ll = line ? strlen(line) : 0;
+    char *text = line ? malloc(lp + ll + 3) : NULL;
+    int rc = -1;
+    if (text) {
+        snprintf(text, lp + ll + 3, "%s%s%s\n", prev, lp && prev[lp - 1] != '\n' ? "\n" : "", line);
+        rc = signature(ws->repo, &sig);
+        if (rc == 0)
+            rc = git_note_create(&out, ws->repo, KILN_REVERIFY_NOTES_REF, sig, sig, &id, text, 1);
+    }
+    git_signature_free(sig);
+    git_note_free(old);
+    free(text);
+    if (rc < 0) {
+        const git_error *e = git_error_last();
+        return kiln_fail(err, "git: writing the reverify note: %s",
+                         e && e->message ? e->message : "out of memory");
+    }
+    return 0;
+}

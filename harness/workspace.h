@@ -1,7 +1,8 @@
 /* workspace.h - the search's git repository (libgit2): one branch per run,
  * one commit per candidate, rejected candidates kept under refs/kiln/,
  * verdicts as notes, the best kernel tagged. Plain `git log` and
- * `git notes --ref=kiln show` read everything it writes. */
+ * `git notes --ref=kiln show` read everything it writes. Every libgit2
+ * call in kiln is in workspace.c (scripts/deps.py checks). */
 #ifndef KILN_WORKSPACE_H
 #define KILN_WORKSPACE_H
 
@@ -12,6 +13,7 @@
 
 #define KILN_NOTES_REF "refs/notes/kiln"                 /* one line per commit */
 #define KILN_VERDICT_NOTES_REF "refs/notes/kiln-verdict"  /* the full verdicts, JSON */
+#define KILN_REVERIFY_NOTES_REF "refs/notes/kiln-reverify" /* kiln reverify: a JSON line each */
 
 typedef struct kiln_ws {
     git_repository *repo;
@@ -46,5 +48,17 @@ int kiln_ws_read(kiln_ws *ws, const char *commit, const char *relpath, char **co
                  kiln_error *err);
 /* Remove untracked files (not .kiln/): whatever a build left behind. */
 int kiln_ws_clean(kiln_ws *ws, kiln_error *err);
+/* The commits the tags under refs/tags/kiln/best/ point to, as git lists
+ * the tags; *oids malloc'd. */
+int kiln_ws_best_commits(kiln_ws *ws, char (**oids)[41], int *n, kiln_error *err);
+/* A commit's note on ref (malloc'd); NULL when it has none, or commit is
+ * not a commit id. */
+char *kiln_ws_note_read(kiln_ws *ws, const char *ref, const char *commit);
+/* When the commit was made (seconds since the epoch); 0 when unknown. */
+double kiln_ws_commit_time(kiln_ws *ws, const char *commit);
+/* Append line (one JSON object; NULL: out of memory) to the commit's note
+ * on KILN_REVERIFY_NOTES_REF, leaving the lines before it. */
+int kiln_ws_reverify_note_append(kiln_ws *ws, const char *commit, const char *line,
+                                 kiln_error *err);
 
 #endif

@@ -5,7 +5,8 @@
  * (kiln_lessons_record), asks for the few lessons that fit the next prompt
  * (kiln_lessons_for_prompt), remembers what it showed (kiln_lessons_shown)
  * and reports how that candidate fared (kiln_lessons_outcome). Everything
- * else here serves `kiln lessons` (list, edit, export, distill, stats).
+ * else here serves `kiln lessons` (list, edit, export, distill, stats) and
+ * what `kiln status` and `kiln report` show of a run's lessons.
  * See docs/knowledge.md for the schema, the confidence rule and the ranking.
  *
  * Functions that write take the write lock first (BEGIN IMMEDIATE), so call
@@ -184,6 +185,36 @@ typedef struct kiln_lesson_stats {
 
 int kiln_lessons_stats(sqlite3 *db, kiln_lesson_stats *s, kiln_error *err);
 void kiln_lessons_stats_free(kiln_lesson_stats *s);
+
+/* ---- one run's lessons, for kiln status and kiln report --------------- */
+/* These read a database opened read-only that may predate the lessons
+ * tables or hold an older form of them: what is not there reads as
+ * nothing, and they never fail. */
+
+/* 1 when the database has the lessons table. */
+int kiln_lessons_present(sqlite3 *db);
+/* Lessons the run created and lessons its prompts showed; -1 each when
+ * the tables (or their run column) are not there. */
+void kiln_lessons_run_counts(sqlite3 *db, const char *run, int *created, int *shown);
+
+/* Rows as the database gave them, to show as they are. */
+typedef struct kiln_lesson_table {
+    int ncol, nrow;
+    char **names;                       /* ncol column names */
+    char **text;                        /* nrow * ncol cells, row by row; NULL: SQL NULL */
+    double *num;                        /* the same cells as numbers (dates: *_at) */
+} kiln_lesson_table;
+
+/* The lessons the run created: those of the columns id, kind, situation,
+ * action, status, confidence, created_at the table has, at most 200 rows.
+ * Returns the number of rows. */
+int kiln_lessons_run_created(sqlite3 *db, const char *run, kiln_lesson_table *t);
+/* The lessons shown to the run's prompts: lesson, prompts (how many),
+ * situation, action; most shown first, at most 200 rows. Returns the
+ * number of rows. */
+int kiln_lessons_run_shown(sqlite3 *db, const char *run, kiln_lesson_table *t);
+/* Free a table's contents (t itself is the caller's) and empty it. */
+void kiln_lesson_table_free(kiln_lesson_table *t);
 
 /* ---- helpers exposed for tests --------------------------------------- */
 

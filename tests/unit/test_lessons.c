@@ -3,7 +3,7 @@
  * recording notes and lessons from verdicts, tag-prefix scope, FTS5
  * escaping of hostile text, outcomes and confidence, the prompt budget,
  * a reader beside a writer (WAL), corrupt and foreign files, distill,
- * export/import. Databases are temporary files opened through
+ * export/import, one run's lessons as kiln status and report read them. Databases are temporary files opened through
  * harness/rundb.c's kiln_db_open, as the kiln command opens them. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -370,6 +370,58 @@ static void test_outcome(void **state)
     kiln_lessons_stats_free(&s);
 }
 
+/* ---- one run's lessons, as kiln status and report read them ------------- */
+
+static long long add_in_run(sqlite3 *db, const char *run, const char *sit)
+{
+    kiln_lesson l;
+    long long id = 0;
+    kiln_error err = {{0}};
+    kiln_lesson_init(&l);
+    snprintf(l.situation, sizeof l.situation, "%s", sit);
+    snprintf(l.action, sizeof l.action, "act on %s", sit);
+    snprintf(l.run, sizeof l.run, "%s", run);
+    if (kiln_lesson_add(db, &l, &id, &err) < 0)
+        fail_msg("add: %s", err.msg);
+    return id;
+}
+
+static void test_run_view(void **state)
+{
+    fixture *f = *state;
+    kiln_error err = {{0}};
+    long long a = add_in_run(f->db, "r1", "situation a"), b = add_in_run(f->db, "r1", "situation b");
+    add_in_run(f->db, "r2", "situation c");
+    long long ids[] = {a, b};
+    assert_int_equal(kiln_lessons_shown(f->db, "r1", 1, ids, 2, 100, 1000, &err), 0);
+    assert_int_equal(kiln_lessons_shown(f->db, "r1", 2, ids, 1, 50, 1000, &err), 0);
+    assert_int_equal(kiln_lessons_present(f->db), 1);
+    int created, shown;
+    kiln_lessons_run_counts(f->db, "r1", &created, &shown);
+    assert_int_equal(created, 2);
+    assert_int_equal(shown, 3);
+
+    kiln_lesson_table t;
+    assert_int_equal(kiln_lessons_run_created(f->db, "r1", &t), 2);
+    assert_int_equal(t.ncol, 7);   /* id, kind, situation, action, status, confidence, created_at */
+    assert_string_equal(t.names[2], "situation");
+    assert_string_equal(t.text[2], "situation a");
+    assert_string_equal(t.names[6], "created_at");
+    assert_true(t.num[6] > 1e9);   /* a date, in seconds */
+    kiln_lesson_table_free(&t);
+    assert_int_equal(kiln_lessons_run_shown(f->db, "r1", &t), 2);
+    assert_string_equal(t.names[1], "prompts");
+    assert_int_equal((long long)t.num[0], a);   /* most shown first */
+    assert_string_equal(t.text[1], "2");
+    assert_string_equal(t.text[3], "act on situation a");
+    kiln_lesson_table_free(&t);
+
+    kiln_lessons_run_counts(f->db, "r3", &created, &shown);
+    assert_int_equal(created + shown, 0);
+    assert_int_equal(kiln_lessons_run_shown(f->db, "r3", &t), 0);
+    kiln_lesson_table_free(&t);
+}
+
 /* ---- budget ------------------------------------------------------------- */
 
 static void test_budget(void **state)
@@ -645,6 +697,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_tag_prefix, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fts_hostile, setup, teardown),
         cmocka_unit_test_setup_teardown(test_outcome, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_run_view, setup, teardown),
         cmocka_unit_test_setup_teardown(test_budget, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reader_beside_writer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_and_foreign, setup, teardown),
