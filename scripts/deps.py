@@ -1,13 +1,20 @@
 #!/usr/bin/env python3
 """deps.py - who calls whom in a kiln build, from the object files' symbols.
 
-    scripts/deps.py BUILD_DIR            cycles between object files; exit 1 if any
+    scripts/deps.py BUILD_DIR            cycles between object files, and calls
+                                         into SQLite or libgit2 from outside their
+                                         owners; exit 1 if any
     scripts/deps.py BUILD_DIR --edges    every "a.c -> b.c: symbols" edge
 
 An edge a -> b means a.c uses a function or variable that b.c defines (nm's
 U against T, D, B or R). Tests and CMake's probes are left out. A cycle is
 a strongly connected group of two or more files: each of them, through the
 others, depends on itself (docs/architecture.md says why there are none).
+
+One module owns each library (OWNERS): only harness/rundb.c and knowledge/
+(the lessons tables) may call SQLite (sqlite3_*), only harness/workspace.c
+libgit2 (git_*). A library's symbol is one with its prefix that the file
+uses and no kiln file defines, so a kiln function of that name is not one.
 """
 import collections
 import os
@@ -31,7 +38,15 @@ def name_of(build, path):
     return "/".join(parts)[:-2]   # "verifier/backend/cpu.c"
 
 
-def graph(build):
+# prefix of the library's symbols -> (library, owners: a file, or every file under a "dir/")
+OWNERS = {
+    "sqlite3_": ("SQLite", ("harness/rundb.c", "knowledge/")),
+    "git_": ("libgit2", ("harness/workspace.c",)),
+}
+
+
+def symbols(build):
+    """What each object file defines and uses: ({symbol: {file}}, {file: {symbol}})."""
     defs, uses = {}, collections.defaultdict(set)
     for o in objects(build):
         n = name_of(build, o)
@@ -42,6 +57,10 @@ def graph(build):
                 defs.setdefault(p[2], set()).add(n)
             elif len(p) == 2 and p[0] == "U":
                 uses[n].add(p[1])
+    return defs, uses
+
+
+def graph(defs, uses):
     edges = collections.defaultdict(lambda: collections.defaultdict(set))
     for n, syms in uses.items():
         for s in syms:
@@ -92,10 +111,40 @@ def cycles(names, edges):
     return out
 
 
+def owned(name, owners):
+    return any(name.startswith(o) if o.endswith("/") else name == o for o in owners)
+
+
+def owner_check(defs, uses):
+    """(users, violations): {prefix: files using the library}, and
+    [(file, library, owners, symbols)] for each file outside the owners."""
+    users, bad = collections.defaultdict(set), []
+    for n in sorted(uses):
+        for prefix, (lib, owners) in OWNERS.items():
+            syms = sorted(s for s in uses[n] if s.startswith(prefix) and s not in defs)
+            if not syms:
+                continue
+            users[prefix].add(n)
+            if not owned(n, owners):
+                bad.append((n, lib, owners, syms))
+    return users, bad
+
+
+def report_owners(defs, uses):
+    users, bad = owner_check(defs, uses)
+    counts = ", ".join(f"{lib} ({p}*) in {len(users[p])}" for p, (lib, _) in OWNERS.items())
+    print(f"owners: {counts} object files; {len(bad)} outside their owners")
+    for n, lib, owners, syms in bad:
+        print(f"owner violation: {n} calls {lib}, which only {' and '.join(owners)} may:"
+              f" {' '.join(syms)}")
+    return len(bad)
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
-    names, edges = graph(sys.argv[1])
+    defs, uses = symbols(sys.argv[1])
+    names, edges = graph(defs, uses)
     if "--edges" in sys.argv[2:]:
         for a in sorted(edges):
             for b in sorted(edges[a]):
@@ -110,7 +159,8 @@ def main():
             for b in sorted(edges[a]):
                 if b in c:
                     print(f"  {a} -> {b}: {' '.join(sorted(edges[a][b]))}")
-    return 1 if found else 0
+    bad = report_owners(defs, uses)
+    return 1 if found or bad else 0
 
 
 if __name__ == "__main__":

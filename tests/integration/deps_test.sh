@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # deps_test.sh - no dependency cycle between kiln's object files
 # (scripts/deps.py over the build), and the check itself can fail: two
-# files that call each other, built here, make a cycle it reports.
+# files that call each other, built here, make a cycle it reports. The same
+# for the owners of SQLite (harness/rundb.c, knowledge/) and libgit2
+# (harness/workspace.c): none is called from elsewhere in the build, and a
+# planted call from elsewhere is reported.
 #   deps_test.sh SOURCE_DIR BUILD_DIR
 set -uo pipefail
 SRC=$1
@@ -19,6 +22,11 @@ cat "$T/deps.txt"
 files=$(sed -n 's/^deps: \([0-9]*\) object files.*/\1/p' "$T/deps.txt")
 [ "${files:-0}" -ge 50 ] || fail "only ${files:-0} object files found in $BUILD: not kiln's build"
 echo "ok: no cycle among $files object files"
+owners=$(sed -n 's/^owners: SQLite (sqlite3_\*) in \([0-9]*\), libgit2 (git_\*) in \([0-9]*\) object files; 0 outside.*/\1 \2/p' "$T/deps.txt")
+read -r nsql ngit <<<"${owners:-0 0}"
+[ "$nsql" -ge 2 ] && [ "$ngit" -ge 1 ] ||
+    fail "the owners check found no SQLite or libgit2 calls, or calls outside their owners (above)"
+echo "ok: SQLite is called only by its owners ($nsql files), libgit2 only by workspace.c"
 
 mkdir -p "$T/b/m"
 printf 'int pong(int);\nint ping(int n) { return n ? pong(n - 1) : 0; }\n' >"$T/ping.c"
@@ -28,3 +36,23 @@ python3 "$SRC/scripts/deps.py" "$T/b" >"$T/cycle.txt"
 [ $? = 1 ] && grep -q "cycle: m/ping.c m/pong.c" "$T/cycle.txt" ||
     fail "a planted cycle was not reported: $(cat "$T/cycle.txt")"
 echo "ok: a planted cycle is reported"
+
+# Owners: rundb.c, knowledge/ and workspace.c may call their library;
+# review.c may not, but may call a kiln function that happens to start with git_.
+mkdir -p "$T"/{o,src}/{harness,knowledge}
+plant() { printf '%s\n' "$2" >"$T/src/$1.c" && cc -c "$T/src/$1.c" -o "$T/o/$1.c.o"; }
+plant harness/rundb 'int sqlite3_open(void); int db(void) { return sqlite3_open(); }' &&
+plant knowledge/lessons 'int sqlite3_exec(void); int kn(void) { return sqlite3_exec(); }' &&
+plant harness/workspace 'int git_libgit2_init(void); int ws(void) { return git_libgit2_init(); }' &&
+plant harness/cli 'int git_kiln_own(void) { return 0; }' &&
+plant harness/review 'int sqlite3_prepare_v2(void); int git_note_read(void); int git_kiln_own(void);
+int rv(void) { return sqlite3_prepare_v2() + git_note_read() + git_kiln_own(); }' || fail "cc"
+python3 "$SRC/scripts/deps.py" "$T/o" >"$T/owners.txt"
+rc=$?
+v=$(grep '^owner violation:' "$T/owners.txt")
+[ $rc = 1 ] &&
+    grep -q '^owner violation: harness/review.c calls SQLite, .*: sqlite3_prepare_v2$' <<<"$v" &&
+    grep -q '^owner violation: harness/review.c calls libgit2, .*: git_note_read$' <<<"$v" &&
+    [ "$(wc -l <<<"$v")" = 2 ] ||
+    fail "a planted call outside the owners was not reported as such: $(cat "$T/owners.txt")"
+echo "ok: planted SQLite and libgit2 calls outside their owners are reported"
