@@ -180,32 +180,36 @@ static cJSON *read_note(rv_ctx *x, const char *ref, const char *commit)
     return j;
 }
 
-static const cJSON *find_shape(const cJSON *v, const char *id)
+static const kiln_shape_result *find_shape(const kiln_verdict *v, const char *id)
 {
-    const cJSON *s;
-    cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(v, "shapes"))
-        if (strcmp(kiln_rv_str(s, "id"), id) == 0)
-            return s;
+    for (int i = 0; i < v->nresults; i++)
+        if (strcmp(v->results[i].id, id) == 0)
+            return &v->results[i];
     return NULL;
+}
+
+/* The relative half 20-80 spread of a timing. */
+static double half_spread(const kiln_time_stats *t)
+{
+    return t->median_ns > 0 ? (t->p80_ns - t->p20_ns) / (2 * t->median_ns) : 0;
 }
 
 /* One visible timed shape: the candidate's time ratio and the speedup
  * ratio, each with the combined relative half 20-80 spread as its band. */
-static cJSON *compare_shape(const cJSON *os, const cJSON *ns, double *band)
+static cJSON *compare_shape(const kiln_verdict *old, const kiln_shape_result *os,
+                            const kiln_verdict *new, const kiln_shape_result *ns, double *band)
 {
     char od[128], nd[128];
-    kiln_rv_dims(os, od, sizeof od);
-    kiln_rv_dims(ns, nd, sizeof nd);
+    kiln_verdict_dims(old, os, od, sizeof od);
+    kiln_verdict_dims(new, ns, nd, sizeof nd);
     if (strcmp(od, nd) != 0)
         return NULL;   /* the task's shapes changed since: not comparable */
-    double hoc = kiln_rv_half_spread(kiln_rv_get(os, "time.candidate"));
-    double hob = kiln_rv_half_spread(kiln_rv_get(os, "time.baseline"));
-    double hnc = kiln_rv_half_spread(kiln_rv_get(ns, "time.candidate"));
-    double hnb = kiln_rv_half_spread(kiln_rv_get(ns, "time.baseline"));
-    double oc = kiln_rv_num(os, "time.candidate.median_ns"), nc = kiln_rv_num(ns, "time.candidate.median_ns");
-    double osp = kiln_rv_num(os, "speedup"), nsp = kiln_rv_num(ns, "speedup");
+    double hoc = half_spread(&os->cand), hob = half_spread(&os->base);
+    double hnc = half_spread(&ns->cand), hnb = half_spread(&ns->base);
+    double oc = os->cand.median_ns, nc = ns->cand.median_ns;
+    double osp = isfinite(os->speedup) ? os->speedup : 0, nsp = isfinite(ns->speedup) ? ns->speedup : 0;
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "id", kiln_rv_str(os, "id"));
+    cJSON_AddStringToObject(o, "id", os->id);
     cJSON_AddStringToObject(o, "dims", od);
     cJSON_AddNumberToObject(o, "old_median_ns", oc);
     cJSON_AddNumberToObject(o, "new_median_ns", nc);
@@ -233,18 +237,16 @@ static double median(double *v, int n)
 
 /* Per-shape comparisons; returns the band of the geomean speedup: the
  * median of the shapes' bands, at least 2% (the search's keep rule). */
-static double compare_shapes(const cJSON *old, const cJSON *new, cJSON *out)
+static double compare_shapes(const kiln_verdict *old, const kiln_verdict *new, cJSON *out)
 {
-    double bands[128];
+    double bands[KILN_MAX_RESULTS];
     int n = 0;
-    const cJSON *os;
-    cJSON_ArrayForEach(os, cJSON_GetObjectItemCaseSensitive(old, "shapes")) {
-        const cJSON *ns = find_shape(new, kiln_rv_str(os, "id"));
-        if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(os, "visible")) || !ns ||
-            !kiln_rv_get(os, "time") || !kiln_rv_get(ns, "time") || n == 128)
+    for (int i = 0; i < old->nresults; i++) {
+        const kiln_shape_result *os = &old->results[i], *ns = find_shape(new, os->id);
+        if (!os->visible || !ns || !os->timed || !ns->timed)
             continue;
         double band;
-        cJSON *c = compare_shape(os, ns, &band);
+        cJSON *c = compare_shape(old, os, new, ns, &band);
         if (c) {
             cJSON_AddItemToArray(out, c);
             bands[n++] = band;
@@ -254,51 +256,64 @@ static double compare_shapes(const cJSON *old, const cJSON *new, cJSON *out)
     return b > 0.02 ? b : 0.02;
 }
 
-static cJSON *env_of(const cJSON *v)
+/* The value of key in a verdict's "key=value|..." device description. */
+static void gpu_field(const char *desc, const char *key, char *buf, size_t len)
+{
+    size_t kl = strlen(key);
+    buf[0] = '\0';
+    for (const char *p = desc; p && *p; p = strchr(p, '|') ? strchr(p, '|') + 1 : NULL)
+        if (strncmp(p, key, kl) == 0 && p[kl] == '=') {
+            snprintf(buf, len, "%.*s", (int)strcspn(p + kl + 1, "|"), p + kl + 1);
+            return;
+        }
+}
+
+static cJSON *env_of(const kiln_verdict *v, const char *version)
 {
     cJSON *e = cJSON_CreateObject();
-    cJSON_AddStringToObject(e, "cpu", kiln_rv_str(v, "environment.cpu"));
-    cJSON_AddStringToObject(e, "host", kiln_rv_str(v, "environment.host"));
-    cJSON_AddStringToObject(e, "kernel", kiln_rv_str(v, "environment.kernel"));
-    cJSON_AddStringToObject(e, "verifier_version", kiln_rv_str(v, "verifier_version"));
+    cJSON_AddStringToObject(e, "cpu", v->cpu_model);
+    cJSON_AddStringToObject(e, "host", v->hostname);
+    cJSON_AddStringToObject(e, "kernel", v->kernel);
+    cJSON_AddStringToObject(e, "verifier_version", version);
     /* CUDA verdicts: the GPU and driver they were measured on. */
-    const char *gpu = kiln_rv_str(v, "environment.gpu.name");
+    char gpu[128], driver[32];
+    gpu_field(v->gpu, "name", gpu, sizeof gpu);
+    gpu_field(v->gpu, "driver", driver, sizeof driver);
     if (gpu[0]) {
         cJSON_AddStringToObject(e, "gpu", gpu);
-        cJSON_AddNumberToObject(e, "driver", kiln_rv_num(v, "environment.gpu.driver"));
+        cJSON_AddNumberToObject(e, "driver", atof(driver));
     }
     return e;
 }
 
-static cJSON *side(const cJSON *v, const char *kind, const char *date)
+static cJSON *side(const kiln_verdict *v, const char *version, const char *kind, const char *date)
 {
     cJSON *o = cJSON_CreateObject();
     if (kind)
         cJSON_AddStringToObject(o, "kind", kind);
-    cJSON_AddStringToObject(o, "status", kiln_rv_str(v, "status"));
-    cJSON_AddStringToObject(o, "stage", kiln_rv_str(v, "stage"));
-    cJSON_AddStringToObject(o, "code", kiln_rv_str(v, "code"));
-    cJSON_AddStringToObject(o, "reason", kiln_rv_str(v, "reason"));
-    cJSON_AddNumberToObject(o, "geomean_speedup", kiln_rv_num(v, "summary.geomean_speedup"));
-    cJSON_AddStringToObject(o, "source_sha256", kiln_rv_str(v, "source_sha256"));
+    cJSON_AddStringToObject(o, "status", v->status);
+    cJSON_AddStringToObject(o, "stage", v->stage);
+    cJSON_AddStringToObject(o, "code", v->code);
+    cJSON_AddStringToObject(o, "reason", v->reason);
+    cJSON_AddNumberToObject(o, "geomean_speedup", isfinite(v->geomean_speedup) ? v->geomean_speedup : 0);
+    cJSON_AddStringToObject(o, "source_sha256", v->source_sha256);
     cJSON_AddStringToObject(o, "date", date);
-    cJSON_AddItemToObject(o, "environment", env_of(v));
+    cJSON_AddItemToObject(o, "environment", env_of(v, version));
     return o;
 }
 
 /* The verdict: a status change from pass, or a geomean speedup below the
  * old one beyond the band. Speedups against a parent (a candidate that was
  * never measured against the baseline) are not comparable: status only. */
-static void judge_change(cJSON *r, const cJSON *old, const cJSON *new, int comparable, double band)
+static void judge_change(cJSON *r, const kiln_verdict *old, const kiln_verdict *new,
+                         int comparable, double band)
 {
-    int old_pass = strcmp(kiln_rv_str(old, "status"), "pass") == 0;
-    int new_pass = strcmp(kiln_rv_str(new, "status"), "pass") == 0;
-    double og = kiln_rv_num(old, "summary.geomean_speedup"), ng = kiln_rv_num(new, "summary.geomean_speedup");
+    int old_pass = strcmp(old->status, "pass") == 0, new_pass = strcmp(new->status, "pass") == 0;
+    double og = old->geomean_speedup, ng = new->geomean_speedup;
     char why[512] = "";
     if (old_pass && !new_pass)
-        snprintf(why, sizeof why, "status pass -> %s (%s at %s)", kiln_rv_str(new, "status"),
-                 kiln_rv_str(new, "code"), kiln_rv_str(new, "stage"));
-    else if (comparable && old_pass && og > 0 && ng < og * (1 - band))
+        snprintf(why, sizeof why, "status pass -> %s (%s at %s)", new->status, new->code, new->stage);
+    else if (comparable && old_pass && og > 0 && !(ng >= og * (1 - band)))
         snprintf(why, sizeof why, "geomean speedup %.3fx -> %.3fx, below %.3fx (old x (1 - band %.1f%%))",
                  og, ng, og * (1 - band), 100 * band);
     cJSON_AddNumberToObject(r, "band", band);
@@ -307,8 +322,15 @@ static void judge_change(cJSON *r, const cJSON *old, const cJSON *new, int compa
         cJSON_AddStringToObject(r, "why", why);
 }
 
-static cJSON *build_result(rv_ctx *x, const char *commit, const cJSON *note, const cJSON *old,
-                           const char *kind, const cJSON *new, const char *job)
+/* The two sides of a re-verification: the note's verdict (decoded once)
+ * and the new one, with the verifier versions that reached them. */
+typedef struct rv_pair {
+    const cJSON *note;
+    const kiln_verdict *old, *new;
+    const char *old_version, *kind, *job;
+} rv_pair;
+
+static cJSON *build_result(rv_ctx *x, const char *commit, const rv_pair *p)
 {
     char date[32], now[32];
     kiln_rv_fmt_date(kiln_ws_commit_time(&x->ws, commit), date, sizeof date);
@@ -316,32 +338,31 @@ static cJSON *build_result(rv_ctx *x, const char *commit, const cJSON *note, con
     cJSON *r = cJSON_CreateObject();
     cJSON_AddStringToObject(r, "commit", commit);
     cJSON_AddStringToObject(r, "date", now);
-    cJSON_AddStringToObject(r, "run", kiln_rv_str(note, "run"));
-    cJSON_AddNumberToObject(r, "candidate", kiln_rv_num(note, "candidate"));
-    cJSON_AddStringToObject(r, "task", kiln_rv_str(old, "task"));
-    cJSON_AddStringToObject(r, "dtype", kiln_rv_str(old, "dtype"));
-    cJSON_AddStringToObject(r, "group", kiln_rv_str(old, "group"));
-    cJSON_AddItemToObject(r, "old", side(old, kind, date));
-    cJSON *n = side(new, NULL, now);
-    cJSON_AddStringToObject(n, "job", job);
+    cJSON_AddStringToObject(r, "run", kiln_rv_str(p->note, "run"));
+    cJSON_AddNumberToObject(r, "candidate", kiln_rv_num(p->note, "candidate"));
+    cJSON_AddStringToObject(r, "task", p->old->task);
+    cJSON_AddStringToObject(r, "dtype", p->old->dtype);
+    cJSON_AddStringToObject(r, "group", p->old->group);
+    cJSON_AddItemToObject(r, "old", side(p->old, p->old_version, p->kind, date));
+    cJSON *n = side(p->new, KILN_VERIFIER_VERSION, NULL, now);
+    cJSON_AddStringToObject(n, "job", p->job);
     cJSON_AddItemToObject(r, "new", n);
     cJSON *shapes = cJSON_AddArrayToObject(r, "shapes");
-    double band = compare_shapes(old, new, shapes);
-    judge_change(r, old, new, strcmp(kind, "record") == 0, band);
-    cJSON_AddItemToObject(r, "env", env_of(new));
+    double band = compare_shapes(p->old, p->new, shapes);
+    judge_change(r, p->old, p->new, strcmp(p->kind, "record") == 0, band);
+    cJSON_AddItemToObject(r, "env", env_of(p->new, KILN_VERIFIER_VERSION));
     return r;
 }
 
 /* ---- verifying one commit ----------------------------------------------------- */
 
 /* The backend a verdict was reached on ("cpu" for verdicts that do not say). */
-static const char *backend_of(const cJSON *verdict)
+static const char *backend_of(const kiln_verdict *v)
 {
-    const char *b = kiln_rv_str(verdict, "backend");
-    return *b ? b : "cpu";
+    return v->backend[0] ? v->backend : "cpu";
 }
 
-static void setup_judge(rv_ctx *x, kiln_judge *j, const kiln_task *t, const cJSON *old)
+static void setup_judge(rv_ctx *x, kiln_judge *j, const kiln_task *t, const kiln_verdict *old)
 {
     memset(j, 0, sizeof *j);
     j->in_process = x->o->no_daemon;
@@ -349,8 +370,8 @@ static void setup_judge(rv_ctx *x, kiln_judge *j, const kiln_task *t, const cJSO
     j->task = t;
     snprintf(j->task_ref, sizeof j->task_ref, "%s", t->name);
     j->backend = backend_of(old);
-    j->dtype = kiln_rv_str(old, "dtype");
-    j->group = kiln_rv_str(old, "group");
+    j->dtype = old->dtype;
+    j->group = old->group;
     j->timing_ms = x->o->timing_ms;
 }
 
@@ -363,15 +384,15 @@ static cJSON *skipped(const char *commit, const char *why)
 }
 
 /* The new verdict of commit's kernel against the task's baseline. */
-static cJSON *verify_again(rv_ctx *x, const char *commit, const cJSON *old, char job[32],
-                           kiln_error *err)
+static kiln_verdict *verify_again(rv_ctx *x, const char *commit, const kiln_verdict *old,
+                                  char job[32], kiln_error *err)
 {
     kiln_task *t = calloc(1, sizeof *t);
     if (!t)
         return kiln_fail(err, "out of memory"), NULL;
-    cJSON *v = NULL;
+    kiln_verdict *v = NULL;
     char rel[KILN_NAME_MAX + 32], *src = NULL;
-    if (kiln_task_find(kiln_rv_str(old, "task"), t, err) == 0) {
+    if (kiln_task_find(old->task, t, err) == 0) {
         int cuda = strcmp(backend_of(old), "cuda") == 0;
         snprintf(rel, sizeof rel, "%s/%s", t->name, cuda ? "cuda/kernel.cu" : "cpu/kernel.c");
         if (kiln_ws_read(&x->ws, commit, rel, &src, err) == 0) {
@@ -385,6 +406,18 @@ static cJSON *verify_again(rv_ctx *x, const char *commit, const cJSON *old, char
     return v;
 }
 
+/* Why commit is not re-verified, or NULL: it is. */
+static const char *skip_reason(rv_ctx *x, const cJSON *oldj, const kiln_verdict *old, int decoded)
+{
+    if (!oldj || !decoded || !old->task[0])
+        return "the note holds no verdict";
+    if (x->o->dtype && strcmp(x->o->dtype, old->dtype) != 0)
+        return "another dtype";
+    if (x->o->backend && strcmp(x->o->backend, backend_of(old)) != 0)
+        return "another backend";
+    return NULL;
+}
+
 /* Returns the result (a skip says why), or NULL with err on an internal error. */
 static cJSON *reverify_one(rv_ctx *x, const char *commit, kiln_error *err)
 {
@@ -392,23 +425,23 @@ static cJSON *reverify_one(rv_ctx *x, const char *commit, kiln_error *err)
     if (!note)
         return skipped(commit, "no verdict note on refs/notes/kiln-verdict");
     const char *kind = kiln_rv_get(note, "record") ? "record" : "verdict";
-    const cJSON *old = kiln_rv_get(note, kind);
+    const cJSON *oldj = kiln_rv_get(note, kind);
+    kiln_verdict *old = calloc(1, sizeof *old), *new = NULL;
+    kiln_error e;
+    int decoded = old && oldj && kiln_verdict_from_cjson(oldj, old, &e) == 0;
+    const char *why = old ? skip_reason(x, oldj, old, decoded) : NULL;
     cJSON *r = NULL;
-    if (!old || !*kiln_rv_str(old, "task"))
-        r = skipped(commit, "the note holds no verdict");
-    else if (x->o->dtype && strcmp(x->o->dtype, kiln_rv_str(old, "dtype")) != 0)
-        r = skipped(commit, "another dtype");
-    else if (x->o->backend && strcmp(x->o->backend, backend_of(old)) != 0)
-        r = skipped(commit, "another backend");
-    if (r) {
-        cJSON_Delete(note);
-        return r;
-    }
     char job[32] = "";
-    cJSON *new = verify_again(x, commit, old, job, err);
-    if (new)
-        r = build_result(x, commit, note, old, kind, new, job);
-    cJSON_Delete(new);
+    if (!old)
+        kiln_fail(err, "out of memory");
+    else if (why)
+        r = skipped(commit, why);
+    else if ((new = verify_again(x, commit, old, job, err)) != NULL) {
+        rv_pair p = {note, old, new, kiln_rv_str(oldj, "verifier_version"), kind, job};
+        r = build_result(x, commit, &p);
+    }
+    free(new);
+    free(old);
     cJSON_Delete(note);
     return r;
 }

@@ -118,16 +118,16 @@ static int parse(int argc, char **argv, args *a)
     return 0;
 }
 
-static int show(const args *a, cJSON *verdict)
+static int show(const args *a, const kiln_verdict *v, const kiln_task *t)
 {
     if (a->json) {
-        char *s = cJSON_Print(verdict);
+        char *s = kiln_verdict_json(v, t, 1);
         puts(s ? s : "{}");
         free(s);
     } else {
-        kiln_print_verdict(stdout, verdict);
+        kiln_print_verdict(stdout, v);
     }
-    return kiln_verdict_exit_code(verdict);
+    return kiln_verdict_exit_code(v);
 }
 
 /* The live line on a terminal: time since the verification started, the
@@ -192,13 +192,13 @@ static int judge_file(const args *a, const kiln_task *task, const char *source,
     if (!j.in_process && kiln_client_address(a->socket, j.address, sizeof j.address, &err) < 0)
         return error_exit(&j, &err);
     char job[32] = "";
-    cJSON *v = kiln_judge_run(&j, source, baseline, job, NULL, NULL, &err);
+    kiln_verdict *v = kiln_judge_run(&j, source, baseline, job, NULL, NULL, &err);
     if (tty)
         kiln_live_clear();
     if (!v)
         return error_exit(&j, &err);
-    int rc = show(a, v);
-    cJSON_Delete(v);
+    int rc = show(a, v, task);
+    free(v);
     return rc;
 }
 

@@ -78,14 +78,15 @@ static int stage_files(const kiln_judge *j, const char *dir, const char *source,
     return 0;
 }
 
-static cJSON *run_here(kiln_judge *j, const char *source, const char *baseline, kiln_error *err)
+static kiln_verdict *run_here(kiln_judge *j, const char *source, const char *baseline,
+                              kiln_error *err)
 {
     char dir[4096], src[4200], base[4200];
     kiln_verify_opts o = {.task = j->task, .timing_ms = j->timing_ms,
                           .call_timeout_ms = j->call_timeout_ms, .keep_dir = j->keep_dir,
                           .test_report_scale = j->report_scale, .progress = j->progress,
                           .progress_ctx = j->progress_ctx};
-    cJSON *out = NULL;
+    kiln_verdict *out = NULL;
     set_code(j, "bad-input");
     if (job_shape(j, &o, err) < 0)
         return NULL;
@@ -99,8 +100,8 @@ static cJSON *run_here(kiln_judge *j, const char *source, const char *baseline, 
         o.candidate = src;
         o.baseline = base[0] ? base : NULL;
         int rc = kiln_verify(&o, v, err);
-        if (rc == 0 && !(out = kiln_verdict_to_cjson(v, j->task)))
-            kiln_fail(err, "out of memory");
+        if (rc == 0)
+            out = v, v = NULL;
         if (rc == KILN_VERIFY_BAD_INPUT)
             set_code(j, "bad-input");
     }
@@ -212,15 +213,27 @@ static int exchange(kiln_judge *j, const char *source, const char *baseline, cha
     return rc;
 }
 
+/* The verdict event's verdict, decoded: the one parse of a judgement. */
+static kiln_verdict *decode(kiln_judge *j, cJSON *final, kiln_error *err)
+{
+    kiln_verdict *v = malloc(sizeof *v);
+    if (!v)
+        kiln_fail(err, "out of memory");
+    else if (kiln_verdict_from_cjson(cJSON_GetObjectItemCaseSensitive(final, "verdict"), v, err) < 0)
+        free(v), v = NULL, kiln_error_prefix(err, "kilnd's verdict");
+    cJSON_Delete(final);
+    if (!v)
+        set_code(j, "internal");
+    return v;
+}
+
 /* The final event: the verdict, or NULL with err. *again is set when the
  * job should be asked for once more (kilnd restarted or is shutting down). */
-static cJSON *conclude(kiln_judge *j, cJSON *final, char job[32], int *again, kiln_error *err)
+static kiln_verdict *conclude(kiln_judge *j, cJSON *final, char job[32], int *again,
+                              kiln_error *err)
 {
-    if (strcmp(str_of(final, "event"), "verdict") == 0) {
-        cJSON *v = cJSON_DetachItemFromObject(final, "verdict");
-        cJSON_Delete(final);
-        return v;
-    }
+    if (strcmp(str_of(final, "event"), "verdict") == 0)
+        return decode(j, final, err);
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(final, "error");
     const char *code = str_of(e, "code"), *msg = str_of(e, "message");
     int lost = code && (strcmp(code, "daemon-restarted") == 0 || strcmp(code, "unknown-job") == 0);
@@ -238,7 +251,7 @@ static cJSON *conclude(kiln_judge *j, cJSON *final, char job[32], int *again, ki
     return NULL;
 }
 
-static cJSON *run_daemon(kiln_judge *j, const char *source, const char *baseline, char job[32],
+static kiln_verdict *run_daemon(kiln_judge *j, const char *source, const char *baseline, char job[32],
                          kiln_judge_accepted on_accepted, void *ctx, kiln_error *err)
 {
     uint64_t away_since = 0;
@@ -255,7 +268,7 @@ static cJSON *run_daemon(kiln_judge *j, const char *source, const char *baseline
         }
         int again = 0;
         if (rc == 1) {
-            cJSON *v = conclude(j, final, job, &again, err);
+            kiln_verdict *v = conclude(j, final, job, &again, err);
             if (v || !again)
                 return v;
         }
@@ -279,7 +292,7 @@ static cJSON *run_daemon(kiln_judge *j, const char *source, const char *baseline
     }
 }
 
-cJSON *kiln_judge_run(kiln_judge *j, const char *source, const char *baseline, char job[32],
+kiln_verdict *kiln_judge_run(kiln_judge *j, const char *source, const char *baseline, char job[32],
                       kiln_judge_accepted on_accepted, void *ctx, kiln_error *err)
 {
     j->job_failed = 0;

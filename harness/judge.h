@@ -11,6 +11,7 @@
 
 #include "kiln_error.h"
 #include "task.h"
+#include "verdict.h"
 
 /* A progress event: the stage, and where in it. */
 typedef void (*kiln_judge_progress)(void *ctx, const char *stage, const char *message);
@@ -50,9 +51,9 @@ typedef void (*kiln_judge_accepted)(void *ctx, const char *job);
 /* Verify source against baseline (a source text; NULL: the task's). When
  * job is non-empty the verdict of that earlier job is fetched instead of
  * submitting again. on_accepted is called with the job id before waiting,
- * so the caller can record it. Returns the verdict (free with cJSON_Delete)
- * or NULL with err and j->error_code. */
-cJSON *kiln_judge_run(kiln_judge *j, const char *source, const char *baseline, char job[32],
+ * so the caller can record it. Returns the verdict, decoded once (free
+ * with free()), or NULL with err and j->error_code. */
+kiln_verdict *kiln_judge_run(kiln_judge *j, const char *source, const char *baseline, char job[32],
                       kiln_judge_accepted on_accepted, void *ctx, kiln_error *err);
 
 #endif

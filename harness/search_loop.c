@@ -35,13 +35,13 @@ static void on_accepted(void *p, const char *job)
  * ended in an error instead of a verdict (no GPU there then, say) is
  * submitted again, once per session, under a key of its own: asking for it
  * again would only repeat the error. */
-static cJSON *judge_job(search *s, const char *src, const char *base, char *key, size_t keylen,
+static kiln_verdict *judge_job(search *s, const char *src, const char *base, char *key, size_t keylen,
                         accept_ctx *a, kiln_error *err)
 {
     char *job = a->job_field;
     int stored = job[0] != '\0';
     s->judge.key = key;
-    cJSON *v = kiln_judge_run(&s->judge, src, base, job, on_accepted, a, err);
+    kiln_verdict *v = kiln_judge_run(&s->judge, src, base, job, on_accepted, a, err);
     if (!v && stored && s->judge.job_failed) {
         size_t n = strlen(key);
         snprintf(key + n, keylen - n, ":after:%.31s", job);
@@ -55,7 +55,7 @@ static cJSON *judge_job(search *s, const char *src, const char *base, char *key,
 /* which: "verdict" (against the parent), "confirm" (again, fresh worker),
  * "record" (against the task's baseline). s->verify_failed tells a NULL
  * that came from the verifier from one that came from here. */
-static cJSON *judge(search *s, kiln_cand *c, const char *which, const char *parent_src,
+static kiln_verdict *judge(search *s, kiln_cand *c, const char *which, const char *parent_src,
                     kiln_error *err)
 {
     s->verify_failed = 0;
@@ -72,17 +72,18 @@ static cJSON *judge(search *s, kiln_cand *c, const char *which, const char *pare
      * hands back the same job: nothing is verified twice. */
     char key[320];
     snprintf(key, sizeof key, "search:%.120s:%s:%d:%s", s->ws.dir, s->run.id, c->n, which);
-    cJSON *v = judge_job(s, src, base, key, sizeof key, &a, err);
+    kiln_verdict *v = judge_job(s, src, base, key, sizeof key, &a, err);
     free(src);
     if (!v) {
         s->verify_failed = 1;
         return NULL;
     }
-    char *text = cJSON_PrintUnformatted(v);
-    int rc = text ? kiln_db_cand_verdict(s->db, s->run.id, c->n, which, text, err) : -1;
+    char *text = kiln_verdict_json(v, &s->task, 0);
+    int rc = text ? kiln_db_cand_verdict(s->db, s->run.id, c->n, which, text, err)
+                  : kiln_fail(err, "out of memory");
     free(text);
     if (rc < 0) {
-        cJSON_Delete(v);
+        free(v);
         return NULL;
     }
     return v;
@@ -127,23 +128,22 @@ static int move_to(kiln_cand *c, kiln_cand_state to, kiln_error *err)
 static int verify_step(search *s, kiln_cand *c, const char *parent_src, kiln_error *err)
 {
     say(s, c, "verifying against its parent");
-    cJSON *v = judge(s, c, "verdict", parent_src, err);
+    kiln_verdict *v = judge(s, c, "verdict", parent_src, err);
     if (!v)
         return -1;
     kiln_cand_from_verdict(c, v);
     learn(s, c, kiln_verdict_noise(v));
-    cJSON_Delete(v);
+    free(v);
     if (move_to(c, KILN_CAND_VERIFIED, err) < 0)
         return -1;
     return kiln_db_cand_upsert(s->db, c, err);
 }
 
-static int faster(const cJSON *v, double *speedup, double *noise)
+static int faster(const kiln_verdict *v, double *speedup, double *noise)
 {
-    const char *st = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "status"));
-    *speedup = kiln_verdict_speedup(v);
+    *speedup = v->geomean_speedup;
     *noise = kiln_verdict_noise(v);
-    return st && strcmp(st, "pass") == 0 && *speedup > 1 + *noise;
+    return strcmp(v->status, "pass") == 0 && *speedup > 1 + *noise;
 }
 
 static int decide(kiln_cand *c, const char *decision, const char *why, kiln_error *err)
@@ -159,7 +159,7 @@ static int decide(kiln_cand *c, const char *decision, const char *why, kiln_erro
 static int confirm_step(search *s, kiln_cand *c, const char *parent_src, kiln_error *err)
 {
     say(s, c, "re-timing in a fresh worker");
-    cJSON *v = judge(s, c, "confirm", parent_src, err);
+    kiln_verdict *v = judge(s, c, "confirm", parent_src, err);
     if (!v)
         return -1;
     double sp, noise;
@@ -167,9 +167,8 @@ static int confirm_step(search *s, kiln_cand *c, const char *parent_src, kiln_er
     c->confirm_speedup = sp;
     char why[400];
     snprintf(why, sizeof why, "the re-time in a fresh worker gave %.3fx against its parent "
-             "(needs > %.3fx): %.200s", sp, 1 + noise,
-             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "reason")));
-    cJSON_Delete(v);
+             "(needs > %.3fx): %.200s", sp, 1 + noise, v->reason);
+    free(v);
     if ((ok ? move_to(c, KILN_CAND_CONFIRMED, err) : decide(c, "revert", why, err)) < 0)
         return -1;
     return kiln_db_cand_upsert(s->db, c, err) < 0 ? -1 : ok;
@@ -178,15 +177,13 @@ static int confirm_step(search *s, kiln_cand *c, const char *parent_src, kiln_er
 static int record_step(search *s, kiln_cand *c, kiln_error *err)
 {
     say(s, c, "measuring against the task's baseline");
-    cJSON *v = judge(s, c, "record", NULL, err);
+    kiln_verdict *v = judge(s, c, "record", NULL, err);
     if (!v)
         return -1;
-    const cJSON *sum = cJSON_GetObjectItemCaseSensitive(v, "summary");
-    c->speedup_vs_baseline = kiln_verdict_speedup(v);
-    c->roofline = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(sum, "median_roofline_fraction"));
-    const char *st = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "status"));
-    int pass = st && strcmp(st, "pass") == 0;
-    cJSON_Delete(v);
+    c->speedup_vs_baseline = v->geomean_speedup;
+    c->roofline = v->median_roofline;
+    int pass = strcmp(v->status, "pass") == 0;
+    free(v);
     if ((pass ? decide(c, "keep", NULL, err)
               : decide(c, "revert", "failed its measurement against the task's baseline", err)) < 0)
         return -1;
@@ -197,11 +194,13 @@ static int record_step(search *s, kiln_cand *c, kiln_error *err)
 static int screen(search *s, kiln_cand *c, kiln_error *err)
 {
     char *text = kiln_db_cand_get_verdict(s->db, s->run.id, c->n, "verdict");
-    cJSON *v = text ? cJSON_Parse(text) : NULL;
+    kiln_verdict *v = malloc(sizeof *v);
+    kiln_error e;
+    int ok = v && text && kiln_verdict_parse(text, v, &e) == 0;
     free(text);
     double sp = 0, noise = 0;
-    if (v && faster(v, &sp, &noise)) {
-        cJSON_Delete(v);
+    if (ok && faster(v, &sp, &noise)) {
+        free(v);
         return 0;   /* a contender */
     }
     char why[700];
@@ -210,7 +209,7 @@ static int screen(search *s, kiln_cand *c, kiln_error *err)
     else
         snprintf(why, sizeof why, "not faster than its parent beyond the noise: %.3fx, needs > %.3fx",
                  sp, 1 + noise);
-    cJSON_Delete(v);
+    free(v);
     return decide(c, "revert", why, err);
 }
 
@@ -227,11 +226,11 @@ static char *note_json(search *s, const kiln_cand *c)
     cJSON_AddStringToObject(o, "reason", c->reason);
     static const char *which[] = {"verdict", "confirm", "record"};
     for (int i = 0; i < 3; i++) {
+        /* The stored text is the encoder's JSON: it goes in as it is. */
         char *t = kiln_db_cand_get_verdict(s->db, s->run.id, c->n, which[i]);
-        cJSON *v = t ? cJSON_Parse(t) : NULL;
+        if (t)
+            cJSON_AddItemToObject(o, which[i], cJSON_CreateRaw(t));
         free(t);
-        if (v)
-            cJSON_AddItemToObject(o, which[i], v);
     }
     char *s2 = cJSON_Print(o);
     cJSON_Delete(o);
@@ -271,11 +270,12 @@ static int maybe_tag(search *s, const kiln_cand *c, kiln_error *err)
     if (kiln_ws_resolve(&s->ws, ref, old, &e) == 0) {
         char *text = kiln_ws_note_read(&s->ws, KILN_VERDICT_NOTES_REF, old);
         double best = 0;
-        if (text) {
-            cJSON *n = cJSON_Parse(text);
-            best = kiln_verdict_speedup(cJSON_GetObjectItemCaseSensitive(n, "record"));
-            cJSON_Delete(n);
-        }
+        cJSON *n = text ? cJSON_Parse(text) : NULL;
+        kiln_verdict *rec = n ? malloc(sizeof *rec) : NULL;
+        if (rec && kiln_verdict_from_cjson(cJSON_GetObjectItemCaseSensitive(n, "record"), rec, &e) == 0)
+            best = rec->geomean_speedup;
+        free(rec);
+        cJSON_Delete(n);
         free(text);
         if (best >= c->speedup_vs_baseline)
             return 0;
@@ -527,14 +527,13 @@ static int start_step(search *s, kiln_error *err)
         return -1;
     if (c.state == KILN_CAND_PROPOSED) {
         say(s, &c, "measuring the start kernel");
-        cJSON *v = judge(s, &c, "record", NULL, err);
+        kiln_verdict *v = judge(s, &c, "record", NULL, err);
         if (!v)
             return start_unverified(s, err);
         kiln_cand_from_verdict(&c, v);
         c.speedup_vs_baseline = c.speedup;
-        c.roofline = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(
-            cJSON_GetObjectItemCaseSensitive(v, "summary"), "median_roofline_fraction"));
-        cJSON_Delete(v);
+        c.roofline = v->median_roofline;
+        free(v);
         if (strcmp(c.status, "pass") != 0)
             return kiln_fail(err, "the start kernel does not pass verification: %s at %s (%s): %s",
                              c.status, c.stage, c.code, c.reason);

@@ -45,31 +45,21 @@ double kiln_wall_now(void)
 
 /* ---- verdict numbers ------------------------------------------------------- */
 
-double kiln_verdict_speedup(const cJSON *v)
-{
-    const cJSON *sum = cJSON_GetObjectItemCaseSensitive(v, "summary");
-    return cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(sum, "geomean_speedup"));
-}
-
 /* The noise of a verdict's speedup: per timed shape, the half 20-80 spread
  * of candidate and baseline relative to their medians, combined; the median
  * over shapes; never below 2%. */
-double kiln_verdict_noise(const cJSON *v)
+double kiln_verdict_noise(const kiln_verdict *v)
 {
-    double rel[128];
+    double rel[KILN_MAX_RESULTS];
     int n = 0;
-    const cJSON *s;
-    cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(v, "shapes")) {
-        const cJSON *tm = cJSON_GetObjectItemCaseSensitive(s, "time");
-        if (!tm || n == 128)
+    for (int i = 0; i < v->nresults; i++) {
+        const kiln_shape_result *r = &v->results[i];
+        if (!r->timed)
             continue;
         double r2 = 0;
         for (int k = 0; k < 2; k++) {
-            const cJSON *st = cJSON_GetObjectItemCaseSensitive(tm, k ? "baseline" : "candidate");
-            double med = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(st, "median_ns"));
-            double p20 = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(st, "p20_ns"));
-            double p80 = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(st, "p80_ns"));
-            double h = med > 0 ? (p80 - p20) / (2 * med) : 1;
+            const kiln_time_stats *st = k ? &r->base : &r->cand;
+            double h = st->median_ns > 0 ? (st->p80_ns - st->p20_ns) / (2 * st->median_ns) : 1;
             r2 += h * h;
         }
         rel[n++] = sqrt(r2);
@@ -84,17 +74,11 @@ double kiln_verdict_noise(const cJSON *v)
     return med > 0.02 ? med : 0.02;
 }
 
-static const char *vstr(const cJSON *v, const char *k)
+void kiln_cand_from_verdict(kiln_cand *c, const kiln_verdict *v)
 {
-    const char *s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, k));
-    return s ? s : "";
-}
-
-void kiln_cand_from_verdict(kiln_cand *c, const cJSON *v)
-{
-    snprintf(c->status, sizeof c->status, "%s", vstr(v, "status"));
-    snprintf(c->stage, sizeof c->stage, "%s", vstr(v, "stage"));
-    snprintf(c->code, sizeof c->code, "%s", vstr(v, "code"));
-    snprintf(c->reason, sizeof c->reason, "%s", vstr(v, "reason"));
-    c->speedup = kiln_verdict_speedup(v);
+    snprintf(c->status, sizeof c->status, "%s", v->status);
+    snprintf(c->stage, sizeof c->stage, "%s", v->stage);
+    snprintf(c->code, sizeof c->code, "%s", v->code);
+    snprintf(c->reason, sizeof c->reason, "%s", v->reason);
+    c->speedup = v->geomean_speedup;
 }

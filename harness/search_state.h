@@ -53,8 +53,7 @@ int kiln_propose(search *s, int it, int first_n, const char *parent_source,
 void kiln_search_catch_interrupts(void);
 int kiln_search_should_stop(void);
 double kiln_wall_now(void);
-double kiln_verdict_speedup(const cJSON *v);
-double kiln_verdict_noise(const cJSON *v);
-void kiln_cand_from_verdict(kiln_cand *c, const cJSON *v);
+double kiln_verdict_noise(const kiln_verdict *v);
+void kiln_cand_from_verdict(kiln_cand *c, const kiln_verdict *v);
 
 #endif

@@ -1,27 +1,23 @@
-/* verdict_print.c - the table `kiln verify` prints (see verdict_print.h).
- * Works from the JSON form, so a verdict from kilnd and one computed in
+/* verdict_print.c - the table `kiln verify` prints (see verdict_print.h),
+ * from the typed verdict: one from kilnd (decoded once) and one computed in
  * process print the same way. */
 #include "verdict_print.h"
 
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 
-static double num(const cJSON *o, const char *k)
+/* A measured number, or 0 for one the verdict left out (NaN). */
+static double fin(double x)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsNumber(v) ? v->valuedouble : 0;
-}
-
-static const char *str(const cJSON *o, const char *k)
-{
-    const char *s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, k));
-    return s ? s : "";
+    return isfinite(x) ? x : 0;
 }
 
 static void fmt_time(double ns, char *buf, size_t len)
 {
-    if (ns <= 0)
+    if (!(ns > 0))
         snprintf(buf, len, "-");
     else if (ns < 1e4)
         snprintf(buf, len, "%.2f us", ns / 1e3);
@@ -31,161 +27,148 @@ static void fmt_time(double ns, char *buf, size_t len)
         snprintf(buf, len, "%.2f ms", ns / 1e6);
 }
 
-static void fmt_dims(const cJSON *shape, char *buf, size_t len)
+static void print_shape(FILE *out, const kiln_verdict *v, const kiln_shape_result *r, int width)
 {
-    const cJSON *dims = cJSON_GetObjectItemCaseSensitive(shape, "dims");
-    if (!cJSON_IsObject(dims)) {
-        snprintf(buf, len, "hidden");
-        return;
+    char dims[128], err[48] = "-", ct[32] = "-", bt[32] = "-", sp[40] = "-", rf[16] = "-";
+    kiln_verdict_dims(v, r, dims, sizeof dims);
+    if (r->visible && r->checked)
+        snprintf(err, sizeof err, "%.1f / %.0f", fin(r->max_err_ulps), fin(r->budget_ulps));
+    if (r->timed) {
+        fmt_time(r->cand.median_ns, ct, sizeof ct);
+        fmt_time(r->base.median_ns, bt, sizeof bt);
+        if (r->speedup_hi > 0)   /* device-resident: with its 95% interval */
+            snprintf(sp, sizeof sp, "%.3fx [%.3f,%.3f]", fin(r->speedup), r->speedup_lo,
+                     r->speedup_hi);
+        else
+            snprintf(sp, sizeof sp, "%.2fx", fin(r->speedup));
+        snprintf(rf, sizeof rf, "%.0f%%", 100 * fin(r->roofline_fraction));
     }
-    size_t u = 0;
-    buf[0] = '\0';
-    const cJSON *d;
-    cJSON_ArrayForEach(d, dims) {
-        if (u < len)
-            u += (size_t)snprintf(buf + u, len - u, "%s%s=%.0f", u ? " " : "", d->string,
-                                  d->valuedouble);
-    }
+    fprintf(out, "%-4s %-*s %16s %11s %11s %8s %8s\n", r->id, width, dims, err, ct, bt, sp, rf);
 }
 
-static void print_shape(FILE *out, const cJSON *s, int width)
+/* The rate of a compute-bound shape against the device's peak. */
+static void print_rate(FILE *out, const kiln_verdict *v, const kiln_shape_result *r, double ns)
 {
-    char dims[128], err[48] = "-", ct[32], bt[32], sp[40] = "-", rf[16] = "-";
-    fmt_dims(s, dims, sizeof dims);
-    const cJSON *tm = cJSON_GetObjectItemCaseSensitive(s, "time");
-    if (cJSON_GetObjectItemCaseSensitive(s, "budget_ulps"))
-        snprintf(err, sizeof err, "%.1f / %.0f", num(s, "max_err_ulps"), num(s, "budget_ulps"));
-    else if (cJSON_GetObjectItemCaseSensitive(s, "max_err_ulps"))
-        snprintf(err, sizeof err, "%.0f%% of budget", 100 * num(s, "budget_fraction"));
-    fmt_time(num(cJSON_GetObjectItemCaseSensitive(tm, "candidate"), "median_ns"), ct, sizeof ct);
-    fmt_time(num(cJSON_GetObjectItemCaseSensitive(tm, "baseline"), "median_ns"), bt, sizeof bt);
-    const cJSON *iv = cJSON_GetObjectItemCaseSensitive(s, "speedup_interval");
-    if (tm && cJSON_GetArraySize(iv) == 2)   /* device-resident: with its 95% interval */
-        snprintf(sp, sizeof sp, "%.3fx [%.3f,%.3f]", num(s, "speedup"),
-                 cJSON_GetArrayItem(iv, 0)->valuedouble, cJSON_GetArrayItem(iv, 1)->valuedouble);
-    else if (tm)
-        snprintf(sp, sizeof sp, "%.2fx", num(s, "speedup"));
-    if (tm) {
-        snprintf(rf, sizeof rf, "%.0f%%", 100 * num(s, "roofline_fraction"));
-    }
-    fprintf(out, "%-4s %-*s %16s %11s %11s %8s %8s\n", str(s, "id"), width, dims, err, ct, bt, sp,
-            rf);
+    double tf = ns > 0 ? fin(r->flops) / ns / 1e3 : 0;
+    if (v->peak_tflops > 0 && tf > 0)
+        fprintf(out, "   %.1f TFLOP/s, %.0f%% of peak", tf, 100 * tf / v->peak_tflops);
+    fprintf(out, "\n");
 }
 
 /* Device-resident CUDA timing: per run of the launches, CUPTI's summed
  * kernel time (the figure), the events and CUPTI's span around the batch,
  * and how many input sets and pairs were timed. */
-static int print_device_timers(FILE *out, const cJSON *v)
+static int print_device_timers(FILE *out, const kiln_verdict *v)
 {
-    const cJSON *s;
     int first = 1;
-    double peak = num(cJSON_GetObjectItemCaseSensitive(v, "environment"), "peak_tflops");
-    cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(v, "shapes")) {
-        const cJSON *t = cJSON_GetObjectItemCaseSensitive(s, "timers");
-        if (!cJSON_GetObjectItemCaseSensitive(t, "candidate_kernel_ns"))
+    for (int i = 0; i < v->nresults; i++) {
+        const kiln_shape_result *r = &v->results[i];
+        if (!r->timed || !r->sets)
             continue;
         if (first)
             fprintf(out, "\ncandidate timers (median per run of the launches): CUPTI kernels / "
                          "events / CUPTI span / wall, input sets per call, pairs\n");
         first = 0;
         char k[32], ev[32], cu[32], wa[32];
-        fmt_time(num(t, "candidate_kernel_ns"), k, sizeof k);
-        fmt_time(num(t, "candidate_events_ns"), ev, sizeof ev);
-        fmt_time(num(t, "candidate_cupti_span_ns"), cu, sizeof cu);
-        fmt_time(num(t, "candidate_wall_ns"), wa, sizeof wa);
-        fprintf(out, "%-4s %11s %11s %11s %11s %4.0f sets %4.0f pairs", str(s, "id"), k, ev, cu, wa,
-                num(t, "sets"), num(t, "pairs"));
-        double ns = num(t, "candidate_kernel_ns"), tf = ns > 0 ? num(s, "flops") / ns / 1e3 : 0;
-        if (peak > 0 && tf > 0)
-            fprintf(out, "   %.1f TFLOP/s, %.0f%% of peak", tf, 100 * tf / peak);
-        fprintf(out, "\n");
+        fmt_time(r->cand.median_ns, k, sizeof k);
+        fmt_time(r->cand_events_ns, ev, sizeof ev);
+        fmt_time(r->cand_cupti_ns, cu, sizeof cu);
+        fmt_time(r->cand_wall_ns, wa, sizeof wa);
+        fprintf(out, "%-4s %11s %11s %11s %11s %4d sets %4d pairs", r->id, k, ev, cu, wa, r->sets,
+                r->pairs);
+        print_rate(out, v, r, fin(r->cand.median_ns));
     }
     return !first;
 }
 
 /* CUDA: the three timers of the candidate per timed shape, so a reader can
  * see they agree (the table's times are the events'). */
-static void print_timers(FILE *out, const cJSON *v)
+static void print_timers(FILE *out, const kiln_verdict *v)
 {
-    const cJSON *s;
-    int first = 1;
-    if (print_device_timers(out, v))
+    if (strcmp(v->backend, "cuda") != 0 || print_device_timers(out, v))
         return;
-    double peak = num(cJSON_GetObjectItemCaseSensitive(v, "environment"), "peak_tflops");
-    cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(v, "shapes")) {
-        const cJSON *t = cJSON_GetObjectItemCaseSensitive(s, "timers");
-        if (!cJSON_GetObjectItemCaseSensitive(t, "candidate_cupti_ns"))
+    int first = 1;
+    for (int i = 0; i < v->nresults; i++) {
+        const kiln_shape_result *r = &v->results[i];
+        if (!r->timed)
             continue;
         if (first)
             fprintf(out, "\ncandidate timers (median per call): events / CUPTI kernels / wall with "
                          "synchronize\n");
         first = 0;
         char ev[32], cu[32], wa[32];
-        fmt_time(num(t, "candidate_events_ns"), ev, sizeof ev);
-        fmt_time(num(t, "candidate_cupti_ns"), cu, sizeof cu);
-        fmt_time(num(t, "candidate_wall_ns"), wa, sizeof wa);
-        fprintf(out, "%-4s %11s %11s %11s", str(s, "id"), ev, cu, wa);
-        double ns = num(t, "candidate_events_ns"), tf = ns > 0 ? num(s, "flops") / ns / 1e3 : 0;
-        if (peak > 0 && tf > 0)   /* compute-bound tasks: the rate against the peak */
-            fprintf(out, "   %.1f TFLOP/s, %.0f%% of peak", tf, 100 * tf / peak);
-        fprintf(out, "\n");
+        fmt_time(r->cand.median_ns, ev, sizeof ev);
+        fmt_time(r->cand_cupti_ns, cu, sizeof cu);
+        fmt_time(r->cand_wall_ns, wa, sizeof wa);
+        fprintf(out, "%-4s %11s %11s %11s", r->id, ev, cu, wa);
+        print_rate(out, v, r, fin(r->cand.median_ns));
+    }
+}
+
+/* The value of key in the worker's "key=value|..." device description. */
+static void gpu_field(const char *desc, const char *key, char *buf, size_t len)
+{
+    size_t kl = strlen(key);
+    buf[0] = '\0';
+    for (const char *p = desc; p && *p; p = strchr(p, '|') ? strchr(p, '|') + 1 : NULL) {
+        if (strncmp(p, key, kl) == 0 && p[kl] == '=') {
+            size_t n = strcspn(p + kl + 1, "|");
+            snprintf(buf, len, "%.*s", (int)n, p + kl + 1);
+            return;
+        }
     }
 }
 
 /* CUDA: which device, as the worker saw it. */
-static void print_gpu(FILE *out, const cJSON *v)
+static void print_gpu(FILE *out, const kiln_verdict *v)
 {
-    const cJSON *g = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(v, "environment"), "gpu");
-    if (!g)
+    if (!v->gpu[0])
         return;
+    char name[128], cc[16], driver[32], pageable[16], cublas[32];
+    gpu_field(v->gpu, "name", name, sizeof name);
+    gpu_field(v->gpu, "cc", cc, sizeof cc);
+    gpu_field(v->gpu, "driver", driver, sizeof driver);
+    gpu_field(v->gpu, "pageable", pageable, sizeof pageable);
+    gpu_field(v->gpu, "cublas", cublas, sizeof cublas);
     fprintf(out, "gpu: %s (sm_%s), driver %.0f, copy bandwidth %.0f GB/s, pageable memory access %.0f\n",
-            str(g, "name"), str(g, "cc"), num(g, "driver"),
-            num(cJSON_GetObjectItemCaseSensitive(v, "environment"), "bandwidth_gbps"),
-            num(g, "pageable"));
-    double peak = num(cJSON_GetObjectItemCaseSensitive(v, "environment"), "peak_tflops");
-    if (peak > 0)
-        fprintf(out, "gpu peak (dense, %s): %.0f TFLOP/s\n", str(v, "dtype"), peak);
-    if (num(g, "cublas") > 0)
-        fprintf(out, "baseline: cuBLAS %.0f (cublasGemmEx)\n", num(g, "cublas"));
+            name, cc, atof(driver), fin(v->bandwidth_gbps), atof(pageable));
+    if (v->peak_tflops > 0)
+        fprintf(out, "gpu peak (dense, %s): %.0f TFLOP/s\n", v->dtype, v->peak_tflops);
+    if (atof(cublas) > 0)
+        fprintf(out, "baseline: cuBLAS %.0f (cublasGemmEx)\n", atof(cublas));
 }
 
-void kiln_print_verdict(FILE *out, const cJSON *v)
+void kiln_print_verdict(FILE *out, const kiln_verdict *v)
 {
     /* The dims column fits the longest (rope's three dims do not fit 24). */
     int width = 24;
-    const cJSON *s;
-    cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(v, "shapes")) {
+    for (int i = 0; i < v->nresults; i++) {
         char dims[128];
-        fmt_dims(s, dims, sizeof dims);
+        kiln_verdict_dims(v, &v->results[i], dims, sizeof dims);
         width = (int)strlen(dims) > width ? (int)strlen(dims) : width;
     }
     fprintf(out, "%-4s %-*s %16s %11s %11s %8s %8s\n", "id", width, "dims", "error ULP/budget",
             "candidate", "baseline", "speedup", "roofline");
-    cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(v, "shapes")) print_shape(out, s, width);
-    const cJSON *sum = cJSON_GetObjectItemCaseSensitive(v, "summary");
-    if (num(sum, "geomean_speedup") > 0)
+    for (int i = 0; i < v->nresults; i++)
+        print_shape(out, v, &v->results[i], width);
+    if (v->geomean_speedup > 0)
         fprintf(out, "\nspeedup: geomean %.2fx, min %.2fx; median roofline fraction %.0f%%\n",
-                num(sum, "geomean_speedup"), num(sum, "min_speedup"),
-                100 * num(sum, "median_roofline_fraction"));
+                v->geomean_speedup, fin(v->min_speedup), 100 * fin(v->median_roofline));
     print_timers(out, v);
-    const cJSON *f;
-    cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(v, "flags"))
-        fprintf(out, "flag: %s\n", cJSON_GetStringValue(f));
-    const char *sb = str(cJSON_GetObjectItemCaseSensitive(v, "sandbox"), "protections");
-    fprintf(out, "sandbox: %s\n", sb[0] ? sb : "(worker not started)");
+    for (int i = 0; i < v->nflags; i++)
+        fprintf(out, "flag: %s\n", v->flags[i]);
+    fprintf(out, "sandbox: %s\n", v->sandbox[0] ? v->sandbox : "(worker not started)");
     print_gpu(out, v);
-    fprintf(out, "\n%s (stage %s, %s): %s\n", str(v, "status"), str(v, "stage"), str(v, "code"),
-            str(v, "reason"));
-    if (strcmp(str(v, "code"), "compile-error") == 0)
-        fprintf(out, "\n%s\n", str(v, "feedback"));
+    fprintf(out, "\n%s (stage %s, %s): %s\n", v->status, v->stage, v->code, v->reason);
+    if (strcmp(v->code, "compile-error") == 0)
+        fprintf(out, "\n%s\n", v->feedback);
 }
 
-int kiln_verdict_exit_code(const cJSON *v)
+int kiln_verdict_exit_code(const kiln_verdict *v)
 {
-    const char *st = str(v, "status");
-    if (strcmp(st, "pass") == 0)
+    if (strcmp(v->status, "pass") == 0)
         return KILN_EXIT_OK;
-    if (strcmp(st, "fail") == 0 || strcmp(st, "suspect") == 0)
+    if (strcmp(v->status, "fail") == 0 || strcmp(v->status, "suspect") == 0)
         return KILN_EXIT_FAIL;
     return KILN_EXIT_INTERNAL;
 }

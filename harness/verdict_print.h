@@ -1,12 +1,13 @@
-/* verdict_print.h - a verdict (its JSON form) as a table for people. */
+/* verdict_print.h - a verdict as a table for people. */
 #ifndef KILN_VERDICT_PRINT_H
 #define KILN_VERDICT_PRINT_H
 
-#include <cjson/cJSON.h>
 #include <stdio.h>
 
-void kiln_print_verdict(FILE *out, const cJSON *verdict);
+#include "verdict.h"
+
+void kiln_print_verdict(FILE *out, const kiln_verdict *v);
 /* 0 for pass, 1 for fail or suspect, 3 for anything else. */
-int kiln_verdict_exit_code(const cJSON *verdict);
+int kiln_verdict_exit_code(const kiln_verdict *v);
 
 #endif

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KILN_VERIFIER_VERSION "0.1.0"
+
 
 void kiln_verdict_flag(kiln_verdict *v, const char *fmt, ...)
 {
@@ -18,6 +18,15 @@ void kiln_verdict_flag(kiln_verdict *v, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(v->flags[v->nflags++], sizeof v->flags[0], fmt, ap);
     va_end(ap);
+}
+
+void kiln_verdict_dims(const kiln_verdict *v, const kiln_shape_result *r, char *buf, size_t len)
+{
+    size_t u = 0;
+    snprintf(buf, len, "%s", r->visible ? "" : "hidden");
+    for (int i = 0; r->visible && i < v->ndims && u < len; i++)
+        u += (size_t)snprintf(buf + u, len - u, "%s%s=%lld", u ? " " : "", v->dims[i],
+                              (long long)r->shape.d[i]);
 }
 
 /* JSON has no Inf/NaN: such numbers become null. */
@@ -48,16 +57,17 @@ static void add_secs(cJSON *o, const char *k, double s)
     add_num(o, k, round(s * 10) / 10);
 }
 
-static cJSON *shape_json(const kiln_shape_result *r, const kiln_task *t, const char *dtype,
-                         int cuda)
+static cJSON *shape_json(const kiln_shape_result *r, const kiln_verdict *v, const kiln_task *t,
+                         const char *dtype, int cuda)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "id", r->id);
     cJSON_AddBoolToObject(o, "visible", r->visible);
     if (r->visible) {
         cJSON *d = cJSON_AddObjectToObject(o, "dims");
-        for (int i = 0; i < t->ndims; i++)
-            cJSON_AddNumberToObject(d, t->dims[i], (double)r->shape.d[i]);
+        int nd = t ? t->ndims : v->ndims;
+        for (int i = 0; i < nd; i++)
+            cJSON_AddNumberToObject(d, t ? t->dims[i] : v->dims[i], (double)r->shape.d[i]);
     }
     cJSON_AddStringToObject(o, "dtype", dtype);
     if (!r->visible) {   /* id, pass or fail, and the code: nothing a dim follows from */
@@ -183,7 +193,7 @@ cJSON *kiln_verdict_to_cjson(const kiln_verdict *v, const kiln_task *t)
     cJSON_AddStringToObject(root, "group", v->group);
     cJSON *shapes = cJSON_AddArrayToObject(root, "shapes");
     for (int i = 0; i < v->nresults; i++)
-        cJSON_AddItemToArray(shapes, shape_json(&v->results[i], t, v->dtype,
+        cJSON_AddItemToArray(shapes, shape_json(&v->results[i], v, t, v->dtype,
                                                 strcmp(v->backend, "cuda") == 0));
     cJSON *sum = cJSON_AddObjectToObject(root, "summary");
     add_num(sum, "geomean_speedup", v->geomean_speedup);

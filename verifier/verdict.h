@@ -10,6 +10,7 @@
 
 #include "task.h"
 
+#define KILN_VERIFIER_VERSION "0.1.0"
 #define KILN_MAX_RESULTS 96
 #define KILN_MAX_FLAGS 8
 
@@ -53,6 +54,8 @@ typedef struct kiln_verdict {
     char reason[640];
     char feedback[1024];
     char task[KILN_NAME_MAX], backend[8], dtype[8], group[KILN_NAME_MAX];
+    int ndims;                  /* the task's dims, so a verdict read back names them */
+    char dims[KILN_MAX_DIMS][KILN_NAME_MAX];
     int nresults;
     kiln_shape_result results[KILN_MAX_RESULTS];
     double geomean_speedup, min_speedup, median_roofline;
@@ -77,7 +80,8 @@ typedef struct kiln_verdict {
 } kiln_verdict;
 
 /* The one encoder: the verdict as JSON text (free with free()), or as a
- * cJSON tree (free with cJSON_Delete). */
+ * cJSON tree (free with cJSON_Delete). t names the dims; NULL: the
+ * verdict's own (v->dims). */
 char *kiln_verdict_json(const kiln_verdict *v, const kiln_task *t, int pretty);
 cJSON *kiln_verdict_to_cjson(const kiln_verdict *v, const kiln_task *t);
 /* The one decoder (verdict_parse.c): the JSON that kiln_verdict_json
@@ -85,6 +89,8 @@ cJSON *kiln_verdict_to_cjson(const kiln_verdict *v, const kiln_task *t);
  * visibility and code. -1 with err naming what is malformed. */
 int kiln_verdict_parse(const char *json, kiln_verdict *v, kiln_error *err);
 int kiln_verdict_from_cjson(const cJSON *root, kiln_verdict *v, kiln_error *err);
+/* "rows=32 cols=1024" for a visible shape, "hidden" for a hidden one. */
+void kiln_verdict_dims(const kiln_verdict *v, const kiln_shape_result *r, char *buf, size_t len);
 void kiln_verdict_flag(kiln_verdict *v, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

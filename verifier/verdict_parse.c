@@ -85,7 +85,8 @@ static void timing_of(const cJSON *o, kiln_shape_result *r)
     r->roofline_fraction = num(o, "roofline_fraction");
 }
 
-static int shape_of(const cJSON *o, kiln_shape_result *r, int i, kiln_error *err)
+static int shape_of(const cJSON *o, kiln_verdict *v, kiln_shape_result *r, int i,
+                    kiln_error *err)
 {
     if (!cJSON_IsObject(o) || !cJSON_IsString(GET(o, "id")))
         return kiln_fail(err, "verdict: shapes[%d] is not an object with an id", i);
@@ -99,6 +100,10 @@ static int shape_of(const cJSON *o, kiln_shape_result *r, int i, kiln_error *err
     cJSON_ArrayForEach(d, GET(o, "dims")) {
         if (k == KILN_MAX_DIMS)
             return kiln_fail(err, "verdict: shapes[%d] has more than %d dims", i, KILN_MAX_DIMS);
+        if (k >= v->ndims) {   /* the dims' names, from the first visible shape */
+            snprintf(v->dims[k], sizeof v->dims[k], "%s", d->string);
+            v->ndims = k + 1;
+        }
         r->shape.d[k++] = (int64_t)d->valuedouble;
     }
     r->checked = GET(o, "max_err_ulps") != NULL;
@@ -186,7 +191,7 @@ int kiln_verdict_from_cjson(const cJSON *root, kiln_verdict *v, kiln_error *err)
     cJSON_ArrayForEach(s, GET(root, "shapes")) {
         if (v->nresults == KILN_MAX_RESULTS)
             return kiln_fail(err, "verdict: more than %d shapes", KILN_MAX_RESULTS);
-        if (shape_of(s, &v->results[v->nresults], v->nresults, err) < 0)
+        if (shape_of(s, v, &v->results[v->nresults], v->nresults, err) < 0)
             return -1;
         v->nresults++;
     }

@@ -422,6 +422,8 @@ static void init_verdict(job *j)
     kiln_verdict *v = j->v;
     memset(v, 0, sizeof *v);
     snprintf(v->task, sizeof v->task, "%s", j->t->name);
+    v->ndims = j->t->ndims;
+    memcpy(v->dims, j->t->dims, sizeof v->dims);
     snprintf(v->backend, sizeof v->backend, "%s", kiln_backend_name(j->o->backend));
     snprintf(v->dtype, sizeof v->dtype, "%s", kiln_dtype_name(j->o->dtype));
     snprintf(v->group, sizeof v->group, "%s", j->g->name);

@@ -122,6 +122,12 @@ static void round_trip(const char *backend, int device_resident)
     assert_int_equal(kiln_verdict_parse(a, w, &err), 0);
     char *b = kiln_verdict_json(w, &t, 0);
     assert_string_equal(a, b);
+    /* A decoded verdict names its own dims: no task needed to encode it. */
+    char *c = kiln_verdict_json(w, NULL, 0);
+    assert_string_equal(a, c);
+    assert_int_equal(w->ndims, 2);
+    assert_string_equal(w->dims[1], "cols");
+    free(c);
     /* Plain fields read back as numbers, not only as text. */
     assert_true(fabs(w->results[0].speedup - 2.0) < 1e-12);
     assert_true(isnan(w->results[1].speedup));
