@@ -82,7 +82,7 @@ static int add_kernel(ex *x, int mi, const char *source, kiln_error *err)
 {
     ex_meas *m = &x->m[mi];
     char sha[80];
-    snprintf(sha, sizeof sha, "%s", kiln_rv_str(m->verdict, "source_sha256"));
+    snprintf(sha, sizeof sha, "%s", m->verdict->source_sha256);
     if (!sha[0])   /* an old verdict without the hash: identify it by its candidate */
         snprintf(sha, sizeof sha, "%s/%d", m->run, m->n);
     for (int i = 0; i < x->nk; i++)
@@ -103,15 +103,18 @@ static int add_kernel(ex *x, int mi, const char *source, kiln_error *err)
 /* One kept candidate: kept only when its verdict is this task's and a pass. */
 static int add_record(ex *x, const kiln_kept_record *k, kiln_error *err)
 {
-    cJSON *v = cJSON_Parse(k->verdict);
-    if (!v || strcmp(kiln_rv_str(v, "task"), x->task->name) != 0 ||
-        strcmp(kiln_rv_str(v, "status"), "pass") != 0) {
-        cJSON_Delete(v);
+    kiln_verdict *v = malloc(sizeof *v);
+    kiln_error e;
+    if (!v)
+        return kiln_fail(err, "out of memory");
+    if (kiln_verdict_parse(k->verdict, v, &e) < 0 || strcmp(v->task, x->task->name) != 0 ||
+        strcmp(v->status, "pass") != 0) {
+        free(v);
         return 0;
     }
     ex_meas *p = realloc(x->m, (size_t)(x->nm + 1) * sizeof *p);
     if (!p) {
-        cJSON_Delete(v);
+        free(v);
         return kiln_fail(err, "out of memory");
     }
     x->m = p;
@@ -198,7 +201,7 @@ static void choose_fallback(ex *x)
                 logs += log(best), n++;
         }
         x->k[k].nshapes = n;
-        x->k[k].geomean = n ? exp(logs / n) : kiln_rv_num(x->m[x->k[k].first].verdict, "summary.geomean_speedup");
+        x->k[k].geomean = n ? exp(logs / n) : kiln_rv_fin(x->m[x->k[k].first].verdict->geomean_speedup);
         if (x->k[k].geomean > x->k[x->fallback].geomean)
             x->fallback = k;
     }
@@ -366,7 +369,10 @@ static cJSON *dims_json(const ex *x, const kiln_shape *sh)
 static cJSON *measurement_json(const ex *x, int mi, const kiln_shape *sh)
 {
     const ex_meas *m = &x->m[mi];
-    const cJSON *s = kiln_ex_measured_at(x, m->verdict, sh);
+    const kiln_shape_result *s = kiln_ex_measured_at(x, m->verdict, sh);
+    static const kiln_shape_result none;
+    if (!s)
+        s = &none;
     char date[32];
     kiln_rv_fmt_date(m->date, date, sizeof date);
     cJSON *o = cJSON_CreateObject();
@@ -376,25 +382,26 @@ static cJSON *measurement_json(const ex *x, int mi, const kiln_shape *sh)
     else
         cJSON_AddNullToObject(o, "kernel");
     cJSON_AddStringToObject(o, "source_sha256", x->k[m->kernel].sha);
-    cJSON_AddNumberToObject(o, "speedup", kiln_rv_num(s, "speedup"));
-    cJSON_AddNumberToObject(o, "candidate_median_ns", kiln_rv_num(s, "time.candidate.median_ns"));
-    cJSON_AddNumberToObject(o, "baseline_median_ns", kiln_rv_num(s, "time.baseline.median_ns"));
-    cJSON_AddNumberToObject(o, "candidate_half_spread", kiln_rv_half_spread(kiln_rv_get(s, "time.candidate")));
-    cJSON_AddNumberToObject(o, "roofline_fraction", kiln_rv_num(s, "roofline_fraction"));
+    double med = s->cand.median_ns;
+    cJSON_AddNumberToObject(o, "speedup", kiln_rv_fin(s->speedup));
+    cJSON_AddNumberToObject(o, "candidate_median_ns", kiln_rv_fin(med));
+    cJSON_AddNumberToObject(o, "baseline_median_ns", kiln_rv_fin(s->base.median_ns));
+    cJSON_AddNumberToObject(o, "candidate_half_spread",
+                            med > 0 ? kiln_rv_fin((s->cand.p80_ns - s->cand.p20_ns) / (2 * med)) : 0);
+    cJSON_AddNumberToObject(o, "roofline_fraction", kiln_rv_fin(s->roofline_fraction));
     cJSON *v = cJSON_AddObjectToObject(o, "verdict");
     cJSON_AddStringToObject(v, "run", m->run);
     cJSON_AddNumberToObject(v, "candidate", m->n);
     cJSON_AddStringToObject(v, "commit", m->commit);
     cJSON_AddStringToObject(v, "job", m->job);
     cJSON_AddStringToObject(v, "date", date);
-    cJSON_AddStringToObject(v, "verifier_version", kiln_rv_str(m->verdict, "verifier_version"));
+    cJSON_AddStringToObject(v, "verifier_version", m->verdict->verifier_version);
     cJSON *e = cJSON_AddObjectToObject(o, "environment");
-    cJSON_AddStringToObject(e, "cpu", kiln_rv_str(m->verdict, "environment.cpu"));
-    cJSON_AddStringToObject(e, "host", kiln_rv_str(m->verdict, "environment.host"));
-    cJSON_AddStringToObject(e, "kernel", kiln_rv_str(m->verdict, "environment.kernel"));
-    const cJSON *gpu = kiln_rv_get(m->verdict, "environment.gpu");
-    if (cJSON_IsObject(gpu))   /* name, cc, driver, clocks, ... as the worker saw them */
-        cJSON_AddItemToObject(e, "gpu", cJSON_Duplicate(gpu, 1));
+    cJSON_AddStringToObject(e, "cpu", m->verdict->cpu_model);
+    cJSON_AddStringToObject(e, "host", m->verdict->hostname);
+    cJSON_AddStringToObject(e, "kernel", m->verdict->kernel);
+    if (m->verdict->gpu[0])   /* name, cc, driver, clocks, ... as the worker saw them */
+        cJSON_AddItemToObject(e, "gpu", kiln_verdict_gpu_json(m->verdict->gpu));
     return o;
 }
 
@@ -625,7 +632,7 @@ static int setup(ex *x, kiln_error *err)
 static void teardown(ex *x)
 {
     for (int i = 0; i < x->nm; i++) {
-        cJSON_Delete(x->m[i].verdict);
+        free(x->m[i].verdict);
         free(x->m[i].hypothesis);
     }
     for (int k = 0; k < x->nk; k++)

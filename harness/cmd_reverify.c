@@ -437,7 +437,7 @@ static cJSON *reverify_one(rv_ctx *x, const char *commit, kiln_error *err)
     else if (why)
         r = skipped(commit, why);
     else if ((new = verify_again(x, commit, old, job, err)) != NULL) {
-        rv_pair p = {note, old, new, kiln_rv_str(oldj, "verifier_version"), kind, job};
+        rv_pair p = {note, old, new, old->verifier_version, kind, job};
         r = build_result(x, commit, &p);
     }
     free(new);

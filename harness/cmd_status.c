@@ -59,21 +59,21 @@ static void print_best(const kiln_rv_run *r)
         return;
     }
     const kiln_rv_cand *b = &r->c[r->best];
-    const cJSON *v = r->best_record;
+    const kiln_verdict *v = r->best_record;
     printf("best: #%d %.12s, %.2fx against the task's baseline (min %.2fx), %.0f%% of roofline\n",
-           b->n, b->commit, kiln_rv_num(v, "summary.geomean_speedup"), kiln_rv_num(v, "summary.min_speedup"),
-           100 * kiln_rv_num(v, "summary.median_roofline_fraction"));
+           b->n, b->commit, kiln_rv_fin(v->geomean_speedup), kiln_rv_fin(v->min_speedup),
+           100 * kiln_rv_fin(v->median_roofline));
     printf("  %.200s\n", b->hypothesis);
-    const cJSON *s;
-    cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(v, "shapes")) {
-        if (!kiln_rv_get(s, "time"))
+    for (int i = 0; i < v->nresults; i++) {
+        const kiln_shape_result *s = &v->results[i];
+        if (!s->timed)
             continue;
         char dims[128], ct[32], bt[32];
-        kiln_rv_dims(s, dims, sizeof dims);
-        kiln_rv_fmt_time(kiln_rv_num(s, "time.candidate.median_ns"), ct, sizeof ct);
-        kiln_rv_fmt_time(kiln_rv_num(s, "time.baseline.median_ns"), bt, sizeof bt);
-        printf("  %-4s %-22s %10s vs %10s  %6.2fx  %3.0f%% of roofline\n", kiln_rv_str(s, "id"), dims,
-               ct, bt, kiln_rv_num(s, "speedup"), 100 * kiln_rv_num(s, "roofline_fraction"));
+        kiln_verdict_dims(v, s, dims, sizeof dims);
+        kiln_rv_fmt_time(s->cand.median_ns, ct, sizeof ct);
+        kiln_rv_fmt_time(s->base.median_ns, bt, sizeof bt);
+        printf("  %-4s %-22s %10s vs %10s  %6.2fx  %3.0f%% of roofline\n", s->id, dims, ct, bt,
+               kiln_rv_fin(s->speedup), 100 * kiln_rv_fin(s->roofline_fraction));
     }
 }
 

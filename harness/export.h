@@ -8,6 +8,7 @@
 
 #include "kiln_error.h"
 #include "task.h"
+#include "verdict.h"
 
 typedef struct export_opts {
     const char *task, *out, *backend, *dtype, *workspace;
@@ -20,7 +21,7 @@ typedef struct ex_meas {
     int n, kernel;              /* kernel: index into ex.k */
     double date;
     char *hypothesis;
-    cJSON *verdict;
+    kiln_verdict *verdict;      /* decoded once, when the record is loaded */
 } ex_meas;
 
 /* A distinct source (kept candidates of several runs can be the same). */
@@ -60,7 +61,8 @@ int kiln_ex_close(FILE *f, const char *path, kiln_error *err);
 /* export_shapes.c: the verdict's timed visible shape with these dims (or
  * NULL), the speedup measured there, and "rows == 1 && cols == 1024" over
  * the dims passed as arguments (returns the number of terms). */
-const cJSON *kiln_ex_measured_at(const ex *x, const cJSON *v, const kiln_shape *sh);
+const kiln_shape_result *kiln_ex_measured_at(const ex *x, const kiln_verdict *v,
+                                             const kiln_shape *sh);
 double kiln_ex_speedup_at(const ex *x, int mi, const kiln_shape *sh);
 int kiln_ex_condition(const ex *x, const kiln_shape *sh, char *buf, size_t len);
 

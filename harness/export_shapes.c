@@ -7,18 +7,27 @@
 #include "export.h"
 #include "review.h"
 
-/* The verdict's timed visible shape with these dims, or NULL. */
-const cJSON *kiln_ex_measured_at(const ex *x, const cJSON *v, const kiln_shape *sh)
+/* Where the task's dim d sits among the verdict's own dims; -1: absent. */
+static int dim_in(const kiln_verdict *v, const char *name)
 {
-    const cJSON *s;
-    cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(v, "shapes")) {
-        const cJSON *dims = cJSON_GetObjectItemCaseSensitive(s, "dims");
-        if (!kiln_rv_get(s, "time") || !cJSON_IsObject(dims) || kiln_rv_num(s, "speedup") <= 0)
+    for (int i = 0; i < v->ndims; i++)
+        if (strcmp(v->dims[i], name) == 0)
+            return i;
+    return -1;
+}
+
+/* The verdict's timed visible shape with these dims, or NULL. */
+const kiln_shape_result *kiln_ex_measured_at(const ex *x, const kiln_verdict *v,
+                                             const kiln_shape *sh)
+{
+    for (int i = 0; i < v->nresults; i++) {
+        const kiln_shape_result *s = &v->results[i];
+        if (!s->visible || !s->timed || !(s->speedup > 0))
             continue;
         int same = 1;
         for (int d = 0; d < x->task->ndims && same; d++) {
-            const cJSON *val = cJSON_GetObjectItemCaseSensitive(dims, x->task->dims[d]);
-            same = cJSON_IsNumber(val) && (int64_t)val->valuedouble == sh->d[d];
+            int k = dim_in(v, x->task->dims[d]);
+            same = k >= 0 && s->shape.d[k] == sh->d[d];
         }
         if (same)
             return s;
@@ -28,7 +37,8 @@ const cJSON *kiln_ex_measured_at(const ex *x, const cJSON *v, const kiln_shape *
 
 double kiln_ex_speedup_at(const ex *x, int mi, const kiln_shape *sh)
 {
-    return kiln_rv_num(kiln_ex_measured_at(x, x->m[mi].verdict, sh), "speedup");
+    const kiln_shape_result *s = kiln_ex_measured_at(x, x->m[mi].verdict, sh);
+    return s ? s->speedup : 0;
 }
 
 /* "rows == 1 && cols == 1024" over the dims passed as arguments. */

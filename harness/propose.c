@@ -210,11 +210,12 @@ static int load_history(search *s, history *h, kiln_error *err)
         a->speedup_vs_parent = c->speedup;
         if (strcmp(c->code, "compile-error") == 0) {
             char *t = kiln_db_cand_get_verdict(s->db, s->run.id, c->n, "verdict");
-            cJSON *v = t ? cJSON_Parse(t) : NULL;
-            const char *fb = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "feedback"));
-            h->logs[h->n] = fb ? strdup(fb) : NULL;
+            kiln_verdict *v = t ? malloc(sizeof *v) : NULL;
+            kiln_error e;
+            int ok = v && kiln_verdict_parse(t, v, &e) == 0;
+            h->logs[h->n] = ok ? strdup(v->feedback) : NULL;
             a->compile_log = h->logs[h->n];
-            cJSON_Delete(v);
+            free(v);
             free(t);
         }
         h->n++;

@@ -222,20 +222,19 @@ static int series_shape(shape_series *s, const char *id)
     return s->nshapes++;
 }
 
-static void add_record(shape_series *s, int iteration, const cJSON *v)
+static void add_record(shape_series *s, int iteration, const kiln_verdict *v)
 {
     int p = s->npts++;
     s->iteration[p] = iteration;
-    const cJSON *sh;
-    cJSON_ArrayForEach(sh, cJSON_GetObjectItemCaseSensitive(v, "shapes")) {
-        const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(sh, "id"));
-        if (!id || !cJSON_GetObjectItemCaseSensitive(sh, "time"))
+    for (int i = 0; i < v->nresults; i++) {
+        const kiln_shape_result *sh = &v->results[i];
+        if (!sh->timed)
             continue;   /* hidden shapes are never timed; untimed ones have nothing to plot */
-        int k = series_shape(s, id);
+        int k = series_shape(s, sh->id);
         if (k < 0)
             continue;
-        s->speedup[p][k] = kiln_rv_num(sh, "speedup");
-        s->roofline[p][k] = 100 * kiln_rv_num(sh, "roofline_fraction");
+        s->speedup[p][k] = kiln_rv_fin(sh->speedup);
+        s->roofline[p][k] = 100 * kiln_rv_fin(sh->roofline_fraction);
     }
 }
 
@@ -245,18 +244,21 @@ static int load_series(sqlite3 *db, const kiln_rv_run *r, shape_series *s)
     s->iteration = calloc((size_t)r->nc + 1, sizeof *s->iteration);
     s->speedup = calloc((size_t)r->nc + 1, sizeof *s->speedup);
     s->roofline = calloc((size_t)r->nc + 1, sizeof *s->roofline);
-    if (!s->iteration || !s->speedup || !s->roofline)
+    kiln_verdict *v = malloc(sizeof *v);
+    if (!s->iteration || !s->speedup || !s->roofline || !v) {
+        free(v);
         return -1;
+    }
     for (int i = 0; i < r->nc; i++) {
         if (!r->c[i].kept)
             continue;
         char *text = kiln_db_cand_get_verdict(db, r->run.id, r->c[i].n, "record");
-        cJSON *v = text ? cJSON_Parse(text) : NULL;
-        free(text);
-        if (v)
+        kiln_error e;
+        if (text && kiln_verdict_parse(text, v, &e) == 0)
             add_record(s, r->c[i].iteration, v);
-        cJSON_Delete(v);
+        free(text);
     }
+    free(v);
     return 0;
 }
 
@@ -340,30 +342,30 @@ static void best_table(FILE *o, const kiln_rv_run *r)
     kiln_html_escape(o, b->hypothesis);
     fputs("</p>\n<table><tr><th>shape</th><th>dims</th><th>candidate</th><th>baseline</th>"
           "<th>speedup</th><th>roofline</th><th>error (ULP / budget)</th></tr>\n", o);
-    const cJSON *s;
-    cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(r->best_record, "shapes")) {
-        if (!kiln_rv_get(s, "time"))
+    const kiln_verdict *v = r->best_record;
+    for (int i = 0; i < v->nresults; i++) {
+        const kiln_shape_result *s = &v->results[i];
+        if (!s->timed)
             continue;
         char dims[128], ct[32], bt[32];
-        kiln_rv_dims(s, dims, sizeof dims);
-        kiln_rv_fmt_time(kiln_rv_num(s, "time.candidate.median_ns"), ct, sizeof ct);
-        kiln_rv_fmt_time(kiln_rv_num(s, "time.baseline.median_ns"), bt, sizeof bt);
+        kiln_verdict_dims(v, s, dims, sizeof dims);
+        kiln_rv_fmt_time(s->cand.median_ns, ct, sizeof ct);
+        kiln_rv_fmt_time(s->base.median_ns, bt, sizeof bt);
         fputs("<tr>", o);
-        td_text(o, kiln_rv_str(s, "id"));
+        td_text(o, s->id);
         td_text(o, dims);
         fprintf(o, "<td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%.2fx</td>"
                    "<td class=\"num\">%.1f%%</td><td class=\"num\">%.1f / %.0f</td></tr>\n",
-                ct, bt, kiln_rv_num(s, "speedup"), 100 * kiln_rv_num(s, "roofline_fraction"),
-                kiln_rv_num(s, "max_err_ulps"), kiln_rv_num(s, "budget_ulps"));
+                ct, bt, kiln_rv_fin(s->speedup), 100 * kiln_rv_fin(s->roofline_fraction),
+                kiln_rv_fin(s->max_err_ulps), kiln_rv_fin(s->budget_ulps));
     }
     fprintf(o, "</table>\n<p>geomean %.2fx, min %.2fx, median roofline fraction %.1f%%; ",
-            kiln_rv_num(r->best_record, "summary.geomean_speedup"),
-            kiln_rv_num(r->best_record, "summary.min_speedup"),
-            100 * kiln_rv_num(r->best_record, "summary.median_roofline_fraction"));
+            kiln_rv_fin(v->geomean_speedup), kiln_rv_fin(v->min_speedup),
+            100 * kiln_rv_fin(v->median_roofline));
     fputs("measured on ", o);
-    kiln_html_escape(o, kiln_rv_str(r->best_record, "environment.cpu"));
+    kiln_html_escape(o, v->cpu_model);
     fputs(", host ", o);
-    kiln_html_escape(o, kiln_rv_str(r->best_record, "environment.host"));
+    kiln_html_escape(o, v->hostname);
     fputs("</p>\n", o);
 }
 

@@ -133,7 +133,12 @@ static void load_best(sqlite3 *db, kiln_rv_run *r)
     if (r->best < 0)
         return;
     char *text = kiln_db_cand_get_verdict(db, r->run.id, r->c[r->best].n, "record");
-    r->best_record = text ? cJSON_Parse(text) : NULL;
+    kiln_error e;
+    r->best_record = text ? malloc(sizeof *r->best_record) : NULL;
+    if (r->best_record && kiln_verdict_parse(text, r->best_record, &e) < 0) {
+        free(r->best_record);
+        r->best_record = NULL;
+    }
     free(text);
 }
 
@@ -155,7 +160,7 @@ int kiln_rv_run_load(sqlite3 *db, const char *id, kiln_rv_run *r, kiln_error *er
 void kiln_rv_run_free(kiln_rv_run *r)
 {
     free(r->c);
-    cJSON_Delete(r->best_record);
+    free(r->best_record);
     memset(r, 0, sizeof *r);
     r->best = -1;
 }
@@ -235,6 +240,11 @@ double kiln_rv_half_spread(const cJSON *t)
 {
     double med = kiln_rv_num(t, "median_ns");
     return med > 0 ? (kiln_rv_num(t, "p80_ns") - kiln_rv_num(t, "p20_ns")) / (2 * med) : 0;
+}
+
+double kiln_rv_fin(double x)
+{
+    return isfinite(x) ? x : 0;
 }
 
 void kiln_rv_fmt_time(double ns, char *buf, size_t len)

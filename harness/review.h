@@ -11,6 +11,7 @@
 
 #include "kiln_error.h"
 #include "rundb.h"
+#include "verdict.h"
 
 /* Open WORKSPACE/.kiln/kiln.db read-only: review never writes the
  * database, and works while a search is running (WAL). */
@@ -38,7 +39,7 @@ typedef struct kiln_rv_run {
     long long prompt_tokens, completion_tokens;
     int llm_calls, llm_failed;
     int best;                   /* index in c of the best kept candidate; -1: none */
-    cJSON *best_record;         /* its verdict against the task's baseline */
+    kiln_verdict *best_record;  /* its verdict against the task's baseline (decoded) */
 } kiln_rv_run;
 
 /* Run ids to review: `run` (an id or "last"), every run of `task`, or
@@ -70,6 +71,8 @@ void kiln_rv_dims(const cJSON *shape, char *buf, size_t len);
 /* Half the 20-80 spread relative to the median: a timing's noise. */
 double kiln_rv_half_spread(const cJSON *timing);
 void kiln_rv_fmt_time(double ns, char *buf, size_t len);
+/* A verdict's number as shown: 0 for one it left out (null, NaN). */
+double kiln_rv_fin(double x);
 /* Seconds since the epoch as "2026-01-31T12:00:00Z". */
 void kiln_rv_fmt_date(double epoch_s, char *buf, size_t len);
 double kiln_rv_now(void);

@@ -31,16 +31,22 @@ static void rejections(search *s, cJSON *by_stage, int *kept, int *total)
     free(c);
 }
 
-/* The head kernel's verdict against the task's baseline; NULL when none. */
-static cJSON *best_verdict(search *s)
+/* The head kernel's verdict against the task's baseline per visible timed
+ * shape, decoded from its stored text. */
+static void print_best_shapes(const char *text)
 {
-    char *text = kiln_db_record_verdict_at(s->db, s->run.id, s->run.head_commit);
-    cJSON *v = text ? cJSON_Parse(text) : NULL;
-    free(text);
-    return v;
+    kiln_verdict *v = text ? malloc(sizeof *v) : NULL;
+    kiln_error e;
+    for (int i = 0; v && kiln_verdict_parse(text, v, &e) == 0 && i < v->nresults; i++) {
+        const kiln_shape_result *r = &v->results[i];
+        if (r->timed)
+            printf("  %-4s speedup %.2fx, %.0f%% of roofline\n", r->id, r->speedup,
+                   100 * r->roofline_fraction);
+    }
+    free(v);
 }
 
-static void print_text(search *s, const cJSON *by_stage, int kept, int total, const cJSON *best)
+static void print_text(search *s, const cJSON *by_stage, int kept, int total, const char *best)
 {
     printf("\nrun %s: %s (%s)\n", s->run.id, s->run.status, s->stop_reason);
     if (s->run.budget_iterations > 0 && s->run.iterations_done < s->run.budget_iterations &&
@@ -57,14 +63,7 @@ static void print_text(search *s, const cJSON *by_stage, int kept, int total, co
                s->run.best_speedup);
     else
         printf("best: none (no kernel was verified)\n");
-    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(best, "shapes")) {
-        if (!cJSON_GetObjectItemCaseSensitive(e, "time"))
-            continue;
-        printf("  %-4s speedup %.2fx, %.0f%% of roofline\n",
-               cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "id")),
-               cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(e, "speedup")),
-               100 * cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(e, "roofline_fraction")));
-    }
+    print_best_shapes(best);
     printf("tokens: %lld, time: %.0f s\n", s->run.tokens_used, s->run.seconds_used);
     if (strstr(s->stop_reason, "disk is full") || strstr(s->stop_reason, "No space left"))
         printf("the disk holding %s is full: what was recorded before stays; free space there, "
@@ -78,7 +77,8 @@ void kiln_search_summary(search *s)
     cJSON *by_stage = cJSON_CreateObject();
     int kept, total;
     rejections(s, by_stage, &kept, &total);
-    cJSON *best = best_verdict(s);
+    /* the head kernel's verdict against the task's baseline, as stored */
+    char *best = kiln_db_record_verdict_at(s->db, s->run.id, s->run.head_commit);
     if (s->o->json) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "status", s->run.status);
@@ -89,7 +89,8 @@ void kiln_search_summary(search *s)
         cJSON_AddItemToObject(o, "rejected", by_stage);
         cJSON_AddStringToObject(o, "best_commit", s->run.head_commit);
         cJSON_AddNumberToObject(o, "best_speedup", s->run.best_speedup);
-        cJSON_AddItemToObject(o, "best_verdict", best ? best : cJSON_CreateNull());
+        cJSON_AddItemToObject(o, "best_verdict", best ? cJSON_CreateRaw(best) : cJSON_CreateNull());
+        free(best);
         cJSON_AddNumberToObject(o, "tokens", (double)s->run.tokens_used);
         cJSON_AddNumberToObject(o, "seconds", s->run.seconds_used);
         kiln_progress_event(&s->progress, "summary", o);
@@ -97,5 +98,5 @@ void kiln_search_summary(search *s)
     }
     print_text(s, by_stage, kept, total, best);
     cJSON_Delete(by_stage);
-    cJSON_Delete(best);
+    free(best);
 }

@@ -132,10 +132,9 @@ static cJSON *shape_json(const kiln_shape_result *r, const kiln_verdict *v, cons
     return o;
 }
 
-/* The worker's "key=value|key=value" description of the device. */
-static void add_gpu(cJSON *env, const char *desc)
+cJSON *kiln_verdict_gpu_json(const char *desc)
 {
-    cJSON *g = cJSON_AddObjectToObject(env, "gpu");
+    cJSON *g = cJSON_CreateObject();
     char buf[256];
     snprintf(buf, sizeof buf, "%s", desc);
     for (char *save = NULL, *kv = strtok_r(buf, "|", &save); kv; kv = strtok_r(NULL, "|", &save)) {
@@ -150,6 +149,7 @@ static void add_gpu(cJSON *env, const char *desc)
         else
             cJSON_AddStringToObject(g, kv, eq + 1);
     }
+    return g;
 }
 
 static void add_env(cJSON *root, const kiln_verdict *v)
@@ -162,7 +162,7 @@ static void add_env(cJSON *root, const kiln_verdict *v)
     if (v->peak_tflops > 0)
         add_num(env, "peak_tflops", v->peak_tflops);
     if (v->gpu[0])
-        add_gpu(env, v->gpu);
+        cJSON_AddItemToObject(env, "gpu", kiln_verdict_gpu_json(v->gpu));
     cJSON *sb = cJSON_AddObjectToObject(root, "sandbox");
     cJSON_AddStringToObject(sb, "protections", v->sandbox);
     cJSON_AddStringToObject(sb, "trust", v->trust_level_cpu
@@ -207,7 +207,8 @@ cJSON *kiln_verdict_to_cjson(const kiln_verdict *v, const kiln_task *t)
     cJSON *base = cJSON_AddObjectToObject(root, "baseline");
     cJSON_AddStringToObject(base, "kind", v->baseline_is_task ? "task" : "given");
     cJSON_AddStringToObject(base, "sha256", v->baseline_sha256);
-    cJSON_AddStringToObject(root, "verifier_version", KILN_VERIFIER_VERSION);
+    cJSON_AddStringToObject(root, "verifier_version",
+                            v->verifier_version[0] ? v->verifier_version : KILN_VERIFIER_VERSION);
     add_secs(root, "seconds", v->seconds);
     cJSON *st = cJSON_AddObjectToObject(root, "stage_seconds");
     add_secs(st, "compile", v->compile_s);

@@ -68,6 +68,8 @@ typedef struct kiln_verdict {
     double worker_user_s, worker_sys_s, worker_wall_s, reported_s;
     long worker_maxrss_kb;
     char source_sha256[65];
+    char verifier_version[16];  /* "" while verifying: this kiln's (KILN_VERIFIER_VERSION);
+                                   a decoded verdict keeps the one that reached it */
     char baseline_sha256[65];   /* what the candidate was timed against */
     int baseline_is_task;       /* 1: the task's own baseline */
     double seconds;
@@ -89,6 +91,9 @@ cJSON *kiln_verdict_to_cjson(const kiln_verdict *v, const kiln_task *t);
  * visibility and code. -1 with err naming what is malformed. */
 int kiln_verdict_parse(const char *json, kiln_verdict *v, kiln_error *err);
 int kiln_verdict_from_cjson(const cJSON *root, kiln_verdict *v, kiln_error *err);
+/* The worker's "key=value|key=value" device description as a JSON object
+ * (numbers as numbers, but cc as text). */
+cJSON *kiln_verdict_gpu_json(const char *desc);
 /* "rows=32 cols=1024" for a visible shape, "hidden" for a hidden one. */
 void kiln_verdict_dims(const kiln_verdict *v, const kiln_shape_result *r, char *buf, size_t len);
 void kiln_verdict_flag(kiln_verdict *v, const char *fmt, ...)

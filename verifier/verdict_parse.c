@@ -160,6 +160,7 @@ static void totals_of(const cJSON *root, kiln_verdict *v)
     v->min_speedup = num(sum, "min_speedup");
     v->median_roofline = num(sum, "median_roofline_fraction");
     str(root, "source_sha256", v->source_sha256, sizeof v->source_sha256);
+    str(root, "verifier_version", v->verifier_version, sizeof v->verifier_version);
     const cJSON *base = GET(root, "baseline");
     str(base, "sha256", v->baseline_sha256, sizeof v->baseline_sha256);
     const char *kind = cJSON_GetStringValue(GET(base, "kind"));
