@@ -3,10 +3,16 @@
  * There is no grammar here: verifier/expr.c parses the expression into its
  * tree (kiln_expr_parse), the one the evaluator walks, and this file walks
  * the same tree. Each node returns its C text in a malloc'd string; an
- * operator wraps its operands in a call of the matching checked helper, so
- * no C precedence or integer-promotion question arises in the output.
- * Errors are the parser's, or name what has no C form at the node's column
- * (kiln_expr_fail_at, as the evaluator reports). */
+ * arithmetic operator or function wraps its operands in a call of the
+ * matching checked helper, so no C precedence or integer-promotion question
+ * arises in the output. Comparisons, !, &&, || and ?: stay C's own
+ * operators, every operand parenthesized, because && || ?: must not
+ * evaluate the operand kiln's evaluator skips (a helper call would: a
+ * function's arguments are all evaluated) and a comparison cannot fail.
+ * Logic compares with 0 explicitly (`(a) != 0 && (b) != 0`), which keeps
+ * gcc's -Wint-in-bool-context quiet when an operand is itself a ?: of
+ * constants. Errors are the parser's, or name what has no C form at the
+ * node's column (kiln_expr_fail_at, as the evaluator reports). */
 #include "expr_c.h"
 
 #include <stdarg.h>
@@ -77,6 +83,41 @@ const char kiln_expr_c_helpers[] =
     "static inline int64_t kiln_x_max(int64_t a, int64_t b)\n"
     "{\n"
     "    return b > a ? b : a;\n"
+    "}\n"
+    "/* gcd and lcm of the magnitudes: gcd(a, 0) = |a|, lcm(a, 0) = 0; a result\n"
+    " * of 2^63 or more (gcd(INT64_MIN, 0)) is an overflow. */\n"
+    "static inline uint64_t kiln_x_mag(int64_t a)\n"
+    "{\n"
+    "    return a < 0 ? (uint64_t)0 - (uint64_t)a : (uint64_t)a;\n"
+    "}\n"
+    "static inline uint64_t kiln_x_ugcd(uint64_t a, uint64_t b)\n"
+    "{\n"
+    "    while (b != 0) {\n"
+    "        uint64_t t = a % b;\n"
+    "        a = b;\n"
+    "        b = t;\n"
+    "    }\n"
+    "    return a;\n"
+    "}\n"
+    "static inline int64_t kiln_x_gcd(int64_t a, int64_t b, int *bad)\n"
+    "{\n"
+    "    uint64_t g = kiln_x_ugcd(kiln_x_mag(a), kiln_x_mag(b));\n"
+    "    if (g > (uint64_t)INT64_MAX) {\n"
+    "        *bad = 1;\n"
+    "        return 0;\n"
+    "    }\n"
+    "    return (int64_t)g;\n"
+    "}\n"
+    "static inline int64_t kiln_x_lcm(int64_t a, int64_t b, int *bad)\n"
+    "{\n"
+    "    uint64_t x = kiln_x_mag(a), y = kiln_x_mag(b), g = kiln_x_ugcd(x, y);\n"
+    "    if (x == 0 || y == 0)\n"
+    "        return 0;\n"
+    "    if (x / g > (uint64_t)INT64_MAX / y) {\n"
+    "        *bad = 1;\n"
+    "        return 0;\n"
+    "    }\n"
+    "    return (int64_t)(x / g * y);\n"
     "}\n"
     "#endif\n";
 
@@ -162,26 +203,83 @@ static char *t_number(tr *t, const kiln_expr_node *nd)
     return s ? s : oom(t);
 }
 
-/* min/max fold left over their arguments; cdiv takes its two. */
+/* min/max fold left over their arguments; the others take their two and
+ * can fail (the flag). */
 static char *t_call(tr *t, const kiln_expr_node *nd)
 {
-    const char *helper = nd->fn == KILN_EXPR_FN_CDIV ? "kiln_x_cdiv"
-                         : nd->fn == KILN_EXPR_FN_MIN ? "kiln_x_min" : "kiln_x_max";
+    static const char *const helper[] = {
+        [KILN_EXPR_FN_MIN] = "kiln_x_min", [KILN_EXPR_FN_MAX] = "kiln_x_max",
+        [KILN_EXPR_FN_CDIV] = "kiln_x_cdiv", [KILN_EXPR_FN_GCD] = "kiln_x_gcd",
+        [KILN_EXPR_FN_LCM] = "kiln_x_lcm",
+    };
+    int flagged = nd->fn != KILN_EXPR_FN_MIN && nd->fn != KILN_EXPR_FN_MAX;
     char *acc = t_node(t, nd->a);
     for (int arg = t->e->nodes[nd->a].next; acc && arg >= 0; arg = t->e->nodes[arg].next)
-        acc = call2(t, helper, acc, t_node(t, arg), nd->fn == KILN_EXPR_FN_CDIV);
+        acc = call2(t, helper[nd->fn], acc, t_node(t, arg), flagged);
     return acc;
 }
 
-static const char *helper_of(char op)
+static const char *helper_of(kiln_expr_op op)
 {
     switch (op) {
-    case '+': return "kiln_x_add";
-    case '-': return "kiln_x_sub";
-    case '*': return "kiln_x_mul";
-    case '/': return "kiln_x_div";
-    default: return "kiln_x_mod";
+    case KILN_EXPR_ADD: return "kiln_x_add";
+    case KILN_EXPR_SUB: return "kiln_x_sub";
+    case KILN_EXPR_MUL: return "kiln_x_mul";
+    case KILN_EXPR_DIV: return "kiln_x_div";
+    case KILN_EXPR_MOD: return "kiln_x_mod";
+    default: return NULL;   /* C's own operator */
     }
+}
+
+/* "((a) OP (b))" for a comparison, "((a) != 0 OP (b) != 0)" for && and ||;
+ * frees a and b. */
+static char *t_operator(tr *t, kiln_expr_op op, char *a, char *b)
+{
+    char *s = NULL;
+    const char *text = kiln_expr_op_text(op);
+    if (a && b)
+        s = op == KILN_EXPR_AND || op == KILN_EXPR_OR
+                ? cat("((%s) != 0 %s (%s) != 0)", a, text, b)
+                : cat("((%s) %s (%s))", a, text, b);
+    int failed = a && b && !s;
+    free(a);
+    free(b);
+    return failed ? oom(t) : s;
+}
+
+static char *t_binary(tr *t, const kiln_expr_node *nd)
+{
+    char *a = t_node(t, nd->a);
+    if (!a)
+        return NULL;
+    const char *helper = helper_of(nd->op);
+    if (helper)
+        return call2(t, helper, a, t_node(t, nd->b), 1);
+    return t_operator(t, nd->op, a, t_node(t, nd->b));
+}
+
+/* "((c) != 0 ? (a) : (b))": C's ?: evaluates only the operand it picks, as
+ * kiln's evaluator does. */
+static char *t_cond(tr *t, const kiln_expr_node *nd)
+{
+    char *c = t_node(t, nd->a);
+    char *a = c ? t_node(t, nd->b) : NULL;
+    char *b = a ? t_node(t, nd->c) : NULL;
+    char *s = b ? cat("((%s) != 0 ? (%s) : (%s))", c, a, b) : NULL;
+    int failed = b && !s;
+    free(c);
+    free(a);
+    free(b);
+    return failed ? oom(t) : s;
+}
+
+static char *t_not(tr *t, const kiln_expr_node *nd)
+{
+    char *a = t_node(t, nd->a);
+    char *s = a ? cat("((%s) == 0)", a) : NULL;
+    int failed = a && !s;
+    free(a);
+    return failed ? oom(t) : s;
 }
 
 static char *t_node(tr *t, int k)
@@ -198,9 +296,12 @@ static char *t_node(tr *t, int k)
     case KILN_EXPR_NEG:
         a = cat("0");
         return a ? call2(t, "kiln_x_sub", a, t_node(t, nd->a), 1) : oom(t);
+    case KILN_EXPR_NOT:
+        return t_not(t, nd);
     case KILN_EXPR_BINARY:
-        a = t_node(t, nd->a);
-        return a ? call2(t, helper_of(nd->op), a, t_node(t, nd->b), 1) : NULL;
+        return t_binary(t, nd);
+    case KILN_EXPR_COND:
+        return t_cond(t, nd);
     default:
         return t_call(t, nd);
     }

@@ -10,6 +10,11 @@
  *
  *   cdiv(cols, BLOCK*4)  ->  kiln_x_cdiv(cols_c, kiln_x_mul(256, 4, bad), bad)
  *
+ * Comparisons, !, &&, || and ?: print as C's own operators, fully
+ * parenthesized, so that C skips what kiln's evaluator skips:
+ *
+ *   cols > 0 ? rows / cols : 0  ->  (((cols_c) > (0)) != 0 ? (kiln_x_div(...)) : (0))
+ *
  * where names and sizeof(TYPE) come out as the caller's environment says
  * (a dim as its parameter, a knob as its value). Float literals have no
  * int64 translation and are an error, as are unknown names and types. */

@@ -7,10 +7,22 @@
  * task can be checked for names that are not dims.  harness/expr_c.c prints
  * the same tree as C.
  *
- *   expr    := term (('+' | '-') term)*
+ *   cond    := or ('?' cond ':' cond)?
+ *   or      := and ('||' and)*
+ *   and     := equal ('&&' equal)*
+ *   equal   := rel (('==' | '!=') rel)*
+ *   rel     := sum (('<' | '<=' | '>' | '>=') sum)*
+ *   sum     := term (('+' | '-') term)*
  *   term    := unary (('*' | '/' | '%') unary)*
- *   unary   := ('-' | '+') unary | primary
- *   primary := number | name | func '(' args ')' | '(' expr ')'
+ *   unary   := ('-' | '+' | '!') unary | primary
+ *   primary := number | name | func '(' args ')' | '(' cond ')'
+ *
+ * which is C's precedence and associativity for these operators (C's middle
+ * operand of ?: is an expression; without a comma operator that is cond).
+ * && and || evaluate their right operand only when the left does not decide,
+ * and ?: only the operand it picks, as C does: `cols > 0 ? rows / cols : 0`
+ * is no division by zero, and the C printer (harness/expr_c.c) keeps C's
+ * own ?:, && and || so the exported code behaves the same.
  *
  * Every error names the problem, the 1-based column and quotes the source. */
 #include "expr.h"
@@ -172,15 +184,16 @@ static int add_node(parser *p, kiln_expr_kind kind, size_t at, size_t len)
     kiln_expr *e = p->e;
     if (e->n >= p->cap)
         return kiln_fail(p->err, "expression tree full");
-    e->nodes[e->n] = (kiln_expr_node){.kind = kind, .a = -1, .b = -1,
+    e->nodes[e->n] = (kiln_expr_node){.kind = kind, .a = -1, .b = -1, .c = -1,
                                       .next = -1, .at = at, .len = len};
     return e->n++;
 }
 
-static int add_pair(parser *p, kiln_expr_kind kind, char op, size_t at,
-                    int a, int b)
+/* A node over operands a and b (-1: none) for the operator at src[at, at + len). */
+static int add_op(parser *p, kiln_expr_kind kind, kiln_expr_op op, size_t at,
+                  size_t len, int a, int b)
 {
-    int k = add_node(p, kind, at, 1);
+    int k = add_node(p, kind, at, len);
     if (k >= 0) {
         p->e->nodes[k].op = op;
         p->e->nodes[k].a = a;
@@ -189,14 +202,23 @@ static int add_pair(parser *p, kiln_expr_kind kind, char op, size_t at,
     return k;
 }
 
+const char *kiln_expr_op_text(kiln_expr_op op)
+{
+    static const char *const text[] = {"+", "-", "*", "/", "%", "<", "<=", ">", ">=",
+                                       "==", "!=", "&&", "||"};
+    return (unsigned)op < sizeof text / sizeof *text ? text[op] : "?";
+}
+
 /* ---- functions ------------------------------------------------------- */
 
-/* 0 and *fn set for min, max or cdiv; 1 for sizeof; -1 for no function. */
+/* 0 and *fn set for min, max, cdiv, gcd or lcm; 1 for sizeof; -1 for no
+ * function. */
 static int func_lookup(const char *name, size_t len, kiln_expr_fn *fn)
 {
     static const struct { const char *name; kiln_expr_fn fn; } table[] = {
         {"min", KILN_EXPR_FN_MIN}, {"max", KILN_EXPR_FN_MAX},
-        {"cdiv", KILN_EXPR_FN_CDIV},
+        {"cdiv", KILN_EXPR_FN_CDIV}, {"gcd", KILN_EXPR_FN_GCD},
+        {"lcm", KILN_EXPR_FN_LCM},
     };
     for (size_t k = 0; k < sizeof table / sizeof table[0]; k++)
         if (strlen(table[k].name) == len && !memcmp(table[k].name, name, len)) {
@@ -204,6 +226,18 @@ static int func_lookup(const char *name, size_t len, kiln_expr_fn *fn)
             return 0;
         }
     return len == 6 && !memcmp(name, "sizeof", 6) ? 1 : -1;
+}
+
+int kiln_expr_is_function(const char *name, size_t len)
+{
+    kiln_expr_fn fn;
+    return func_lookup(name, len, &fn) >= 0;
+}
+
+/* min and max fold any number of arguments; the others take two. */
+static int takes_two(kiln_expr_fn fn)
+{
+    return fn != KILN_EXPR_FN_MIN && fn != KILN_EXPR_FN_MAX;
 }
 
 static int parse_expr(parser *p);
@@ -251,10 +285,10 @@ static int parse_call(parser *p, kiln_expr_fn fn, size_t at, size_t len)
     if (parse_args(p, call))
         return -1;
     int argc = p->e->nodes[call].argc;
-    if (argc < 2 || (fn == KILN_EXPR_FN_CDIV && argc != 2))
+    if (argc < 2 || (takes_two(fn) && argc != 2))
         return fail_at(p, at, "wrong number of arguments: %.*s() takes %s, "
                        "got %d", (int)len, p->src + at,
-                       fn == KILN_EXPR_FN_CDIV ? "exactly 2" : "2 or more", argc);
+                       takes_two(fn) ? "exactly 2" : "2 or more", argc);
     return call;
 }
 
@@ -381,7 +415,7 @@ static int parse_primary(parser *p)
 static int parse_unary(parser *p)
 {
     char c = peek(p);
-    if (c != '-' && c != '+')
+    if (c != '-' && c != '+' && c != '!')
         return parse_primary(p);
     size_t at = p->pos++;
     if (descend(p, at))
@@ -390,32 +424,112 @@ static int parse_unary(parser *p)
     if (k < 0)
         return -1;
     p->depth--;
-    return c == '+' ? k : add_pair(p, KILN_EXPR_NEG, '-', at, k, -1);
+    if (c == '+')
+        return k;
+    return add_op(p, c == '-' ? KILN_EXPR_NEG : KILN_EXPR_NOT, KILN_EXPR_SUB, at, 1, k, -1);
+}
+
+/* One precedence level's operators; two-character ones come before their
+ * one-character prefixes ("<=" before "<") so the longest one matches. */
+typedef struct op_token {
+    const char *text;
+    kiln_expr_op op;
+} op_token;
+
+static const op_token OR_OPS[] = {{"||", KILN_EXPR_OR}, {NULL, 0}};
+static const op_token AND_OPS[] = {{"&&", KILN_EXPR_AND}, {NULL, 0}};
+static const op_token EQUAL_OPS[] = {{"==", KILN_EXPR_EQ}, {"!=", KILN_EXPR_NE}, {NULL, 0}};
+static const op_token REL_OPS[] = {{"<=", KILN_EXPR_LE}, {">=", KILN_EXPR_GE},
+                                   {"<", KILN_EXPR_LT}, {">", KILN_EXPR_GT}, {NULL, 0}};
+static const op_token SUM_OPS[] = {{"+", KILN_EXPR_ADD}, {"-", KILN_EXPR_SUB}, {NULL, 0}};
+static const op_token TERM_OPS[] = {{"*", KILN_EXPR_MUL}, {"/", KILN_EXPR_DIV},
+                                    {"%", KILN_EXPR_MOD}, {NULL, 0}};
+
+/* The operator of ops at the next token, or NULL. */
+static const op_token *match_op(parser *p, const op_token *ops)
+{
+    if (!peek(p))
+        return NULL;
+    for (; ops->text; ops++) {
+        size_t n = strlen(ops->text);
+        if (p->pos + n <= p->len && !memcmp(p->src + p->pos, ops->text, n))
+            return ops;
+    }
+    return NULL;
 }
 
 /* One level of left-associative binary operators (ops), over next. */
-static int parse_binary(parser *p, const char *ops, int (*next)(parser *))
+static int parse_binary(parser *p, const op_token *ops, int (*next)(parser *))
 {
     int k = next(p);
     while (k >= 0) {
-        char op = peek(p);
-        if (!op || !strchr(ops, op))
+        const op_token *t = match_op(p, ops);
+        if (!t)
             return k;
-        size_t at = p->pos++;
+        size_t at = p->pos, n = strlen(t->text);
+        p->pos += n;
         int rhs = next(p);
-        k = rhs < 0 ? -1 : add_pair(p, KILN_EXPR_BINARY, op, at, k, rhs);
+        k = rhs < 0 ? -1 : add_op(p, KILN_EXPR_BINARY, t->op, at, n, k, rhs);
     }
     return -1;
 }
 
 static int parse_term(parser *p)
 {
-    return parse_binary(p, "*/%", parse_unary);
+    return parse_binary(p, TERM_OPS, parse_unary);
 }
 
+static int parse_sum(parser *p)
+{
+    return parse_binary(p, SUM_OPS, parse_term);
+}
+
+static int parse_rel(parser *p)
+{
+    return parse_binary(p, REL_OPS, parse_sum);
+}
+
+static int parse_equal(parser *p)
+{
+    return parse_binary(p, EQUAL_OPS, parse_rel);
+}
+
+static int parse_and(parser *p)
+{
+    return parse_binary(p, AND_OPS, parse_equal);
+}
+
+static int parse_or(parser *p)
+{
+    return parse_binary(p, OR_OPS, parse_and);
+}
+
+/* c ? a : b, right associative; a nested ?: counts toward the depth limit,
+ * so a chain of them cannot exhaust the stack. */
 static int parse_expr(parser *p)
 {
-    return parse_binary(p, "+-", parse_term);
+    int k = parse_or(p);
+    if (k < 0 || peek(p) != '?')
+        return k;
+    size_t at = p->pos++;
+    if (descend(p, at))
+        return -1;
+    int then = parse_expr(p);
+    if (then < 0)
+        return -1;
+    if (!accept(p, ':')) {
+        char context[64];
+        snprintf(context, sizeof context, "expected ':' for the '?' at column %zu", at + 1);
+        return unexpected(p, context);
+    }
+    int other = parse_expr(p);
+    if (other < 0)
+        return -1;
+    p->depth--;
+    int c = add_op(p, KILN_EXPR_COND, KILN_EXPR_ADD, at, 1, k, then);
+    if (c >= 0)
+        p->e->nodes[c].c = other;
+    return c;
 }
 
 /* ---- the tree ---------------------------------------------------------- */
@@ -429,6 +543,16 @@ static size_t bounded_len(const char *src)
     return n;
 }
 
+/* What a stray '=', '&' or '|' was probably meant to be. */
+static const char *operator_hint(char c)
+{
+    if (c == '=')
+        return " (compare with '==')";
+    if (c == '&' || c == '|')
+        return " (there are no bitwise operators; '&&' and '||' are logical)";
+    return "";
+}
+
 static int parse_all(parser *p)
 {
     if (peek(p) == 0)
@@ -440,7 +564,7 @@ static int parse_all(parser *p)
     if (c == 0)
         return root;
     if (c > ' ' && c < 127)
-        return fail_at(p, p->pos, "unexpected trailing input '%c'", c);
+        return fail_at(p, p->pos, "unexpected trailing input '%c'%s", c, operator_hint(c));
     return fail_at(p, p->pos, "unexpected trailing input '\\x%02x'",
                    (unsigned)(unsigned char)c);
 }
@@ -497,38 +621,60 @@ static int eval_fail(evaluator *ev, size_t at, const char *fmt, ...)
     return -1;
 }
 
-static int int_div(evaluator *ev, char op, size_t at, int64_t a, int64_t b,
-                   int64_t *r)
+static int int_div(evaluator *ev, kiln_expr_op op, size_t at, int64_t a,
+                   int64_t b, int64_t *r)
 {
     if (b == 0)
         return eval_fail(ev, at, "%s by zero",
-                         op == '%' ? "modulo" : "division");
+                         op == KILN_EXPR_MOD ? "modulo" : "division");
     if (a == INT64_MIN && b == -1) {
-        if (op == '%') {
+        if (op == KILN_EXPR_MOD) {
             *r = 0;
             return 0;
         }
-        return eval_fail(ev, at, "integer overflow in '%c'", op);
+        return eval_fail(ev, at, "integer overflow in '/'");
     }
-    *r = op == '%' ? a % b : a / b;
+    *r = op == KILN_EXPR_MOD ? a % b : a / b;
     return 0;
 }
 
-static int apply_int(evaluator *ev, char op, size_t at, int64_t a, int64_t b,
-                     kiln_value *out)
+/* A comparison's 0 or 1 (op is one of < <= > >= == !=). */
+static int64_t compare(kiln_expr_op op, int64_t a, int64_t b)
+{
+    switch (op) {
+    case KILN_EXPR_LT: return a < b;
+    case KILN_EXPR_LE: return a <= b;
+    case KILN_EXPR_GT: return a > b;
+    case KILN_EXPR_GE: return a >= b;
+    case KILN_EXPR_EQ: return a == b;
+    default: return a != b;
+    }
+}
+
+static int is_comparison(kiln_expr_op op)
+{
+    return op >= KILN_EXPR_LT && op <= KILN_EXPR_NE;
+}
+
+static int apply_int(evaluator *ev, kiln_expr_op op, size_t at, int64_t a,
+                     int64_t b, kiln_value *out)
 {
     int64_t r = 0;
     int overflow = 0;
     switch (op) {
-    case '+': overflow = __builtin_add_overflow(a, b, &r); break;
-    case '-': overflow = __builtin_sub_overflow(a, b, &r); break;
-    case '*': overflow = __builtin_mul_overflow(a, b, &r); break;
-    default:
+    case KILN_EXPR_ADD: overflow = __builtin_add_overflow(a, b, &r); break;
+    case KILN_EXPR_SUB: overflow = __builtin_sub_overflow(a, b, &r); break;
+    case KILN_EXPR_MUL: overflow = __builtin_mul_overflow(a, b, &r); break;
+    case KILN_EXPR_DIV:
+    case KILN_EXPR_MOD:
         if (int_div(ev, op, at, a, b, &r))
             return -1;
+        break;
+    default:
+        r = compare(op, a, b);
     }
     if (overflow)
-        return eval_fail(ev, at, "integer overflow in '%c'", op);
+        return eval_fail(ev, at, "integer overflow in '%s'", kiln_expr_op_text(op));
     *out = int_value(r);
     return 0;
 }
@@ -541,13 +687,13 @@ static int check_float(evaluator *ev, size_t at, double r, kiln_value *out)
     return 0;
 }
 
-static int apply_float(evaluator *ev, char op, size_t at, double a, double b,
-                       kiln_value *out)
+static int apply_float(evaluator *ev, kiln_expr_op op, size_t at, double a,
+                       double b, kiln_value *out)
 {
     switch (op) {
-    case '+': return check_float(ev, at, a + b, out);
-    case '-': return check_float(ev, at, a - b, out);
-    case '*': return check_float(ev, at, a * b, out);
+    case KILN_EXPR_ADD: return check_float(ev, at, a + b, out);
+    case KILN_EXPR_SUB: return check_float(ev, at, a - b, out);
+    case KILN_EXPR_MUL: return check_float(ev, at, a * b, out);
     default:
         if (b == 0.0)
             return eval_fail(ev, at, "division by zero");
@@ -555,13 +701,17 @@ static int apply_float(evaluator *ev, char op, size_t at, double a, double b,
     }
 }
 
-static int apply_binary(evaluator *ev, char op, size_t at, kiln_value a,
+/* % and the comparisons take integers only: the manifest and the C
+ * printer compute in int64, and a float comparison would bring rounding
+ * questions no launch needs. */
+static int apply_binary(evaluator *ev, kiln_expr_op op, size_t at, kiln_value a,
                         kiln_value b, kiln_value *out)
 {
     if (!a.is_float && !b.is_float)
         return apply_int(ev, op, at, a.i, b.i, out);
-    if (op == '%')
-        return eval_fail(ev, at, "'%%' needs integer operands, got a float");
+    if (op == KILN_EXPR_MOD || is_comparison(op))
+        return eval_fail(ev, at, "'%s' needs integer operands, got a float",
+                         kiln_expr_op_text(op));
     return apply_float(ev, op, at, kiln_value_to_double(a),
                        kiln_value_to_double(b), out);
 }
@@ -611,9 +761,45 @@ static int cdiv(evaluator *ev, size_t at, kiln_value a, kiln_value b,
     return 0;
 }
 
+static uint64_t magnitude(int64_t v)
+{
+    return v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+}
+
+/* Euclid's algorithm: at most about 92 steps for 64-bit operands. */
+static uint64_t ugcd(uint64_t a, uint64_t b)
+{
+    while (b != 0) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* gcd and lcm of the magnitudes, so the result is never negative; a zero
+ * operand gives gcd = the other's magnitude and lcm = 0 (as C++17's
+ * std::gcd and std::lcm). 2^63 (gcd(INT64_MIN, 0), lcm(INT64_MIN, 1)) and
+ * any larger lcm do not fit: an overflow, as for '*'. */
+static int gcd_lcm(evaluator *ev, const kiln_expr_node *nd, kiln_value a,
+                   kiln_value b, kiln_value *out)
+{
+    const char *name = nd->fn == KILN_EXPR_FN_GCD ? "gcd" : "lcm";
+    if (a.is_float || b.is_float)
+        return eval_fail(ev, nd->at, "%s() needs integer arguments, got a float", name);
+    uint64_t x = magnitude(a.i), y = magnitude(b.i), r = ugcd(x, y);
+    int overflow = 0;
+    if (nd->fn == KILN_EXPR_FN_LCM)
+        overflow = r != 0 && __builtin_mul_overflow(x / r, y, &r);
+    if (overflow || r > (uint64_t)INT64_MAX)
+        return eval_fail(ev, nd->at, "integer overflow in %s()", name);
+    *out = int_value((int64_t)r);
+    return 0;
+}
+
 static int eval_node(evaluator *ev, int k, kiln_value *out);
 
-/* min/max fold their arguments left to right; cdiv takes its two. */
+/* min/max fold their arguments left to right; the others take their two. */
 static int eval_call(evaluator *ev, const kiln_expr_node *nd, kiln_value *out)
 {
     kiln_value first, v;
@@ -626,9 +812,50 @@ static int eval_call(evaluator *ev, const kiln_expr_node *nd, kiln_value *out)
             return -1;
         if (nd->fn == KILN_EXPR_FN_CDIV)
             return cdiv(ev, nd->at, first, v, out);
+        if (takes_two(nd->fn))
+            return gcd_lcm(ev, nd, first, v, out);
         min_max(nd->fn, *out, v, out);
     }
     return 0;
+}
+
+/* The integer value of node k, or -1 (what: the operator, for the message). */
+static int eval_int(evaluator *ev, int k, const char *what, size_t at, int64_t *out)
+{
+    kiln_value v;
+    if (eval_node(ev, k, &v))
+        return -1;
+    if (v.is_float)
+        return eval_fail(ev, at, "%s needs an integer, got a float", what);
+    *out = v.i;
+    return 0;
+}
+
+/* && and ||: the right operand only when the left does not decide, as in
+ * C, so `cols > 0 && rows / cols > 2` cannot divide by zero. */
+static int eval_logic(evaluator *ev, const kiln_expr_node *nd, kiln_value *out)
+{
+    int64_t a = 0, b = 0;
+    const char *what = nd->op == KILN_EXPR_AND ? "'&&'" : "'||'";
+    if (eval_int(ev, nd->a, what, nd->at, &a))
+        return -1;
+    if ((a != 0) == (nd->op == KILN_EXPR_OR)) {
+        *out = int_value(a != 0);
+        return 0;
+    }
+    if (eval_int(ev, nd->b, what, nd->at, &b))
+        return -1;
+    *out = int_value(b != 0);
+    return 0;
+}
+
+/* c ? a : b evaluates only the operand it picks. */
+static int eval_cond(evaluator *ev, const kiln_expr_node *nd, kiln_value *out)
+{
+    int64_t c = 0;
+    if (eval_int(ev, nd->a, "the condition of '?'", nd->at, &c))
+        return -1;
+    return eval_node(ev, c != 0 ? nd->b : nd->c, out);
 }
 
 static int eval_leaf(evaluator *ev, const kiln_expr_node *nd, kiln_value *out)
@@ -662,7 +889,16 @@ static int eval_node(evaluator *ev, int k, kiln_value *out)
     switch (nd->kind) {
     case KILN_EXPR_NEG:
         return eval_node(ev, nd->a, &a) || negate(ev, nd->at, a, out) ? -1 : 0;
+    case KILN_EXPR_NOT:
+        if (eval_int(ev, nd->a, "'!'", nd->at, &a.i))
+            return -1;
+        *out = int_value(a.i == 0);
+        return 0;
+    case KILN_EXPR_COND:
+        return eval_cond(ev, nd, out);
     case KILN_EXPR_BINARY:
+        if (nd->op == KILN_EXPR_AND || nd->op == KILN_EXPR_OR)
+            return eval_logic(ev, nd, out);
         if (eval_node(ev, nd->a, &a) || eval_node(ev, nd->b, &b))
             return -1;
         return apply_binary(ev, nd->op, nd->at, a, b, out);

@@ -241,6 +241,152 @@ static void test_value_to_double(void **state)
     assert_double_eq(kiln_value_to_double((kiln_value){1, 99, 2.5}), 2.5);
 }
 
+
+/* ---- comparisons, logic and the conditional ------------------------- */
+
+static void test_comparisons(void **state)
+{
+    (void)state;
+    assert_int_equal(eval_i("1 < 2"), 1);
+    assert_int_equal(eval_i("2 < 2"), 0);
+    assert_int_equal(eval_i("2 <= 2"), 1);
+    assert_int_equal(eval_i("3 > 2"), 1);
+    assert_int_equal(eval_i("2 >= 3"), 0);
+    assert_int_equal(eval_i("rows == 8"), 1);
+    assert_int_equal(eval_i("rows != 8"), 0);
+    assert_int_equal(eval_i("small < big"), 1);
+    assert_int_equal(eval_i("-1 < 0"), 1);
+    /* C's precedence: arithmetic, then < <= > >=, then == != */
+    assert_int_equal(eval_i("1 + 2 < 4"), 1);
+    assert_int_equal(eval_i("2 * 3 > 5 + 1"), 0);
+    assert_int_equal(eval_i("1 < 2 == 2 < 3"), 1);     /* (1<2) == (2<3) */
+    assert_int_equal(eval_i("0 == 1 < 2"), 0);         /* 0 == (1<2) */
+    /* left associative, as in C: (3 > 2) > 1 is 1 > 1 */
+    assert_int_equal(eval_i("3 > 2 > 1"), 0);
+    assert_int_equal(eval_i("1 < 2 < 3"), 1);
+    assert_int_equal(eval_i("5 == 5 == 1"), 1);
+    assert_int_equal(eval_i("(rows < cols) * 10"), 10);
+}
+
+static void test_logic(void **state)
+{
+    (void)state;
+    assert_int_equal(eval_i("1 && 0"), 0);
+    assert_int_equal(eval_i("2 && 3"), 1);        /* 0 or 1, not the operand */
+    assert_int_equal(eval_i("0 || -5"), 1);
+    assert_int_equal(eval_i("0 || 0"), 0);
+    assert_int_equal(eval_i("!0"), 1);
+    assert_int_equal(eval_i("!7"), 0);
+    assert_int_equal(eval_i("!!7"), 1);
+    assert_int_equal(eval_i("-!0"), -1);
+    assert_int_equal(eval_i("!0 * 5"), 5);        /* unary binds tighter */
+    assert_int_equal(eval_i("!(0 * 5)"), 1);
+    /* && binds tighter than ||, both looser than == */
+    assert_int_equal(eval_i("1 || 0 && 0"), 1);
+    assert_int_equal(eval_i("(1 || 0) && 0"), 0);
+    assert_int_equal(eval_i("rows == 8 && cols == 100"), 1);
+    assert_int_equal(eval_i("rows == 8 && cols == 99 || BLOCK == 32"), 1);
+    /* the right operand only when needed: no division by zero here */
+    assert_int_equal(eval_i("zero != 0 && rows / zero > 1"), 0);
+    assert_int_equal(eval_i("zero == 0 || rows / zero > 1"), 1);
+    assert_int_equal(eval_i("0 && big + 1"), 0);
+    expect_error("zero == 0 && rows / zero > 1", "division by zero");
+    expect_error("rows / zero > 1 || 1", "division by zero");
+}
+
+static void test_conditional(void **state)
+{
+    (void)state;
+    assert_int_equal(eval_i("rows > 4 ? 1 : 2"), 1);
+    assert_int_equal(eval_i("rows > 40 ? 1 : 2"), 2);
+    assert_int_equal(eval_i("zero ? rows / zero : 7"), 7);   /* only the chosen one */
+    assert_int_equal(eval_i("1 ? 7 : rows / zero"), 7);
+    assert_int_equal(eval_i("1 ? 7 : big + 1"), 7);
+    /* right associative, and the middle operand may be another ?: */
+    assert_int_equal(eval_i("0 ? 1 : 0 ? 2 : 3"), 3);
+    assert_int_equal(eval_i("0 ? 1 : 1 ? 2 : 3"), 2);
+    assert_int_equal(eval_i("1 ? 0 ? 4 : 5 : 6"), 5);
+    /* the loosest operator */
+    assert_int_equal(eval_i("1 + 1 ? 2 : 3"), 2);
+    assert_int_equal(eval_i("0 || 1 ? 10 : 20"), 10);
+    assert_int_equal(eval_i("1 ? 2 : 3 + 4"), 2);
+    assert_int_equal(eval_i("(1 ? 2 : 3) + 4"), 6);
+    assert_int_equal(eval_i("min(rows > 4 ? 100 : 200, 150)"), 100);
+    assert_int_equal(eval_i("cols % 8 == 0 ? cols / 8 : cols"), 100);
+    assert_int_equal(eval_i("cols % 3 == 0 ? cols / 3 : cols"), 100);
+    /* the chosen operand's value, float or not */
+    assert_double_eq(eval_f("1 ? eps : 2"), 0.5);
+    assert_int_equal(eval_i("0 ? eps : 2"), 2);
+    expect_error("1 ? rows / zero : 2", "division by zero", "column 10");
+}
+
+static void test_error_new_operators(void **state)
+{
+    (void)state;
+    expect_error("eps < 1", "'<' needs integer operands, got a float", "column 5");
+    expect_error("1 <= 2.0", "'<='", "integer operands");
+    expect_error("eps == eps", "'=='", "integer operands");
+    expect_error("!eps", "'!' needs an integer, got a float", "column 1");
+    expect_error("eps && 1", "'&&' needs an integer");
+    expect_error("0 || eps", "'||' needs an integer");
+    expect_error("eps ? 1 : 2", "the condition of '?' needs an integer", "column 5");
+    expect_error("1 ? 2", "expected ':' for the '?' at column 3", "column 6");
+    expect_error("1 ? 2 , 3", "expected ':' for the '?' at column 3", "','");
+    expect_error("1 ? 2 :", "unexpected end of expression");
+    expect_error("? 1 : 2", "unexpected character '?'", "column 1");
+    expect_error("rows = 1", "trailing input '='", "compare with '=='", "column 6");
+    expect_error("rows =< 1", "trailing input '='");
+    expect_error("rows & 1", "trailing input '&'", "no bitwise operators");
+    expect_error("rows | 1", "trailing input '|'", "no bitwise operators");
+    expect_error("rows << 2", "unexpected character '<'", "column 7");
+    expect_error("rows < ", "unexpected end of expression");
+    expect_error("!", "unexpected end of expression");
+    expect_error("1 && && 2", "unexpected character '&'", "column 6");
+}
+
+/* ---- gcd and lcm ------------------------------------------------------ */
+
+static void test_gcd_lcm(void **state)
+{
+    (void)state;
+    assert_int_equal(eval_i("gcd(12, 18)"), 6);
+    assert_int_equal(eval_i("gcd(cols, 8)"), 4);
+    assert_int_equal(eval_i("gcd(7, 13)"), 1);
+    assert_int_equal(eval_i("gcd(-12, 18)"), 6);       /* of the magnitudes */
+    assert_int_equal(eval_i("gcd(12, -18)"), 6);
+    assert_int_equal(eval_i("gcd(0, 5)"), 5);
+    assert_int_equal(eval_i("gcd(-5, 0)"), 5);
+    assert_int_equal(eval_i("gcd(0, 0)"), 0);
+    assert_int_equal(eval_i("gcd(small, 6)"), 2);
+    assert_int_equal(eval_i("gcd(big, big)"), INT64_MAX);
+    assert_int_equal(eval_i("lcm(4, 6)"), 12);
+    assert_int_equal(eval_i("lcm(-4, 6)"), 12);
+    assert_int_equal(eval_i("lcm(0, 5)"), 0);
+    assert_int_equal(eval_i("lcm(5, 0)"), 0);
+    assert_int_equal(eval_i("lcm(0, 0)"), 0);
+    assert_int_equal(eval_i("lcm(big, 1)"), INT64_MAX);
+    assert_int_equal(eval_i("lcm(big, big)"), INT64_MAX);
+    assert_int_equal(eval_i("cols / gcd(cols, BLOCK) * BLOCK"), 800);
+    /* 2^63 and beyond do not fit */
+    expect_error("gcd(small, 0)", "integer overflow in gcd()", "column 1");
+    expect_error("gcd(small, small)", "integer overflow in gcd()");
+    expect_error("lcm(small, 1)", "integer overflow in lcm()");
+    expect_error("lcm(big, 2)", "integer overflow in lcm()");
+    expect_error("1 + lcm(big - 1, big)", "integer overflow in lcm()", "column 5");
+    expect_error("gcd(1)", "wrong number of arguments", "gcd() takes exactly 2, got 1");
+    expect_error("lcm(1, 2, 3)", "lcm() takes exactly 2, got 3");
+    expect_error("gcd(2.0, 4)", "gcd() needs integer arguments, got a float");
+    expect_error("lcm(4, eps)", "lcm() needs integer arguments");
+    expect_error("gcd + 1", "expected '(' after function 'gcd'");
+    assert_int_equal(kiln_expr_is_function("gcd", 3), 1);
+    assert_int_equal(kiln_expr_is_function("lcm", 3), 1);
+    assert_int_equal(kiln_expr_is_function("sizeof", 6), 1);
+    assert_int_equal(kiln_expr_is_function("min", 3), 1);
+    assert_int_equal(kiln_expr_is_function("mins", 3), 1);      /* the first 3 bytes */
+    assert_int_equal(kiln_expr_is_function("mins", 4), 0);
+    assert_int_equal(kiln_expr_is_function("vec", 3), 0);
+}
+
 /* ---- errors ---------------------------------------------------------- */
 
 static void test_error_unknown_name(void **state)
@@ -357,9 +503,22 @@ static void test_error_limits(void **state)
     strcat(src, ")");
     expect_error(src, "nested deeper than 64", "column 65");
 
-    /* Unary chains and function calls count too. */
+    /* Unary chains, function calls and ?: count too. */
     memset(src, '-', 100);
     strcpy(src + 100, "1");
+    expect_error(src, "nested deeper than 64");
+    memset(src, '!', 100);
+    strcpy(src + 100, "1");
+    expect_error(src, "nested deeper than 64");
+    src[0] = '\0';
+    for (int k = 0; k < 64; k++)
+        strcat(src, "0?1:");
+    strcat(src, "7");
+    assert_int_equal(eval_i(src), 7);
+    src[0] = '\0';
+    for (int k = 0; k < 65; k++)
+        strcat(src, "0?1:");
+    strcat(src, "7");
     expect_error(src, "nested deeper than 64");
     src[0] = '\0';
     for (int k = 0; k < 70; k++)
@@ -439,6 +598,12 @@ static void test_names(void **state)
     assert_string_equal(names[2], "BLOCK");
     assert_string_equal(names[3], "a");
 
+    n = kiln_expr_names("a < b ? gcd(c, lcm(d, 2)) : !e && a || f", names, 8, &err);
+    assert_int_equal(n, 6);
+    assert_string_equal(names[0], "a");
+    assert_string_equal(names[4], "e");
+    assert_string_equal(names[5], "f");
+
     /* No evaluation: division by zero and unknown types are not errors. */
     assert_int_equal(kiln_expr_names("x / 0 + sizeof(zz) + 1.5 % y", names,
                                      8, &err), 2);
@@ -482,7 +647,7 @@ static void test_tree(void **state)
     assert_string_equal(e.src, src);
     const kiln_expr_node *root = &e.nodes[e.root], *n;
     assert_int_equal(root->kind, KILN_EXPR_BINARY);
-    assert_int_equal(root->op, '+');
+    assert_int_equal(root->op, KILN_EXPR_ADD);
     assert_int_equal(root->at, 6);
     n = &e.nodes[root->a];                        /* -rows */
     assert_int_equal(n->kind, KILN_EXPR_NEG);
@@ -490,7 +655,7 @@ static void test_tree(void **state)
     assert_int_equal(e.nodes[n->a].at, 1);
     assert_int_equal(e.nodes[n->a].len, 4);
     n = &e.nodes[root->b];                        /* min(...) * sizeof(T) */
-    assert_int_equal(n->op, '*');
+    assert_int_equal(n->op, KILN_EXPR_MUL);
     assert_int_equal(e.nodes[n->b].kind, KILN_EXPR_SIZEOF);
     assert_memory_equal(src + e.nodes[n->b].at, "T)", 2);
     n = &e.nodes[n->a];                           /* min(2, +c, 1.5) */
@@ -508,6 +673,33 @@ static void test_tree(void **state)
     assert_int_equal(kiln_expr_fail_at(&e, a2->at, &err, "no '%s'", "c"), -1);
     assert_string_equal(err.msg, "no 'c' at column 17 in \"-rows + min(2, +c, 1.5) * sizeof(T)\"");
     kiln_expr_free(&e);
+
+    /* the new nodes: a ? b : c keeps all three, ! and two-character operators */
+    src = "rows <= 2 ? !c : gcd(a, b) && d";
+    assert_int_equal(kiln_expr_parse(src, &e, &err), 0);
+    root = &e.nodes[e.root];
+    assert_int_equal(root->kind, KILN_EXPR_COND);
+    assert_int_equal(root->at, 10);
+    n = &e.nodes[root->a];
+    assert_int_equal(n->kind, KILN_EXPR_BINARY);
+    assert_int_equal(n->op, KILN_EXPR_LE);
+    assert_int_equal(n->at, 5);
+    assert_int_equal(n->len, 2);
+    assert_string_equal(kiln_expr_op_text(n->op), "<=");
+    n = &e.nodes[root->b];
+    assert_int_equal(n->kind, KILN_EXPR_NOT);
+    assert_int_equal(e.nodes[n->a].kind, KILN_EXPR_NAME);
+    n = &e.nodes[root->c];
+    assert_int_equal(n->op, KILN_EXPR_AND);
+    assert_string_equal(kiln_expr_op_text(n->op), "&&");
+    assert_int_equal(e.nodes[n->a].kind, KILN_EXPR_CALL);
+    assert_int_equal(e.nodes[n->a].fn, KILN_EXPR_FN_GCD);
+    assert_int_equal(e.nodes[n->a].argc, 2);
+    assert_int_equal(n->b >= 0, 1);
+    kiln_expr_free(&e);
+    assert_string_equal(kiln_expr_op_text(KILN_EXPR_NE), "!=");
+    assert_string_equal(kiln_expr_op_text(KILN_EXPR_OR), "||");
+    assert_string_equal(kiln_expr_op_text(KILN_EXPR_MOD), "%");
 
     /* a syntax error: the evaluator's message, and the tree frees */
     assert_int_equal(kiln_expr_parse("cdiv(1)", &e, &err), -1);
@@ -529,6 +721,11 @@ int main(void)
         cmocka_unit_test(test_min_max),
         cmocka_unit_test(test_cdiv),
         cmocka_unit_test(test_sizeof),
+        cmocka_unit_test(test_comparisons),
+        cmocka_unit_test(test_logic),
+        cmocka_unit_test(test_conditional),
+        cmocka_unit_test(test_gcd_lcm),
+        cmocka_unit_test(test_error_new_operators),
         cmocka_unit_test(test_lookup_env),
         cmocka_unit_test(test_value_to_double),
         cmocka_unit_test(test_error_unknown_name),
