@@ -16,8 +16,13 @@
  *    namespace (include guards make the copies inside no-ops), and every
  *    macro it #defines is #undef'd after it.
  *  - Launching follows the manifest: the expressions are translated to C
- *    once (expr_c.h), knobs replaced by their values, and evaluated at the
- *    call's dims; scratch buffers are carved out of one caller-provided
+ *    once (expr_c.h), knobs and #define constants replaced by their values,
+ *    and evaluated at the call's dims; the manifest's lets become locals
+ *    (const int64_t kiln_l_NAME) computed in order at the top of each
+ *    function that evaluates expressions, so a let used by several fields
+ *    is computed once and never inlined into an ever longer text, and a let
+ *    that fails at some dims fails the call as kiln's resolver fails the
+ *    shape; scratch buffers are carved out of one caller-provided
  *    block at 256-byte boundaries; `zero` buffers are cleared with
  *    cudaMemsetAsync; shared memory above 48 KiB is opted into; each launch
  *    goes through cudaLaunchKernelEx (with the cluster attribute when the
@@ -308,21 +313,38 @@ typedef struct names_ctx {
     const kiln_manifest *m;
 } names_ctx;
 
-/* A dim is its argument of the dispatch; a knob its value. */
+static int same(const char *a, const char *name, size_t len)
+{
+    return strlen(a) == len && memcmp(a, name, len) == 0;
+}
+
+/* A knob's or #define constant's value among n of them, parenthesized when
+ * negative; 0, or -1 when name is none of them. */
+static int c_const(const kiln_manifest_knob *c, int n, const char *name, size_t len, char *buf,
+                   size_t buflen)
+{
+    for (int k = 0; k < n; k++)
+        if (same(c[k].name, name, len))
+            return snprintf(buf, buflen, c[k].value[0] == '-' ? "(%s)" : "%s", c[k].value), 0;
+    return -1;
+}
+
+/* A dim is its argument of the dispatch; a knob or #define constant its
+ * value; a let its local (print_lets), in the order the resolver looks. */
 static int c_name(void *p, const char *name, size_t len, char *buf, size_t buflen)
 {
     const names_ctx *nc = p;
     for (int a = 0; a < nc->x->task->nargs; a++) {
         const kiln_arg *arg = &nc->x->task->args[a];
-        if (arg->kind == KILN_ARG_DIM && strlen(arg->name) == len && memcmp(arg->name, name, len) == 0)
+        if (arg->kind == KILN_ARG_DIM && same(arg->name, name, len))
             return snprintf(buf, buflen, "%s", arg->name), 0;
     }
-    for (int k = 0; k < nc->m->nknobs; k++) {
-        const kiln_manifest_knob *kb = &nc->m->knobs[k];
-        if (strlen(kb->name) == len && memcmp(kb->name, name, len) == 0)
-            return snprintf(buf, buflen, kb->value[0] == '-' ? "(%s)" : "%s", kb->value), 0;
-    }
-    return -1;
+    if (c_const(nc->m->knobs, nc->m->nknobs, name, len, buf, buflen) == 0)
+        return 0;
+    for (int l = 0; l < nc->m->nlets; l++)
+        if (same(nc->m->lets[l].name, name, len))
+            return snprintf(buf, buflen, "kiln_l_%s", nc->m->lets[l].name), 0;
+    return c_const(nc->m->defines, nc->m->ndefines, name, len, buf, buflen);
 }
 
 static int c_sizeof(void *p, const char *type, size_t len, char *buf, size_t buflen)
@@ -340,17 +362,45 @@ static int c_sizeof(void *p, const char *type, size_t len, char *buf, size_t buf
     return snprintf(buf, buflen, "%zu", kiln_dtype_size(dt)), 0;
 }
 
-/* Translate expr (field path names it in errors) for variant v. */
-static int to_c(render *r, const variant *v, const char *path, const char *expr, char *out,
-                size_t len)
+/* Translate expr (field path names it in errors) for variant v, the
+ * helpers' error flag being flag. */
+static int to_c_flag(render *r, const variant *v, const char *path, const char *expr,
+                     const char *flag, char *out, size_t len)
 {
     names_ctx nc = {r->x, &v->man};
-    kiln_expr_c_env env = {c_name, c_sizeof, &nc, "&kiln_bad"};
+    kiln_expr_c_env env = {c_name, c_sizeof, &nc, flag};
     kiln_error xe;
     if (kiln_expr_to_c(expr, &env, out, len, &xe) == 0)
         return 0;
     return kiln_fail(r->err, "%s (run %s, candidate %d): manifest %s: %s", v->k->name, v->m->run,
                      v->m->n, path, xe.msg);
+}
+
+static int to_c(render *r, const variant *v, const char *path, const char *expr, char *out,
+                size_t len)
+{
+    return to_c_flag(r, v, path, expr, "&kiln_bad", out, len);
+}
+
+/* The lets as locals, in order (each uses only those before it), their
+ * failures flagged through flag ("&kiln_bad", or "kiln_badp" in
+ * V_scratch); (void) because a let may be used by no field. */
+static int print_lets(render *r, const variant *v, const char *flag, FILE *f)
+{
+    char *e = malloc(C_EXPR_MAX), path[64];
+    if (!e)
+        return kiln_fail(r->err, "out of memory");
+    int rc = 0;
+    for (int l = 0; l < v->man.nlets && rc == 0; l++) {
+        const kiln_manifest_let *lt = &v->man.lets[l];
+        snprintf(path, sizeof path, "let.%s", lt->name);
+        rc = to_c_flag(r, v, path, lt->expr, flag, e, C_EXPR_MAX);
+        if (rc == 0)
+            fprintf(f, "    const int64_t kiln_l_%s = %s; /* %s */\n    (void)kiln_l_%s;\n",
+                    lt->name, e, lt->expr, lt->name);
+    }
+    free(e);
+    return rc;
 }
 
 /* ---- the variants ------------------------------------------------------------------ */
@@ -582,6 +632,8 @@ static int print_scratch_fn(render *r, const variant *v, FILE *f)
     for (int a = 0; a < r->x->task->nargs; a++)
         if (r->x->task->args[a].kind == KILN_ARG_DIM)
             fprintf(f, "    (void)%s;\n", r->x->task->args[a].name);
+    if (print_lets(r, v, "kiln_badp", f) < 0)
+        return -1;
     for (int s = 0; s < v->man.nscratch; s++) {
         const kiln_scratch_spec *sc = &v->man.scratch[s];
         snprintf(path, sizeof path, "scratch[%d].bytes", s);
@@ -704,6 +756,8 @@ static int print_run_fn(render *r, const variant *v, FILE *f)
             v->k->name, params, ns, ns, v->k->name, dims, dims[0] ? ", " : "");
     for (int a = 0; a < r->x->task->nargs; a++)
         fprintf(f, "    (void)%s;\n", r->x->task->args[a].name);
+    if (print_lets(r, v, "&kiln_bad", f) < 0)
+        return -1;
     fprintf(f, "    (void)kiln_e;\n    if (kiln_bad || (kiln_total > 0 && !scratch))\n"
                "        return cudaErrorInvalidValue;\n");
     for (int s = 0; s < v->man.nscratch; s++) {

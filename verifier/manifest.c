@@ -6,8 +6,13 @@
  * numbers survive) and, on the way, picks up the single `/ *@kiln launch ...
  * @* /` block. The JSON is then checked
  * field by field against the task; kernels are looked up in the blanked code
- * so a kernel only mentioned in a comment does not count. Resolving evaluates
- * the stored expressions at one shape and checks them against the device.
+ * so a kernel only mentioned in a comment does not count, and so are the
+ * #define lines whose integer constants the expressions may use. The "let"
+ * field's names are checked and stored first, in order, so every later
+ * expression (the next lets, scratch, launches) may use them; since a let
+ * sees only the lets before it, there are no cycles to detect. Resolving
+ * evaluates the lets, then the stored expressions, at one shape and checks
+ * them against the device.
  * Messages at a shape never print values derived from its dims, because
  * hidden shapes must not be reported. */
 #include "manifest.h"
@@ -71,6 +76,16 @@ static int valid_ident(const char *s)
 
 /* ---- parse context ----------------------------------------------------- */
 
+/* A #define or #undef line of the source. */
+typedef struct define_line {
+    size_t at, len;        /* NAME in the source */
+    int line;
+    int undef;             /* #undef NAME */
+    int conditional;       /* inside #if, #ifdef or #ifndef ... #endif */
+    int integer;           /* #define NAME INTEGER: value */
+    long long value;
+} define_line;
+
 typedef struct parse_ctx {
     const char *src;
     size_t len;
@@ -81,6 +96,11 @@ typedef struct parse_ctx {
     int nblocks;
     size_t block_at;       /* offset where the first block starts */
     size_t json_at, json_end;
+    int knob_line[KILN_MAX_KNOBS];
+    define_line *defs;     /* every #define and #undef, in source order */
+    int ndefs, capdefs;
+    const cJSON *lets;     /* the "let" object, while its names are parsed */
+    const char *let_name;  /* the let whose expression is being checked */
 } parse_ctx;
 
 static int line_of(const parse_ctx *pc, size_t off)
@@ -115,6 +135,22 @@ static int find_knob(const kiln_manifest *m, const char *name, size_t len)
     return -1;
 }
 
+static int find_let(const kiln_manifest *m, const char *name, size_t len)
+{
+    for (int i = 0; i < m->nlets; i++)
+        if (word_is(name, len, m->lets[i].name))
+            return i;
+    return -1;
+}
+
+static int find_define(const kiln_manifest *m, const char *name, size_t len)
+{
+    for (int i = 0; i < m->ndefines; i++)
+        if (word_is(name, len, m->defines[i].name))
+            return i;
+    return -1;
+}
+
 /* ---- knob lines ------------------------------------------------------- */
 
 _Static_assert(KILN_KNOB_NAME_MAX < KILN_NAME_MAX, "a knob name fits kiln_manifest_knob");
@@ -137,6 +173,7 @@ static int parse_knobs(parse_ctx *pc)
                            k[i].line, k[i].name);
         snprintf(pc->m->knobs[i].name, sizeof pc->m->knobs[i].name, "%s", k[i].name);
         snprintf(pc->m->knobs[i].value, sizeof pc->m->knobs[i].value, "%s", k[i].value);
+        pc->knob_line[i] = k[i].line;
     }
     pc->m->nknobs = rc == 0 ? n : 0;
     free(k);
@@ -240,6 +277,170 @@ int kiln_manifest_locate(const char *src, size_t len, kiln_manifest_span *sp)
             i++;
         }
     }
+    return 0;
+}
+
+/* ---- #define constants ---------------------------------------------------
+ *
+ * A line `#define NAME INTEGER` (a decimal integer as knobs.h reads one) is
+ * a constant the expressions may use, so a kernel's tile sizes need not be
+ * knobs to size its launch. kiln does not run the preprocessor, so only a
+ * value it can know for sure counts: the one #define of NAME in the file,
+ * outside every #if/#ifdef/#ifndef block (whose branch depends on macros
+ * such as KILN_DTYPE_*), with NAME never #undef'd. Every other #define
+ * (function-like, an expression, hex, a suffix, a continued line) is
+ * ignored; an expression that uses its name is told why. */
+
+static int push_define(parse_ctx *pc, const define_line *d)
+{
+    if (pc->ndefs == pc->capdefs) {
+        int cap = pc->capdefs ? 2 * pc->capdefs : 16;
+        define_line *p = realloc(pc->defs, (size_t)cap * sizeof *p);
+        if (!p)
+            return kiln_fail(pc->err, "manifest: out of memory");
+        pc->defs = p;
+        pc->capdefs = cap;
+    }
+    pc->defs[pc->ndefs++] = *d;
+    return 0;
+}
+
+/* Is the rest of a #define, from name_end to le, a decimal integer alone? */
+static int define_integer(const char *s, size_t name_end, size_t le, long long *value)
+{
+    if (name_end < le && s[name_end] == '(')   /* a function-like macro */
+        return 0;
+    size_t v = skip_space(s, le, name_end), ve = v;
+    while (ve < le && !is_space(s[ve]))
+        ve++;
+    return ve > v && skip_space(s, le, ve) == le && kiln_knob_int(s + v, ve - v, value) == 0;
+}
+
+/* The directive in the logical line [ls, le) of pc->code, if any (line: its
+ * first line; continued: it spans lines). *depth counts open #if blocks. */
+static int on_directive(parse_ctx *pc, size_t ls, size_t le, int line, int continued,
+                        int *depth)
+{
+    const char *s = pc->code;
+    size_t i = skip_space(s, le, ls);
+    if (i >= le || s[i] != '#')
+        return 0;
+    size_t w = skip_space(s, le, i + 1), we = ident_end(s, le, w);
+    if (word_is(s + w, we - w, "if") || word_is(s + w, we - w, "ifdef") ||
+        word_is(s + w, we - w, "ifndef"))
+        ++*depth;
+    else if (word_is(s + w, we - w, "endif") && *depth > 0)
+        --*depth;
+    int undef = word_is(s + w, we - w, "undef");
+    if (!undef && !word_is(s + w, we - w, "define"))
+        return 0;
+    size_t name = skip_space(s, le, we), name_end = ident_end(s, le, name);
+    if (name == name_end)
+        return 0;   /* no name: the compiler says so */
+    define_line d = {.at = name, .len = name_end - name, .line = line, .undef = undef,
+                     .conditional = *depth > 0};
+    d.integer = !undef && !continued && define_integer(s, name_end, le, &d.value);
+    return push_define(pc, &d);
+}
+
+/* Every #define and #undef of the blanked source into pc->defs. A line
+ * ending in a backslash continues, as the preprocessor joins it. */
+static int scan_defines(parse_ctx *pc)
+{
+    const char *s = pc->code;
+    int depth = 0, line = 1;
+    for (size_t ls = 0; ls < pc->len;) {
+        size_t le = ls;
+        int continued = 0, lines = 1;
+        for (; le < pc->len; le++) {
+            if (s[le] != '\n')
+                continue;
+            size_t b = le > ls && s[le - 1] == '\r' ? le - 1 : le;
+            if (b == ls || s[b - 1] != '\\')
+                break;
+            continued = 1;
+            lines++;
+        }
+        if (on_directive(pc, ls, le, line, continued, &depth) < 0)
+            return -1;
+        line += lines;
+        ls = le + 1;
+    }
+    return 0;
+}
+
+/* The #define and #undef lines of name: how many; *first and *second the
+ * first two (NULL when there are fewer). */
+static int define_lines(const parse_ctx *pc, const char *name, size_t len,
+                        const define_line **first, const define_line **second)
+{
+    int n = 0;
+    *first = *second = NULL;
+    for (int i = 0; i < pc->ndefs; i++) {
+        const define_line *d = &pc->defs[i];
+        if (d->len != len || memcmp(pc->src + d->at, name, len) != 0)
+            continue;
+        if (n == 0)
+            *first = d;
+        else if (n == 1)
+            *second = d;
+        n++;
+    }
+    return n;
+}
+
+/* A knob's line is the only #define of its name: the tuner rewrites that
+ * line's value, so another #define or an #undef would make the value that
+ * runs differ from the one the manifest computes with. */
+static int check_knob_defines(parse_ctx *pc)
+{
+    for (int k = 0; k < pc->m->nknobs; k++) {
+        const char *name = pc->m->knobs[k].name;
+        for (int i = 0; i < pc->ndefs; i++) {
+            const define_line *d = &pc->defs[i];
+            if (d->line == pc->knob_line[k] || !word_is(pc->src + d->at, d->len, name))
+                continue;
+            return kiln_fail(pc->err, "manifest (line %d): '%s' is a knob (line %d) and is %s "
+                             "here; a knob must be the only #define of its name", d->line, name,
+                             pc->knob_line[k], d->undef ? "#undef'd" : "#defined again");
+        }
+    }
+    return 0;
+}
+
+/* name is no dim, knob or let: a #define constant, recorded in m->defines
+ * for resolving and exporting, or an error saying why it cannot be used. */
+static int use_define(parse_ctx *pc, const char *path, const char *name)
+{
+    size_t len = strlen(name);
+    const define_line *d, *d2;
+    int n = define_lines(pc, name, len, &d, &d2);
+    if (find_define(pc->m, name, len) >= 0)
+        return 0;
+    if (n == 0 || (n == 1 && d->undef))
+        return kiln_fail(pc->err, "manifest: %s: unknown name '%s' (expressions may use the "
+                         "task's dims, the file's knobs and integer #defines, the lets before "
+                         "them and sizeof(T))", path, name);
+    if (n > 1)
+        return kiln_fail(pc->err, "manifest: %s: '%s' is #defined or #undef'd more than once "
+                         "(lines %d and %d), so its value is not known; expressions use only a "
+                         "name #defined once", path, name, d->line, d2->line);
+    if (d->conditional)
+        return kiln_fail(pc->err, "manifest: %s: '%s' is #defined inside #if/#ifdef/#ifndef "
+                         "(line %d), so its value is not known; expressions use only #defines "
+                         "outside them", path, name, d->line);
+    if (!d->integer)
+        return kiln_fail(pc->err, "manifest: %s: '%s' (line %d) is not #defined as a decimal "
+                         "integer; expressions use only #define NAME INTEGER", path, name, d->line);
+    if (len >= sizeof pc->m->defines[0].name)
+        return kiln_fail(pc->err, "manifest: %s: the #define constant '%.40s' has a name longer "
+                         "than %d characters", path, name, (int)sizeof pc->m->defines[0].name - 1);
+    if (pc->m->ndefines >= KILN_MANIFEST_MAX_DEFINES)
+        return kiln_fail(pc->err, "manifest: %s: the expressions use more than %d #define "
+                         "constants", path, KILN_MANIFEST_MAX_DEFINES);
+    kiln_manifest_knob *c = &pc->m->defines[pc->m->ndefines++];
+    snprintf(c->name, sizeof c->name, "%s", name);
+    snprintf(c->value, sizeof c->value, "%lld", d->value);
     return 0;
 }
 
@@ -354,7 +555,25 @@ static int check_sizeof_types(parse_ctx *pc, const char *path, const char *e)
     return 0;
 }
 
-/* The expression parses and names only dims and knobs. */
+/* A name an expression uses: a dim, a knob, a let stored before this
+ * expression, or a #define constant. While the lets are parsed, a later
+ * let's name (or the let's own) is refused by name: that is what keeps
+ * their order free of cycles. */
+static int check_name(parse_ctx *pc, const char *path, const char *name)
+{
+    size_t len = strlen(name);
+    if (task_dim(pc->t, name, len) >= 0 || find_knob(pc->m, name, len) >= 0 ||
+        find_let(pc->m, name, len) >= 0)
+        return 0;
+    if (pc->let_name && strcmp(pc->let_name, name) == 0)
+        return kiln_fail(pc->err, "manifest: %s: a let cannot use itself", path);
+    if (pc->lets && cJSON_GetObjectItemCaseSensitive(pc->lets, name))
+        return kiln_fail(pc->err, "manifest: %s: '%s' is a later let; a let may use only the "
+                         "lets before it", path, name);
+    return use_define(pc, path, name);
+}
+
+/* The expression parses and names only what check_name allows. */
 static int check_expr(parse_ctx *pc, const char *path, const char *e)
 {
     char names[MAX_EXPR_NAMES][64];
@@ -362,12 +581,9 @@ static int check_expr(parse_ctx *pc, const char *path, const char *e)
     int n = kiln_expr_names(e, names, MAX_EXPR_NAMES, &xe);
     if (n < 0)
         return kiln_fail(pc->err, "manifest: %s: %s", path, xe.msg);
-    for (int k = 0; k < n; k++) {
-        size_t len = strlen(names[k]);
-        if (task_dim(pc->t, names[k], len) < 0 && find_knob(pc->m, names[k], len) < 0)
-            return kiln_fail(pc->err, "manifest: %s: unknown name '%s' (expressions may use the "
-                             "task's dims, the file's knobs and sizeof(T))", path, names[k]);
-    }
+    for (int k = 0; k < n; k++)
+        if (check_name(pc, path, names[k]) < 0)
+            return -1;
     return check_sizeof_types(pc, path, e);
 }
 
@@ -527,12 +743,72 @@ static int parse_scratch_one(parse_ctx *pc, const cJSON *obj, int i)
     return 0;
 }
 
+/* ---- lets --------------------------------------------------------------- */
+
+/* A let's name is an identifier that no expression could mean otherwise:
+ * not a dim, knob, function, #defined name (constant or not) or earlier
+ * let, so reading an expression never needs to know which one wins. */
+static int check_let_name(parse_ctx *pc, const char *path, const char *name)
+{
+    size_t len = strlen(name);
+    const define_line *d, *d2;
+    if (!valid_ident(name) || len >= KILN_NAME_MAX)
+        return kiln_fail(pc->err, "manifest: %s: a let's name must be an identifier of at most "
+                         "%d characters", path, KILN_NAME_MAX - 1);
+    if (find_let(pc->m, name, len) >= 0)
+        return kiln_fail(pc->err, "manifest: %s: '%s' is defined twice", path, name);
+    if (task_dim(pc->t, name, len) >= 0)
+        return kiln_fail(pc->err, "manifest: %s: '%s' is a dim of task %s; a let may not shadow "
+                         "it", path, name, pc->t->name);
+    int k = find_knob(pc->m, name, len);
+    if (k >= 0)
+        return kiln_fail(pc->err, "manifest: %s: '%s' is a knob (line %d); a let may not shadow "
+                         "it", path, name, pc->knob_line[k]);
+    if (kiln_expr_is_function(name, len))
+        return kiln_fail(pc->err, "manifest: %s: '%s' is a function; a let may not shadow it",
+                         path, name);
+    if (define_lines(pc, name, len, &d, &d2) > 0)
+        return kiln_fail(pc->err, "manifest: %s: '%s' is #defined in the source (line %d); a let "
+                         "may not shadow it", path, name, d->line);
+    return 0;
+}
+
+/* "let": {"NAME": integer or expression, ...}, stored in the order written
+ * (cJSON keeps it), each checked against the lets before it. */
+static int parse_lets(parse_ctx *pc, const cJSON *lets)
+{
+    if (!lets)
+        return 0;
+    if (!cJSON_IsObject(lets))
+        return kiln_fail(pc->err, "manifest: let: must be an object of names and expressions, "
+                         "e.g. {\"vec\": \"gcd(cols, 8)\"}");
+    if (cJSON_GetArraySize(lets) > KILN_MANIFEST_MAX_LETS)
+        return kiln_fail(pc->err, "manifest: let: more than %d names", KILN_MANIFEST_MAX_LETS);
+    pc->lets = lets;
+    for (const cJSON *it = lets->child; it; it = it->next) {
+        char path[64];
+        kiln_manifest_let *l = &pc->m->lets[pc->m->nlets];
+        snprintf(path, sizeof path, "let.%.40s", it->string);
+        pc->let_name = it->string;
+        if (check_let_name(pc, path, it->string) < 0 || get_expr(pc, it, path, l->expr) < 0)
+            return -1;
+        snprintf(l->name, sizeof l->name, "%s", it->string);
+        pc->m->nlets++;
+    }
+    pc->lets = NULL;
+    pc->let_name = NULL;
+    return 0;
+}
+
+/* ---- the root ------------------------------------------------------------ */
+
 static int parse_root(parse_ctx *pc, const cJSON *root)
 {
-    static const char *const fields[] = {"launches", "scratch"};
+    static const char *const fields[] = {"launches", "scratch", "let"};
     if (!cJSON_IsObject(root))
         return kiln_fail(pc->err, "manifest: the block must hold one JSON object");
-    if (check_fields(pc, root, "", fields, 2, "launches, scratch") < 0)
+    if (check_fields(pc, root, "", fields, 3, "launches, scratch, let") < 0 ||
+        parse_lets(pc, cJSON_GetObjectItemCaseSensitive(root, "let")) < 0)
         return -1;
     const cJSON *scratch = cJSON_GetObjectItemCaseSensitive(root, "scratch");
     if (scratch && (!cJSON_IsArray(scratch) ||
@@ -590,7 +866,8 @@ int kiln_manifest_parse(const char *src, size_t len, const kiln_task *t, kiln_ma
                         kiln_error *err)
 {
     memset(m, 0, sizeof *m);
-    parse_ctx pc = {src, len, malloc(len + 1), t, m, err, 0, 0, 0, 0};
+    parse_ctx pc = {.src = src, .len = len, .code = malloc(len + 1), .t = t, .m = m,
+                    .err = err};
     if (!pc.code)
         return kiln_fail(err, "manifest: out of memory");
     pc.code[len] = '\0';
@@ -598,8 +875,13 @@ int kiln_manifest_parse(const char *src, size_t len, const kiln_task *t, kiln_ma
     if (rc == 0)
         rc = scan_source(&pc);
     if (rc == 0)
+        rc = scan_defines(&pc);
+    if (rc == 0)
+        rc = check_knob_defines(&pc);
+    if (rc == 0)
         rc = parse_json(&pc);
     free(pc.code);
+    free(pc.defs);
     if (rc < 0)
         memset(m, 0, sizeof *m);
     return rc;
@@ -628,26 +910,38 @@ typedef struct resolve_ctx {
     const kiln_shape *s;
     const kiln_device_limits *lim;
     kiln_error *err;
+    int nlets;                                /* lets evaluated so far: visible */
+    int64_t let[KILN_MANIFEST_MAX_LETS];
 } resolve_ctx;
 
+/* A knob's or #define constant's value text as an integer value. */
+static int const_value(const kiln_manifest_knob *c, kiln_value *out)
+{
+    long long v;
+    if (kiln_knob_int(c->value, strlen(c->value), &v) < 0)
+        return -1;
+    out->i = v;
+    return 0;
+}
+
+/* Dims, knobs, the lets evaluated so far, #define constants: the order
+ * parsing checked them in (a let cannot take a dim's or knob's name). */
 static int resolve_lookup(void *p, const char *name, size_t len, kiln_value *out)
 {
     resolve_ctx *rc = p;
-    int d = task_dim(rc->t, name, len);
-    int k = d < 0 ? find_knob(rc->m, name, len) : -1;
-    if (d < 0 && k < 0)
-        return -1;
-    out->is_float = 0;
-    out->f = 0;
-    if (d >= 0) {
+    int d = task_dim(rc->t, name, len), k = find_knob(rc->m, name, len);
+    int l = find_let(rc->m, name, len), c = find_define(rc->m, name, len);
+    *out = (kiln_value){0, 0, 0.0};
+    if (d >= 0)
         out->i = rc->s->d[d];
-        return 0;
-    }
-    long long v;
-    const char *val = rc->m->knobs[k].value;
-    if (kiln_knob_int(val, strlen(val), &v) < 0)
+    else if (k >= 0)
+        return const_value(&rc->m->knobs[k], out);
+    else if (l >= 0 && l < rc->nlets)
+        out->i = rc->let[l];
+    else if (c >= 0)
+        return const_value(&rc->m->defines[c], out);
+    else
         return -1;
-    out->i = v;
     return 0;
 }
 
@@ -657,8 +951,8 @@ static int resolve_sizeof(void *p, const char *type, size_t len, int64_t *bytes)
     return kiln_dtype_sizeof(type, len, rc->dt, bytes);
 }
 
-/* Evaluate expr at the shape into an integer >= lo; path names the field. */
-static int eval_at(resolve_ctx *rc, const char *expr, const char *path, int64_t lo, int64_t *out)
+/* Evaluate expr at the shape into an integer; path names the field. */
+static int eval_value(resolve_ctx *rc, const char *expr, const char *path, int64_t *out)
 {
     kiln_expr_env env = {resolve_lookup, resolve_sizeof, rc};
     kiln_value v;
@@ -670,6 +964,29 @@ static int eval_at(resolve_ctx *rc, const char *expr, const char *path, int64_t 
             return kiln_fail(rc->err, "manifest: %s is not an integer at this shape", path);
         v.i = (int64_t)v.f;
     }
+    *out = v.i;
+    return 0;
+}
+
+/* The lets, in order, each seeing those before it. Their values are not
+ * bounded: only the fields that use them are checked. */
+static int resolve_lets(resolve_ctx *rc)
+{
+    for (rc->nlets = 0; rc->nlets < rc->m->nlets; rc->nlets++) {
+        char p[64];
+        snprintf(p, sizeof p, "let.%s", rc->m->lets[rc->nlets].name);
+        if (eval_value(rc, rc->m->lets[rc->nlets].expr, p, &rc->let[rc->nlets]) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Evaluate expr at the shape into an integer >= lo; path names the field. */
+static int eval_at(resolve_ctx *rc, const char *expr, const char *path, int64_t lo, int64_t *out)
+{
+    kiln_value v = {0, 0, 0.0};
+    if (eval_value(rc, expr, path, &v.i) < 0)
+        return -1;
     if (v.i < lo) {
         if (v.i == 0)
             return kiln_fail(rc->err, "manifest: %s is 0 at this shape", path);
@@ -778,10 +1095,13 @@ int kiln_manifest_resolve(const kiln_manifest *m, const kiln_task *t, kiln_dtype
         kiln_device_limits_default(&dflt);
         lim = &dflt;
     }
-    resolve_ctx rc = {m, t, dt, s, lim, err};
+    resolve_ctx rc = {m, t, dt, s, lim, err, 0, {0}};
     if (m->nlaunches < 1 || m->nlaunches > KILN_WORKER_MAX_LAUNCHES ||
-        m->nscratch < 0 || m->nscratch > KILN_WORKER_MAX_SCRATCH)
+        m->nscratch < 0 || m->nscratch > KILN_WORKER_MAX_SCRATCH ||
+        m->nlets < 0 || m->nlets > KILN_MANIFEST_MAX_LETS)
         return kiln_fail(err, "manifest: not parsed (no launches)");
+    if (resolve_lets(&rc) < 0)
+        return -1;
     for (int i = 0; i < m->nlaunches; i++)
         if (resolve_launch(&rc, i, &rq->launches[i]) < 0)
             return -1;

@@ -6,10 +6,12 @@
  *   / *@kiln launch { "launches": [...], "scratch": [...] } @* /
  *
  * (without the spaces) and its knobs in lines `#define NAME VALUE //@kiln
- * tune v1 v2 ...` (parsed by knobs.h, as the tuner parses them). This
- * module parses and checks that declaration against the task (static stage)
- * and resolves it, per shape, into the launches the worker performs
- * (kiln_wire_launch). Nothing here touches a GPU. */
+ * tune v1 v2 ...` (parsed by knobs.h, as the tuner parses them). Its
+ * expressions (expr.h) may also use the file's plain `#define NAME INTEGER`
+ * constants and the manifest's own named values, "let". This module parses
+ * and checks that declaration against the task (static stage) and resolves
+ * it, per shape, into the launches the worker performs (kiln_wire_launch).
+ * Nothing here touches a GPU. */
 #ifndef KILN_MANIFEST_H
 #define KILN_MANIFEST_H
 
@@ -22,11 +24,18 @@
 #include "worker_proto.h"
 
 #define KILN_MAX_KNOBS KILN_KNOBS_MAX
+#define KILN_MANIFEST_MAX_LETS 16      /* names in "let" */
+#define KILN_MANIFEST_MAX_DEFINES 32   /* distinct #define constants the expressions use */
 
 typedef struct kiln_manifest_knob {   /* a #define the manifest may use */
     char name[KILN_NAME_MAX];
     char value[64];                          /* the #define's current value */
 } kiln_manifest_knob;
+
+typedef struct kiln_manifest_let {    /* "let": {"NAME": "expr", ...} */
+    char name[KILN_NAME_MAX];
+    char expr[KILN_EXPR_MAX];                /* may use the lets before it */
+} kiln_manifest_let;
 
 typedef struct kiln_launch_spec {
     char kernel[KILN_KERNEL_NAME_MAX];
@@ -52,6 +61,10 @@ typedef struct kiln_manifest {
     kiln_scratch_spec scratch[KILN_WORKER_MAX_SCRATCH];
     int nknobs;
     kiln_manifest_knob knobs[KILN_MAX_KNOBS];
+    int nlets;
+    kiln_manifest_let lets[KILN_MANIFEST_MAX_LETS];     /* in the order written */
+    int ndefines;                                       /* only those expressions use */
+    kiln_manifest_knob defines[KILN_MANIFEST_MAX_DEFINES];
 } kiln_manifest;
 
 /* What the device allows; kiln_device_limits_default() is an sm_90 part
@@ -68,16 +81,21 @@ typedef struct kiln_device_limits {
 void kiln_device_limits_default(kiln_device_limits *lim);
 
 /* Parse src (len bytes, the whole .cu file) for task t. Checks: exactly one
- * manifest block whose JSON has the fields of DESIGN.md and no others; every
- * kernel named is defined in src as an extern "C" __global__ function; every
- * launch arg names a task arg or a declared scratch buffer; every expression
- * parses and names only the task's dims, the file's knobs and sizeof(T);
- * the knobs follow knobs.h's rules and none is named as a task dim. Errors
- * name the field, e.g. "manifest: launches[0].grid[1]: unknown name 'foo'". */
+ * manifest block whose JSON has the fields of docs/cuda.md and no others;
+ * every kernel named is defined in src as an extern "C" __global__
+ * function; every launch arg names a task arg or a declared scratch buffer;
+ * every expression parses and names only the task's dims, the file's knobs,
+ * its #define constants (one `#define NAME INTEGER` outside #if, the name
+ * neither #defined again nor #undef'd), the lets before it and sizeof(T);
+ * the knobs follow knobs.h's rules, none is named as a task dim and none is
+ * #defined or #undef'd elsewhere; a let's name is an identifier that is no
+ * dim, knob, function, #defined name or earlier let. Errors name the
+ * field, e.g. "manifest: launches[0].grid[1]: unknown name 'foo'". */
 int kiln_manifest_parse(const char *src, size_t len, const kiln_task *t, kiln_manifest *m,
                         kiln_error *err);
 
-/* Resolve every expression at shape s for dtype dt and check it against lim:
+/* Resolve every expression at shape s for dtype dt (the lets first, in
+ * order; any failure among them fails the shape) and check it against lim:
  * no zero or negative dims, threads per block, grid and cluster limits (the
  * grid divisible by the cluster), shared memory, scratch size. Fills
  * rq->launches/nlaunches and rq->scratch/nscratch; the task args keep the

@@ -285,11 +285,23 @@ static void test_knob_errors(void **state)
     for (int i = 0; i <= KILN_MAX_KNOBS; i++)
         snprintf(many + strlen(many), sizeof many - strlen(many), "#define K%d 1 //@kiln tune 1 2\n", i);
     parse_fails(with_json(many, GOOD_JSON), "more than 16 knobs", NULL);
-    /* a #define without the marker is no knob, and cannot be used */
-    parse_fails(with_json("#define UNTUNED 7\n",
-                          "{\"launches\": [{\"kernel\": \"rmsnorm_fwd\", \"grid\": [\"rows\", "
-                          "\"UNTUNED\"], \"block\": [\"BLOCK\"], \"args\": []}]}"),
-                "manifest: launches[0].grid[1]: unknown name 'UNTUNED'", NULL);
+    /* a #define without the marker is no knob, but a constant (test_defines) */
+    kiln_manifest m;
+    parse_ok(with_json("#define UNTUNED 7\n",
+                       "{\"launches\": [{\"kernel\": \"rmsnorm_fwd\", \"grid\": [\"rows\", "
+                       "\"UNTUNED\"], \"block\": [\"BLOCK\"], \"args\": []}]}"), &m);
+    assert_int_equal(m.nknobs, 1);
+    assert_int_equal(m.ndefines, 1);
+    assert_string_equal(m.defines[0].name, "UNTUNED");
+    assert_string_equal(m.defines[0].value, "7");
+    /* a knob must be the only #define of its name (BLOCK is one, on line 2) */
+    parse_fails(with_json("#define BLOCK 128\n", GOOD_JSON),
+                "manifest (line 12): 'BLOCK' is a knob (line 2) and is #defined again here", NULL);
+    parse_fails(with_json("#ifdef KILN_DTYPE_F32\n#undef BLOCK\n#endif\n", GOOD_JSON),
+                "manifest (line 13): 'BLOCK' is a knob (line 2) and is #undef'd here", NULL);
+    parse_fails(with_json("#define BLOCK(x) x\n", GOOD_JSON), "'BLOCK' is a knob", NULL);
+    /* text in a comment or string is no #define */
+    parse_ok(with_json("// #define BLOCK 128\n/* #undef BLOCK */\n", GOOD_JSON), &m);
 }
 
 /* ---- parsing: fields ---------------------------------------------------- */
@@ -302,6 +314,7 @@ static void test_unknown_and_missing_fields(void **state)
 {
     (void)state;
     json_fails("{\"launches\": [], \"scrach\": []}", "manifest: unknown field 'scrach'", NULL);
+    json_fails("{\"launches\": [], \"lets\": {}}", "manifest: unknown field 'lets'", NULL);
     json_fails(L0(GB ", \"args\": [], \"gird\": [1]"),
                "manifest: launches[0]: unknown field 'gird'", NULL);
     json_fails(L0S(GB ", \"args\": []", "[{\"name\": \"t\", \"bytes\": 4, \"init\": \"zero\", \"size\": 1}]"),
@@ -606,6 +619,211 @@ static void test_resolve_errors(void **state)
                   "manifest: launches[0].cluster[0] exceeds the device's limit of 2");
 }
 
+
+/* ---- #define constants ------------------------------------------------- */
+
+/* One launch whose grid[0] is expr, after the lines head (from line 12). */
+static const char *grid_json(const char *expr)
+{
+    static char json[512];
+    snprintf(json, sizeof json, "{\"launches\": [{\"kernel\": \"rmsnorm_fwd\", \"grid\": [\"%s\"], "
+             "\"block\": [\"BLOCK\"], \"args\": []}]}", expr);
+    return json;
+}
+
+/* head's constants used by grid[0] = expr resolve to want (rows 64, cols 4096). */
+static void define_resolves(const char *head, const char *expr, int64_t want)
+{
+    kiln_manifest m;
+    kiln_call_req *rq = calloc(1, sizeof *rq);
+    assert_non_null(rq);
+    parse_ok(with_json(head, grid_json(expr)), &m);
+    resolve_ok(&m, KILN_DT_F32, shape(64, 4096), NULL, rq);
+    if (rq->launches[0].grid[0] != want)
+        fail_msg("%s: grid[0] = %u, want %lld", expr, rq->launches[0].grid[0], (long long)want);
+    free(rq);
+}
+
+static void test_defines(void **state)
+{
+    (void)state;
+    define_resolves("#define TILE 64\n", "cdiv(cols, TILE)", 64);
+    define_resolves("#define TILE   64   // a comment\n#define NEG -3\n", "TILE + NEG", 61);
+    define_resolves("  #  define TILE /* c */ 32 /* d */\n", "TILE", 32);
+    define_resolves("#define TILE 64\r\n", "TILE", 64);
+    /* #if blocks that are closed do not hide what follows */
+    define_resolves("#ifdef KILN_DTYPE_F32\n#define V 4\n#else\n#define V 8\n#endif\n"
+                    "#if 1\n#  if 0\n#  endif\n#endif\n#define TILE 16\n", "TILE", 16);
+    /* a dim wins over a #define of its name (the kernel would not build) */
+    define_resolves("#define cols 5\n", "cols / 1024", 4);
+    /* only the constants used are kept */
+    kiln_manifest m;
+    parse_ok(with_json("#define A 1\n#define B 2\n#define C 3\n", grid_json("C + A")), &m);
+    assert_int_equal(m.ndefines, 2);
+    assert_string_equal(m.defines[0].name, "C");
+    assert_string_equal(m.defines[0].value, "3");
+    assert_string_equal(m.defines[1].name, "A");
+}
+
+static const struct { const char *head, *expr, *want; } DEFINE_ERRORS[] = {
+    {"#define HEX 0x40\n", "HEX", "grid[0]: 'HEX' (line 12) is not #defined as a decimal integer"},
+    {"#define OCT 010\n", "OCT", "'OCT' (line 12) is not #defined as a decimal integer"},
+    {"#define SUF 64u\n", "SUF", "is not #defined as a decimal integer"},
+    {"#define PAR (64)\n", "PAR", "is not #defined as a decimal integer"},
+    {"#define EXPR 32 * 2\n", "EXPR", "is not #defined as a decimal integer"},
+    {"#define FN(x) 4\n", "FN", "'FN' (line 12) is not #defined as a decimal integer"},
+    {"#define EMPTY\n", "EMPTY", "is not #defined as a decimal integer"},
+    {"#define CONT \\\n 64\n", "CONT", "'CONT' (line 12) is not #defined as a decimal integer"},
+    {"#ifdef KILN_DTYPE_F32\n#define V 4\n#else\n#define W 8\n#endif\n", "W",
+     "'W' is #defined inside #if/#ifdef/#ifndef (line 15)"},
+    {"#ifndef T2\n#define T2 4\n#endif\n", "T2", "inside #if"},
+    {"#if 1\n#endif\n#if 1\n#define X 4\n#endif\n", "X", "inside #if"},
+    {"#define D 4\n#define D 4\n", "D", "'D' is #defined or #undef'd more than once (lines 12 and 13)"},
+    {"#define D 4\n#undef D\n", "D", "more than once (lines 12 and 13)"},
+    {"#undef D\n", "D", "unknown name 'D'"},
+    {"// #define D 4\n", "D", "unknown name 'D'"},
+    {"/* a comment\n#define D 4\n*/\n", "D", "unknown name 'D'"},
+};
+
+static void test_define_errors(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof DEFINE_ERRORS / sizeof *DEFINE_ERRORS; i++)
+        parse_fails(with_json(DEFINE_ERRORS[i].head, grid_json(DEFINE_ERRORS[i].expr)),
+                    DEFINE_ERRORS[i].want, "launches[0].grid[0]");
+    /* at most 32 distinct constants, across all expressions */
+    char head[2048] = "", a[512] = "", b[512] = "", json[1400];
+    for (int i = 0; i < 33; i++) {
+        snprintf(head + strlen(head), sizeof head - strlen(head), "#define D%d %d\n", i, i);
+        char *e = i < 20 ? a : b;
+        snprintf(e + strlen(e), 512 - strlen(e), "%sD%d", e[0] ? "+" : "", i);
+    }
+    snprintf(json, sizeof json, "{\"let\": {\"a\": \"%s\", \"b\": \"%s\"}, \"launches\": "
+             "[{\"kernel\": \"rmsnorm_fwd\", \"grid\": [1], \"block\": [1], \"args\": []}]}", a, b);
+    parse_fails(with_json(head, json), "manifest: let.b: the expressions use more than 32 #define "
+                "constants", NULL);
+}
+
+/* ---- lets ------------------------------------------------------------------ */
+
+static const char LET_JSON[] =
+    "{\"let\": {\"vec\": \"gcd(cols, 8)\", \"threads\": \"min(1024, cols / vec)\",\n"
+    "          \"per\": \"cols % 2 == 0 && rows > 32 ? 2 : 1\", \"bytes\": 16},\n"
+    " \"launches\": [{\"kernel\": \"rmsnorm_fwd\", \"grid\": [\"cdiv(rows, per)\"],\n"
+    "   \"block\": [\"threads\"], \"smem\": \"threads * vec * sizeof(T) + bytes\",\n"
+    "   \"args\": [\"x\", \"w\", \"y\", \"cols\", \"eps\", \"tmp\"]}],\n"
+    " \"scratch\": [{\"name\": \"tmp\", \"bytes\": \"rows * per * bytes\", \"init\": \"zero\"}]}\n";
+
+static void test_lets(void **state)
+{
+    (void)state;
+    kiln_manifest m;
+    parse_ok(with_json("", LET_JSON), &m);
+    assert_int_equal(m.nlets, 4);             /* in the order written */
+    assert_string_equal(m.lets[0].name, "vec");
+    assert_string_equal(m.lets[0].expr, "gcd(cols, 8)");
+    assert_string_equal(m.lets[1].name, "threads");
+    assert_string_equal(m.lets[3].name, "bytes");
+    assert_string_equal(m.lets[3].expr, "16");
+    kiln_call_req *rq = calloc(1, sizeof *rq);
+    assert_non_null(rq);
+    /* 64 x 4096: vec 8, threads 512, per 2 */
+    resolve_ok(&m, KILN_DT_F32, shape(64, 4096), NULL, rq);
+    assert_int_equal(rq->launches[0].grid[0], 32);
+    assert_int_equal(rq->launches[0].block[0], 512);
+    assert_int_equal(rq->launches[0].smem, 512 * 8 * 4 + 16);
+    assert_int_equal(rq->scratch[0].bytes, 64 * 2 * 16);
+    /* 63 x 1001: vec 1, threads 1001, per 1 */
+    resolve_ok(&m, KILN_DT_BF16, shape(63, 1001), NULL, rq);
+    assert_int_equal(rq->launches[0].grid[0], 63);
+    assert_int_equal(rq->launches[0].block[0], 1001);
+    assert_int_equal(rq->launches[0].smem, 1001 * 1 * 2 + 16);
+    assert_int_equal(rq->scratch[0].bytes, 63 * 16);
+    /* lets may be negative; only the fields are bounded */
+    parse_ok(with_json("#define TILE 4\n", "{\"let\": {\"d\": \"rows - cols\", \"t\": \"TILE * 2\"}, "
+                       "\"launches\": [{\"kernel\": \"rmsnorm_fwd\", \"grid\": [\"d < 0 ? -d : d\"], "
+                       "\"block\": [\"t\"], \"args\": []}]}"), &m);
+    resolve_ok(&m, KILN_DT_F32, shape(64, 4096), NULL, rq);
+    assert_int_equal(rq->launches[0].grid[0], 4032);
+    assert_int_equal(rq->launches[0].block[0], 8);
+    free(rq);
+}
+
+#define LET(lets) "{\"let\": " lets ", \"launches\": [{\"kernel\": \"rmsnorm_fwd\", " \
+                  "\"grid\": [1], \"block\": [1], \"args\": []}]}"
+
+static void test_let_errors(void **state)
+{
+    (void)state;
+    json_fails(LET("[\"vec\"]"), "manifest: let: must be an object of names and expressions", NULL);
+    json_fails(LET("\"vec\""), "manifest: let: must be an object", NULL);
+    json_fails(LET("{\"3x\": 1}"), "manifest: let.3x: a let's name must be an identifier", NULL);
+    json_fails(LET("{\"\": 1}"), "manifest: let.: a let's name must be an identifier", NULL);
+    json_fails(LET("{\"a_name_that_is_much_too_long_for_kiln\": 1}"),
+               "a let's name must be an identifier of at most 31 characters", NULL);
+    json_fails(LET("{\"a\": 1, \"a\": 2}"), "manifest: let.a: 'a' is defined twice", NULL);
+    json_fails(LET("{\"rows\": 1}"), "manifest: let.rows: 'rows' is a dim of task rmsnorm; a let "
+               "may not shadow it", NULL);
+    json_fails(LET("{\"BLOCK\": 1}"), "manifest: let.BLOCK: 'BLOCK' is a knob (line 2)", NULL);
+    json_fails(LET("{\"gcd\": 1}"), "manifest: let.gcd: 'gcd' is a function", NULL);
+    json_fails(LET("{\"sizeof\": 1}"), "'sizeof' is a function", NULL);
+    parse_fails(with_json("#define TILE 4\n", LET("{\"TILE\": 1}")),
+                "manifest: let.TILE: 'TILE' is #defined in the source (line 12)", NULL);
+    parse_fails(with_json("#define F(x) x\n", LET("{\"F\": 1}")), "'F' is #defined in the source",
+                NULL);
+    json_fails(LET("{\"a\": \"b + 1\", \"b\": 2}"),
+               "manifest: let.a: 'b' is a later let; a let may use only the lets before it", NULL);
+    json_fails(LET("{\"a\": \"a + 1\"}"), "manifest: let.a: a let cannot use itself", NULL);
+    json_fails(LET("{\"a\": \"foo\"}"), "manifest: let.a: unknown name 'foo'", NULL);
+    json_fails(LET("{\"a\": \"rows ? 1\"}"), "manifest: let.a: ", "expected ':'");
+    json_fails(LET("{\"a\": \"rows = 1\"}"), "manifest: let.a: ", "compare with '=='");
+    json_fails(LET("{\"a\": true}"), "manifest: let.a: must be an integer or an expression string",
+               NULL);
+    json_fails(LET("{\"a\": -1}"), "manifest: let.a: -1 is not a non-negative integer", NULL);
+    json_fails(LET("{\"a\": \"sizeof(U)\"}"), "manifest: let.a: unknown type 'U'", NULL);
+    /* a launch may not name an unknown let either */
+    json_fails("{\"let\": {\"a\": 1}, \"launches\": [{\"kernel\": \"rmsnorm_fwd\", \"grid\": "
+               "[\"b\"], \"block\": [1], \"args\": []}]}",
+               "manifest: launches[0].grid[0]: unknown name 'b'", NULL);
+    /* 16 lets are accepted, 17 are not; each expression keeps its 255 characters */
+    char lets[1024] = "{\"v0\": 0", json[1536];
+    for (int i = 1; i < 16; i++)
+        snprintf(lets + strlen(lets), sizeof lets - strlen(lets), ", \"v%d\": \"v%d + 1\"", i,
+                 i - 1);
+    snprintf(json, sizeof json, LET("%s, \"v16\": 16}"), lets);
+    json_fails(json, "manifest: let: more than 16 names", NULL);
+    snprintf(json, sizeof json, LET("%s}"), lets);
+    kiln_manifest m;
+    parse_ok(with_json("", json), &m);
+    assert_int_equal(m.nlets, 16);
+    assert_string_equal(m.lets[15].expr, "v14 + 1");
+    char longexpr[300] = "";
+    for (int i = 0; i < 60; i++)
+        strcat(longexpr, "rows+");
+    strcat(longexpr, "1");
+    snprintf(json, sizeof json, LET("{\"a\": \"%s\"}"), longexpr);
+    json_fails(json, "manifest: let.a: expression longer than 255 characters", NULL);
+}
+
+/* A let that fails at a shape fails it, naming the let, never the dims. */
+static void test_let_resolve_errors(void **state)
+{
+    (void)state;
+    resolve_fails(LET("{\"q\": \"cols / (rows - 64)\"}"), 64, 4097, NULL,
+                  "manifest: let.q: division by zero");
+    resolve_fails(LET("{\"q\": \"cols * 4611686018427387904\"}"), 64, 4097, NULL,
+                  "manifest: let.q: integer overflow in '*'");
+    resolve_fails(LET("{\"q\": \"lcm(cols, 9223372036854775807)\"}"), 64, 4097, NULL,
+                  "manifest: let.q: integer overflow in lcm()");
+    /* an unused let fails the shape too: the resolver evaluates them all */
+    resolve_fails(LET("{\"ok\": 1, \"unused\": \"1 / (rows - 64)\"}"), 64, 4097, NULL,
+                  "manifest: let.unused: division by zero");
+    /* a field that uses a let is checked as any other */
+    resolve_fails("{\"let\": {\"g\": \"cols < 5000 ? 0 : 1\"}, \"launches\": [{\"kernel\": "
+                  "\"rmsnorm_fwd\", \"grid\": [\"g\"], \"block\": [1], \"args\": []}]}", 64, 4097,
+                  NULL, "manifest: launches[0].grid[0] is 0 at this shape");
+}
+
 /* kiln_manifest_locate finds the block the parser would, not text that
  * only looks like one. */
 static void test_locate(void **state)
@@ -643,6 +861,11 @@ int main(void)
         cmocka_unit_test(test_resolve_rmsnorm),
         cmocka_unit_test(test_resolve_knobs),
         cmocka_unit_test(test_resolve_errors),
+        cmocka_unit_test(test_defines),
+        cmocka_unit_test(test_define_errors),
+        cmocka_unit_test(test_lets),
+        cmocka_unit_test(test_let_errors),
+        cmocka_unit_test(test_let_resolve_errors),
         cmocka_unit_test(test_locate),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
