@@ -1,12 +1,16 @@
 /* tune.c - knob substitution and the offline tuner (see tune.h); the knobs
  * are parsed by verifier/knobs.c.
  *
- * The tuner never enumerates a whole space: for each kind of move (one knob,
- * two knobs, anything) it walks the moves in a fixed order from a random
- * start, at most n_tried + 2 steps.  The moves are distinct settings and at
- * most n_tried of them (plus the parent) can be taken, so that many steps
- * always reach an untried one if any exists; the cost stays bounded even
- * for a file with many knobs. */
+ * The tuner keeps almost no state: which phase it is in follows from the
+ * tried settings (exploration lasts while one of its seed-fixed samples is
+ * untried), so a resumed run carries on where it stopped.  Only the random
+ * draws and the coordinate-descent cursor live in kiln_tuner.  No phase
+ * enumerates a whole space: exploration looks at its few samples, the
+ * descent at one knob's values at a time, and the last resort walks at most
+ * n_tried + 2 consecutive settings from a random start, which always reaches
+ * an untried one if any exists (at most n_tried of them, plus the parent,
+ * are taken).  Tried keys are sorted once per call and searched by
+ * bisection. */
 #include "tune.h"
 
 #include <stdio.h>
@@ -86,44 +90,47 @@ void kiln_knobs_key(const kiln_knob *knobs, int n, const char values[][64], char
 
 /* ---- the tuner ------------------------------------------------------------ */
 
+#define RANDOM_TRIES 64   /* random draws before the exhaustive walk */
+
 void kiln_tuner_init(kiln_tuner *t, uint64_t seed)
 {
     t->rng = seed;
+    t->seed = seed;
+    t->cursor = 0;
 }
 
 /* splitmix64: tiny, well mixed, and the same sequence on every platform. */
-static uint64_t next_u64(kiln_tuner *t)
+static uint64_t mix(uint64_t *state)
 {
-    uint64_t z = (t->rng += 0x9E3779B97F4A7C15ull);
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
 }
 
+static uint64_t next_u64(kiln_tuner *t)
+{
+    return mix(&t->rng);
+}
+
 typedef struct search {
     const kiln_knob *knobs;
     int n;
-    const char *const *tried;
+    const char **tried;              /* sorted, no NULLs */
     int n_tried;
-    const int *parent;   /* index of each knob's current value, -1 if not listed */
-    int *idx;            /* the setting being looked at; -1 keeps the current value */
+    int parent[KILN_KNOBS_MAX];      /* index of each knob's current value, -1 if not listed */
+    int idx[KILN_KNOBS_MAX];         /* the setting being looked at */
     char (*vals)[64];
-    char *key;
-    size_t keylen;
+    char key[KILN_KNOBS_MAX * 130 + 1];
 } search;
 
-/* The j-th value of knob i other than its current one. */
-static int other_value(const search *s, int i, uint64_t j)
+static int cmp_key(const void *a, const void *b)
 {
-    return (int)j + (s->parent[i] >= 0 && (int)j >= s->parent[i]);
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static int others(const search *s, int i)
-{
-    return s->knobs[i].nvalues - (s->parent[i] >= 0);
-}
-
-/* Is the setting in s->idx new: not the parent's and not tried? */
+/* Is the setting in s->idx new: not the parent's and not tried?  Leaves its
+ * values in s->vals. */
 static int untried(search *s)
 {
     int changed = 0;
@@ -134,11 +141,9 @@ static int untried(search *s)
     }
     if (!changed)
         return 0;
-    kiln_knobs_key(s->knobs, s->n, (const char (*)[64])s->vals, s->key, s->keylen);
-    for (int i = 0; i < s->n_tried; i++)
-        if (s->tried[i] && strcmp(s->tried[i], s->key) == 0)
-            return 0;
-    return 1;
+    kiln_knobs_key(s->knobs, s->n, (const char (*)[64])s->vals, s->key, sizeof s->key);
+    const char *key = s->key;
+    return !bsearch(&key, s->tried, (size_t)s->n_tried, sizeof *s->tried, cmp_key);
 }
 
 static void reset(search *s)
@@ -146,33 +151,117 @@ static void reset(search *s)
     memcpy(s->idx, s->parent, (size_t)s->n * sizeof *s->idx);
 }
 
-static void decode_one(search *s, uint64_t m)
+static int longest_list(const kiln_knob *knobs, int n)
 {
-    reset(s);
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        m = knobs[i].nvalues > m ? knobs[i].nvalues : m;
+    return m;
+}
+
+/* The number of combinations of list values, capped at 2^62 (it only needs
+ * to exceed n_tried + 2). */
+static uint64_t space_size(const kiln_knob *knobs, int n)
+{
+    const uint64_t cap = UINT64_C(1) << 62;
+    uint64_t total = 1;
+    for (int i = 0; i < n; i++)
+        total = total > cap / KILN_KNOB_VALUES ? cap : total * (uint64_t)knobs[i].nvalues;
+    return total;
+}
+
+int kiln_tuner_explore_count(const kiln_knob *knobs, int n)
+{
+    if (!knobs || n <= 0)
+        return 0;
+    uint64_t half = (space_size(knobs, n) - 1) / 2;
+    uint64_t e = 2 * (uint64_t)longest_list(knobs, n);
+    return (int)(e < half ? e : half);
+}
+
+/* ---- 1. exploration: Latin-hypercube sweeps fixed by the seed ---- */
+
+/* Sample j: sweep j / m shuffles 0..m-1 afresh for each knob (m the longest
+ * list); knob i takes its shuffled slot j % m, modulo its list's length, so
+ * in a sweep every value of every knob comes up and the pairings are random. */
+static void explore_sample(uint64_t seed, search *s, int j, int m)
+{
+    uint64_t sweep = (uint64_t)(j / m);
     for (int i = 0; i < s->n; i++) {
-        if (m < (uint64_t)others(s, i)) {
-            s->idx[i] = other_value(s, i, m);
-            return;
+        uint64_t st = seed ^ (0xD1B54A32D192ED03ull * (uint64_t)(i + 1)) ^
+                      (0xABC98388FB8FAC03ull * (sweep + 1));
+        int perm[KILN_KNOB_VALUES];
+        for (int k = 0; k < m; k++)
+            perm[k] = k;
+        for (int k = m - 1; k > 0; k--) {
+            int q = (int)(mix(&st) % (uint64_t)(k + 1)), v = perm[k];
+            perm[k] = perm[q];
+            perm[q] = v;
         }
-        m -= (uint64_t)others(s, i);
+        s->idx[i] = perm[j % m] % s->knobs[i].nvalues;
     }
 }
 
-static void decode_two(search *s, uint64_t m)
+static int explore(kiln_tuner *t, search *s)
 {
-    reset(s);
-    for (int i = 0; i < s->n; i++)
-        for (int k = i + 1; k < s->n; k++) {
-            uint64_t a = (uint64_t)others(s, i), b = (uint64_t)others(s, k);
-            if (m < a * b) {
-                s->idx[i] = other_value(s, i, m / b);
-                s->idx[k] = other_value(s, k, m % b);
-                return;
-            }
-            m -= a * b;
-        }
+    int e = kiln_tuner_explore_count(s->knobs, s->n), m = longest_list(s->knobs, s->n);
+    for (int j = 0; j < e; j++) {
+        explore_sample(t->seed, s, j, m);
+        if (untried(s))
+            return 1;
+    }
+    return 0;
 }
 
+/* ---- 2. coordinate descent around the parent ---- */
+
+/* Knob i moved d places from the parent's value, the direction drawn; a
+ * value outside the list has its list values as moves 1, 2, ... */
+static int try_move(kiln_tuner *t, search *s, int i, int d)
+{
+    int p = s->parent[i], nv = s->knobs[i].nvalues;
+    int up = (int)(next_u64(t) & 1);   /* drawn even when unused: same sequence */
+    int to[2] = {p < 0 ? d - 1 : p + (up ? d : -d), p < 0 ? -1 : p + (up ? -d : d)};
+    for (int k = 0; k < 2; k++) {
+        if (to[k] < 0 || to[k] >= nv)
+            continue;
+        reset(s);
+        s->idx[i] = to[k];
+        if (untried(s))
+            return 1;
+    }
+    return 0;
+}
+
+static int descend(kiln_tuner *t, search *s)
+{
+    int maxd = longest_list(s->knobs, s->n);
+    int start = t->cursor >= 0 ? t->cursor % s->n : 0;
+    for (int d = 1; d <= maxd; d++)
+        for (int k = 0; k < s->n; k++) {
+            int i = (start + k) % s->n;
+            if (try_move(t, s, i, d)) {
+                t->cursor = i;
+                return 1;
+            }
+        }
+    return 0;
+}
+
+/* ---- 3. random untried settings ---- */
+
+static int random_setting(kiln_tuner *t, search *s)
+{
+    for (int r = 0; r < RANDOM_TRIES; r++) {
+        for (int i = 0; i < s->n; i++)
+            s->idx[i] = (int)(next_u64(t) % (uint64_t)s->knobs[i].nvalues);
+        if (untried(s))
+            return 1;
+    }
+    return 0;
+}
+
+/* Setting m of the space, knob 0 the fastest-turning digit. */
 static void decode_any(search *s, uint64_t m)
 {
     for (int i = 0; i < s->n; i++) {
@@ -181,35 +270,23 @@ static void decode_any(search *s, uint64_t m)
     }
 }
 
-/* Walk `total` moves from a random start; 1 when an untried one is in idx. */
-static int walk(kiln_tuner *t, search *s, uint64_t total, void (*decode)(search *, uint64_t))
+/* n_tried + 2 consecutive settings from a random start: one is untried if
+ * any is. */
+static int walk(kiln_tuner *t, search *s)
 {
-    uint64_t start = next_u64(t);   /* drawn even when unused: same sequence */
-    if (total == 0)
-        return 0;
+    uint64_t total = space_size(s->knobs, s->n), start = next_u64(t) % total;
     uint64_t steps = (uint64_t)s->n_tried + 2;
     if (steps > total)
         steps = total;
     for (uint64_t k = 0; k < steps; k++) {
-        decode(s, (start % total + k) % total);
+        decode_any(s, (start + k) % total);
         if (untried(s))
             return 1;
     }
     return 0;
 }
 
-static void move_counts(const search *s, uint64_t *one, uint64_t *two, uint64_t *any)
-{
-    const uint64_t cap = UINT64_C(1) << 62;   /* only needs to exceed n_tried + 2 */
-    *one = *two = 0;
-    *any = 1;
-    for (int i = 0; i < s->n; i++) {
-        *one += (uint64_t)others(s, i);
-        for (int k = i + 1; k < s->n && *two < cap; k++)
-            *two += (uint64_t)others(s, i) * (uint64_t)others(s, k);
-        *any = *any > cap / KILN_KNOB_VALUES ? cap : *any * (uint64_t)s->knobs[i].nvalues;
-    }
-}
+/* ---- proposing ---- */
 
 static void describe(const search *s, char *h, size_t hlen)
 {
@@ -226,52 +303,57 @@ static void describe(const search *s, char *h, size_t hlen)
     }
 }
 
-static int propose(kiln_tuner *t, search *s)
+static int valid_knobs(const kiln_knob *knobs, int n)
 {
-    uint64_t one, two, any;
-    move_counts(s, &one, &two, &any);
-    int pair_first = s->n >= 2 && next_u64(t) % 3 == 0;
-    if (pair_first && walk(t, s, two, decode_two))
-        return 1;
-    if (walk(t, s, one, decode_one))
-        return 1;
-    if (!pair_first && walk(t, s, two, decode_two))
-        return 1;
-    return walk(t, s, any, decode_any);
+    if (!knobs || n <= 0 || n > KILN_KNOBS_MAX)
+        return 0;
+    for (int i = 0; i < n; i++)
+        if (knobs[i].nvalues < 1 || knobs[i].nvalues > KILN_KNOB_VALUES)
+            return 0;
+    return 1;
+}
+
+/* The tried keys without NULLs, sorted; NULL when out of memory. */
+static const char **sorted_keys(const char *const *tried, int n_tried, int *n)
+{
+    const char **keys = malloc(((size_t)n_tried + 1) * sizeof *keys);
+    *n = 0;
+    for (int i = 0; keys && tried && i < n_tried; i++)
+        if (tried[i])
+            keys[(*n)++] = tried[i];
+    if (keys)
+        qsort(keys, (size_t)*n, sizeof *keys, cmp_key);
+    return keys;
+}
+
+static void find_parent(search *s)
+{
+    for (int i = 0; i < s->n; i++) {
+        s->parent[i] = -1;
+        for (int j = 0; j < s->knobs[i].nvalues; j++)
+            if (strcmp(s->knobs[i].values[j], s->knobs[i].value) == 0)
+                s->parent[i] = j;
+    }
 }
 
 int kiln_tuner_propose(kiln_tuner *t, const kiln_knob *knobs, int n, const char *const *tried,
                        int n_tried, char out_values[][64], char *hypothesis, size_t hlen)
 {
-    if (!t || !knobs || n <= 0 || !out_values)
+    if (!t || !out_values || !valid_knobs(knobs, n))
         return -1;
-    for (int i = 0; i < n; i++)
-        if (knobs[i].nvalues < 1 || knobs[i].nvalues > KILN_KNOB_VALUES)
-            return -1;
-    search s = {.knobs = knobs, .n = n, .tried = tried, .n_tried = tried ? n_tried : 0,
-                .vals = out_values, .keylen = (size_t)n * 130 + 1};
-    int *parent = malloc((size_t)n * sizeof *parent);
-    s.idx = malloc((size_t)n * sizeof *s.idx);
-    s.key = malloc(s.keylen);
+    search s = {.knobs = knobs, .n = n, .vals = out_values};
+    s.tried = sorted_keys(tried, n_tried, &s.n_tried);
     int rc = -1;
-    if (parent && s.idx && s.key) {
-        for (int i = 0; i < n; i++) {
-            parent[i] = -1;
-            for (int j = 0; j < knobs[i].nvalues; j++)
-                if (strcmp(knobs[i].values[j], knobs[i].value) == 0)
-                    parent[i] = j;
-        }
-        s.parent = parent;
-        rc = propose(t, &s);
-        if (rc == 1 && hypothesis && hlen)
-            describe(&s, hypothesis, hlen);
-        for (int i = 0; rc != 1 && i < n; i++)   /* nothing new: leave the parent's */
-            snprintf(out_values[i], 64, "%s", knobs[i].value);
-        if (rc != 1 && hypothesis && hlen)
-            hypothesis[0] = '\0';
+    if (s.tried) {
+        find_parent(&s);
+        rc = explore(t, &s) || descend(t, &s) || random_setting(t, &s) || walk(t, &s);
     }
-    free(parent);
-    free(s.idx);
-    free(s.key);
+    if (rc == 1 && hypothesis && hlen)
+        describe(&s, hypothesis, hlen);
+    for (int i = 0; rc != 1 && i < n; i++)   /* nothing new: leave the parent's */
+        snprintf(out_values[i], 64, "%s", knobs[i].value);
+    if (rc != 1 && hypothesis && hlen)
+        hypothesis[0] = '\0';
+    free(s.tried);
     return rc;
 }

@@ -2,9 +2,12 @@
  *
  * A knob is a line `#define NAME VALUE //@kiln tune V1 V2 ...`, parsed by
  * verifier/knobs.h, the parser the CUDA manifest uses too (the rules are
- * there and in docs/cuda.md).  The tuner proposes a child of a parent source
- * that differs in one or two knob values, never a setting already tried,
- * deterministically for a seed so a run can be replayed. */
+ * there and in docs/cuda.md).  The tuner proposes children of a parent
+ * source, never a setting already tried, deterministically for a seed so a
+ * run can be replayed: first a few samples spread over the whole space
+ * (exploration), then coordinate descent around the parent (one knob moved
+ * to a neighbouring value, knob after knob), then random untried settings
+ * (docs/search.md, "The tuner"). */
 #ifndef KILN_AGENT_TUNE_H
 #define KILN_AGENT_TUNE_H
 
@@ -24,19 +27,34 @@ char *kiln_knobs_apply(const char *source, const kiln_knob *knobs, int n, const 
 void kiln_knobs_key(const kiln_knob *knobs, int n, const char values[][64], char *buf, size_t len);
 
 typedef struct kiln_tuner {
-    uint64_t rng;   /* splitmix64 state */
+    uint64_t rng;    /* splitmix64 state */
+    uint64_t seed;   /* the seed given: the exploration samples depend on it alone */
+    int cursor;      /* the knob coordinate descent looks at first */
 } kiln_tuner;
 
 void kiln_tuner_init(kiln_tuner *t, uint64_t seed);
 
+/* How many exploration samples a space gets: two sweeps of the longest
+ * value list (each sweep gives every value of every knob a turn), at most
+ * half the other combinations. */
+int kiln_tuner_explore_count(const kiln_knob *knobs, int n);
+
 /* Propose a child of the parent's setting (the knobs' current values) whose
- * key is not among tried[0..n_tried).  Changes one knob, or two with
- * probability 1/3 or when every one-knob neighbour has been tried, and falls
- * back to any untried combination of list values.  Fills out_values (n
- * entries) and hypothesis ("BLOCK 256 -> 512, UNROLL 1 -> 2").  Returns 1,
- * 0 when every combination has been tried (the parent's own setting counts
- * as tried; out_values then holds the parent's values), -1 when there are no
- * knobs, a knob has no values, or out of memory. */
+ * key (kiln_knobs_key) is not among tried[0..n_tried) (NULL entries are
+ * skipped).  In order, the first that is untried:
+ *   1. exploration sample 0, 1, ... of kiln_tuner_explore_count (fixed by
+ *      the seed, whatever the parent);
+ *   2. one knob moved d places along its list, d = 1 for every knob, then
+ *      d = 2, ...; knobs taken in turn from the one the last descent
+ *      proposal moved (so a kept move is pushed further first), the
+ *      direction tried first drawn at random;
+ *   3. random settings of list values, then any untried one.
+ * Fills out_values (n entries) and hypothesis ("BLOCK 256 -> 512, UNROLL 1
+ * -> 2").  Returns 1, 0 when every combination of list values has been tried
+ * (the parent's own setting counts as tried; out_values then holds the
+ * parent's values), -1 when there are no knobs or more than KILN_KNOBS_MAX, a
+ * knob has no values, or out of memory.  A caller asking for several drafts
+ * adds each one's key to tried before the next call. */
 int kiln_tuner_propose(kiln_tuner *t, const kiln_knob *knobs, int n, const char *const *tried,
                        int n_tried, char out_values[][64], char *hypothesis, size_t hlen);
 

@@ -437,6 +437,9 @@ static int run_tuner(uint64_t seed, const kiln_knob *k, int n, char hyps[][128],
         tried_add(&tl, k, n, (const char (*)[64])vals);
         count++;
     }
+    if (count < max)   /* stopped by the tuner: nothing untried, the parent's values back */
+        for (int i = 0; i < n; i++)
+            assert_string_equal(vals[i], k[i].value);
     tried_free(&tl);
     return count;
 }
@@ -491,49 +494,205 @@ static void test_tuner_deterministic(void **state)
     assert_true(differs);
 }
 
-static void test_tuner_moves(void **state)
+static void test_tuner_hypothesis(void **state)
 {
     (void)state;
     kiln_knob k[8];
     int n = parse_knobs("#define BLOCK 256 //@kiln tune 128 256 512\n"
                         "#define UNROLL 1 //@kiln tune 1 2 4\n", k);
-    int ones = 0, twos = 0;
-    for (uint64_t seed = 0; seed < 60; seed++) {
+    for (uint64_t seed = 0; seed < 20; seed++) {
         kiln_tuner t;
         kiln_tuner_init(&t, seed);
         char vals[2][64], h[128];
         assert_int_equal(kiln_tuner_propose(&t, k, n, NULL, 0, vals, h, sizeof h), 1);
-        int changed = strcmp(vals[0], "256") != 0;
-        changed += strcmp(vals[1], "1") != 0;
-        ones += changed == 1;
-        twos += changed == 2;
+        int b = strcmp(vals[0], "256") != 0, u = strcmp(vals[1], "1") != 0;
         char want[192];
-        if (changed == 2)
+        if (b && u)
             snprintf(want, sizeof want, "BLOCK 256 -> %s, UNROLL 1 -> %s", vals[0], vals[1]);
-        else if (strcmp(vals[0], "256") != 0)
+        else if (b)
             snprintf(want, sizeof want, "BLOCK 256 -> %s", vals[0]);
         else
             snprintf(want, sizeof want, "UNROLL 1 -> %s", vals[1]);
+        assert_true(b || u);
         assert_string_equal(h, want);
     }
-    assert_int_equal(ones + twos, 60);
-    assert_true(ones > twos);   /* one-knob moves are preferred ... */
-    assert_true(twos > 0);      /* ... but not the only kind */
-
-    /* all one-knob neighbours tried: a two-knob move comes next */
-    const char *tried[] = {"BLOCK=128,UNROLL=1", "BLOCK=512,UNROLL=1", "BLOCK=256,UNROLL=2",
-                           "BLOCK=256,UNROLL=4"};
-    kiln_tuner t;
-    kiln_tuner_init(&t, 1);
-    char vals[2][64], h[128];
-    assert_int_equal(kiln_tuner_propose(&t, k, n, tried, 4, vals, h, sizeof h), 1);
-    assert_string_not_equal(vals[0], "256");
-    assert_string_not_equal(vals[1], "1");
 
     /* a current value outside the list: every listed value is a move */
     n = parse_knobs("#define U 3 //@kiln tune 1 2\n", k);
     char hyps[8][128];
     assert_int_equal(run_tuner(5, k, n, hyps, 8), 2);
+    char many[KILN_KNOBS_MAX + 1][64];
+    assert_int_equal(kiln_tuner_propose(&(kiln_tuner){0}, k, KILN_KNOBS_MAX + 1, NULL, 0, many,
+                                        NULL, 0), -1);
+}
+
+#define SPACE_27                                                                  \
+    "#define A %s //@kiln tune 1 2 3\n#define B %s //@kiln tune 10 20 30\n"       \
+    "#define C %s //@kiln tune 100 200 300\n"
+
+/* A small space is covered, every setting once, and then the tuner says so. */
+static void test_tuner_covers_27(void **state)
+{
+    (void)state;
+    kiln_knob k[8];
+    char src[256], hyps[40][128];
+    snprintf(src, sizeof src, SPACE_27, "2", "20", "200");
+    int n = parse_knobs(src, k);
+    for (uint64_t seed = 0; seed < 10; seed++)
+        assert_int_equal(run_tuner(seed, k, n, hyps, 40), 26);   /* 27 less the parent */
+    /* A parent outside the lists: all 27 list settings, and the descent's
+     * one-knob moves from it, which keep the other knobs at 0 (3 x 3). */
+    snprintf(src, sizeof src, SPACE_27, "0", "0", "0");
+    n = parse_knobs(src, k);
+    for (uint64_t seed = 0; seed < 10; seed++)
+        assert_int_equal(run_tuner(seed, k, n, hyps, 40), 27 + 9);
+}
+
+/* Knob i's list index in a setting, -1 when not listed. */
+static int index_of(const kiln_knob *k, const char *v)
+{
+    for (int j = 0; j < k->nvalues; j++)
+        if (strcmp(k->values[j], v) == 0)
+            return j;
+    return -1;
+}
+
+/* 0 when idx is the parent's (pidx) setting, else how far it is: 1 or 2 for
+ * a one-knob move of that distance, 9 for a move of several knobs. */
+static int distance(const int *idx, const int *pidx, int n)
+{
+    int moved = 0, d = 0;
+    for (int i = 0; i < n; i++)
+        if (idx[i] != pidx[i]) {
+            moved++;
+            d = abs(idx[i] - pidx[i]);
+        }
+    return moved == 0 ? 0 : moved == 1 ? d : 9;
+}
+
+/* 4 x 4 x 4, the parent fixed: the first kiln_tuner_explore_count proposals
+ * give every value of every knob a turn; after them, the one-knob moves one
+ * place away come first, then those two places away, then the rest. */
+static void explore_then_descend(uint64_t seed)
+{
+    kiln_knob k[8];
+    int n = parse_knobs("#define A 2 //@kiln tune 1 2 3 4\n#define B 2 //@kiln tune 1 2 3 4\n"
+                        "#define C 2 //@kiln tune 1 2 3 4\n", k);
+    int e = kiln_tuner_explore_count(k, n), pidx[3] = {1, 1, 1}, seen[64] = {0}, left[10] = {0};
+    assert_int_equal(e, 8);
+    for (int s = 0; s < 64; s++)   /* untried settings by distance */
+        left[distance((int[3]){s % 4, s / 4 % 4, s / 16}, pidx, 3)]++;
+    left[0] = 0;
+    kiln_tuner t;
+    kiln_tuner_init(&t, seed);
+    tried_list tl = {.n = 0};
+    tried_add(&tl, k, n, (const char[3][64]){"2", "2", "2"});
+    unsigned spread[3] = {0};
+    char vals[3][64], h[128];
+    for (int p = 0; kiln_tuner_propose(&t, k, n, (const char *const *)tl.keys, tl.n, vals, h,
+                                       sizeof h) == 1; p++) {
+        int idx[3], s = 0;
+        for (int i = 0; i < 3; i++) {
+            idx[i] = index_of(&k[i], vals[i]);
+            s += idx[i] << (2 * i);
+            spread[i] |= p < e ? 1u << idx[i] : 0;
+        }
+        int d = distance(idx, pidx, 3), want = left[1] ? 1 : left[2] ? 2 : 9;
+        if (p >= e && d != want)
+            fail_msg("seed %llu, proposal %d (%s): distance %d, expected %d",
+                     (unsigned long long)seed, p, h, d, want);
+        assert_false(seen[s]);
+        seen[s] = 1;
+        left[d]--;
+        tried_add(&tl, k, n, (const char (*)[64])vals);
+    }
+    assert_int_equal(tl.n, 64);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(spread[i], 0xf);
+    tried_free(&tl);
+}
+
+static void test_tuner_explores_then_descends(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 0; seed < 20; seed++)
+        explore_then_descend(seed);
+}
+
+/* A kept one-knob move of the descent is pushed one place further next. */
+static void test_tuner_pushes_kept_move(void **state)
+{
+    (void)state;
+    const char *src = "#define A 3 //@kiln tune 1 2 3 4 5\n#define B 3 //@kiln tune 1 2 3 4 5\n";
+    for (uint64_t seed = 0; seed < 20; seed++) {
+        kiln_knob k[8];
+        int n = parse_knobs(src, k), e = kiln_tuner_explore_count(k, n);
+        kiln_tuner t;
+        kiln_tuner_init(&t, seed);
+        tried_list tl = {.n = 0};
+        tried_add(&tl, k, n, (const char[2][64]){"3", "3"});
+        char vals[2][64], h[128];
+        for (int p = 0; p <= e; p++) {   /* the exploration, then one move */
+            assert_int_equal(kiln_tuner_propose(&t, k, n, (const char *const *)tl.keys, tl.n,
+                                                vals, h, sizeof h), 1);
+            tried_add(&tl, k, n, (const char (*)[64])vals);
+        }
+        int i = strcmp(vals[0], "3") != 0 ? 0 : 1, to = atoi(vals[i]), step = to > 3 ? 1 : -1;
+        assert_string_equal(vals[1 - i], "3");   /* a one-knob move */
+        char *child = kiln_knobs_apply(src, k, n, (const char (*)[64])vals);   /* kept */
+        n = parse_knobs(child, k);
+        char further[2][64], fkey[128];
+        memcpy(further, vals, sizeof further);
+        snprintf(further[i], 64, "%d", to + step);
+        kiln_knobs_key(k, n, (const char (*)[64])further, fkey, sizeof fkey);
+        assert_int_equal(kiln_tuner_propose(&t, k, n, (const char *const *)tl.keys, tl.n, vals,
+                                            h, sizeof h), 1);
+        if (to + step >= 1 && to + step <= 5 && !tried_has(&tl, fkey)) {
+            assert_string_equal(vals[i], further[i]);
+            assert_string_equal(vals[1 - i], "3");
+        }
+        free(child);
+        tried_free(&tl);
+    }
+}
+
+/* As propose.c asks: three drafts an iteration, each added to the tried
+ * keys before the next; every other iteration keeps its first draft. */
+static void test_tuner_drafts_and_keeps(void **state)
+{
+    (void)state;
+    char src0[256];
+    snprintf(src0, sizeof src0, SPACE_27, "2", "20", "200");
+    for (uint64_t seed = 0; seed < 10; seed++) {
+        kiln_knob k[8];
+        char *src = strdup(src0), vals[3][3][64], h[128];
+        int n = parse_knobs(src, k), made = 0, rc = 1;
+        kiln_tuner t;
+        kiln_tuner_init(&t, seed);
+        tried_list tl = {.n = 0};
+        tried_add(&tl, k, n, (const char[3][64]){"2", "20", "200"});
+        for (int it = 0; rc == 1; it++) {
+            int d = 0;
+            for (; d < 3 && (rc = kiln_tuner_propose(&t, k, n, (const char *const *)tl.keys,
+                                                     tl.n, vals[d], h, sizeof h)) == 1; d++) {
+                char key[256];
+                kiln_knobs_key(k, n, (const char (*)[64])vals[d], key, sizeof key);
+                assert_false(tried_has(&tl, key));   /* new, so unlike this iteration's others */
+                tried_add(&tl, k, n, (const char (*)[64])vals[d]);
+                made++;
+            }
+            if (d > 0 && it % 2 == 0) {
+                char *child = kiln_knobs_apply(src, k, n, (const char (*)[64])vals[0]);
+                free(src);
+                src = child;
+                n = parse_knobs(src, k);
+            }
+        }
+        assert_int_equal(rc, 0);
+        assert_int_equal(made, 26);
+        free(src);
+        tried_free(&tl);
+    }
 }
 
 /* ---- replay --------------------------------------------------------------- */
@@ -825,7 +984,11 @@ int main(void)
         cmocka_unit_test(test_knobs_key),
         cmocka_unit_test(test_tuner_exhausts_2x2),
         cmocka_unit_test(test_tuner_deterministic),
-        cmocka_unit_test(test_tuner_moves),
+        cmocka_unit_test(test_tuner_hypothesis),
+        cmocka_unit_test(test_tuner_covers_27),
+        cmocka_unit_test(test_tuner_explores_then_descends),
+        cmocka_unit_test(test_tuner_pushes_kept_move),
+        cmocka_unit_test(test_tuner_drafts_and_keeps),
         cmocka_unit_test(test_replay),
         cmocka_unit_test(test_replay_hypothesis),
         cmocka_unit_test(test_prompt_contents),
