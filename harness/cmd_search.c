@@ -24,6 +24,9 @@ static const char usage[] =
     "  --budget DURATION  stop after this much time (90s, 30m, 8h, 1h30m)\n"
     "  --max-tokens N     stop after N model tokens\n"
     "  --answer-tokens N  longest model answer (default 4096)\n"
+    "  --model-failures N, --model-failure-window DURATION\n"
+    "                     stop when N model calls in a row failed over at least DURATION\n"
+    "                     (default 5 and 2m; each call is retried with backoff first)\n"
     "  --seed S           seed of the tuner (default 1)\n"
     "  --backend B        cpu (default) or cuda (kernels verified on a GPU)\n"
     "  --dtype T, --group G   as for kiln verify (default: the backend's first dtype)\n"
@@ -86,6 +89,8 @@ static int numeric(kiln_search_opts *o, const char *flag, const char *v)
     long long n;
     if (strcmp(flag, "--budget") == 0)
         return (o->budget_s = parse_duration(v)) <= 0 ? bad(flag, v) : 0;
+    if (strcmp(flag, "--model-failure-window") == 0)
+        return (o->model_failure_window_s = parse_duration(v)) <= 0 ? bad(flag, v) : 0;
     if (parse_count(v, 1LL << 40, &n) < 0)
         return bad(flag, v);
     if (strcmp(flag, "--drafts") == 0 && (n < 1 || n > 16))
@@ -102,6 +107,10 @@ static int numeric(kiln_search_opts *o, const char *flag, const char *v)
         o->seed = (unsigned long long)n;
     else if (strcmp(flag, "--timing-ms") == 0)
         o->timing_ms = (int)n;
+    else if (strcmp(flag, "--model-failures") == 0 && (n < 1 || n > 1000))
+        return bad(flag, v);
+    else if (strcmp(flag, "--model-failures") == 0)
+        o->model_failures = (int)n;
     return 0;
 }
 
@@ -110,7 +119,8 @@ static int parse(int argc, char **argv, kiln_search_opts *o)
     static const char *strings[] = {"--agent", "--model", "--base-url", "--from", "--backend",
                                     "--dtype", "--group", "--workspace", "--resume", "--socket"};
     static const char *numbers[] = {"--drafts", "--iterations", "--budget", "--max-tokens",
-                                    "--answer-tokens", "--seed", "--timing-ms"};
+                                    "--answer-tokens", "--seed", "--timing-ms", "--model-failures",
+                                    "--model-failure-window"};
     const char **slots[] = {&o->agent, &o->model, &o->base_url, &o->from, &o->backend,
                             &o->dtype, &o->group, &o->workspace, &o->resume, &o->socket};
     for (int i = 1; i < argc; i++) {

@@ -230,6 +230,34 @@ static void free_history(history *h)
     free(h->all);
 }
 
+/* The streak of failed model calls: a success ends it. */
+static void note_call(search *s, const kiln_llm_result *r)
+{
+    if (r->ok) {
+        s->llm_fail_streak = 0;
+        return;
+    }
+    if (s->llm_fail_streak++ == 0)
+        s->llm_fail_since = kiln_wall_now();
+    snprintf(s->llm_last_error, sizeof s->llm_last_error, "%.250s", r->error);
+}
+
+/* A server that has failed N calls in a row over at least T stops the
+ * run (it is kept, to --resume once the server is back): retrying for
+ * hours helps nobody. -1 with err then. */
+static int server_gone(search *s, kiln_error *err)
+{
+    int n = s->o->model_failures > 0 ? s->o->model_failures : 5;
+    double t = s->o->model_failure_window_s > 0 ? s->o->model_failure_window_s : 120;
+    double span = kiln_wall_now() - s->llm_fail_since;
+    if (s->llm_fail_streak < n || span < t)
+        return 0;
+    return kiln_fail(err, "the model server at %s failed %d calls in a row over %.0f s (last: "
+                     "%s); the run is kept: --resume it when the server answers",
+                     s->llm.base_url, s->llm_fail_streak,
+                     span, s->llm_last_error);
+}
+
 static int record_answers(search *s, int it, int first, const char *entry, kiln_llm_result *res,
                           int n, kiln_error *err)
 {
@@ -240,6 +268,7 @@ static int record_answers(search *s, int it, int first, const char *entry, kiln_
         kiln_db_llm_call(s->db, s->run.id, first + d, d, s->run.agent, s->run.model,
                          r->prompt_tokens, r->completion_tokens, r->latency_s, r->attempts,
                          r->http_status, r->ok, r->error, err);
+        note_call(s, r);
         if (!r->ok) {
             fatal |= r->fatal;
             /* A refused request (rejected key, bad model) ends the run; it
@@ -326,7 +355,12 @@ static int propose_llm(search *s, int it, int first, const char *parent_src,
     }
     if (rc == 0)
         rc = record_answers(s, it, first, entry, res, n, err);
-    for (int d = 0; rc == 0 && d < n; d++) {   /* what each draft's prompt showed */
+    if (rc == 0)
+        rc = server_gone(s, err);
+    /* What each draft's prompt showed; a call that failed showed nothing. */
+    for (int d = 0; rc == 0 && d < n; d++) {
+        if (!res[d].ok)
+            continue;
         kiln_error e;
         kiln_lessons_shown(s->db, s->run.id, first + d, ids, nids, lessons ? strlen(lessons) : 0,
                            strlen(system) + strlen(user), &e);

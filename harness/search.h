@@ -19,6 +19,8 @@ typedef struct kiln_search_opts {
     const char *resume;         /* run id */
     const char *socket;
     int json, no_daemon, timing_ms, answer_tokens;
+    int model_failures;         /* stop after this many failed model calls in a row (0: 5) */
+    double model_failure_window_s;   /* ... spanning at least this long (0: 120 s) */
 } kiln_search_opts;
 
 /* Returns a kiln exit status. */

@@ -35,6 +35,9 @@ typedef struct search {
     double t0;                  /* this session's start (wall budget) */
     double seconds_before;      /* used by earlier sessions of the run */
     double slowest_iteration_s; /* the longest iteration of this session */
+    int llm_fail_streak;        /* failed model calls in a row, this session */
+    double llm_fail_since;      /* kiln_wall_now() of the first of them */
+    char llm_last_error[256];
     char stop_reason[256];
     kiln_progress progress;
 } search;
