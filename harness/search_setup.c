@@ -135,8 +135,28 @@ static void new_run_id(sqlite3 *db, char *id, size_t len)
  * task's baseline by the loop). Written only once everything else is set
  * up, so a search that cannot start (unknown agent, no API key, unreadable
  * --from) leaves no run behind for --resume last to pick up. */
+/* The offline tuner starts from the task's tunable kernel when it has one
+ * (tunable.c or tunable.cu beside the backend's starter): the starter stays
+ * the baseline every speedup is measured against, and the tunable one
+ * opens a real knob space to search. */
+static void tunable_start(search *s)
+{
+    if (s->run.from_path[0] || strcmp(s->run.agent, "tune") != 0)
+        return;
+    int cuda = s->backend == KILN_BACKEND_CUDA;
+    const char *starter = cuda ? s->task.starter_cuda : s->task.baseline_cpu;
+    const char *slash = strrchr(starter, '/');
+    if (!slash)
+        return;
+    char path[sizeof s->run.from_path];
+    snprintf(path, sizeof path, "%.*s/tunable.%s", (int)(slash - starter), starter, cuda ? "cu" : "c");
+    if (access(path, R_OK) == 0)
+        snprintf(s->run.from_path, sizeof s->run.from_path, "%s", path);
+}
+
 static int record_run(search *s, kiln_error *err)
 {
+    tunable_start(s);
     int from_file = s->run.from_path[0] && strcmp(s->run.agent, "replay") != 0;
     const char *starter = s->backend == KILN_BACKEND_CUDA ? s->task.starter_cuda : s->task.baseline_cpu;
     char *src = read_text(from_file ? s->run.from_path : starter, err);
