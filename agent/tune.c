@@ -1,5 +1,5 @@
 /* tune.c - knob substitution and the offline tuner (see tune.h); the knobs
- * are parsed by verifier/knobs.c.
+ * are parsed by common/knobs.c.
  *
  * The tuner keeps almost no state: which phase it is in follows from the
  * tried settings (exploration lasts while one of its seed-fixed samples is

@@ -1,7 +1,7 @@
 /* tune.h - the offline tuner: knobs declared in a candidate and their mutation.
  *
  * A knob is a line `#define NAME VALUE //@kiln tune V1 V2 ...`, parsed by
- * verifier/knobs.h, the parser the CUDA manifest uses too (the rules are
+ * common/knobs.h, the parser the CUDA manifest uses too (the rules are
  * there and in docs/cuda.md).  The tuner proposes children of a parent
  * source, never a setting already tried, deterministically for a seed so a
  * run can be replayed: first a few samples spread over the whole space

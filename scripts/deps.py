@@ -11,10 +11,14 @@ U against T, D, B or R). Tests and CMake's probes are left out. A cycle is
 a strongly connected group of two or more files: each of them, through the
 others, depends on itself (docs/architecture.md says why there are none).
 
-One module owns each library (OWNERS): only harness/rundb.c and knowledge/
-(the lessons tables) may call SQLite (sqlite3_*), only harness/workspace.c
+One module owns each library (OWNERS): only search/rundb.c and knowledge/
+(the lessons tables) may call SQLite (sqlite3_*), only search/workspace.c
 libgit2 (git_*). A library's symbol is one with its prefix that the file
 uses and no kiln file defines, so a kiln function of that name is not one.
+
+The folders are layers (LAYERS, lowest first): a file may call into its own
+folder and the folders below it, never above, so folders form no cycle
+either. Folders not listed (bench/) sit on top.
 """
 import collections
 import os
@@ -40,9 +44,31 @@ def name_of(build, path):
 
 # prefix of the library's symbols -> (library, owners: a file, or every file under a "dir/")
 OWNERS = {
-    "sqlite3_": ("SQLite", ("harness/rundb.c", "knowledge/")),
-    "git_": ("libgit2", ("harness/workspace.c",)),
+    "sqlite3_": ("SQLite", ("search/rundb.c", "knowledge/")),
+    "git_": ("libgit2", ("search/workspace.c",)),
 }
+
+
+# the folders, lowest first: each calls only into itself and those before it
+LAYERS = ["common", "worker", "verifier", "daemon", "agent", "knowledge", "search", "cli"]
+
+
+def layer(name):
+    top = name.split("/")[0]
+    return LAYERS.index(top) if top in LAYERS else len(LAYERS)
+
+
+def report_layers(edges):
+    """Calls from a folder into one above it (or beside it at the same rank)."""
+    bad = []
+    for a in sorted(edges):
+        for b in sorted(edges[a]):
+            if a.split("/")[0] != b.split("/")[0] and layer(b) >= layer(a):
+                bad.append((a, b, sorted(edges[a][b])))
+    print(f"layers: {' < '.join(LAYERS)}; {len(bad)} calls upward")
+    for a, b, syms in bad:
+        print(f"layer violation: {a} -> {b}: {' '.join(syms)}")
+    return len(bad)
 
 
 def symbols(build):
@@ -160,7 +186,8 @@ def main():
                 if b in c:
                     print(f"  {a} -> {b}: {' '.join(sorted(edges[a][b]))}")
     bad = report_owners(defs, uses)
-    return 1 if found or bad else 0
+    up = report_layers(edges)
+    return 1 if found or bad or up else 0
 
 
 if __name__ == "__main__":

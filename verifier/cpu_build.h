@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "kiln_error.h"
+#include "sandbox.h"   /* KILN_CC_SECONDS, KILN_CC_ADDRESS_BYTES */
 #include "task.h"
 
 typedef enum kiln_build_role {
@@ -21,11 +22,6 @@ typedef struct kiln_build_result {
     char log[4096];         /* compiler output, trimmed */
     double seconds;
 } kiln_build_result;
-
-/* What a compile may take: a source that makes the compiler use more is
- * `resource-limit`, not a compile error. */
-#define KILN_CC_SECONDS 30
-#define KILN_CC_ADDRESS_BYTES (2ull << 30)
 
 /* Compile source_path into dir/out_name. Returns -1 only when the build could
  * not be attempted (I/O, missing compiler); a compile error is res->ok == 0. */

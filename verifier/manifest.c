@@ -1,7 +1,7 @@
 /* manifest.c - parse, check and resolve a CUDA candidate's launch manifest
  * and tuning knobs (see manifest.h).
  *
- * The knobs come from verifier/knobs.c, the parser the tuner uses too. One
+ * The knobs come from common/knobs.c, the parser the tuner uses too. One
  * pass over the source blanks its comments (keeping newlines, so line
  * numbers survive) and, on the way, picks up the single `/ *@kiln launch ...
  * @* /` block. The JSON is then checked
@@ -155,7 +155,7 @@ static int find_define(const kiln_manifest *m, const char *name, size_t len)
 
 _Static_assert(KILN_KNOB_NAME_MAX < KILN_NAME_MAX, "a knob name fits kiln_manifest_knob");
 
-/* The file's knobs (verifier/knobs.c, the parser the tuner uses), none
+/* The file's knobs (common/knobs.c, the parser the tuner uses), none
  * named as a task dim, into pc->m->knobs. */
 static int parse_knobs(parse_ctx *pc)
 {

@@ -53,7 +53,7 @@ for f in $B.cuh ${B}_k1.cu ${B}_k2.cu ${B}_k3.cu kiln_cuda.h decisions.json; do
     [ -s "out/$f" ] || problem "no $f"
 done
 [ "$(ls out | wc -l)" -eq 6 ] || problem "files other than the expected six: $(ls out | tr '\n' ' ')"
-cmp -s out/kiln_cuda.h "$SRC/verifier/cuda/kiln_cuda.h" || problem "kiln_cuda.h is not kiln's"
+cmp -s out/kiln_cuda.h "$SRC/worker/cuda/kiln_cuda.h" || problem "kiln_cuda.h is not kiln's"
 finish "export --backend cuda writes the kernels, the header, kiln_cuda.h and decisions.json"
 
 # Each exported .cu: a note, then the source with the kernels renamed.

@@ -46,8 +46,14 @@ mount -o remount,size=64m "$D" || fail "cannot grow the tmpfs"
 rc=$?
 [ $rc = 0 ] || fail "resume: exit $rc: $(tail -c 400 "$T/b.err")"
 after=$(sqlite3 "$WS/.kiln/kiln.db" "SELECT n || ':' || commit_id FROM candidates WHERE run = '$run' ORDER BY n")
+# Each earlier candidate is still there, with the same commit where it had
+# one (one stopped before its commit gets it on resume).
 while read -r row; do
-    [ -z "$row" ] || grep -qxF "$row" <<<"$after" || fail "candidate $row was lost on resume"
+    [ -n "$row" ] || continue
+    case $row in
+        *:) grep -q "^${row}" <<<"$after" ;;
+        *) grep -qxF "$row" <<<"$after" ;;
+    esac || fail "candidate $row was lost on resume"
 done <<<"$before"
 [ "$(echo "$after" | grep -c .)" -gt "$(echo "$before" | grep -c .)" ] ||
     fail "resume recorded no new candidate"

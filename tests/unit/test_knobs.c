@@ -1,4 +1,4 @@
-/* test_knobs.c - cmocka tests for the one knob parser (verifier/knobs.h),
+/* test_knobs.c - cmocka tests for the one knob parser (common/knobs.h),
  * which the tuner (agent/tune.c) and the CUDA manifest (verifier/manifest.c)
  * both use: what a knob line is, where its value lies, which lines are not
  * knobs, and every rule's error, reported without the line (given apart). */

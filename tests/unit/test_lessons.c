@@ -4,7 +4,7 @@
  * escaping of hostile text, outcomes and confidence, the prompt budget,
  * a reader beside a writer (WAL), corrupt and foreign files, distill,
  * export/import, one run's lessons as kiln status and report read them. Databases are temporary files opened through
- * harness/rundb.c's kiln_db_open, as the kiln command opens them. */
+ * search/rundb.c's kiln_db_open, as the kiln command opens them. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,7 +20,7 @@
 #include "lessons.h"
 #include "rundb.h"
 
-/* harness/rundb.c's version-1 schema, verbatim: the database an older kiln
+/* search/rundb.c's version-1 schema, verbatim: the database an older kiln
  * left behind. */
 static const char schema_v1[] =
     "CREATE TABLE IF NOT EXISTS runs ("

@@ -265,7 +265,7 @@ static const struct { const char *line, *want; } KNOB_ERRORS[] = {
     {"#define BLOCK 128 //@kiln tune 1 2", "knob 'BLOCK' is declared twice"},
     {"#define rows 4 //@kiln tune 1 2", "knob 'rows' has the name of a task dim"},
     {"#define VEC 4 //@kiln tunes 1 2", "unknown directive '//@kiln tunes'"},
-    /* the tuner's rules hold here too (verifier/knobs.c parses for both) */
+    /* the tuner's rules hold here too (common/knobs.c parses for both) */
     {"#define VEC 4 //@kiln tune 4", "knob 'VEC': lists 1 value; a knob needs at least 2"},
     {"#define VEC 4 //@kiln tune 1 4 1", "knob 'VEC': value 1 is listed twice"},
     {"#define VEC 010 //@kiln tune 1 2", "knob 'VEC': value '010' is not an integer"},

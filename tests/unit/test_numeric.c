@@ -1,4 +1,4 @@
-/* test_numeric.c - unit tests for verifier/numeric.c: 16-bit conversions,
+/* test_numeric.c - unit tests for common/numeric.c: 16-bit conversions,
  * double load/store, ULPs, poison, guards and output comparison. */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* test_sandbox.c - cmocka tests for verifier/sandbox.c.
+/* test_sandbox.c - cmocka tests for worker/sandbox.c.
  *
  * Every test forks a child that applies sandbox pieces and tries something;
  * the child reports through its exit status (0 = all expectations held,

@@ -1,4 +1,4 @@
-/* test_task.c - cmocka tests for the task loader (verifier/task.c).
+/* test_task.c - cmocka tests for the task loader (common/task.c).
  *
  * Every test writes a task directory into a fresh mkdtemp directory, starting
  * from a known-good minimal task (GOOD_TASK, GOOD_HIDDEN) with one piece of

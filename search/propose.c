@@ -8,7 +8,8 @@
 #include <string.h>
 
 #include "fileutil.h"
-#include "cli.h"
+#include "kiln_exit.h"
+#include "task_describe.h"
 #include "lessons.h"
 #include "parse.h"
 #include "prompt.h"

@@ -7,12 +7,7 @@
 
 #include "task.h"
 
-/* Exit statuses of every kiln command. */
-#define KILN_EXIT_OK 0
-#define KILN_EXIT_FAIL 1        /* verdict fail or suspect */
-#define KILN_EXIT_BAD_INPUT 2
-#define KILN_EXIT_INTERNAL 3
-#define KILN_EXIT_INTERRUPTED 130   /* Ctrl-C (SIGINT) or SIGTERM: stopped, resumable */
+#include "kiln_exit.h"   /* KILN_EXIT_*: the statuses every command exits with */
 
 int kiln_cmd_verify(int argc, char **argv);
 int kiln_cmd_task(int argc, char **argv);
@@ -39,11 +34,5 @@ int kiln_is_help(const char *arg);
 void kiln_live_line(uint64_t t0_ns, const char *what, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void kiln_live_clear(void);
-
-/* A task as an agent may see it: description, signature, args, visible shapes. */
-void kiln_task_describe(FILE *out, const kiln_task *t, kiln_dtype dt);
-/* The same for a CUDA candidate: kernel argument types, the launch manifest
- * and knob syntax, the starter's manifest as an example. */
-void kiln_task_describe_cuda(FILE *out, const kiln_task *t, kiln_dtype dt);
 
 #endif

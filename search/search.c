@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cli.h"
+#include "kiln_exit.h"
 #include "judge.h"
 #include "progress.h"
 #include "rundb.h"

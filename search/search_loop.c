@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "kiln_exit.h"
 #include "lessons.h"
 #include "search_state.h"
 #include "worker_io.h"   /* kiln_mono_ns */

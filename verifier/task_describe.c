@@ -1,27 +1,16 @@
-/* cmd_task.c - `kiln task show|list`: a task as an agent may see it. Hidden
- * shapes, ranges and the reference never appear here. */
-#include <dirent.h>
+/* task_describe.c - a task as a candidate's author sees it: the signature
+ * or kernel arguments, the launch manifest's language, the visible shapes of
+ * each group and the error budget. `kiln task show` prints it, and the
+ * model's prompt carries it. Hidden shapes, ranges and the reference never
+ * appear here. */
+#include "task_describe.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fileutil.h"
-#include "cli.h"
-#include "task.h"
 #include "manifest.h"
-
-static const char usage[] =
-    "usage: kiln task show NAME|DIR [--backend cpu|cuda] [--dtype T]\n"
-    "       kiln task list\n"
-    "\n"
-    "show prints the task's description, what a candidate must provide (for the\n"
-    "CPU backend, the default, the exact C signature; for CUDA, the kernel\n"
-    "argument types, the launch manifest and knob syntax, and the starter's\n"
-    "manifest), the argument list and the visible shapes of each group of that\n"
-    "backend (a task may give CUDA groups of its own, sized for a GPU). Tasks are\n"
-    "looked up in $KILN_TASKS, then in the built-in tasks directory.\n"
-    "\n"
-    "Exit status: 0 ok, 2 bad input (no such task, a malformed task).\n";
 
 static const char *kind_name(kiln_arg_kind k)
 {
@@ -188,8 +177,10 @@ void kiln_task_describe_cuda(FILE *out, const kiln_task *t, kiln_dtype dt)
             "  string over the dims (");
     for (int i = 0; i < t->ndims; i++)
         fprintf(out, "%s%s", i ? ", " : "", t->dims[i]);
-    fprintf(out, "), the file's knobs and sizeof(T):\n"
-            "  + - * / %% ( ) min(a, b) max(a, b) cdiv(a, b).\n"
+    fprintf(out, "), the file's knobs, plain '#define NAME INTEGER' constants,\n"
+            "  earlier \"let\" values and sizeof(T), with C's integer operators and precedence:\n"
+            "  + - * / %% ( ) < <= > >= == != && || ! c ? a : b, and min max cdiv gcd lcm.\n"
+            "- \"let\": {\"NAME\": \"EXPR\", ...} names intermediate values (up to 16, in order).\n"
             "- args name task args (buffers become device pointers, dims are passed as int,\n"
             "  scalars by their dtype) or scratch buffers (device memory kiln allocates:\n"
             "  \"zero\" is cleared on the stream inside the timed region, \"none\" holds NaN bytes).\n"
@@ -201,117 +192,4 @@ void kiln_task_describe_cuda(FILE *out, const kiln_task *t, kiln_dtype dt)
     if (t->baseline_cuda_builtin[0])
         fprintf(out, "baseline: cuBLAS (cublasGemmEx, fp32 accumulation, default algorithm), timed "
                 "exactly like a candidate\n");
-}
-
-static int describe(const kiln_task *t, int cuda, const char *dtype)
-{
-    int n = cuda ? t->ncuda_dtypes : t->ncpu_dtypes;
-    if (n == 0) {
-        fprintf(stderr, "kiln task show: task %s has no %s backend\n", t->name, cuda ? "CUDA" : "CPU");
-        return KILN_EXIT_BAD_INPUT;
-    }
-    kiln_dtype dt = dtype ? kiln_dtype_parse(dtype) : cuda ? t->cuda_dtypes[0] : t->cpu_dtypes[0];
-    if (!kiln_task_supports_backend(t, cuda ? "cuda" : "cpu", dt)) {
-        fprintf(stderr, "kiln task show: task %s has no %s variant for dtype %s\n", t->name,
-                cuda ? "CUDA" : "CPU", dtype ? dtype : "?");
-        return KILN_EXIT_BAD_INPUT;
-    }
-    if (cuda)
-        kiln_task_describe_cuda(stdout, t, dt);
-    else
-        kiln_task_describe(stdout, t, dt);
-    return KILN_EXIT_OK;
-}
-
-static int show(const char *name, const char *backend, const char *dtype)
-{
-    kiln_error err = {{0}};
-    int cuda = backend && strcmp(backend, "cuda") == 0;
-    if (backend && !cuda && strcmp(backend, "cpu") != 0) {
-        fprintf(stderr, "kiln task show: unknown backend '%s' (cpu, cuda)\n", backend);
-        return KILN_EXIT_BAD_INPUT;
-    }
-    kiln_task *t = malloc(sizeof *t);   /* large: not on the stack */
-    if (!t) {
-        fprintf(stderr, "kiln task show: out of memory\n");
-        return KILN_EXIT_INTERNAL;
-    }
-    int rc;
-    if (kiln_task_find(name, t, &err) < 0) {
-        fprintf(stderr, "kiln task show: %s\n", err.msg);
-        rc = KILN_EXIT_BAD_INPUT;
-    } else {
-        rc = describe(t, cuda, dtype);
-    }
-    free(t);
-    return rc;
-}
-
-static int list(void)
-{
-    const char *dir = getenv("KILN_TASKS");
-    if (!dir || !*dir)
-        dir = KILN_TASKS_DIR;
-    DIR *d = opendir(dir);
-    if (!d) {
-        fprintf(stderr, "kiln task list: cannot open %s\n", dir);
-        return KILN_EXIT_BAD_INPUT;
-    }
-    kiln_task *t = malloc(sizeof *t);   /* large: not on the stack */
-    if (!t) {
-        closedir(d);
-        fprintf(stderr, "kiln task list: out of memory\n");
-        return KILN_EXIT_INTERNAL;
-    }
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.')
-            continue;
-        char path[4096];
-        kiln_error err;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (kiln_task_load(path, t, &err) == 0)
-            printf("%-12s %.100s\n", t->name, t->description);
-    }
-    free(t);
-    closedir(d);
-    return KILN_EXIT_OK;
-}
-
-int kiln_cmd_task(int argc, char **argv)
-{
-    if (argc < 2 || kiln_is_help(argv[1])) {
-        fputs(usage, argc < 2 ? stderr : stdout);
-        return argc < 2 ? KILN_EXIT_BAD_INPUT : KILN_EXIT_OK;
-    }
-    if (strcmp(argv[1], "list") == 0)
-        return list();
-    if (strcmp(argv[1], "show") != 0 || argc < 3) {
-        fputs(usage, stderr);
-        return KILN_EXIT_BAD_INPUT;
-    }
-    const char *dtype = NULL, *backend = NULL, *name = NULL;
-    for (int i = 2; i < argc; i++) {
-        int missing = 0;
-        const char *v = kiln_flag_value(argc, argv, &i, "--dtype", &missing);
-        const char *b = v || missing ? NULL : kiln_flag_value(argc, argv, &i, "--backend", &missing);
-        if (kiln_is_help(argv[i])) {
-            fputs(usage, stdout);
-            return KILN_EXIT_OK;
-        } else if (v) {
-            dtype = v;
-        } else if (b) {
-            backend = b;
-        } else if (missing || argv[i][0] == '-' || name) {
-            fprintf(stderr, "kiln task show: unexpected argument '%s'\n", argv[i]);
-            return KILN_EXIT_BAD_INPUT;
-        } else {
-            name = argv[i];
-        }
-    }
-    if (!name) {
-        fputs(usage, stderr);
-        return KILN_EXIT_BAD_INPUT;
-    }
-    return show(name, backend, dtype);
 }

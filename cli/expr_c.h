@@ -1,4 +1,4 @@
-/* expr_c.h - kiln's small expressions (verifier/expr.h) printed as C.
+/* expr_c.h - kiln's small expressions (common/expr.h) printed as C.
  *
  * `kiln export --backend cuda` evaluates a manifest's grid, block, cluster,
  * shared memory and scratch expressions in the generated dispatch, at the

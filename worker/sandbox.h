@@ -12,6 +12,12 @@
 
 #include "kiln_error.h"
 
+/* What a compile (cc for the CPU backend, NVRTC for CUDA) may take: a
+ * source that makes the compiler use more is `resource-limit`, not a
+ * compile error. */
+#define KILN_CC_SECONDS 30
+#define KILN_CC_ADDRESS_BYTES (2ull << 30)
+
 typedef struct kiln_sandbox_report {
     int landlock_abi;        /* 0 if unavailable */
     int landlock;            /* 1 once restrict_self succeeded */

@@ -1,6 +1,6 @@
 /* expr_c.c - print kiln's expressions as C (expr_c.h).
  *
- * There is no grammar here: verifier/expr.c parses the expression into its
+ * There is no grammar here: common/expr.c parses the expression into its
  * tree (kiln_expr_parse), the one the evaluator walks, and this file walks
  * the same tree. Each node returns its C text in a malloc'd string; an
  * arithmetic operator or function wraps its operands in a call of the

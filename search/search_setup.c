@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "fileutil.h"
-#include "cli.h"
+#include "kiln_exit.h"
 #include "paths.h"
 #include "replay.h"
 #include "search_state.h"

@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cpu_build.h"   /* KILN_CC_SECONDS, KILN_CC_ADDRESS_BYTES */
+#include "sandbox.h"   /* KILN_CC_SECONDS, KILN_CC_ADDRESS_BYTES */
 #include "worker_io.h"
 
 typedef struct result_head {
