@@ -7,7 +7,10 @@
  * length checked is exactly the length sent. */
 #include "prompt.h"
 
+#include "verdict.h"
+
 #include <stdarg.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,114 +198,87 @@ static char *build_system(const char *lang, const char *entry)
 
 /* ---- the parent's results ----------------------------------------------- */
 
-static const char *jstr(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) && v->valuestring ? v->valuestring : NULL;
-}
-
-static int jnum(const cJSON *o, const char *key, double *out)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!cJSON_IsNumber(v))
-        return 0;
-    *out = v->valuedouble;
-    return 1;
-}
-
 static void sb_percent(sbuf *b, double frac)
 {
     sb_printf(b, frac * 100 < 1 ? "%.1f%%" : "%.0f%%", frac * 100);
 }
 
-static void add_verdict_head(sbuf *b, const cJSON *v)
+static void add_verdict_head(sbuf *b, const kiln_verdict *v)
 {
-    const char *st = jstr(v, "status"), *stage = jstr(v, "stage"), *reason = jstr(v, "reason");
-    sb_printf(b, "Parent's verdict: %s", st ? st : "?");
-    if (stage)
-        sb_printf(b, " at %s", stage);
-    if (reason) {
+    sb_printf(b, "Parent's verdict: %s", v->status[0] ? v->status : "?");
+    if (v->stage[0])
+        sb_printf(b, " at %s", v->stage);
+    if (v->reason[0]) {
         sb_add(b, ": ");
-        sb_oneline(b, reason, FIELD_CHARS);
+        sb_oneline(b, v->reason, FIELD_CHARS);
     }
     sb_add(b, "\n");
-    const cJSON *sum = cJSON_GetObjectItemCaseSensitive(v, "summary");
-    double g, m, r;
-    if (jnum(sum, "geomean_speedup", &g) && jnum(sum, "min_speedup", &m)) {
-        sb_printf(b, "Summary: geomean speedup %.2fx over the baseline (min %.2fx)", g, m);
-        if (jnum(sum, "median_roofline_fraction", &r)) {
+    if (v->geomean_speedup > 0 && isfinite(v->min_speedup)) {
+        sb_printf(b, "Summary: geomean speedup %.2fx over the baseline (min %.2fx)",
+                  v->geomean_speedup, v->min_speedup);
+        if (isfinite(v->median_roofline) && v->median_roofline > 0) {
             sb_add(b, ", median ");
-            sb_percent(b, r);
+            sb_percent(b, v->median_roofline);
             sb_add(b, " of roofline");
         }
         sb_add(b, "\n");
     }
 }
 
-static void add_dims(sbuf *b, const cJSON *shape)
+/* A shape with a speedup to show: visible and timed. */
+static int measured(const kiln_shape_result *r)
 {
-    const cJSON *dims = cJSON_GetObjectItemCaseSensitive(shape, "dims");
-    const cJSON *d;
-    int first = 1;
-    cJSON_ArrayForEach(d, dims) {
-        if (!d->string || !cJSON_IsNumber(d))
-            continue;
-        sb_printf(b, "%s%.64s=%.0f", first ? "" : " ", d->string, d->valuedouble);
-        first = 0;
-    }
-    if (first)
-        sb_add(b, "-");
+    return r->visible && r->timed && isfinite(r->speedup);
 }
 
-/* One row; hidden shapes show their id only, whatever the JSON holds. */
-static void add_shape_row(sbuf *b, const cJSON *s)
+/* One row; hidden shapes show their id only (the decoded verdict holds no
+ * more of them anyway). */
+static void add_shape_row(sbuf *b, const kiln_verdict *v, const kiln_shape_result *r)
 {
-    const char *id = jstr(s, "id");
-    int visible = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "visible"));
-    double x;
-    sb_printf(b, "| %.16s | ", id ? id : "?");
-    if (!visible) {
+    sb_printf(b, "| %.16s | ", r->id[0] ? r->id : "?");
+    if (!r->visible) {
         sb_add(b, "(hidden) | - | - |\n");
         return;
     }
-    add_dims(b, s);
-    if (jnum(s, "speedup", &x))
-        sb_printf(b, " | %.2fx | ", x);
+    char dims[128];
+    kiln_verdict_dims(v, r, dims, sizeof dims);
+    sb_printf(b, "%s", dims[0] ? dims : "-");
+    if (measured(r))
+        sb_printf(b, " | %.2fx | ", r->speedup);
     else
         sb_add(b, " | - | ");
-    if (jnum(s, "roofline_fraction", &x))
-        sb_percent(b, x);
+    if (measured(r) && isfinite(r->roofline_fraction))
+        sb_percent(b, r->roofline_fraction);
     else
         sb_add(b, "-");
     sb_add(b, " |\n");
 }
 
 /* The (up to) two visible shapes with the lowest speedup: where to look. */
-static void add_weakest(sbuf *b, const cJSON *shapes)
+static void add_weakest(sbuf *b, const kiln_verdict *v)
 {
-    const cJSON *best[2] = {NULL, NULL}, *s;
-    double sp[2] = {0, 0}, x;
+    const kiln_shape_result *low[2] = {NULL, NULL};
     int timed = 0;
-    cJSON_ArrayForEach(s, shapes) {
-        if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "visible")) ||
-            !jnum(s, "speedup", &x) || !jstr(s, "id"))
+    for (int i = 0; i < v->nresults; i++) {
+        const kiln_shape_result *r = &v->results[i];
+        if (!measured(r))
             continue;
         timed++;
-        if (!best[0] || x < sp[0]) {
-            best[1] = best[0], sp[1] = sp[0];
-            best[0] = s, sp[0] = x;
-        } else if (!best[1] || x < sp[1]) {
-            best[1] = s, sp[1] = x;
+        if (!low[0] || r->speedup < low[0]->speedup) {
+            low[1] = low[0];
+            low[0] = r;
+        } else if (!low[1] || r->speedup < low[1]->speedup) {
+            low[1] = r;
         }
     }
     if (timed < 2)
         return;
     sb_add(b, "Weakest shapes:");
     for (int i = 0; i < 2; i++) {
-        sb_printf(b, "%s %.16s (%.2fx", i ? "," : "", jstr(best[i], "id"), sp[i]);
-        if (jnum(best[i], "roofline_fraction", &x)) {
+        sb_printf(b, "%s %.16s (%.2fx", i ? "," : "", low[i]->id, low[i]->speedup);
+        if (isfinite(low[i]->roofline_fraction)) {
             sb_add(b, ", ");
-            sb_percent(b, x);
+            sb_percent(b, low[i]->roofline_fraction);
             sb_add(b, " of roofline");
         }
         sb_add(b, ")");
@@ -310,29 +286,30 @@ static void add_weakest(sbuf *b, const cJSON *shapes)
     sb_add(b, "\n");
 }
 
+/* The parent's verdict, decoded by the verdict's one decoder. */
 static void add_results(sbuf *b, const char *verdict_json)
 {
     if (!verdict_json || !*verdict_json) {
         sb_add(b, "Parent's results: not measured yet.\n\n");
         return;
     }
-    cJSON *v = cJSON_Parse(verdict_json);
-    if (!cJSON_IsObject(v)) {
-        cJSON_Delete(v);
+    kiln_verdict *v = malloc(sizeof *v);
+    kiln_error e;
+    if (!v || kiln_verdict_parse(verdict_json, v, &e) < 0) {
+        free(v);
         sb_add(b, "Parent's results: unavailable (its verdict could not be read).\n\n");
         return;
     }
     add_verdict_head(b, v);
-    const cJSON *shapes = cJSON_GetObjectItemCaseSensitive(v, "shapes"), *s;
-    if (cJSON_GetArraySize(shapes) > 0) {
+    if (v->nresults > 0) {
         sb_add(b, "Parent's results per shape (speedup over the baseline; share of the "
                   "roofline):\n| shape | dims | speedup | roofline |\n|---|---|---|---|\n");
-        cJSON_ArrayForEach(s, shapes)
-            add_shape_row(b, s);
-        add_weakest(b, shapes);
+        for (int i = 0; i < v->nresults; i++)
+            add_shape_row(b, v, &v->results[i]);
+        add_weakest(b, v);
     }
     sb_add(b, "\n");
-    cJSON_Delete(v);
+    free(v);
 }
 
 /* ---- attempts ------------------------------------------------------------ */
