@@ -27,6 +27,17 @@ static const char usage[] =
     "'kiln help tasks|verdicts|manifest|exit-codes' for those topics.\n"
     "Exit status: 0 pass, 1 fail or suspect, 2 bad input, 3 internal error, 130 interrupted.\n";
 
+/* Each subcommand and the file that implements it (cli/cmd_NAME.c). */
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+} commands[] = {
+    {"search", kiln_cmd_search},     {"verify", kiln_cmd_verify},   {"task", kiln_cmd_task},
+    {"daemon", kiln_cmd_daemon},     {"reverify", kiln_cmd_reverify}, {"report", kiln_cmd_report},
+    {"status", kiln_cmd_status},     {"export", kiln_cmd_export},   {"lessons", kiln_cmd_lessons},
+    {"doctor", kiln_cmd_doctor},
+};
+
 int main(int argc, char **argv)
 {
     if (argc >= 3 && strcmp(argv[1], "help") == 0)
@@ -39,26 +50,9 @@ int main(int argc, char **argv)
         puts("kiln 0.1.0");
         return KILN_EXIT_OK;
     }
-    if (strcmp(argv[1], "search") == 0)
-        return kiln_cmd_search(argc - 1, argv + 1);
-    if (strcmp(argv[1], "verify") == 0)
-        return kiln_cmd_verify(argc - 1, argv + 1);
-    if (strcmp(argv[1], "task") == 0)
-        return kiln_cmd_task(argc - 1, argv + 1);
-    if (strcmp(argv[1], "daemon") == 0)
-        return kiln_cmd_daemon(argc - 1, argv + 1);
-    if (strcmp(argv[1], "reverify") == 0)
-        return kiln_cmd_reverify(argc - 1, argv + 1);
-    if (strcmp(argv[1], "report") == 0)
-        return kiln_cmd_report(argc - 1, argv + 1);
-    if (strcmp(argv[1], "status") == 0)
-        return kiln_cmd_status(argc - 1, argv + 1);
-    if (strcmp(argv[1], "export") == 0)
-        return kiln_cmd_export(argc - 1, argv + 1);
-    if (strcmp(argv[1], "lessons") == 0)
-        return kiln_cmd_lessons(argc - 1, argv + 1);
-    if (strcmp(argv[1], "doctor") == 0)
-        return kiln_cmd_doctor(argc - 1, argv + 1);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
     fprintf(stderr, "kiln: unknown command '%s'\n\n%s", argv[1], usage);
     return KILN_EXIT_BAD_INPUT;
 }
