@@ -39,7 +39,7 @@ def objects(build):
 def name_of(build, path):
     rel = os.path.relpath(path, build).replace("CMakeFiles/", "")
     parts = [p for p in rel.split("/") if not p.endswith(".dir")]
-    return "/".join(parts)[:-2]   # "verifier/backend/cpu.c"
+    return "/".join(parts)[:-2]   # "verifier/backend/cpu/cpu.c"
 
 
 # prefix of the library's symbols -> (library, owners: a file, or every file under a "dir/")

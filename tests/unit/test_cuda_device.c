@@ -1,5 +1,5 @@
 /* test_cuda_device.c - reading the CUDA worker's device description and
- * the cached copy bandwidth (verifier/cuda_device.c), without a GPU: the
+ * the cached copy bandwidth (verifier/backend/cuda/cuda_device.c), without a GPU: the
  * cache is seeded so no probe runs. */
 #include <setjmp.h>
 #include <stdarg.h>
