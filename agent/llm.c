@@ -1,11 +1,12 @@
 /* llm.c - OpenAI-compatible chat completions and Anthropic Messages over
  * libcurl (see llm.h).
  *
- * kiln_llm_complete() runs n "drafts" of one prompt on one curl multi handle.
- * Each draft owns an easy handle that is re-added to the multi handle for
- * every attempt; a failed attempt that may succeed later (connection error,
- * timeout, 408/409/429/5xx) is parked with a time for its next attempt, so the
- * backoff of one draft never delays the others.  The loop polls until every
+ * kiln_llm_complete_each() runs n "drafts" (each its own request) on one curl
+ * multi handle.  Each draft owns an easy handle and a request body; the
+ * handle is re-added to the multi handle for every attempt; a failed attempt
+ * that may succeed later (connection error, timeout, 408/409/429/5xx) is
+ * parked with a time for its next attempt, so the backoff of one draft never
+ * delays the others.  The loop polls until every
  * draft is done.  Errors are written into each draft's result, never printed. */
 #include "llm.h"
 
@@ -154,6 +155,8 @@ enum { D_WAITING, D_RUNNING, D_DONE };
 typedef struct draft {
     CURL *easy;
     kiln_llm_result *res;
+    const kiln_llm_request *req;
+    char *req_body;          /* what this draft sends (cJSON's allocator) */
     char *body;              /* response body of the current attempt */
     size_t len, cap;
     int too_big;             /* body exceeded MAX_BODY_BYTES or memory ran out */
@@ -258,8 +261,10 @@ static cJSON *add_message(cJSON *messages, const char *role, const char *content
     return m;
 }
 
-/* The JSON body, shared by all drafts (malloc'd; NULL when out of memory). */
-static char *request_body(const kiln_llm_config *cfg, const char *system, const char *user)
+/* One draft's JSON body (malloc'd; NULL when out of memory); temperature
+ * < 0 sends none. */
+static char *request_body(const kiln_llm_config *cfg, const char *system, const char *user,
+                          double temperature)
 {
     int openai = cfg->dialect == KILN_LLM_OPENAI;
     int has_system = system && *system;
@@ -270,8 +275,8 @@ static char *request_body(const kiln_llm_config *cfg, const char *system, const 
     /* Anthropic takes the system prompt at the top level, OpenAI as a message. */
     if (ok && has_system && !openai)
         ok = cJSON_AddStringToObject(j, "system", system) != NULL;
-    if (ok && cfg->temperature >= 0)
-        ok = cJSON_AddNumberToObject(j, "temperature", cfg->temperature) != NULL;
+    if (ok && temperature >= 0)
+        ok = cJSON_AddNumberToObject(j, "temperature", temperature) != NULL;
     if (ok)
         ok = (messages = cJSON_AddArrayToObject(j, "messages")) != NULL;
     if (ok && has_system && openai)
@@ -449,6 +454,34 @@ static void transfer_error(const kiln_llm_config *cfg, const draft *d, CURLcode 
         snprintf(what, cap, "connection error: %s", why);
 }
 
+/* Make body the draft's request body (the old one freed); -1 when curl
+ * refuses it. */
+static int set_body(draft *d, char *body)
+{
+    int bad = curl_easy_setopt(d->easy, CURLOPT_POSTFIELDS, body) != CURLE_OK;
+    bad |= curl_easy_setopt(d->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body))
+           != CURLE_OK;
+    cJSON_free(d->req_body);
+    d->req_body = body;
+    return bad ? -1 : 0;
+}
+
+/* Some models take no temperature (OpenAI's reasoning models answer 400
+ * "Unsupported value: 'temperature' ..."). A draft refused so is sent again
+ * without one, once, instead of failing the whole search. 1 when it will. */
+static int drop_temperature(const kiln_llm_config *cfg, draft *d, long status, const char *message)
+{
+    if (status != 400 || d->res->temperature < 0 || !strstr(message, "temperature"))
+        return 0;
+    char *body = request_body(cfg, d->req->system, d->req->user, -1);
+    if (!body || set_body(d, body) < 0)
+        return 0;   /* then the 400 stands, as it came */
+    d->res->temperature = -1;
+    d->state = D_WAITING;
+    d->next_at = now_s();
+    return 1;
+}
+
 /* Judge the attempt that just ended: the draft is done (answer or final
  * error) or parked until its next attempt. */
 static void finish_attempt(const kiln_llm_config *cfg, draft *d, CURLcode code, double t0,
@@ -473,9 +506,11 @@ static void finish_attempt(const kiln_llm_config *cfg, draft *d, CURLcode code, 
         parse_success(cfg, d);
     } else {
         http = 1;
+        body_error_message(d->body, d->len, quote, sizeof quote);
+        if (drop_temperature(cfg, d, status, quote))
+            return;
         retry = retryable_status(status);
         r->fatal = !retry;   /* 400, 401, 403, 404, ...: the request itself is wrong */
-        body_error_message(d->body, d->len, quote, sizeof quote);
         if (status == 401 || status == 403)
             snprintf(what, sizeof what, "API key rejected (HTTP %ld)", status);
         else
@@ -586,16 +621,22 @@ static void run_all(const kiln_llm_config *cfg, CURLM *multi, draft *d, int n)
 
 /* ---- entry point --------------------------------------------------------- */
 
-static int setup_easy(const kiln_llm_config *cfg, draft *d, const char *url, const char *body,
+/* The draft's easy handle and its request body (the effective temperature
+ * recorded in its result). */
+static int setup_easy(const kiln_llm_config *cfg, draft *d, const char *url,
                       struct curl_slist *headers)
 {
     CURL *e = d->easy = curl_easy_init();
-    if (!e)
+    double t = d->req->temperature >= 0 ? d->req->temperature : cfg->temperature;
+    char *body = request_body(cfg, d->req->system, d->req->user, t);
+    d->res->temperature = t >= 0 ? t : -1;
+    if (!e || !body) {
+        cJSON_free(body);
         return -1;
+    }
     /* No CURLOPT_FAILONERROR: error bodies carry the API's explanation. */
-    int bad = curl_easy_setopt(e, CURLOPT_URL, url) != CURLE_OK;
-    bad |= curl_easy_setopt(e, CURLOPT_POSTFIELDS, body) != CURLE_OK;
-    bad |= curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body)) != CURLE_OK;
+    int bad = set_body(d, body) < 0;
+    bad |= curl_easy_setopt(e, CURLOPT_URL, url) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_WRITEDATA, d) != CURLE_OK;
@@ -636,7 +677,7 @@ static int check_config(const kiln_llm_config *cfg, kiln_error *err)
     return 0;
 }
 
-static void cleanup(CURLM *multi, draft *d, int n, struct curl_slist *headers, char *body)
+static void cleanup(CURLM *multi, draft *d, int n, struct curl_slist *headers)
 {
     for (int i = 0; d && i < n; i++) {
         if (d[i].easy) {
@@ -645,37 +686,45 @@ static void cleanup(CURLM *multi, draft *d, int n, struct curl_slist *headers, c
             curl_easy_cleanup(d[i].easy);
         }
         free(d[i].body);
+        cJSON_free(d[i].req_body);
     }
     curl_multi_cleanup(multi);
     free(d);
     curl_slist_free_all(headers);
-    cJSON_free(body);
 }
 
-int kiln_llm_complete(const kiln_llm_config *cfg, const char *system, const char *user,
-                      int n, kiln_llm_result *out, kiln_error *err)
+static int check_requests(const kiln_llm_request *req, int n, kiln_error *err)
 {
-    if (!cfg || !user || !out || n < 1)
-        return kiln_fail(err, "llm: need a config, a user prompt and n >= 1 results");
+    for (int i = 0; i < n; i++)
+        if (!req[i].user)
+            return kiln_fail(err, "llm: request %d has no user prompt", i);
+    return 0;
+}
+
+int kiln_llm_complete_each(const kiln_llm_config *cfg, const kiln_llm_request *req, int n,
+                           kiln_llm_result *out, kiln_error *err)
+{
+    if (!cfg || !req || !out || n < 1)
+        return kiln_fail(err, "llm: need a config, requests and n >= 1 results");
     memset(out, 0, (size_t)n * sizeof *out);
-    if (check_config(cfg, err) < 0 || global_init(err) < 0)
+    if (check_requests(req, n, err) < 0 || check_config(cfg, err) < 0 || global_init(err) < 0)
         return -1;
     char url[sizeof cfg->base_url + 32];
     snprintf(url, sizeof url, "%s%s", cfg->base_url,
              cfg->dialect == KILN_LLM_OPENAI ? "/chat/completions" : "/v1/messages");
 
-    char *body = request_body(cfg, system, user);
     struct curl_slist *headers = request_headers(cfg);
     draft *d = calloc((size_t)n, sizeof *d);
     CURLM *multi = curl_multi_init();
     int rc = -1;
-    if (!body || !headers || !d || !multi) {
+    if (!headers || !d || !multi) {
         kiln_fail(err, "llm: out of memory preparing the request");
         goto done;
     }
     for (int i = 0; i < n; i++) {
         d[i].res = &out[i];
-        if (setup_easy(cfg, &d[i], url, body, headers) < 0) {
+        d[i].req = &req[i];
+        if (setup_easy(cfg, &d[i], url, headers) < 0) {
             kiln_fail(err, "llm: could not set up a curl handle");
             goto done;
         }
@@ -683,6 +732,21 @@ int kiln_llm_complete(const kiln_llm_config *cfg, const char *system, const char
     run_all(cfg, multi, d, n);
     rc = 0;
 done:
-    cleanup(multi, d, n, headers, body);
+    cleanup(multi, d, n, headers);
+    return rc;
+}
+
+int kiln_llm_complete(const kiln_llm_config *cfg, const char *system, const char *user,
+                      int n, kiln_llm_result *out, kiln_error *err)
+{
+    if (!user || n < 1)
+        return kiln_fail(err, "llm: need a config, a user prompt and n >= 1 results");
+    kiln_llm_request *req = calloc((size_t)n, sizeof *req);
+    if (!req)
+        return kiln_fail(err, "llm: out of memory preparing the request");
+    for (int i = 0; i < n; i++)
+        req[i] = (kiln_llm_request){.system = system, .user = user, .temperature = -1};
+    int rc = kiln_llm_complete_each(cfg, req, n, out, err);
+    free(req);
     return rc;
 }

@@ -1,6 +1,6 @@
 /* llm.h - one client for OpenAI-compatible chat completions and Anthropic
- * Messages: n drafts of one prompt are requested concurrently (curl multi),
- * each with its own retries and backoff.  Non-streaming, text only. */
+ * Messages: n drafts are requested concurrently (curl multi), each with its
+ * own prompt, temperature, retries and backoff.  Non-streaming, text only. */
 #ifndef KILN_LLM_H
 #define KILN_LLM_H
 
@@ -42,13 +42,29 @@ typedef struct kiln_llm_result {
     int attempts;
     long http_status;       /* of the last attempt (0 = no HTTP response) */
     int fatal;              /* retrying cannot help: 401/403 (key rejected), 400, 404, other 4xx */
+    double temperature;     /* what the last attempt sent; -1: none */
     char error[512];        /* when !ok: what went wrong */
 } kiln_llm_result;
 
-/* Ask n completions of the same prompt concurrently (curl multi), each with
-   its own retries.  out[0..n-1] are overwritten (not freed first).  Returns 0
-   (even if some failed; see out[i].ok) or -1 only when nothing could be
-   attempted (bad arguments, out of memory, curl could not start). */
+/* One request of a batch: the drafts of a search iteration each get their
+   own instructions and temperature, so that no two ask the same. */
+typedef struct kiln_llm_request {
+    const char *system;     /* may be NULL or "" */
+    const char *user;
+    double temperature;     /* >= 0: sent as "temperature" (both APIs); < 0: cfg->temperature */
+} kiln_llm_request;
+
+/* Ask req[0..n-1] concurrently (curl multi), each with its own retries.
+   out[0..n-1] are overwritten (not freed first).  A model that refuses a
+   temperature (HTTP 400 naming "temperature", as OpenAI's reasoning models
+   answer) is asked again at once without one.  Returns 0 (even if some
+   failed; see out[i].ok) or -1 only when nothing could be attempted (bad
+   arguments, out of memory, curl could not start). */
+int kiln_llm_complete_each(const kiln_llm_config *cfg, const kiln_llm_request *req, int n,
+                           kiln_llm_result *out, kiln_error *err);
+
+/* n completions of the same prompt at cfg->temperature: complete_each with
+   n equal requests. */
 int kiln_llm_complete(const kiln_llm_config *cfg, const char *system, const char *user,
                       int n, kiln_llm_result *out, kiln_error *err);
 

@@ -402,6 +402,19 @@ static void add_lessons(sbuf *b, const kiln_prompt_input *in, const plan *pl)
     sb_add(b, "\n\n");
 }
 
+/* The draft's direction, last before the request: a suggestion, since not
+ * every direction suits every kernel. */
+static void add_strategy(sbuf *b, const char *strategy)
+{
+    if (!strategy || !*strategy)
+        return;
+    sb_add(b, "Direction for this answer (other answers to this prompt explore other "
+              "directions): ");
+    sb_add(b, strategy);
+    sb_add(b, ". If it cannot help this kernel, make the change you judge best instead and "
+              "say so in the hypothesis.\n\n");
+}
+
 static void render(sbuf *b, const kiln_prompt_input *in, const plan *pl, const char *head)
 {
     b->len = 0;
@@ -410,6 +423,7 @@ static void render(sbuf *b, const kiln_prompt_input *in, const plan *pl, const c
     sb_add(b, head);
     add_attempts(b, in, pl);
     add_lessons(b, in, pl);
+    add_strategy(b, in->strategy);
     sb_add(b, "Write the next candidate. Answer with the complete file in one fenced code block "
               "and one line:\nHYPOTHESIS: <what you changed and why it should be faster>\n");
 }
@@ -518,4 +532,42 @@ int kiln_prompt_build(const kiln_prompt_input *in, char **system, char **user, k
         return -1;
     }
     return 0;
+}
+
+/* ---- diverse drafts -------------------------------------------------------- */
+
+/* Directions that hold for C and CUDA kernels alike, most general first. */
+static const char *const strategies[KILN_DRAFT_STRATEGIES] = {
+    "memory access: fewer passes over memory, contiguous and aligned loads and stores, "
+    "better use of caches (on a GPU: coalesced global and shared memory)",
+    "vectorisation: wide vector loads and arithmetic (SIMD intrinsics or loops the compiler "
+    "vectorises; on a GPU vector types such as float4)",
+    "reduction structure: several independent accumulators, pairwise or tree reductions "
+    "(on a GPU warp shuffles), shorter dependency chains",
+    "parallel decomposition: how the work is split (rows or tiles per step, blocking for the "
+    "cache; on a GPU the grid, block and per-thread work)",
+    "fusing passes: compute in one pass what now takes several, reusing values while they "
+    "are in registers",
+    "arithmetic simplification: a reciprocal instead of repeated division, invariants hoisted "
+    "out of loops, cheaper exact formulations",
+    "unrolling and instruction-level parallelism: unroll hot loops, interleave independent "
+    "work, take branches out of inner loops",
+    "a different algorithm: restructure the kernel around another way to compute the same "
+    "result (for example a single-pass or online formulation)",
+};
+
+const char *kiln_draft_strategy(int iteration, int draft, int ndrafts)
+{
+    long it = iteration > 0 ? iteration - 1 : 0, n = ndrafts > 0 ? ndrafts : 1;
+    long d = draft > 0 ? draft : 0;
+    return strategies[(it * n + d) % KILN_DRAFT_STRATEGIES];
+}
+
+double kiln_draft_temperature(int draft, int ndrafts)
+{
+    if (ndrafts < 2)
+        return 0.5;
+    int d = draft < 0 ? 0 : draft >= ndrafts ? ndrafts - 1 : draft;
+    /* Two decimals: the value sent reads as written in docs/search.md. */
+    return round((0.2 + 0.6 * d / (ndrafts - 1)) * 100) / 100;
 }

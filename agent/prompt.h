@@ -30,6 +30,7 @@ typedef struct kiln_prompt_input {
     const kiln_attempt *attempts;
     int nattempts;
     const char *lessons;           /* may be NULL or "" */
+    const char *strategy;          /* this draft's direction (kiln_draft_strategy); may be NULL */
     size_t max_chars;              /* user prompt budget in bytes; 0: none */
 } kiln_prompt_input;
 
@@ -40,5 +41,24 @@ typedef struct kiln_prompt_input {
  * memory, or when the task, parent source and results alone exceed
  * max_chars. */
 int kiln_prompt_build(const kiln_prompt_input *in, char **system, char **user, kiln_error *err);
+
+/* ---- diverse drafts ------------------------------------------------------
+ *
+ * The drafts of one iteration are asked different things: each gets a
+ * direction to explore from a fixed list and a temperature of its own, so
+ * no two requests of an iteration are the same (docs/search.md). */
+
+#define KILN_DRAFT_STRATEGIES 8
+
+/* The direction of draft d (0-based) of n in iteration it (1-based): entry
+ * ((it - 1) * n + d) mod KILN_DRAFT_STRATEGIES of the list, so the drafts of
+ * an iteration differ (while n <= the list's length) and the iterations go
+ * on through the list. Never NULL. */
+const char *kiln_draft_strategy(int iteration, int draft, int ndrafts);
+
+/* Draft d's temperature: spread evenly over [0.2, 0.8] (0.2 + 0.6 d/(n-1),
+ * to two decimals), 0.5 for a single draft: low ones refine, high ones
+ * explore. */
+double kiln_draft_temperature(int draft, int ndrafts);
 
 #endif

@@ -326,11 +326,52 @@ static char *lessons_for(search *s, const history *h, const char *task_text, lon
     return text;
 }
 
+/* The requests of one iteration: the same context, but each draft its own
+ * direction and temperature, so no two ask the same (docs/search.md). */
+typedef struct drafts {
+    int n;
+    char *system[MAX_DRAFTS], *user[MAX_DRAFTS];
+    kiln_llm_request req[MAX_DRAFTS];
+} drafts;
+
+static int build_drafts(kiln_prompt_input *in, int it, drafts *dr, kiln_error *err)
+{
+    for (int d = 0; d < dr->n; d++) {
+        in->strategy = kiln_draft_strategy(it, d, dr->n);
+        if (kiln_prompt_build(in, &dr->system[d], &dr->user[d], err) < 0)
+            return -1;
+        dr->req[d] = (kiln_llm_request){.system = dr->system[d], .user = dr->user[d],
+                                        .temperature = kiln_draft_temperature(d, dr->n)};
+    }
+    return 0;
+}
+
+static void free_drafts(drafts *dr)
+{
+    for (int d = 0; d < dr->n; d++) {
+        free(dr->system[d]);
+        free(dr->user[d]);
+    }
+}
+
+/* What each draft's prompt showed; a call that failed showed nothing. */
+static void note_shown(search *s, int first, const drafts *dr, const kiln_llm_result *res,
+                       const long long *ids, int nids, const char *lessons)
+{
+    for (int d = 0; d < dr->n; d++) {
+        if (!res[d].ok)
+            continue;
+        kiln_error e;
+        kiln_lessons_shown(s->db, s->run.id, first + d, ids, nids, lessons ? strlen(lessons) : 0,
+                           strlen(dr->system[d]) + strlen(dr->user[d]), &e);
+    }
+}
+
 static int propose_llm(search *s, int it, int first, const char *parent_src,
                        const char *parent_verdict, kiln_error *err)
 {
     history h;
-    char *text = task_text(s), *system = NULL, *user = NULL;
+    char *text = task_text(s);
     if (!text || load_history(s, &h, err) < 0) {
         free(text);
         return text ? -1 : kiln_fail(err, "out of memory");
@@ -344,33 +385,26 @@ static int propose_llm(search *s, int it, int first, const char *parent_src,
                             .parent_source = parent_src, .parent_verdict_json = parent_verdict,
                             .attempts = h.att, .nattempts = h.n, .lessons = lessons,
                             .max_chars = 60000};
-    int rc = kiln_prompt_build(&in, &system, &user, err);
+    drafts dr = {.n = s->run.drafts < MAX_DRAFTS ? s->run.drafts : MAX_DRAFTS};
+    int rc = build_drafts(&in, it, &dr, err);
     free_history(&h);
     free(text);
-    int n = s->run.drafts < MAX_DRAFTS ? s->run.drafts : MAX_DRAFTS;
     kiln_llm_result res[MAX_DRAFTS];
     memset(res, 0, sizeof res);
     if (rc == 0) {
-        say_asking(s, n);
-        rc = kiln_llm_complete(&s->llm, system, user, n, res, err);
+        say_asking(s, dr.n);
+        rc = kiln_llm_complete_each(&s->llm, dr.req, dr.n, res, err);
     }
     if (rc == 0)
-        rc = record_answers(s, it, first, entry, res, n, err);
+        rc = record_answers(s, it, first, entry, res, dr.n, err);
     if (rc == 0)
         rc = server_gone(s, err);
-    /* What each draft's prompt showed; a call that failed showed nothing. */
-    for (int d = 0; rc == 0 && d < n; d++) {
-        if (!res[d].ok)
-            continue;
-        kiln_error e;
-        kiln_lessons_shown(s->db, s->run.id, first + d, ids, nids, lessons ? strlen(lessons) : 0,
-                           strlen(system) + strlen(user), &e);
-    }
+    if (rc == 0)
+        note_shown(s, first, &dr, res, ids, nids, lessons);
     free(lessons);
-    for (int d = 0; d < n; d++)
+    for (int d = 0; d < dr.n; d++)
         kiln_llm_result_free(&res[d]);
-    free(system);
-    free(user);
+    free_drafts(&dr);
     return rc;
 }
 

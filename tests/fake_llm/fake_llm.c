@@ -8,12 +8,17 @@
  * responses listed in the script, one per request, the last line repeating:
  *
  *   ok FILE | status CODE [RETRY_AFTER] | slow MS FILE | truncated FILE |
- *   malformed | nocontent | expect-key KEY
+ *   malformed | nocontent | expect-key KEY | no-temperature FILE
  *
+ * no-temperature answers FILE to a request without a temperature and 400
+ * naming "temperature" to one with it, as OpenAI's reasoning models do.
  * FILE is relative to the script's directory.  Blank lines and lines
  * starting with '#' are skipped.  The parent takes the script line at accept
  * time and forks one child per connection, so slow answers never hold up the
- * others while the script order stays that of the connections.  It exits on
+ * others while the script order stays that of the connections.  The log
+ * has a line per request: method, path, dialect, step, model, then t= the
+ * request's temperature ("-": none) and h= a 64-bit FNV-1a hash of its body
+ * (so a test can tell requests apart).  It exits on
  * SIGTERM, or by itself after 120 s without a request, so a crashed test
  * cannot leave it behind. */
 #ifndef _GNU_SOURCE
@@ -45,7 +50,7 @@
 #define MAX_BODY (32 << 20)
 
 typedef enum {
-    S_OK, S_STATUS, S_SLOW, S_TRUNCATED, S_MALFORMED, S_NOCONTENT, S_EXPECT_KEY
+    S_OK, S_STATUS, S_SLOW, S_TRUNCATED, S_MALFORMED, S_NOCONTENT, S_EXPECT_KEY, S_NO_TEMPERATURE
 } step_kind;
 
 typedef struct step {
@@ -53,7 +58,7 @@ typedef struct step {
     int code;          /* status */
     int retry_after;   /* status: seconds, -1 if none */
     int ms;            /* slow */
-    char *text;        /* ok / slow / truncated: the answer (file contents) */
+    char *text;        /* ok / slow / truncated / no-temperature: the answer (file contents) */
     char *key;         /* expect-key */
 } step;
 
@@ -68,6 +73,8 @@ typedef struct request {
     char auth[512], xkey[512];
     char *body;
     size_t body_len;
+    char temperature[32];      /* as sent, "%g"; "-" when none */
+    unsigned long long hash;   /* FNV-1a of the body */
 } request;
 
 static volatile sig_atomic_t g_stop;
@@ -144,6 +151,8 @@ static int parse_step(char *line, const char *dir, step *st)
         st->kind = S_NOCONTENT;
     else if (!strcmp(k, "expect-key") && nw == 2)
         st->kind = S_EXPECT_KEY, st->key = strdup(words[1]);
+    else if (!strcmp(k, "no-temperature") && nw == 2)
+        st->kind = S_NO_TEMPERATURE, st->text = read_file(dir, words[1]);
     else
         return -1;
     return 0;
@@ -266,6 +275,9 @@ static int read_request(int fd, request *rq)
     }
     rq->body_len = have;
     rq->body[have] = '\0';
+    rq->hash = 14695981039346656037ULL;
+    for (size_t i = 0; i < have; i++)
+        rq->hash = (rq->hash ^ (unsigned char)rq->body[i]) * 1099511628211ULL;
     return have == (size_t)want ? 0 : -1;
 }
 
@@ -400,8 +412,9 @@ static void log_line(const char *log, const request *rq, const char *dialect, co
     if (!log)
         return;
     char line[1024];
-    int n = snprintf(line, sizeof line, "%s %s %s %s %s\n", rq->method[0] ? rq->method : "-",
-                     rq->path[0] ? rq->path : "-", dialect, kind, model[0] ? model : "-");
+    int n = snprintf(line, sizeof line, "%s %s %s %s %s t=%s h=%016llx\n",
+                     rq->method[0] ? rq->method : "-", rq->path[0] ? rq->path : "-", dialect, kind,
+                     model[0] ? model : "-", rq->temperature[0] ? rq->temperature : "-", rq->hash);
     if (n >= (int)sizeof line)
         n = sizeof line - 1;
     /* One O_APPEND write per line keeps concurrent children's lines whole. */
@@ -413,12 +426,18 @@ static void log_line(const char *log, const request *rq, const char *dialect, co
         close(fd);
 }
 
-/* NULL when the body is a valid request (model copied out), else why not. */
-static const char *check_body(const request *rq, int anthropic, char *model, size_t cap)
+/* NULL when the body is a valid request (model and temperature copied
+ * out), else why not. */
+static const char *check_body(request *rq, int anthropic, char *model, size_t cap)
 {
     cJSON *j = cJSON_ParseWithLength(rq->body, rq->body_len);
     const char *why = NULL;
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(j, "model");
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "temperature");
+    if (cJSON_IsNumber(t))
+        snprintf(rq->temperature, sizeof rq->temperature, "%g", t->valuedouble);
+    else
+        snprintf(rq->temperature, sizeof rq->temperature, "-");
     if (!j)
         why = "request body is not valid JSON";
     else if (!cJSON_IsString(m))
@@ -452,7 +471,7 @@ static void respond_error(int fd, int anthropic, int code, int retry_after, cons
 static void step_name(const step *st, char *kind, size_t cap)
 {
     static const char *names[] = {"ok", "status", "slow", "truncated", "malformed", "nocontent",
-                                  "expect-key"};
+                                  "expect-key", "no-temperature"};
     if (st->kind == S_STATUS)
         snprintf(kind, cap, "status:%d", st->code);
     else
@@ -524,6 +543,10 @@ static void serve(int fd, const step *st, const char *key, const char *log)
     } else if (why) {
         log_line(log, &rq, dialect, "400", model);
         respond_error(fd, anthropic, 400, -1, why);
+    } else if (st->kind == S_NO_TEMPERATURE && strcmp(rq.temperature, "-") != 0) {
+        log_line(log, &rq, dialect, "no-temperature:400", model);
+        respond_error(fd, anthropic, 400, -1, "Unsupported value: 'temperature' does not support "
+                      "this value with this model. Only the default (1) value is supported.");
     } else {
         step_name(st, kind, sizeof kind);
         log_line(log, &rq, dialect, kind, model);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # search_test.sh - integration tests of `kiln search`: the offline tuner,
-# replay, the OpenAI and Anthropic agents against tests/fake_llm, kill -9
+# replay, the OpenAI and Anthropic agents against tests/fake_llm (diverse
+# drafts), kill -9
 # and resume, Ctrl-C, bad input, the time budget, and a CUDA search where
 # there is no GPU. After each run the git workspace and the run database are
 # checked against each other.
@@ -313,9 +314,10 @@ else
     consistent "$WS3" "$RUN3"
 fi
 end "openai search via fake_llm: kept answer, 429 retried, cheat reverted, malformed and code-less answers recorded"
-# fake_llm logs one line per request (method, path, dialect, step, model),
-# not request bodies: whether the second prompt mentions the first attempt
-# cannot be seen from here, so that is not checked.
+# fake_llm logs one line per request (method, path, dialect, step, model,
+# temperature, a hash of the body), not request bodies: whether the second
+# prompt mentions the first attempt cannot be seen from here, so that is not
+# checked.
 
 # A model server that keeps failing stops the run: N failed calls in a row
 # (each already retried with backoff) over at least T; exit 3 naming the
@@ -344,6 +346,27 @@ OPENAI_API_KEY=test kiln "$tmp/3c.out" "$tmp/3c.err" search --workspace "$WS3B" 
 [ "$(sq "$DB3B" "SELECT status FROM runs WHERE id='$RUN3B'")" = done ] ||
     problem "after the resume the run is not done"
 end "a model server that keeps failing: exit 3 naming it after N failures over T, nothing shown, resumable"
+
+# ---- diverse drafts ----------------------------------------------------------------
+
+# The drafts of an iteration ask different things: a direction each and a
+# temperature each (0.2, 0.5, 0.8 for three), so no two request bodies of
+# an iteration are the same (fake_llm logs t= and a hash of each body).
+begin
+start_fake drafts "ok $tmp/noanswer.md"
+WS3D=$tmp/ws3d
+OPENAI_API_KEY=test kiln "$tmp/3d.out" "$tmp/3d.err" search rmsnorm --agent openai --model fake \
+    --base-url "http://127.0.0.1:$PORT/v1" --iterations 2 --drafts 3 --workspace "$WS3D" "${FAST[@]}"
+[ "$RC" -eq 0 ] || problem "exit $RC, expected 0"$'\n'"$(tail_of "$tmp/3d.err")"
+[ "$(wc -l <"$FLOG")" = 6 ] || problem "fake_llm saw $(wc -l <"$FLOG") requests, expected 6:"$'\n'"$(tail_of "$FLOG")"
+for it in 1 2; do
+    lines=$(sed -n "$((it * 3 - 2)),$((it * 3))p" "$FLOG")
+    temps=$(grep -o ' t=[^ ]*' <<<"$lines" | sort | tr -d '\n')
+    [ "$temps" = " t=0.2 t=0.5 t=0.8" ] || problem "iteration $it: temperatures '$temps', expected 0.2, 0.5 and 0.8"
+    hashes=$(grep -o ' h=[0-9a-f]*' <<<"$lines" | sort -u | wc -l)
+    [ "$hashes" = 3 ] || problem "iteration $it: $hashes different request bodies among 3:"$'\n'"$lines"
+done
+end "diverse drafts: the 3 requests of an iteration differ, temperatures 0.2, 0.5 and 0.8"
 
 # ==== 4. Anthropic agent: key accepted, key rejected =====================================
 

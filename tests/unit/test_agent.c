@@ -1,6 +1,7 @@
 /* test_agent.c - cmocka tests for the proposer pieces in agent/: the answer
  * parser (parse.c), knobs and the offline tuner (tune.c), the replay
- * directory (replay.c) and the prompt builder (prompt.c).
+ * directory (replay.c) and the prompt builder with the drafts' directions
+ * and temperatures (prompt.c).
  *
  * Everything allocated is freed and temp directories are removed, so the
  * test also runs clean under AddressSanitizer. */
@@ -966,6 +967,56 @@ static void test_prompt_bad_input(void **state)
     free(user);
 }
 
+/* ---- diverse drafts -------------------------------------------------------- */
+
+/* The drafts of an iteration get different directions (as long as there are
+ * no more of them than directions) and temperatures; the next iteration
+ * goes on through the list. */
+static void test_draft_strategies(void **state)
+{
+    (void)state;
+    for (int n = 1; n <= KILN_DRAFT_STRATEGIES; n++)
+        for (int it = 1; it <= 3; it++)
+            for (int a = 0; a < n; a++)
+                for (int b = a + 1; b < n; b++)
+                    assert_string_not_equal(kiln_draft_strategy(it, a, n),
+                                            kiln_draft_strategy(it, b, n));
+    /* one draft an iteration: a new direction each time */
+    assert_string_not_equal(kiln_draft_strategy(1, 0, 1), kiln_draft_strategy(2, 0, 1));
+    /* four drafts: iteration 2 starts where iteration 1 stopped */
+    assert_string_equal(kiln_draft_strategy(2, 0, 4), kiln_draft_strategy(1, 4, 8));
+    assert_true(kiln_draft_temperature(0, 1) == 0.5);
+    assert_true(kiln_draft_temperature(0, 4) == 0.2);
+    assert_true(kiln_draft_temperature(1, 4) == 0.4);
+    assert_true(kiln_draft_temperature(2, 4) == 0.6);
+    assert_true(kiln_draft_temperature(3, 4) == 0.8);
+    for (int n = 2; n <= 16; n++)
+        for (int d = 1; d < n; d++)
+            assert_true(kiln_draft_temperature(d, n) > kiln_draft_temperature(d - 1, n));
+}
+
+/* The direction is in the user prompt, and counts toward its budget. */
+static void test_prompt_strategy(void **state)
+{
+    (void)state;
+    kiln_prompt_input in = base_input();
+    char *sys, *user, *plain;
+    kiln_error err;
+    assert_int_equal(kiln_prompt_build(&in, &sys, &plain, &err), 0);
+    free(sys);
+    in.strategy = kiln_draft_strategy(1, 2, 4);
+    in.max_chars = strlen(plain) + 40;   /* too little room for the direction */
+    assert_int_equal(kiln_prompt_build(&in, &sys, &user, &err), -1);
+    in.max_chars = 0;
+    assert_int_equal(kiln_prompt_build(&in, &sys, &user, &err), 0);
+    must_contain(user, "Direction for this answer");
+    must_contain(user, in.strategy);
+    assert_null(strstr(plain, "Direction for this answer"));
+    free(sys);
+    free(user);
+    free(plain);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -997,6 +1048,8 @@ int main(void)
         cmocka_unit_test(test_prompt_contents),
         cmocka_unit_test(test_prompt_budget),
         cmocka_unit_test(test_prompt_bad_input),
+        cmocka_unit_test(test_draft_strategies),
+        cmocka_unit_test(test_prompt_strategy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

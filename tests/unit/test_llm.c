@@ -3,7 +3,8 @@
  * Each test writes a script (and answer files) into a fresh mkdtemp
  * directory, starts tests/fake_llm on a loopback port (its path is argv[1])
  * and checks what kiln_llm_complete makes of the scripted responses: answers,
- * token counts, retries and their timing, and the exact kind of failure.
+ * token counts, retries and their timing, and the exact kind of failure; and
+ * that kiln_llm_complete_each sends each request with its own temperature.
  * Backoff is set to 10 ms so the whole file runs in a few seconds; only the
  * retry-after cases wait the server's 1 s. */
 #ifndef _GNU_SOURCE
@@ -441,6 +442,107 @@ static void test_retry_does_not_block_others(void **state)
     kiln_llm_result_free(&r[1]);
 }
 
+/* ---- one request per draft ------------------------------------------------ */
+
+/* The temperatures the fake logged ("t=..."), in the log's order. */
+static int log_temperatures(const fixture *f, char t[][16], int max)
+{
+    const char *log = read_log(f), *p = log;
+    int n = 0;
+    while (n < max && (p = strstr(p, " t=")) != NULL) {
+        p += 3;
+        snprintf(t[n++], 16, "%.*s", (int)strcspn(p, " \n"), p);
+    }
+    return n;
+}
+
+static int temperature_logged(char t[][16], int n, const char *want)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(t[i], want))
+            return 1;
+    return 0;
+}
+
+/* The temperature goes into the body: cfg's for every request, or each
+ * request's own, in both dialects; none when it is unset. */
+static void test_temperature_sent(void **state)
+{
+    fixture *f = *state;
+    start_fake(f, "ok a.txt\n");
+    kiln_llm_config c = openai_cfg(f);   /* temperature 0.7 */
+    kiln_llm_result r = ask(&c);
+    assert_true(r.ok && r.temperature == 0.7);
+    kiln_llm_result_free(&r);
+    kiln_llm_config a = anthropic_cfg(f);   /* temperature unset */
+    r = ask(&a);
+    assert_true(r.ok && r.temperature == -1);
+    kiln_llm_result_free(&r);
+    char t[8][16];
+    assert_int_equal(log_temperatures(f, t, 8), 2);
+    assert_string_equal(t[0], "0.7");
+    assert_string_equal(t[1], "-");
+
+    kiln_llm_request req[3] = {{"sys", "draft 0", 0.2}, {"sys", "draft 1", 0.5},
+                               {NULL, "draft 2", -1}};
+    kiln_llm_result rs[3];
+    kiln_error err = {{0}};
+    assert_int_equal(kiln_llm_complete_each(&a, req, 3, rs, &err), 0);
+    for (int i = 0; i < 3; i++) {
+        assert_true(rs[i].ok);
+        kiln_llm_result_free(&rs[i]);
+    }
+    assert_true(rs[0].temperature == 0.2 && rs[1].temperature == 0.5 && rs[2].temperature == -1);
+    assert_int_equal(log_temperatures(f, t, 8), 5);
+    assert_true(temperature_logged(t + 2, 3, "0.2") && temperature_logged(t + 2, 3, "0.5") &&
+                temperature_logged(t + 2, 3, "-"));
+    req[1].user = NULL;
+    assert_int_equal(kiln_llm_complete_each(&a, req, 3, rs, &err), -1);
+    assert_non_null(strstr(err.msg, "request 1"));
+}
+
+/* Different prompts are different bodies (the log's h= hashes differ). */
+static void test_requests_differ(void **state)
+{
+    fixture *f = *state;
+    start_fake(f, "ok a.txt\n");
+    kiln_llm_config c = openai_cfg(f);
+    kiln_llm_request req[2] = {{"sys", "same", 0.2}, {"sys", "same", 0.8}};
+    kiln_llm_result r[2];
+    kiln_error err = {{0}};
+    assert_int_equal(kiln_llm_complete_each(&c, req, 2, r, &err), 0);
+    kiln_llm_result_free(&r[0]);
+    kiln_llm_result_free(&r[1]);
+    const char *log = read_log(f), *h1 = strstr(log, " h=");
+    const char *h2 = h1 ? strstr(h1 + 1, " h=") : NULL;
+    assert_non_null(h2);
+    assert_int_not_equal(strncmp(h1, h2, 20), 0);
+}
+
+/* A model that takes no temperature is asked again without one, at once. */
+static void test_temperature_refused(void **state)
+{
+    fixture *f = *state;
+    start_fake(f, "no-temperature a.txt\n");
+    kiln_llm_config c = openai_cfg(f);
+    kiln_llm_result r = ask(&c);
+    assert_true(r.ok);
+    assert_int_equal(r.attempts, 2);
+    assert_true(r.temperature == -1);
+    assert_true(r.latency_s < 1.0);
+    assert_string_equal(r.text, "answer A: __global__ void k() {}\n");
+    kiln_llm_result_free(&r);
+    const char *log = read_log(f);
+    assert_non_null(strstr(log, "no-temperature:400 fake-gpt t=0.7 "));
+    assert_non_null(strstr(log, "no-temperature fake-gpt t=- "));
+    /* without a temperature there is nothing to drop: the answer comes at once */
+    c.temperature = -1;
+    r = ask(&c);
+    assert_true(r.ok);
+    assert_int_equal(r.attempts, 1);
+    kiln_llm_result_free(&r);
+}
+
 /* ---- configuration -------------------------------------------------------- */
 
 static void test_config(void **state)
@@ -508,6 +610,9 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_nocontent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_drafts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_retry_does_not_block_others, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_temperature_sent, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_requests_differ, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_temperature_refused, setup, teardown),
         cmocka_unit_test(test_config),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
