@@ -797,7 +797,7 @@ static void test_let_errors(void **state)
     parse_ok(with_json("", json), &m);
     assert_int_equal(m.nlets, 16);
     assert_string_equal(m.lets[15].expr, "v14 + 1");
-    char longexpr[300] = "";
+    char longexpr[320] = "";   /* 60 * 5 + 1 characters, and the NUL */
     for (int i = 0; i < 60; i++)
         strcat(longexpr, "rows+");
     strcat(longexpr, "1");
