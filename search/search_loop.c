@@ -7,6 +7,7 @@
 
 #include "kiln_exit.h"
 #include "lessons.h"
+#include "prompt.h"      /* kiln_source_normalize */
 #include "search_state.h"
 #include "worker_io.h"   /* kiln_mono_ns */
 
@@ -213,6 +214,153 @@ static int screen(search *s, kiln_cand *c, kiln_error *err)
     return decide(c, "revert", why, err);
 }
 
+/* ---- no source verified twice ---------------------------------------------
+ *
+ * A candidate whose normalised source (kiln_source_normalize: comments,
+ * whitespace and knob lists set aside) this run has verified already is
+ * not verified again: it reuses that verdict and is reverted. Were #k kept,
+ * the parent now is #k or faster than it; were #k reverted, it failed or
+ * was no faster than a parent the present one is at least as fast as. */
+
+static uint64_t fnv1a(const char *t)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *t; t++)
+        h = (h ^ (unsigned char)*t) * 1099511628211ULL;
+    return h;
+}
+
+/* Candidate n's stored source, normalised (malloc'd; NULL when it has none). */
+static char *normalised_source(search *s, int n)
+{
+    char *src = kiln_db_cand_get_verdict(s->db, s->run.id, n, "source");
+    char *norm = src ? kiln_source_normalize(src) : NULL;
+    free(src);
+    return norm;
+}
+
+/* A verdict of its own: not a proposal that failed, nor a duplicate. */
+static int was_verified(const kiln_cand *c)
+{
+    return c->state != KILN_CAND_PROPOSED && c->status[0] && strcmp(c->stage, "propose") != 0;
+}
+
+static int seen_add(search *s, const kiln_cand *c, kiln_error *err)
+{
+    char *norm = normalised_source(s, c->n);
+    if (!norm)
+        return 0;   /* no source: nothing to match */
+    if (s->nseen == s->capseen) {
+        int cap = s->capseen ? 2 * s->capseen : 64;
+        kiln_seen_source *p = realloc(s->seen, (size_t)cap * sizeof *p);
+        if (!p) {
+            free(norm);
+            return kiln_fail(err, "out of memory");
+        }
+        s->seen = p;
+        s->capseen = cap;
+    }
+    kiln_seen_source *e = &s->seen[s->nseen++];
+    *e = (kiln_seen_source){.n = c->n, .hash = fnv1a(norm)};
+    snprintf(e->status, sizeof e->status, "%s", c->status);
+    snprintf(e->stage, sizeof e->stage, "%s", c->stage);
+    snprintf(e->code, sizeof e->code, "%s", c->code);
+    free(norm);
+    return 0;
+}
+
+/* The run's verified sources, read once a session (a resumed run too). */
+static int seen_load(search *s, kiln_error *err)
+{
+    if (s->seen_loaded)
+        return 0;
+    kiln_cand *all;
+    int n, rc = 0;
+    if (kiln_db_cands(s->db, s->run.id, &all, &n, err) < 0)
+        return -1;
+    for (int i = 0; i < n && rc == 0; i++)
+        if (was_verified(&all[i]))
+            rc = seen_add(s, &all[i], err);
+    free(all);
+    s->seen_loaded = rc == 0;
+    return rc;
+}
+
+/* The verified source equal to norm, the parent's first (its number is
+ * parent_n); the hash finds it, the text confirms it. NULL when none. */
+static const kiln_seen_source *seen_find(search *s, const char *norm, int parent_n)
+{
+    uint64_t h = fnv1a(norm);
+    const kiln_seen_source *found = NULL;
+    for (int i = 0; i < s->nseen; i++) {
+        kiln_seen_source *e = &s->seen[i];
+        if (e->hash != h || (found && e->n != parent_n))
+            continue;
+        char *other = normalised_source(s, e->n);
+        int same = other && strcmp(other, norm) == 0;
+        free(other);
+        if (same)
+            found = e;
+        if (same && e->n == parent_n)
+            break;
+    }
+    return found;
+}
+
+/* *p: the number of the candidate whose commit is c's parent (-1: none). */
+static int parent_number(search *s, const kiln_cand *c, int *p, kiln_error *err)
+{
+    kiln_cand *all;
+    int n;
+    *p = -1;
+    if (kiln_db_cands(s->db, s->run.id, &all, &n, err) < 0)
+        return -1;
+    for (int i = 0; i < n && *p < 0; i++)
+        if (all[i].commit[0] && strcmp(all[i].commit, c->parent) == 0)
+            *p = all[i].n;
+    free(all);
+    return 0;
+}
+
+/* c repeats k: recorded with k's status, reverted, never sent to kilnd. */
+static int duplicate_step(search *s, kiln_cand *c, const kiln_seen_source *k, int parent_n,
+                          kiln_error *err)
+{
+    char why[640];
+    if (k->n == parent_n)
+        snprintf(why, sizeof why, "same source as its parent (#%d), comments, whitespace and "
+                 "knob lists aside: not verified again (a copy of the parent is never faster "
+                 "than it)", k->n);
+    else
+        snprintf(why, sizeof why, "same source as candidate #%d, comments, whitespace and knob "
+                 "lists aside: not verified again; #%d's verdict: %s at %s (%s)", k->n, k->n,
+                 k->status, k->stage, k->code);
+    snprintf(c->status, sizeof c->status, "%s", k->status);
+    snprintf(c->stage, sizeof c->stage, "propose");
+    snprintf(c->code, sizeof c->code, "duplicate");
+    c->speedup = 0;
+    say(s, c, "same source as an earlier candidate: not verified again");
+    if (decide(c, "revert", why, err) < 0)
+        return -1;
+    return kiln_db_cand_upsert(s->db, c, err);
+}
+
+/* 1 when c repeats a verified source (and is decided), 0 when it is new. */
+static int duplicate_check(search *s, kiln_cand *c, kiln_error *err)
+{
+    int parent_n;
+    if (seen_load(s, err) < 0 || parent_number(s, c, &parent_n, err) < 0)
+        return -1;
+    char *norm = normalised_source(s, c->n);
+    if (!norm)
+        return 0;   /* verify_step reports a missing source */
+    const kiln_seen_source *k = seen_find(s, norm, parent_n);
+    free(norm);
+    if (!k)
+        return 0;
+    return duplicate_step(s, c, k, parent_n, err) < 0 ? -1 : 1;
+}
+
 /* ---- git ------------------------------------------------------------------ */
 
 static char *note_json(search *s, const kiln_cand *c)
@@ -330,13 +478,25 @@ static int by_speedup(const void *a, const void *b)
     return (x->speedup < y->speedup) - (x->speedup > y->speedup);
 }
 
+/* Verify a proposal unless its source was verified before; a new verdict
+ * joins the verified sources, so a later draft repeating it is caught too. */
+static int verify_new(search *s, kiln_cand *c, const char *parent_src, kiln_error *err)
+{
+    int dup = duplicate_check(s, c, err);
+    if (dup != 0)
+        return dup < 0 ? -1 : 0;
+    if (verify_step(s, c, parent_src, err) < 0)
+        return -1;
+    return seen_add(s, c, err);
+}
+
 /* Steps that need no ordering: verify every proposal, screen the results. */
 static int verify_all(search *s, kiln_cand *c, int n, const char *parent_src, kiln_error *err)
 {
     for (int i = 0; i < n; i++) {
         if (kiln_search_should_stop())
             return 1;
-        if (c[i].state == KILN_CAND_PROPOSED && verify_step(s, &c[i], parent_src, err) < 0)
+        if (c[i].state == KILN_CAND_PROPOSED && verify_new(s, &c[i], parent_src, err) < 0)
             return -1;
         if (c[i].state == KILN_CAND_VERIFIED) {
             if (screen(s, &c[i], err) < 0 ||
@@ -671,6 +831,9 @@ int kiln_search_loop(search *s, kiln_error *err)
     kiln_db_run_update(s->db, &s->run, rc < 0 ? &e2 : err);
     kiln_progress_finish_line(&s->progress);
     kiln_search_summary(s);
+    free(s->seen);
+    s->seen = NULL;
+    s->nseen = s->capseen = s->seen_loaded = 0;
     if (rc < 0)
         return -1;
     return why && strcmp(why, "interrupted") == 0 ? KILN_EXIT_INTERRUPTED : 0;

@@ -5,6 +5,7 @@
 
 #include <cjson/cJSON.h>
 #include <sqlite3.h>
+#include <stdint.h>
 
 #include "judge.h"
 #include "llm.h"
@@ -15,6 +16,14 @@
 #include "tune.h"
 #include "verify.h"
 #include "workspace.h"
+
+/* A source this run has verified, by the hash of its normalised text
+ * (kiln_source_normalize), with the verdict a duplicate of it reuses. */
+typedef struct kiln_seen_source {
+    int n;
+    uint64_t hash;
+    char status[12], stage[16], code[32];
+} kiln_seen_source;
 
 typedef struct search {
     const kiln_search_opts *o;
@@ -40,6 +49,8 @@ typedef struct search {
     char llm_last_error[256];
     char stop_reason[256];
     kiln_progress progress;
+    kiln_seen_source *seen;     /* verified sources, read from the database on first use */
+    int nseen, capseen, seen_loaded;
 } search;
 
 int kiln_search_setup(search *s, kiln_error *err);

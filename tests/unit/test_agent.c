@@ -1,7 +1,7 @@
 /* test_agent.c - cmocka tests for the proposer pieces in agent/: the answer
  * parser (parse.c), knobs and the offline tuner (tune.c), the replay
- * directory (replay.c) and the prompt builder with the drafts' directions
- * and temperatures (prompt.c).
+ * directory (replay.c), the prompt builder with the drafts' directions and
+ * temperatures, and the source normaliser (prompt.c).
  *
  * Everything allocated is freed and temp directories are removed, so the
  * test also runs clean under AddressSanitizer. */
@@ -1017,6 +1017,113 @@ static void test_prompt_strategy(void **state)
     free(plain);
 }
 
+/* ---- source normalisation --------------------------------------------------- */
+
+static int same_source(const char *a, const char *b)
+{
+    char *x = kiln_source_normalize(a), *y = kiln_source_normalize(b);
+    assert_non_null(x);
+    assert_non_null(y);
+    int same = strcmp(x, y) == 0;
+    free(x);
+    free(y);
+    return same;
+}
+
+static void expect_normal(const char *src, const char *want)
+{
+    char *got = kiln_source_normalize(src);
+    assert_non_null(got);
+    if (strcmp(got, want) != 0)
+        fail_msg("normalised\n%s\nas\n%s\nnot\n%s", src, got, want);
+    free(got);
+}
+
+#define NORM_KERNEL                                                              \
+    "#include <math.h>\n"                                                        \
+    "#define UNROLL 4 //@kiln tune 1 2 4 8\n"                                    \
+    "void rmsnorm(const float *x, float *y, int n)\n"                            \
+    "{\n"                                                                        \
+    "    for (int i = 0; i < n; i++)\n"                                          \
+    "        y[i] = x[i] * 2.0f; /* scale */\n"                                  \
+    "}\n"
+
+static void test_normalize_comments_whitespace(void **state)
+{
+    (void)state;
+    expect_normal(NORM_KERNEL, "#include<math.h>\n#define UNROLL 4\n"
+                               "void rmsnorm(const float*x,float*y,int n){for(int i=0;i<n;i++)"
+                               "y[i]=x[i]*2.0f;}");
+    /* reindented, rewrapped, commented, CRLF line ends, a spliced line */
+    const char *other =
+        "// a reformatted copy\r\n"
+        "#include <math.h>\r\n"
+        "  #define UNROLL 4 //@kiln tune 1 2 4 8\r\n"
+        "/* the kernel */ void rmsnorm(const float* x,\r\n\tfloat* y, int n) {\r\n"
+        "  for (int i=0; i<n; i++) y[i] = x[i]\\\r\n * 2.0f;\r\n"
+        "}\r\n";
+    assert_true(same_source(NORM_KERNEL, other));
+    /* a comment still separates tokens: "int/ *c* /x" is "int x" */
+    assert_true(same_source("int/*c*/x;", "int x;"));
+    /* whitespace that keeps tokens apart or changes them stays */
+    assert_false(same_source("y = a + +b;", "y = a ++b;"));
+    assert_false(same_source("y = a - -b;", "y = a --b;"));
+    assert_false(same_source("y = a / *p;", "y = a /*p;*/"));
+    assert_false(same_source("y = 1e +5;", "y = 1e+5;"));
+    assert_true(same_source("y = - 1 ;", "y=-1;"));
+    /* a preprocessor line ends at its newline; an object-like macro whose
+     * value starts with "(" is not a function-like macro */
+    assert_false(same_source("#define A 1\nint x;", "#define A 1 int x;"));
+    assert_false(same_source("#define F (x) x\n", "#define F(x) x\n"));
+    assert_false(same_source("int a; #define X 1\n", "int a;\n#define X 1\n"));
+}
+
+static void test_normalize_literals(void **state)
+{
+    (void)state;
+    assert_false(same_source("s = \"a  b\";", "s = \"a b\";"));
+    expect_normal("s = \"// not a comment\" ; c = '/' ;", "s=\"// not a comment\";c='/';");
+    expect_normal("s = \"/* nor this */\";", "s=\"/* nor this */\";");
+    expect_normal("p = u8 \"x\";  q = L'y';", "p=u8 \"x\";q=L'y';");
+    assert_false(same_source("s = \"x\\\" y\";", "s = \"x\\\"y\";"));   /* an escaped quote */
+}
+
+static void test_normalize_knobs(void **state)
+{
+    (void)state;
+    /* the value counts */
+    assert_false(same_source("#define U 4 //@kiln tune 2 4 8\nint x[U];",
+                             "#define U 8 //@kiln tune 2 4 8\nint x[U];"));
+    /* the list of values does not, nor whether there is one */
+    assert_true(same_source("#define U 4 //@kiln tune 2 4 8\nint x[U];",
+                            "#define U 4 //@kiln tune 4 16\nint x[U];"));
+    assert_true(same_source("#define U 4 //@kiln tune 2 4 8\nint x[U];",
+                            "#define  U  4\nint x[U];"));
+    /* knob lines that do not parse (one value) keep every comment: the
+     * verifier may judge such a source by them */
+    assert_false(same_source("#define U 4 //@kiln tune 4\nint x;",
+                             "#define U 4 //@kiln tune 8\nint x;"));
+    assert_false(same_source("#define U 4 //@kiln tune 4\nint x; // a",
+                             "#define U 4 //@kiln tune 4\nint x; // b"));
+}
+
+/* The CUDA launch manifest is a comment that counts, its JSON's spacing
+ * aside. */
+static void test_normalize_manifest(void **state)
+{
+    (void)state;
+    const char *a = "__global__ void k(){}\n/*@kiln launch\n{\"launches\": [{\"kernel\": \"k\", "
+                    "\"grid\": [\"rows\"], \"block\": [\"256\"]}]}\n@*/\n";
+    const char *b = "__global__ void k() { }\n/*@kiln launch {\"launches\":[{\"kernel\":\"k\","
+                    "\"grid\":[\"rows\"],\"block\":[\"256\"]}]} @*/";
+    const char *c = "__global__ void k(){}\n/*@kiln launch\n{\"launches\": [{\"kernel\": \"k\", "
+                    "\"grid\": [\"rows\"], \"block\": [\"128\"]}]}\n@*/\n";
+    assert_true(same_source(a, b));
+    assert_false(same_source(a, c));
+    expect_normal("", "");
+    expect_normal("  /* only a comment */\n", "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1050,6 +1157,10 @@ int main(void)
         cmocka_unit_test(test_prompt_bad_input),
         cmocka_unit_test(test_draft_strategies),
         cmocka_unit_test(test_prompt_strategy),
+        cmocka_unit_test(test_normalize_comments_whitespace),
+        cmocka_unit_test(test_normalize_literals),
+        cmocka_unit_test(test_normalize_knobs),
+        cmocka_unit_test(test_normalize_manifest),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
