@@ -315,13 +315,19 @@ static int medians_settled(const job *j, const samples *sm, kiln_shape_result *r
     return over_budget || kiln_timing_converged(&r->cand, &r->base);
 }
 
+void job_timed_label(const job *j, int i, char id[16], char label[200])
+{
+    char dims[128];
+    snprintf(id, 16, "v%d", i + 1);
+    kiln_shape_format(j->t, &j->g->visible[i], dims, sizeof dims);
+    snprintf(label, 200, "timed call on shape %s (%s)", id, dims);
+}
+
 int job_time_host(job *j, int i, uint64_t budget_ns, job_agree_fn agree, kiln_error *err)
 {
     const kiln_shape *s = &j->g->visible[i];
-    char id[16], label[200], dims[128];
-    snprintf(id, sizeof id, "v%d", i + 1);
-    kiln_shape_format(j->t, s, dims, sizeof dims);
-    snprintf(label, sizeof label, "timed call on shape %s (%s)", id, dims);
+    char id[16], label[200];
+    job_timed_label(j, i, id, label);
     samples *sm = calloc(1, sizeof *sm);
     if (!sm)
         return kiln_fail(err, "out of memory");

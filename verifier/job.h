@@ -54,6 +54,9 @@ typedef struct samples {
  * writes what disagrees into why (empty when they agree). */
 typedef void (*job_agree_fn)(const job *j, const samples *sm, char *why, size_t len);
 
+/* Visible shape i's id ("v3") and the label of its timed calls. */
+void job_timed_label(const job *j, int i, char id[16], char label[200]);
+
 void job_progress(job *j, const char *stage, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Set the verdict (status, stage, code, reason); returns 1. */

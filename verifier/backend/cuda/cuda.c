@@ -414,10 +414,8 @@ static int ratio_settled(const job *j, const samples *sm, kiln_shape_result *r, 
 static int time_shape_device(job *j, int i, uint64_t budget_ns, kiln_error *err)
 {
     const kiln_shape *s = &j->g->visible[i];
-    char id[16], label[200], dims[128];
-    snprintf(id, sizeof id, "v%d", i + 1);
-    kiln_shape_format(j->t, s, dims, sizeof dims);
-    snprintf(label, sizeof label, "timed call on shape %s (%s)", id, dims);
+    char id[16], label[200];
+    job_timed_label(j, i, id, label);
     samples *sm = calloc(1, sizeof *sm);
     if (!sm)
         return kiln_fail(err, "out of memory");
