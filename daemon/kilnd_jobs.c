@@ -209,7 +209,7 @@ static char *verify_job(kilnd *d, kilnd_job *job, char *status, size_t slen)
 
 static void run_job(kilnd *d, kilnd_job *job)
 {
-    uint64_t t0 = kiln_now_ns();
+    uint64_t t0 = kiln_mono_ns();
     kiln_spool_mark_running(&d->spool, job->id);
     char status[128];
     char *event = verify_job(d, job, status, sizeof status);
@@ -217,7 +217,7 @@ static void run_job(kilnd *d, kilnd_job *job)
         event = kiln_event_error(job->rq.id, job->id, "internal", "out of memory");
     finish(d, job, event);
     kilnd_log(d, "job %s task=%s status=%s wall=%.2fs", job->id, job->rq.task, status,
-              (double)(kiln_now_ns() - t0) / 1e9);
+              (double)(kiln_mono_ns() - t0) / 1e9);
     pthread_mutex_lock(&d->mu);
     d->done++;
     d->failed += strncmp(status, "pass", 4) != 0;

@@ -1,6 +1,7 @@
 /* search_state.c - what every part of a search shares (search_state.h):
  * interrupts, the clock, and the numbers a search reads from verdicts. */
 #include "search_state.h"
+#include "worker_io.h"   /* kiln_mono_ns */
 
 #include <math.h>
 #include <signal.h>
@@ -38,9 +39,7 @@ int kiln_search_should_stop(void)
 
 double kiln_wall_now(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+    return (double)kiln_mono_ns() / 1e9;   /* the one monotonic clock, in seconds */
 }
 
 /* ---- verdict numbers ------------------------------------------------------- */

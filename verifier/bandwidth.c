@@ -60,12 +60,12 @@ static double measure(size_t bytes)
     double best = 0;
     size_t reps = (64u << 20) / bytes + 1;   /* about 64 MiB copied per pass */
     for (int pass = 0; pass < 5; pass++) {
-        uint64_t t0 = kiln_now_ns();
+        uint64_t t0 = kiln_mono_ns();
         for (size_t r = 0; r < reps; r++) {
             memcpy(pass & 1 ? a : b, pass & 1 ? b : a, bytes);
             __asm__ volatile("" : : "r"(a), "r"(b) : "memory");
         }
-        double s = (double)(kiln_now_ns() - t0) / 1e9;
+        double s = (double)(kiln_mono_ns() - t0) / 1e9;
         double bw = 2.0 * (double)bytes * (double)reps / s;
         best = bw > best ? bw : best;
     }

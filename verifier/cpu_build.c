@@ -178,12 +178,12 @@ int kiln_cpu_build(const kiln_task *t, kiln_dtype dt, kiln_build_role role, cons
                     "-fvisibility=hidden", "-Wall", "-Wl,-z,relro,-z,now", inc, "-o", out,
                     path, "-lm", "-Wl,--no-undefined", NULL};
     int code = 0;
-    uint64_t t0 = kiln_now_ns();
+    uint64_t t0 = kiln_mono_ns();
     kiln_confine_limits lim = {.cpu_seconds = KILN_CC_SECONDS, .address_bytes = KILN_CC_ADDRESS_BYTES};
     if (kiln_run_confined(dir, argv, &lim, KILN_CC_SECONDS * 1000, res->log, sizeof res->log,
                           &code, &res->timed_out, err) < 0)
         return -1;
-    res->seconds = (double)(kiln_now_ns() - t0) / 1e9;
+    res->seconds = (double)(kiln_mono_ns() - t0) / 1e9;
     trim_log(res->log, sizeof res->log, dir);
     res->ok = code == 0 && !res->timed_out && access(out, R_OK) == 0;
     res->resource[0] = '\0';

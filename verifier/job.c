@@ -76,7 +76,7 @@ kiln_shape_result *job_result_for(job *j, const char *id, const kiln_shape *s, i
 
 static int out_of_time(job *j)
 {
-    if (kiln_now_ns() < j->deadline_ns)
+    if (kiln_mono_ns() < j->deadline_ns)
         return 0;
     return job_conclude(j, "fail", "timing", "timeout", "the job exceeded its time limit of %d ms",
                     j->o->job_timeout_ms);
@@ -274,13 +274,13 @@ int job_timed_pair(job *j, const char *label, const kiln_shape *s, samples *sm, 
 int job_pairs(job *j, const kiln_shape *s, const char *label, uint64_t budget_ns, samples *sm,
               kiln_shape_result *r, job_settled_fn settled, kiln_error *err)
 {
-    uint64_t t0 = kiln_now_ns();
+    uint64_t t0 = kiln_mono_ns();
     int maxp = j->o->max_pairs < 512 ? j->o->max_pairs : 512, rc = 0;
     sm->n = 0;
     while (sm->n < maxp) {
         if ((rc = job_timed_pair(j, label, s, sm, err)) != 0)
             break;
-        if (settled(j, sm, r, kiln_now_ns() - t0 > budget_ns) && sm->n >= j->o->min_pairs)
+        if (settled(j, sm, r, kiln_mono_ns() - t0 > budget_ns) && sm->n >= j->o->min_pairs)
             break;
     }
     return rc;

@@ -343,7 +343,7 @@ static void describe_env(kiln_verdict *v)
 /* Seconds since *t, and *t moved to now. */
 static double lap(uint64_t *t)
 {
-    uint64_t now = kiln_now_ns();
+    uint64_t now = kiln_mono_ns();
     double s = (double)(now - *t) / 1e9;
     *t = now;
     return s;
@@ -363,7 +363,7 @@ static int finish_stages(job *j, int rc, int had_lane)
 static int run_stages(job *j, kiln_error *err)
 {
     int rc;
-    uint64_t t = kiln_now_ns();
+    uint64_t t = kiln_mono_ns();
     if ((rc = stage_static(j, err)) != 0 || (rc = j->ops->build(j, err)) != 0)
         return rc;
     j->v->compile_s = lap(&t);
@@ -380,7 +380,7 @@ static int run_stages(job *j, kiln_error *err)
         j->o->lane_acquire(j->o->lane_ctx);
     }
     lap(&t);   /* waiting for the lane is no stage's time */
-    j->deadline_ns = kiln_now_ns() + (uint64_t)j->o->job_timeout_ms * 1000000u;
+    j->deadline_ns = kiln_mono_ns() + (uint64_t)j->o->job_timeout_ms * 1000000u;
     if (early || (rc = j->ops->start(j, err)) == 0) {
         j->v->compile_s += lap(&t);
         if ((rc = stage_smoke_visible(j, err)) == 0 && (rc = stage_hidden(j, err)) == 0 &&
@@ -460,10 +460,10 @@ int kiln_verify(const kiln_verify_opts *given, kiln_verdict *v, kiln_error *err)
     j->cand.req_fd = j->cand.resp_fd = j->cand.arena_fd = -1;
     j->base.req_fd = j->base.resp_fd = j->base.arena_fd = -1;
     j->ref.req_fd = j->ref.resp_fd = j->ref.arena_fd = -1;
-    j->deadline_ns = kiln_now_ns() + (uint64_t)o->job_timeout_ms * 1000000u;
+    j->deadline_ns = kiln_mono_ns() + (uint64_t)o->job_timeout_ms * 1000000u;
     if (j->ops)
         init_verdict(j);
-    uint64_t t0 = kiln_now_ns();
+    uint64_t t0 = kiln_mono_ns();
     int rc = 0;
     if (!j->ops)
         rc = kiln_fail(err, "no backend %d", (int)o->backend);
@@ -481,7 +481,7 @@ int kiln_verify(const kiln_verify_opts *given, kiln_verdict *v, kiln_error *err)
     }
     if (rc >= 0)
         finish_status(j);
-    v->seconds = (double)(kiln_now_ns() - t0) / 1e9;
+    v->seconds = (double)(kiln_mono_ns() - t0) / 1e9;
     if (j->dir[0] && !o->keep_dir)
         kiln_remove_tree(j->dir);
     free(j->man[0]);

@@ -24,13 +24,6 @@
 
 extern char **environ;
 
-uint64_t kiln_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 const char *kiln_fault_code(kiln_fault f)
 {
     switch (f) {
@@ -115,7 +108,7 @@ static int read_full_deadline(int fd, void *buf, size_t len, uint64_t deadline_n
 {
     char *p = buf;
     while (len) {
-        uint64_t now = kiln_now_ns();
+        uint64_t now = kiln_mono_ns();
         if (now >= deadline_ns)
             return -2;
         struct pollfd pfd = {.fd = fd, .events = POLLIN};
@@ -140,8 +133,8 @@ static void reap(kiln_worker *w, int wait_ms)
 {
     if (w->pid <= 0 || w->reaped)
         return;
-    uint64_t deadline = kiln_now_ns() + (uint64_t)wait_ms * 1000000u;
-    while (kiln_now_ns() < deadline) {
+    uint64_t deadline = kiln_mono_ns() + (uint64_t)wait_ms * 1000000u;
+    while (kiln_mono_ns() < deadline) {
         pid_t r = wait4(w->pid, &w->wstatus, WNOHANG, &w->ru);
         if (r == w->pid) {
             w->reaped = 1;
@@ -153,7 +146,7 @@ static void reap(kiln_worker *w, int wait_ms)
     kill(-w->pid, SIGKILL);   /* the whole group, whatever it started */
     if (!w->reaped && wait4(w->pid, &w->wstatus, 0, &w->ru) == w->pid)
         w->reaped = 1;
-    w->lifetime_ns = kiln_now_ns() - w->started_ns;
+    w->lifetime_ns = kiln_mono_ns() - w->started_ns;
 }
 
 /* Last line the worker wrote to its log (the sandbox names the syscall there). */
@@ -286,7 +279,7 @@ static int spawn(kiln_worker *w, const kiln_worker_opts *o, int req[2], int resp
     int fds[3] = {req[0], resp[1], w->arena_fd};
     child_env ce;
     make_env(&ce, NULL, o->cuda);
-    w->started_ns = kiln_now_ns();
+    w->started_ns = kiln_mono_ns();
     w->pid = fork();
     if (w->pid == 0)
         child_exec(path, argv, fds, log_fd, ce.env, o->pin ? o->cpu : -1);
@@ -331,7 +324,7 @@ int kiln_worker_start(kiln_worker *w, const kiln_worker_opts *o, kiln_error *err
     w->resp_fd = resp[0];
     signal(SIGPIPE, SIG_IGN);
     kiln_call_resp ready;
-    uint64_t deadline = kiln_now_ns() + (uint64_t)(o->start_timeout_ms ? o->start_timeout_ms : 10000) * 1000000u;
+    uint64_t deadline = kiln_mono_ns() + (uint64_t)(o->start_timeout_ms ? o->start_timeout_ms : 10000) * 1000000u;
     int r = read_full_deadline(w->resp_fd, &ready, sizeof ready, deadline);
     if (r < 0 || ready.magic != KILN_MSG_READY) {
         fail_worker(w, r == -2 ? KILN_FAULT_TIMEOUT : KILN_FAULT_PROTOCOL,
@@ -364,14 +357,14 @@ int kiln_worker_call(kiln_worker *w, const kiln_call_req *rq, int timeout_ms,
         return -1;
     w->calls++;
     uint64_t c0 = worker_cpu_ns(w);   /* the worker is blocked reading: its clock is still */
-    uint64_t t0 = kiln_now_ns();
+    uint64_t t0 = kiln_mono_ns();
     ssize_t n = write(w->req_fd, rq, sizeof *rq);
     if (n != (ssize_t)sizeof *rq) {
         fail_worker(w, KILN_FAULT_PROTOCOL, "worker stopped reading requests");
         return -1;
     }
     int r = read_full_deadline(w->resp_fd, rs, sizeof *rs, t0 + (uint64_t)timeout_ms * 1000000u);
-    *rt_ns = kiln_now_ns() - t0;
+    *rt_ns = kiln_mono_ns() - t0;
     uint64_t c1 = worker_cpu_ns(w);
     *cpu_ns = c0 && c1 > c0 ? c1 - c0 : 0;
     if (r == -2) {
@@ -448,7 +441,7 @@ int kiln_run_confined(const char *dir, char *const argv[], const kiln_confine_li
     int none[3] = {-1, -1, -1};
     child_env ce;
     make_env(&ce, dir, 0);
-    w.started_ns = kiln_now_ns();
+    w.started_ns = kiln_mono_ns();
     w.pid = fork();
     if (w.pid == 0)
         child_exec(path, full, none, log_fd, ce.env, -1);
@@ -457,8 +450,8 @@ int kiln_run_confined(const char *dir, char *const argv[], const kiln_confine_li
         return kiln_fail(err, "fork: %s", strerror(errno));
     setpgid(w.pid, w.pid);
     *timed_out = 0;
-    uint64_t deadline = kiln_now_ns() + (uint64_t)timeout_ms * 1000000u;
-    while (!w.reaped && kiln_now_ns() < deadline) {
+    uint64_t deadline = kiln_mono_ns() + (uint64_t)timeout_ms * 1000000u;
+    while (!w.reaped && kiln_mono_ns() < deadline) {
         if (wait4(w.pid, &w.wstatus, WNOHANG, &w.ru) == w.pid)
             w.reaped = 1;
         else

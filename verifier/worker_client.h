@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "kiln_error.h"
+#include "worker_io.h"      /* kiln_mono_ns: the one monotonic clock */
 #include "worker_proto.h"
 
 /* Why a worker failed, in the verdict's vocabulary. */
@@ -100,6 +101,5 @@ int kiln_run_confined(const char *dir, char *const argv[], const kiln_confine_li
                       int timeout_ms, char *out, size_t outlen, int *exit_code, int *timed_out,
                       kiln_error *err);
 
-uint64_t kiln_now_ns(void);
 
 #endif
