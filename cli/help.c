@@ -33,7 +33,8 @@ static const char manifest_page[] =
     "naming each kernel with its grid, block, dynamic shared memory and arguments\n"
     "(task args by name, scratch buffers by index), as expressions over the task's\n"
     "dims, sizeof(T) and //@kiln tune knobs. `kiln task show T --backend cuda` shows\n"
-    "the starter's as an example; docs/cuda.md has the language and the contract.\n";
+    "the starter's as an example; docs/cuda.md has the language and the contract.\n"
+    "`kiln import FILE.cu --task T` proposes one from a file's host launch code.\n";
 
 static const char exit_page[] =
     "Exit status of every kiln command:\n"
@@ -53,6 +54,7 @@ int kiln_help(const char *topic)
         {"daemon", kiln_cmd_daemon}, {"status", kiln_cmd_status}, {"report", kiln_cmd_report},
         {"reverify", kiln_cmd_reverify}, {"export", kiln_cmd_export},
         {"lessons", kiln_cmd_lessons}, {"doctor", kiln_cmd_doctor},
+        {"import", kiln_cmd_import},
     };
     static const struct { const char *name; const char *text; } pages[] = {
         {"tasks", tasks_page}, {"verdicts", verdicts_page}, {"manifest", manifest_page},

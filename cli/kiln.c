@@ -19,6 +19,7 @@ static const char usage[] =
     "  report -o FILE.html       a self-contained HTML page about a run or a task\n"
     "  reverify [REV...|--best]  verify recorded kernels again, compare old and new\n"
     "  export --task T -o DIR    the fastest kept kernels per shape, with a C dispatch\n"
+    "  import FILE.cu --task T   a CUDA file with host launch code into a candidate\n"
     "  lessons list|show|search|add|edit|retire|export|import|distill|stats\n"
     "                            the lessons a search learned (and yours)\n"
     "  doctor                    check the build, daemon, GPU, sandbox, disk and model servers\n"
@@ -35,7 +36,7 @@ static const struct {
     {"search", kiln_cmd_search},     {"verify", kiln_cmd_verify},   {"task", kiln_cmd_task},
     {"daemon", kiln_cmd_daemon},     {"reverify", kiln_cmd_reverify}, {"report", kiln_cmd_report},
     {"status", kiln_cmd_status},     {"export", kiln_cmd_export},   {"lessons", kiln_cmd_lessons},
-    {"doctor", kiln_cmd_doctor},
+    {"doctor", kiln_cmd_doctor},     {"import", kiln_cmd_import},
 };
 
 int main(int argc, char **argv)
