@@ -196,10 +196,12 @@ int kiln_cmd_import(int argc, char **argv)
         bad(err.msg, NULL);
     else if (t->ncuda_dtypes == 0)
         bad("the task has no CUDA backend:", a.task);
-    else if (kiln_import(src, len, t, &a.o, &r, &err) < 0)
-        bad(err.msg, NULL);
     else {
-        rc = finish(&a, &r);
+        /* r holds what was found so far even when the import fails */
+        if (kiln_import(src, len, t, &a.o, &r, &err) < 0)
+            bad(err.msg, NULL);
+        else
+            rc = finish(&a, &r);
         kiln_import_result_free(&r);
     }
     free(t);
