@@ -7,8 +7,7 @@
  * length checked is exactly the length sent. */
 #include "prompt.h"
 
-#include "c_lex.h"
-#include "knobs.h"
+#include "strbuf.h"
 #include "verdict.h"
 
 #include <ctype.h>
@@ -25,69 +24,6 @@
 #define LOG_LINE_CHARS 200
 #define FIELD_CHARS 300
 
-/* ---- a growing string --------------------------------------------------- */
-
-typedef struct sbuf {
-    char *p;
-    size_t len, cap;
-    int oom;
-} sbuf;
-
-static void sb_addn(sbuf *b, const char *s, size_t n)
-{
-    if (b->oom)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *np = realloc(b->p, cap);
-        if (!np) {
-            b->oom = 1;
-            return;
-        }
-        b->p = np;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static void sb_add(sbuf *b, const char *s)
-{
-    sb_addn(b, s, strlen(s));
-}
-
-static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-    char small[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(small, sizeof small, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-        b->oom = 1;
-        return;
-    }
-    if ((size_t)n < sizeof small) {
-        sb_addn(b, small, (size_t)n);
-        return;
-    }
-    char *big = malloc((size_t)n + 1);
-    if (!big) {
-        b->oom = 1;
-        return;
-    }
-    va_start(ap, fmt);
-    vsnprintf(big, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    sb_addn(b, big, (size_t)n);
-    free(big);
-}
-
 /* How many bytes of s[0, n) fit in max without splitting a UTF-8 sequence. */
 static size_t utf8_cut(const char *s, size_t n, size_t max)
 {
@@ -99,18 +35,18 @@ static size_t utf8_cut(const char *s, size_t n, size_t max)
 }
 
 /* s as one line of at most max bytes: newlines and tabs become spaces. */
-static void sb_oneline(sbuf *b, const char *s, size_t max)
+static void sb_oneline(kiln_strbuf *b, const char *s, size_t max)
 {
     size_t n = strlen(s), start = b->len;
     int cut = n > max;
-    sb_addn(b, s, utf8_cut(s, n, max));
+    kiln_sb_addn(b, s, utf8_cut(s, n, max));
     if (b->oom)
         return;
     for (size_t i = start; i < b->len; i++)
         if (b->p[i] == '\n' || b->p[i] == '\r' || b->p[i] == '\t')
             b->p[i] = ' ';
     if (cut)
-        sb_add(b, "...");
+        kiln_sb_add(b, "...");
 }
 
 /* ---- the system prompt -------------------------------------------------- */
@@ -186,12 +122,12 @@ static const char sys_answer[] =
 
 static char *build_system(const char *lang, const char *entry)
 {
-    sbuf b = {0};
-    sb_add(&b, sys_role);
-    sb_printf(&b, strcmp(lang, "cuda") == 0 ? sys_cuda : sys_c, entry);
-    sb_add(&b, sys_knobs);
-    sb_add(&b, sys_judged);
-    sb_add(&b, sys_answer);
+    kiln_strbuf b = {0};
+    kiln_sb_add(&b, sys_role);
+    kiln_sb_printf(&b, strcmp(lang, "cuda") == 0 ? sys_cuda : sys_c, entry);
+    kiln_sb_add(&b, sys_knobs);
+    kiln_sb_add(&b, sys_judged);
+    kiln_sb_add(&b, sys_answer);
     if (b.oom) {
         free(b.p);
         return NULL;
@@ -201,30 +137,30 @@ static char *build_system(const char *lang, const char *entry)
 
 /* ---- the parent's results ----------------------------------------------- */
 
-static void sb_percent(sbuf *b, double frac)
+static void sb_percent(kiln_strbuf *b, double frac)
 {
-    sb_printf(b, frac * 100 < 1 ? "%.1f%%" : "%.0f%%", frac * 100);
+    kiln_sb_printf(b, frac * 100 < 1 ? "%.1f%%" : "%.0f%%", frac * 100);
 }
 
-static void add_verdict_head(sbuf *b, const kiln_verdict *v)
+static void add_verdict_head(kiln_strbuf *b, const kiln_verdict *v)
 {
-    sb_printf(b, "Parent's verdict: %s", v->status[0] ? v->status : "?");
+    kiln_sb_printf(b, "Parent's verdict: %s", v->status[0] ? v->status : "?");
     if (v->stage[0])
-        sb_printf(b, " at %s", v->stage);
+        kiln_sb_printf(b, " at %s", v->stage);
     if (v->reason[0]) {
-        sb_add(b, ": ");
+        kiln_sb_add(b, ": ");
         sb_oneline(b, v->reason, FIELD_CHARS);
     }
-    sb_add(b, "\n");
+    kiln_sb_add(b, "\n");
     if (v->geomean_speedup > 0 && isfinite(v->min_speedup)) {
-        sb_printf(b, "Summary: geomean speedup %.2fx over the baseline (min %.2fx)",
+        kiln_sb_printf(b, "Summary: geomean speedup %.2fx over the baseline (min %.2fx)",
                   v->geomean_speedup, v->min_speedup);
         if (isfinite(v->median_roofline) && v->median_roofline > 0) {
-            sb_add(b, ", median ");
+            kiln_sb_add(b, ", median ");
             sb_percent(b, v->median_roofline);
-            sb_add(b, " of roofline");
+            kiln_sb_add(b, " of roofline");
         }
-        sb_add(b, "\n");
+        kiln_sb_add(b, "\n");
     }
 }
 
@@ -236,29 +172,29 @@ static int measured(const kiln_shape_result *r)
 
 /* One row; hidden shapes show their id only (the decoded verdict holds no
  * more of them anyway). */
-static void add_shape_row(sbuf *b, const kiln_verdict *v, const kiln_shape_result *r)
+static void add_shape_row(kiln_strbuf *b, const kiln_verdict *v, const kiln_shape_result *r)
 {
-    sb_printf(b, "| %.16s | ", r->id[0] ? r->id : "?");
+    kiln_sb_printf(b, "| %.16s | ", r->id[0] ? r->id : "?");
     if (!r->visible) {
-        sb_add(b, "(hidden) | - | - |\n");
+        kiln_sb_add(b, "(hidden) | - | - |\n");
         return;
     }
     char dims[128];
     kiln_verdict_dims(v, r, dims, sizeof dims);
-    sb_printf(b, "%s", dims[0] ? dims : "-");
+    kiln_sb_printf(b, "%s", dims[0] ? dims : "-");
     if (measured(r))
-        sb_printf(b, " | %.2fx | ", r->speedup);
+        kiln_sb_printf(b, " | %.2fx | ", r->speedup);
     else
-        sb_add(b, " | - | ");
+        kiln_sb_add(b, " | - | ");
     if (measured(r) && isfinite(r->roofline_fraction))
         sb_percent(b, r->roofline_fraction);
     else
-        sb_add(b, "-");
-    sb_add(b, " |\n");
+        kiln_sb_add(b, "-");
+    kiln_sb_add(b, " |\n");
 }
 
 /* The (up to) two visible shapes with the lowest speedup: where to look. */
-static void add_weakest(sbuf *b, const kiln_verdict *v)
+static void add_weakest(kiln_strbuf *b, const kiln_verdict *v)
 {
     const kiln_shape_result *low[2] = {NULL, NULL};
     int timed = 0;
@@ -276,57 +212,57 @@ static void add_weakest(sbuf *b, const kiln_verdict *v)
     }
     if (timed < 2)
         return;
-    sb_add(b, "Weakest shapes:");
+    kiln_sb_add(b, "Weakest shapes:");
     for (int i = 0; i < 2; i++) {
-        sb_printf(b, "%s %.16s (%.2fx", i ? "," : "", low[i]->id, low[i]->speedup);
+        kiln_sb_printf(b, "%s %.16s (%.2fx", i ? "," : "", low[i]->id, low[i]->speedup);
         if (isfinite(low[i]->roofline_fraction)) {
-            sb_add(b, ", ");
+            kiln_sb_add(b, ", ");
             sb_percent(b, low[i]->roofline_fraction);
-            sb_add(b, " of roofline");
+            kiln_sb_add(b, " of roofline");
         }
-        sb_add(b, ")");
+        kiln_sb_add(b, ")");
     }
-    sb_add(b, "\n");
+    kiln_sb_add(b, "\n");
 }
 
 /* The parent's verdict, decoded by the verdict's one decoder. */
-static void add_results(sbuf *b, const char *verdict_json)
+static void add_results(kiln_strbuf *b, const char *verdict_json)
 {
     if (!verdict_json || !*verdict_json) {
-        sb_add(b, "Parent's results: not measured yet.\n\n");
+        kiln_sb_add(b, "Parent's results: not measured yet.\n\n");
         return;
     }
     kiln_verdict *v = malloc(sizeof *v);
     kiln_error e;
     if (!v || kiln_verdict_parse(verdict_json, v, &e) < 0) {
         free(v);
-        sb_add(b, "Parent's results: unavailable (its verdict could not be read).\n\n");
+        kiln_sb_add(b, "Parent's results: unavailable (its verdict could not be read).\n\n");
         return;
     }
     add_verdict_head(b, v);
     if (v->nresults > 0) {
-        sb_add(b, "Parent's results per shape (speedup over the baseline; share of the "
+        kiln_sb_add(b, "Parent's results per shape (speedup over the baseline; share of the "
                   "roofline):\n| shape | dims | speedup | roofline |\n|---|---|---|---|\n");
         for (int i = 0; i < v->nresults; i++)
             add_shape_row(b, v, &v->results[i]);
         add_weakest(b, v);
     }
-    sb_add(b, "\n");
+    kiln_sb_add(b, "\n");
     free(v);
 }
 
 /* ---- attempts ------------------------------------------------------------ */
 
-static void add_log(sbuf *b, const char *log, int max_lines)
+static void add_log(kiln_strbuf *b, const char *log, int max_lines)
 {
     int shown = 0, more = 0;
     for (const char *p = log; *p;) {
         size_t len = strcspn(p, "\n");
         if (shown < max_lines) {
             size_t n = len > 0 && p[len - 1] == '\r' ? len - 1 : len;
-            sb_add(b, "    ");
-            sb_addn(b, p, utf8_cut(p, n, LOG_LINE_CHARS));
-            sb_add(b, n > LOG_LINE_CHARS ? "...\n" : "\n");
+            kiln_sb_add(b, "    ");
+            kiln_sb_addn(b, p, utf8_cut(p, n, LOG_LINE_CHARS));
+            kiln_sb_add(b, n > LOG_LINE_CHARS ? "...\n" : "\n");
             shown++;
         } else if (len > 0) {
             more++;
@@ -334,26 +270,26 @@ static void add_log(sbuf *b, const char *log, int max_lines)
         p += len + (p[len] == '\n');
     }
     if (more)
-        sb_printf(b, "    ... (%d more lines)\n", more);
+        kiln_sb_printf(b, "    ... (%d more lines)\n", more);
 }
 
-static void add_attempt(sbuf *b, const kiln_attempt *a, int log_lines)
+static void add_attempt(kiln_strbuf *b, const kiln_attempt *a, int log_lines)
 {
-    sb_printf(b, "#%d ", a->n);
+    kiln_sb_printf(b, "#%d ", a->n);
     sb_oneline(b, a->hypothesis && *a->hypothesis ? a->hypothesis : "(no hypothesis given)",
                FIELD_CHARS);
-    sb_printf(b, " \xE2\x86\x92 %.40s", a->status ? a->status : "?");
+    kiln_sb_printf(b, " \xE2\x86\x92 %.40s", a->status ? a->status : "?");
     if (a->stage && *a->stage)
-        sb_printf(b, " at %.40s", a->stage);
+        kiln_sb_printf(b, " at %.40s", a->stage);
     if (a->reason && *a->reason) {
-        sb_add(b, ": ");
+        kiln_sb_add(b, ": ");
         sb_oneline(b, a->reason, FIELD_CHARS);
     }
     if (a->speedup_vs_parent > 0)
-        sb_printf(b, " (%.2fx vs parent)", a->speedup_vs_parent);
-    sb_add(b, "\n");
+        kiln_sb_printf(b, " (%.2fx vs parent)", a->speedup_vs_parent);
+    kiln_sb_add(b, "\n");
     if (log_lines > 0 && a->compile_log && *a->compile_log) {
-        sb_add(b, "  compile log (first lines):\n");
+        kiln_sb_add(b, "  compile log (first lines):\n");
         add_log(b, a->compile_log, log_lines);
     }
 }
@@ -372,62 +308,62 @@ static const char *fence_for(const char *src)
     return strstr(src, "```") ? "~~~~" : "```";
 }
 
-static void add_parent(sbuf *b, const kiln_prompt_input *in)
+static void add_parent(kiln_strbuf *b, const kiln_prompt_input *in)
 {
     const char *f = fence_for(in->parent_source);
     size_t n = strlen(in->parent_source);
-    sb_printf(b, "Parent (the current best; your answer replaces this whole file):\n%s%s\n", f,
+    kiln_sb_printf(b, "Parent (the current best; your answer replaces this whole file):\n%s%s\n", f,
               strcmp(in->lang, "cuda") == 0 ? "cuda" : "c");
-    sb_add(b, in->parent_source);
-    sb_printf(b, "%s%s\n\n", n && in->parent_source[n - 1] != '\n' ? "\n" : "", f);
+    kiln_sb_add(b, in->parent_source);
+    kiln_sb_printf(b, "%s%s\n\n", n && in->parent_source[n - 1] != '\n' ? "\n" : "", f);
 }
 
-static void add_attempts(sbuf *b, const kiln_prompt_input *in, const plan *pl)
+static void add_attempts(kiln_strbuf *b, const kiln_prompt_input *in, const plan *pl)
 {
     if (pl->first >= in->nattempts)
         return;
-    sb_add(b, "Recent attempts in this lineage (oldest first):\n");
+    kiln_sb_add(b, "Recent attempts in this lineage (oldest first):\n");
     if (pl->first > 0)
-        sb_printf(b, "(%d older attempt%s not shown)\n", pl->first, pl->first == 1 ? "" : "s");
+        kiln_sb_printf(b, "(%d older attempt%s not shown)\n", pl->first, pl->first == 1 ? "" : "s");
     for (int i = pl->first; i < in->nattempts; i++)
         add_attempt(b, &in->attempts[i], pl->log_lines[i]);
-    sb_add(b, "\n");
+    kiln_sb_add(b, "\n");
 }
 
-static void add_lessons(sbuf *b, const kiln_prompt_input *in, const plan *pl)
+static void add_lessons(kiln_strbuf *b, const kiln_prompt_input *in, const plan *pl)
 {
     if (pl->lessons_len == 0)
         return;
-    sb_add(b, "Lessons:\n");
-    sb_addn(b, in->lessons, pl->lessons_len);
+    kiln_sb_add(b, "Lessons:\n");
+    kiln_sb_addn(b, in->lessons, pl->lessons_len);
     if (pl->lessons_len < strlen(in->lessons))
-        sb_add(b, "\n(more lessons cut for length)");
-    sb_add(b, "\n\n");
+        kiln_sb_add(b, "\n(more lessons cut for length)");
+    kiln_sb_add(b, "\n\n");
 }
 
 /* The draft's direction, last before the request: a suggestion, since not
  * every direction suits every kernel. */
-static void add_strategy(sbuf *b, const char *strategy)
+static void add_strategy(kiln_strbuf *b, const char *strategy)
 {
     if (!strategy || !*strategy)
         return;
-    sb_add(b, "Direction for this answer (other answers to this prompt explore other "
+    kiln_sb_add(b, "Direction for this answer (other answers to this prompt explore other "
               "directions): ");
-    sb_add(b, strategy);
-    sb_add(b, ". If it cannot help this kernel, make the change you judge best instead and "
+    kiln_sb_add(b, strategy);
+    kiln_sb_add(b, ". If it cannot help this kernel, make the change you judge best instead and "
               "say so in the hypothesis.\n\n");
 }
 
-static void render(sbuf *b, const kiln_prompt_input *in, const plan *pl, const char *head)
+static void render(kiln_strbuf *b, const kiln_prompt_input *in, const plan *pl, const char *head)
 {
     b->len = 0;
     if (b->p)
         b->p[0] = '\0';
-    sb_add(b, head);
+    kiln_sb_add(b, head);
     add_attempts(b, in, pl);
     add_lessons(b, in, pl);
     add_strategy(b, in->strategy);
-    sb_add(b, "Write the next candidate. Answer with the complete file in one fenced code block "
+    kiln_sb_add(b, "Write the next candidate. Answer with the complete file in one fenced code block "
               "and one line:\nHYPOTHESIS: <what you changed and why it should be faster>\n");
 }
 
@@ -469,10 +405,10 @@ static int check_input(const kiln_prompt_input *in, kiln_error *err)
 
 static char *build_head(const kiln_prompt_input *in)
 {
-    sbuf b = {0};
-    sb_add(&b, "Task:\n");
-    sb_add(&b, in->task_text);
-    sb_add(&b, "\n\n");
+    kiln_strbuf b = {0};
+    kiln_sb_add(&b, "Task:\n");
+    kiln_sb_add(&b, in->task_text);
+    kiln_sb_add(&b, "\n\n");
     add_parent(&b, in);
     add_results(&b, in->parent_verdict_json);
     if (b.oom) {
@@ -487,7 +423,7 @@ static int build_user(const kiln_prompt_input *in, char **user, kiln_error *err)
     char *head = build_head(in);
     plan pl = {.first = 0, .lessons_len = in->lessons ? strlen(in->lessons) : 0};
     pl.log_lines = malloc((size_t)(in->nattempts + 1) * sizeof *pl.log_lines);
-    sbuf b = {0};
+    kiln_strbuf b = {0};
     int rc = -1;
     if (!head || !pl.log_lines) {
         kiln_fail(err, "prompt: out of memory");
@@ -573,146 +509,4 @@ double kiln_draft_temperature(int draft, int ndrafts)
     int d = draft < 0 ? 0 : draft >= ndrafts ? ndrafts - 1 : draft;
     /* Two decimals: the value sent reads as written in docs/search.md. */
     return round((0.2 + 0.6 * d / (ndrafts - 1)) * 100) / 100;
-}
-
-/* ---- comparing sources ------------------------------------------------------ */
-
-typedef struct normer {
-    sbuf out;
-    int keep_comments;   /* the knobs do not parse: the verifier may judge the comments */
-    int line_start;      /* only blanks and comments since the last newline */
-    int directive;       /* inside a preprocessor line */
-    int space;           /* whitespace or a comment since the last token */
-    size_t word_at;      /* where the last identifier or number starts in out */
-} normer;
-
-static int is_quote(char c)
-{
-    return c == '"' || c == '\'';
-}
-
-/* After a number, "." and an exponent's sign continue it (C's pp-number):
- * "1 .5" and "1e +5" are not "1.5" and "1e+5". */
-static int number_joins(const normer *z, char a, char b)
-{
-    if (!isdigit((unsigned char)z->out.p[z->word_at]))
-        return 0;
-    return b == '.' || ((a == 'e' || a == 'E' || a == 'p' || a == 'P') && (b == '+' || b == '-'));
-}
-
-/* Would dropping the whitespace between a (the last character out) and b
- * join two tokens or change one? Then one space stays. */
-static int joins(const normer *z, char a, char b)
-{
-    /* punctuator pairs that lex as one token (or open a comment) */
-    static const char pairs[] = "++ -- && || << >> -> == != <= >= += -= *= /= %= &= |= ^= "
-                                "## // /* :: .. <: :> <% %> %:";
-    if (kiln_is_ident_char(a))
-        return kiln_is_ident_char(b) || is_quote(b) || (z->directive && b == '(') ||
-               number_joins(z, a, b);
-    if (is_quote(a))
-        return kiln_is_ident_char(b);   /* u8"x", "x"_suffix in CUDA's C++ */
-    char pair[3] = {a, b, '\0'};
-    return strstr(pairs, pair) != NULL;
-}
-
-/* Append a token's text, after a space where one is needed; a '#' that
- * starts a line starts a preprocessor line, on a line of its own. */
-static void put(normer *z, const char *t, size_t len)
-{
-    char last = z->out.len ? z->out.p[z->out.len - 1] : '\n';
-    if (t[0] == '#' && z->line_start) {
-        if (last != '\n')
-            sb_addn(&z->out, "\n", 1);
-        z->directive = 1;
-    } else if (z->space && last != '\n' && joins(z, last, t[0])) {
-        sb_addn(&z->out, " ", 1);
-    }
-    size_t at = z->out.len;
-    if (kiln_is_ident_char(t[0]) && (at == 0 || !kiln_is_ident_char(z->out.p[at - 1])))
-        z->word_at = at;
-    sb_addn(&z->out, t, len);
-    z->space = z->line_start = 0;
-}
-
-/* A newline ends a preprocessor line (kept), else it is whitespace. */
-static void end_line(normer *z)
-{
-    if (z->directive)
-        sb_addn(&z->out, "\n", 1);
-    z->space = !z->directive;
-    z->directive = 0;
-    z->line_start = 1;
-}
-
-static void norm_text(normer *z, const char *s, size_t n);
-
-/* The comment at s[i]: dropped (as whitespace), kept whole, or, for the
- * launch manifest, kept normalised. Returns where it ends. */
-static size_t norm_comment(normer *z, const char *s, size_t n, size_t i)
-{
-    int block = s[i + 1] == '*', closed = 0;
-    size_t end = block ? kiln_lex_block_comment_end(s, n, i, &closed)
-                       : kiln_lex_line_comment_end(s, n, i);
-    if (block && closed && end - i >= 9 && strncmp(s + i + 2, "@kiln", 5) == 0) {
-        put(z, "/*", 2);
-        norm_text(z, s + i + 2, end - i - 4);
-        put(z, "*/", 2);
-    } else if (z->keep_comments) {
-        put(z, s + i, end - i);
-        if (!block)   /* what follows is not part of the comment */
-            sb_addn(&z->out, "\n", 1);
-    } else {
-        z->space = 1;
-    }
-    return end;
-}
-
-/* One lexical element at s[i]; returns where the next one starts. */
-static size_t norm_step(normer *z, const char *s, size_t n, size_t i)
-{
-    char c = s[i], next = i + 1 < n ? s[i + 1] : '\0';
-    if (c == '\\' && next == '\n')   /* a line splice joins lines, as C's phase 2 does */
-        return i + 2;
-    if (c == '\\' && next == '\r' && i + 2 < n && s[i + 2] == '\n')
-        return i + 3;
-    if (c == '/' && (next == '*' || next == '/'))
-        return norm_comment(z, s, n, i);
-    if (is_quote(c)) {
-        size_t end = kiln_lex_literal_end(s, n, i);
-        put(z, s + i, end - i);
-        return end;
-    }
-    if (c == '\n')
-        end_line(z);
-    else if (isspace((unsigned char)c))
-        z->space = 1;
-    else
-        put(z, s + i, 1);
-    return i + 1;
-}
-
-static void norm_text(normer *z, const char *s, size_t n)
-{
-    for (size_t i = 0; i < n;)
-        i = norm_step(z, s, n, i);
-}
-
-char *kiln_source_normalize(const char *source)
-{
-    if (!source)
-        return NULL;
-    size_t n = strlen(source);
-    kiln_knob *k = malloc(KILN_KNOBS_MAX * sizeof *k);
-    kiln_error e;
-    normer z = {.line_start = 1};
-    z.keep_comments = !k || kiln_knobs_scan(source, n, k, KILN_KNOBS_MAX, NULL, &e) < 0;
-    free(k);
-    norm_text(&z, source, n);
-    sb_addn(&z.out, "", 0);   /* an empty source still gives "" */
-    if (z.out.oom) {
-        free(z.out.p);
-        return NULL;
-    }
-    return z.out.p;
 }

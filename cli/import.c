@@ -98,7 +98,7 @@ static const imp_fn *named(imp_ctx *c)
 static const imp_fn *choose(imp_ctx *c)
 {
     const imp_fn *one = NULL;
-    imp_buf names = {0};
+    kiln_strbuf names = {0};
     int n = 0;
     if (c->o->function)
         return named(c);
@@ -108,7 +108,7 @@ static const imp_fn *choose(imp_ctx *c)
         if (!launching(c, fn))
             continue;
         imp_word(c->s, fn->name, w, sizeof w);
-        imp_buf_addf(&names, "%s%s (line %d)", n ? ", " : "", w, line(c, fn->name));
+        kiln_sb_printf(&names, "%s%s (line %d)", n ? ", " : "", w, line(c, fn->name));
         one = fn;
         n++;
     }
@@ -125,76 +125,76 @@ static const imp_fn *choose(imp_ctx *c)
 
 /* ---- the manifest ------------------------------------------------------------ */
 
-static void json_str(imp_buf *b, const char *s)
+static void json_str(kiln_strbuf *b, const char *s)
 {
-    imp_buf_add(b, "\"", 1);
+    kiln_sb_addn(b, "\"", 1);
     for (; *s; s++) {
         if (*s == '"' || *s == '\\')
-            imp_buf_add(b, "\\", 1);
+            kiln_sb_addn(b, "\\", 1);
         if ((unsigned char)*s >= 0x20)
-            imp_buf_add(b, s, 1);
+            kiln_sb_addn(b, s, 1);
     }
-    imp_buf_add(b, "\"", 1);
+    kiln_sb_addn(b, "\"", 1);
 }
 
-static void json_list(imp_buf *b, const char (*v)[KILN_EXPR_MAX], int n)
+static void json_list(kiln_strbuf *b, const char (*v)[KILN_EXPR_MAX], int n)
 {
-    imp_buf_add(b, "[", 1);
+    kiln_sb_addn(b, "[", 1);
     for (int i = 0; i < n; i++) {
         if (i)
-            imp_buf_add(b, ", ", 2);
+            kiln_sb_addn(b, ", ", 2);
         json_str(b, v[i]);
     }
-    imp_buf_add(b, "]", 1);
+    kiln_sb_addn(b, "]", 1);
 }
 
-static void manifest_launch(imp_buf *b, const imp_tlaunch *T, int last)
+static void manifest_launch(kiln_strbuf *b, const imp_tlaunch *T, int last)
 {
-    imp_buf_addf(b, "  {\"kernel\": ");
+    kiln_sb_printf(b, "  {\"kernel\": ");
     json_str(b, T->kernel);
-    imp_buf_addf(b, ", \"grid\": ");
+    kiln_sb_printf(b, ", \"grid\": ");
     json_list(b, (const char (*)[KILN_EXPR_MAX])T->grid, T->ngrid);
-    imp_buf_addf(b, ", \"block\": ");
+    kiln_sb_printf(b, ", \"block\": ");
     json_list(b, (const char (*)[KILN_EXPR_MAX])T->block, T->nblock);
-    imp_buf_addf(b, ", \"smem\": ");
+    kiln_sb_printf(b, ", \"smem\": ");
     json_str(b, T->smem);
-    imp_buf_addf(b, ",\n   \"args\": [");
+    kiln_sb_printf(b, ",\n   \"args\": [");
     for (int k = 0; k < T->nargs; k++) {
         if (k)
-            imp_buf_add(b, ", ", 2);
+            kiln_sb_addn(b, ", ", 2);
         json_str(b, T->args[k]);
     }
-    imp_buf_addf(b, "]}%s\n", last ? "]," : ",");
+    kiln_sb_printf(b, "]}%s\n", last ? "]," : ",");
 }
 
 /* The /\*@kiln launch ... @*\/ block; with problems (force), a "TODO"
  * list first, which kiln's check refuses until it is removed. */
 static char *manifest_text(const imp_ctx *c)
 {
-    imp_buf b = {0};
-    imp_buf_addf(&b, "/*@kiln launch\n{");
+    kiln_strbuf b = {0};
+    kiln_sb_printf(&b, "/*@kiln launch\n{");
     if (c->problems.n) {
-        imp_buf_addf(&b, "\"TODO\": [");
+        kiln_sb_printf(&b, "\"TODO\": [");
         for (int i = 0; i < c->problems.n; i++) {
-            imp_buf_addf(&b, "%s\n   ", i ? "," : "");
+            kiln_sb_printf(&b, "%s\n   ", i ? "," : "");
             json_str(&b, c->problems.v[i]);
         }
-        imp_buf_addf(&b, "],\n ");
+        kiln_sb_printf(&b, "],\n ");
     }
     if (c->nlets) {
-        imp_buf_addf(&b, "\"let\": {");
+        kiln_sb_printf(&b, "\"let\": {");
         for (int i = 0; i < c->nlets; i++) {
-            imp_buf_addf(&b, "%s", i ? ", " : "");
+            kiln_sb_printf(&b, "%s", i ? ", " : "");
             json_str(&b, c->lets[i].name);
-            imp_buf_addf(&b, ": ");
+            kiln_sb_printf(&b, ": ");
             json_str(&b, c->lets[i].expr);
         }
-        imp_buf_addf(&b, "},\n ");
+        kiln_sb_printf(&b, "},\n ");
     }
-    imp_buf_addf(&b, "\"launches\": [\n");
+    kiln_sb_printf(&b, "\"launches\": [\n");
     for (int i = 0; i < c->nlaunch; i++)
         manifest_launch(&b, &c->launch[i], i == c->nlaunch - 1);
-    imp_buf_addf(&b, " \"scratch\": []}\n@*/\n");
+    kiln_sb_printf(&b, " \"scratch\": []}\n@*/\n");
     if (b.oom) {
         free(b.p);
         return NULL;
@@ -280,22 +280,22 @@ static int cmp_edit(const void *a, const void *b)
 
 static char *apply(const imp_ctx *c, edits *e, const char *manifest)
 {
-    imp_buf b = {0};
+    kiln_strbuf b = {0};
     size_t pos = 0;
     qsort(e->v, (size_t)e->n, sizeof *e->v, cmp_edit);
     for (int i = 0; i < e->n; i++) {
         if (e->v[i].at < pos)
             continue;   /* inside an edit already made */
-        imp_buf_add(&b, c->s->text + pos, e->v[i].at - pos);
-        imp_buf_add(&b, e->v[i].text, strlen(e->v[i].text));
+        kiln_sb_addn(&b, c->s->text + pos, e->v[i].at - pos);
+        kiln_sb_addn(&b, e->v[i].text, strlen(e->v[i].text));
         pos = e->v[i].end;
     }
-    imp_buf_add(&b, c->s->text + pos, c->s->len - pos);
-    if (b.n && b.p[b.n - 1] != '\n')
-        imp_buf_add(&b, "\n", 1);
-    imp_buf_addf(&b, "\n/* kiln import: from %s, host function ", c->o->file);
-    imp_buf_add(&b, c->s->text + c->s->tok[c->host->name].at, c->s->tok[c->host->name].len);
-    imp_buf_addf(&b, " (line %d) */\n%s", line(c, c->host->name), manifest);
+    kiln_sb_addn(&b, c->s->text + pos, c->s->len - pos);
+    if (b.len && b.p[b.len - 1] != '\n')
+        kiln_sb_addn(&b, "\n", 1);
+    kiln_sb_printf(&b, "\n/* kiln import: from %s, host function ", c->o->file);
+    kiln_sb_addn(&b, c->s->text + c->s->tok[c->host->name].at, c->s->tok[c->host->name].len);
+    kiln_sb_printf(&b, " (line %d) */\n%s", line(c, c->host->name), manifest);
     if (b.oom || e->oom) {
         free(b.p);
         return NULL;

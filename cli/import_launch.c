@@ -224,14 +224,14 @@ typedef struct kparam {
 
 /* Copy [from, to) of the file with instance in's template parameters
  * replaced by its arguments (fn the template). */
-static void copy_subst(imp_buf *b, const imp_ctx *c, const imp_fn *fn, const imp_inst *in,
+static void copy_subst(kiln_strbuf *b, const imp_ctx *c, const imp_fn *fn, const imp_inst *in,
                        int from, int to)
 {
     const imp_src *s = c->s;
     for (int i = from; i < to; i++) {
         const imp_tok *k = &s->tok[i];
         if (i > from)
-            imp_buf_add(b, s->text + s->tok[i - 1].at + s->tok[i - 1].len,
+            kiln_sb_addn(b, s->text + s->tok[i - 1].at + s->tok[i - 1].len,
                         k->at - (s->tok[i - 1].at + s->tok[i - 1].len));
         int p = -1;
         for (int j = 0; in && j < fn->ntparams && p < 0 && k->kind == IMP_IDENT; j++)
@@ -240,9 +240,9 @@ static void copy_subst(imp_buf *b, const imp_ctx *c, const imp_fn *fn, const imp
                 !imp_is(s, i - 1, ".") && !imp_is(s, i - 1, "->") && !imp_is(s, i - 1, "::"))
                 p = j;
         if (p >= 0)
-            imp_buf_addf(b, "%s", in->args[p]);
+            kiln_sb_printf(b, "%s", in->args[p]);
         else
-            imp_buf_add(b, s->text + k->at, k->len);
+            kiln_sb_addn(b, s->text + k->at, k->len);
     }
 }
 
@@ -250,12 +250,12 @@ static void copy_subst(imp_buf *b, const imp_ctx *c, const imp_fn *fn, const imp
 static int kernel_params(const imp_ctx *c, const imp_fn *fn, const imp_inst *in, kparam *out,
                          int cap)
 {
-    imp_buf b = {0};
+    kiln_strbuf b = {0};
     imp_src ps;
     kiln_error e;
     int tf[IMP_MAX_ARGS], tt[IMP_MAX_ARGS], nm[IMP_MAX_ARGS];
     copy_subst(&b, c, fn, in, fn->params, c->s->tok[fn->params].match + 1);
-    if (b.oom || !b.p || imp_lex(&ps, b.p, b.n, &e) < 0) {
+    if (b.oom || !b.p || imp_lex(&ps, b.p, b.len, &e) < 0) {
         free(b.p);
         return -1;
     }
@@ -402,9 +402,9 @@ static int arg_of(imp_ctx *c, int from, int to, int depth, imp_why *why)
     int a = c->pmap[v - c->h.var].arg;
     if (a >= 0)
         return a;
-    imp_buf b = {0};
+    kiln_strbuf b = {0};
     for (int i = 0; i < c->t->nargs; i++)
-        imp_buf_addf(&b, "%s%s", i ? ", " : "", c->t->args[i].name);
+        kiln_sb_printf(&b, "%s%s", i ? ", " : "", c->t->args[i].name);
     snprintf(dims, sizeof dims, "%s", b.p ? b.p : "");
     free(b.p);
     return imp_whyf(why, from, "the parameter '%s' has no counterpart among the task's args (%s): "
@@ -413,7 +413,7 @@ static int arg_of(imp_ctx *c, int from, int to, int depth, imp_why *why)
 
 static void map_args(imp_ctx *c, const imp_launch *L, imp_tlaunch *T, int *args)
 {
-    imp_buf acc = {0};
+    kiln_strbuf acc = {0};
     T->nargs = L->nargs;
     for (int k = 0; k < L->nargs; k++) {
         imp_why why = {0};
@@ -426,7 +426,7 @@ static void map_args(imp_ctx *c, const imp_launch *L, imp_tlaunch *T, int *args)
         } else {
             snprintf(T->args[k], sizeof T->args[k], "%s", c->t->args[args[k]].name);
         }
-        imp_buf_addf(&acc, "%s%s -> %s", k ? ", " : "", text, T->args[k]);
+        kiln_sb_printf(&acc, "%s%s -> %s", k ? ", " : "", text, T->args[k]);
     }
     imp_addf(&c->account, "  args    %s", acc.p ? acc.p : "(none)");
     free(acc.p);
@@ -525,10 +525,10 @@ static void account_dims(imp_ctx *c, const char *label, int from, int to, char o
                          int n)
 {
     char text[96];
-    imp_buf b = {0};
+    kiln_strbuf b = {0};
     imp_text(c->s, from, to, text, sizeof text);
     for (int d = 0; d < n; d++)
-        imp_buf_addf(&b, "%s\"%s\"", d ? ", " : "", out[d]);
+        kiln_sb_printf(&b, "%s\"%s\"", d ? ", " : "", out[d]);
     imp_addf(&c->account, "  %-7s %s -> [%s]", label, text, b.p ? b.p : "");
     free(b.p);
 }
@@ -601,15 +601,15 @@ char *imp_instance_text(const imp_ctx *c, int k)
     const imp_inst *in = &c->inst[k];
     const imp_fn *fn = &c->f->fn[in->fn];
     const imp_src *s = c->s;
-    imp_buf b = {0};
-    imp_buf_addf(&b, "\n\n/* kiln import: %s (the template on line %d) as an extern \"C\" "
+    kiln_strbuf b = {0};
+    kiln_sb_printf(&b, "\n\n/* kiln import: %s (the template on line %d) as an extern \"C\" "
                  "kernel */\nextern \"C\" __global__ ", in->label, imp_line(c, fn->first));
     for (int i = fn->decl; i < fn->name; i++)
         if (imp_is(s, i, "__launch_bounds__") && imp_is(s, i + 1, "(")) {
             copy_subst(&b, c, fn, in, i, s->tok[i + 1].match + 1);
-            imp_buf_add(&b, " ", 1);
+            kiln_sb_addn(&b, " ", 1);
         }
-    imp_buf_addf(&b, "void %s", in->name);
+    kiln_sb_printf(&b, "void %s", in->name);
     copy_subst(&b, c, fn, in, fn->params, fn->last + 1);
     if (b.oom) {
         free(b.p);

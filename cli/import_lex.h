@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 
+#include "strbuf.h"
 #include "kiln_error.h"
 
 typedef enum imp_tk {
@@ -65,15 +66,6 @@ typedef struct imp_lines {
 void imp_addf(imp_lines *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void imp_lines_free(imp_lines *l);
 
-/* A growing string: p is NUL-terminated (or NULL before the first add);
- * oom set when an add failed. */
-typedef struct imp_buf {
-    char *p;
-    size_t n, cap;
-    int oom;
-} imp_buf;
-
-void imp_buf_add(imp_buf *b, const char *s, size_t n);
-void imp_buf_addf(imp_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Growing strings are common/strbuf.h's kiln_strbuf. */
 
 #endif

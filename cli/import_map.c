@@ -601,7 +601,7 @@ static void by_position(imp_ctx *c, int *used, imp_cls lo, imp_cls hi, kiln_arg_
 
 static void account_params(imp_ctx *c)
 {
-    imp_buf b = {0};
+    kiln_strbuf b = {0};
     for (int i = 0; i < c->h.nvar; i++) {
         char n[64];
         const imp_var *v = &c->h.var[i];
@@ -609,10 +609,10 @@ static void account_params(imp_ctx *c)
             continue;
         word(c->s, v->name, n);
         if (c->pmap[i].arg >= 0)
-            imp_buf_addf(&b, "%s%s -> %s (%s)", b.n ? ", " : "", n,
+            kiln_sb_printf(&b, "%s%s -> %s (%s)", b.len ? ", " : "", n,
                          c->t->args[c->pmap[i].arg].name, c->pmap[i].how);
         else
-            imp_buf_addf(&b, "%s%s: %s", b.n ? ", " : "", n,
+            kiln_sb_printf(&b, "%s%s: %s", b.len ? ", " : "", n,
                          v->cls == IMP_C_STREAM ? "a stream" : "no counterpart");
     }
     imp_addf(&c->account, "parameters: %s", b.p ? b.p : "(none)");

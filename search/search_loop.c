@@ -7,7 +7,7 @@
 
 #include "kiln_exit.h"
 #include "lessons.h"
-#include "prompt.h"      /* kiln_source_normalize */
+#include "normalize.h"   /* kiln_source_normalize */
 #include "search_state.h"
 #include "worker_io.h"   /* kiln_mono_ns */
 

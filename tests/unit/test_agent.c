@@ -25,6 +25,7 @@
 
 #include "parse.h"
 #include "prompt.h"
+#include "normalize.h"
 #include "replay.h"
 #include "tune.h"
 
