@@ -386,8 +386,7 @@ static cJSON *measurement_json(const ex *x, int mi, const kiln_shape *sh)
     cJSON_AddNumberToObject(o, "speedup", kiln_rv_fin(s->speedup));
     cJSON_AddNumberToObject(o, "candidate_median_ns", kiln_rv_fin(med));
     cJSON_AddNumberToObject(o, "baseline_median_ns", kiln_rv_fin(s->base.median_ns));
-    cJSON_AddNumberToObject(o, "candidate_half_spread",
-                            med > 0 ? kiln_rv_fin((s->cand.p80_ns - s->cand.p20_ns) / (2 * med)) : 0);
+    cJSON_AddNumberToObject(o, "candidate_half_spread", kiln_rv_fin(kiln_time_half_spread(&s->cand)));
     cJSON_AddNumberToObject(o, "roofline_fraction", kiln_rv_fin(s->roofline_fraction));
     cJSON *v = cJSON_AddObjectToObject(o, "verdict");
     cJSON_AddStringToObject(v, "run", m->run);

@@ -188,12 +188,6 @@ static const kiln_shape_result *find_shape(const kiln_verdict *v, const char *id
     return NULL;
 }
 
-/* The relative half 20-80 spread of a timing. */
-static double half_spread(const kiln_time_stats *t)
-{
-    return t->median_ns > 0 ? (t->p80_ns - t->p20_ns) / (2 * t->median_ns) : 0;
-}
-
 /* One visible timed shape: the candidate's time ratio and the speedup
  * ratio, each with the combined relative half 20-80 spread as its band. */
 static cJSON *compare_shape(const kiln_verdict *old, const kiln_shape_result *os,
@@ -204,8 +198,8 @@ static cJSON *compare_shape(const kiln_verdict *old, const kiln_shape_result *os
     kiln_verdict_dims(new, ns, nd, sizeof nd);
     if (strcmp(od, nd) != 0)
         return NULL;   /* the task's shapes changed since: not comparable */
-    double hoc = half_spread(&os->cand), hob = half_spread(&os->base);
-    double hnc = half_spread(&ns->cand), hnb = half_spread(&ns->base);
+    double hoc = kiln_time_half_spread(&os->cand), hob = kiln_time_half_spread(&os->base);
+    double hnc = kiln_time_half_spread(&ns->cand), hnb = kiln_time_half_spread(&ns->base);
     double oc = os->cand.median_ns, nc = ns->cand.median_ns;
     double osp = isfinite(os->speedup) ? os->speedup : 0, nsp = isfinite(ns->speedup) ? ns->speedup : 0;
     cJSON *o = cJSON_CreateObject();
@@ -256,18 +250,6 @@ static double compare_shapes(const kiln_verdict *old, const kiln_verdict *new, c
     return b > 0.02 ? b : 0.02;
 }
 
-/* The value of key in a verdict's "key=value|..." device description. */
-static void gpu_field(const char *desc, const char *key, char *buf, size_t len)
-{
-    size_t kl = strlen(key);
-    buf[0] = '\0';
-    for (const char *p = desc; p && *p; p = strchr(p, '|') ? strchr(p, '|') + 1 : NULL)
-        if (strncmp(p, key, kl) == 0 && p[kl] == '=') {
-            snprintf(buf, len, "%.*s", (int)strcspn(p + kl + 1, "|"), p + kl + 1);
-            return;
-        }
-}
-
 static cJSON *env_of(const kiln_verdict *v, const char *version)
 {
     cJSON *e = cJSON_CreateObject();
@@ -277,8 +259,8 @@ static cJSON *env_of(const kiln_verdict *v, const char *version)
     cJSON_AddStringToObject(e, "verifier_version", version);
     /* CUDA verdicts: the GPU and driver they were measured on. */
     char gpu[128], driver[32];
-    gpu_field(v->gpu, "name", gpu, sizeof gpu);
-    gpu_field(v->gpu, "driver", driver, sizeof driver);
+    kiln_verdict_gpu_field(v->gpu, "name", gpu, sizeof gpu);
+    kiln_verdict_gpu_field(v->gpu, "driver", driver, sizeof driver);
     if (gpu[0]) {
         cJSON_AddStringToObject(e, "gpu", gpu);
         cJSON_AddNumberToObject(e, "driver", atof(driver));

@@ -35,22 +35,9 @@ static int is_ident(const imp_src *s, int i)
     return i >= 0 && i < s->ntok && s->tok[i].kind == IMP_IDENT;
 }
 
-static int grow(void **v, int n, int *cap, size_t size)
-{
-    if (n < *cap)
-        return 0;
-    int c = *cap ? 2 * *cap : 16;
-    void *p = realloc(*v, (size_t)c * size);
-    if (!p)
-        return -1;
-    *v = p;
-    *cap = c;
-    return 0;
-}
-
 static imp_var *new_var(imp_host *h)
 {
-    if (grow((void **)&h->var, h->nvar, &h->capvar, sizeof *h->var) < 0)
+    if (imp_grow((void **)&h->var, h->nvar, &h->capvar, sizeof *h->var) < 0)
         return NULL;
     imp_var *v = &h->var[h->nvar++];
     *v = (imp_var){.init_from = -1, .init_to = -1, .changed = -1};
@@ -149,7 +136,7 @@ static int launch(walk *w, int from, int end, int open)
         return bad_launch(w, from, "the launch has fewer than grid and block");
     if (L.nargs < 0)
         return bad_launch(w, from, "the kernel takes more arguments than kiln passes");
-    if (grow((void **)&w->h->launch, w->h->nlaunch, &w->h->caplaunch, sizeof L) < 0)
+    if (imp_grow((void **)&w->h->launch, w->h->nlaunch, &w->h->caplaunch, sizeof L) < 0)
         return -1;
     w->h->launch[w->h->nlaunch++] = L;
     return 0;

@@ -292,3 +292,15 @@ void imp_lines_free(imp_lines *l)
     *l = (imp_lines){0};
 }
 
+int imp_grow(void **v, int n, int *cap, size_t size)
+{
+    if (n < *cap)
+        return 0;
+    int c = *cap ? 2 * *cap : 16;
+    void *p = realloc(*v, (size_t)c * size);
+    if (!p)
+        return -1;
+    *v = p;
+    *cap = c;
+    return 0;
+}

@@ -63,6 +63,10 @@ typedef struct imp_lines {
     int n, cap, oom;
 } imp_lines;
 
+/* Room for element n of *v (capacity *cap, elements of size bytes),
+ * doubling as it fills; -1 when out of memory. */
+int imp_grow(void **v, int n, int *cap, size_t size);
+
 void imp_addf(imp_lines *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void imp_lines_free(imp_lines *l);
 

@@ -15,19 +15,6 @@
 #include "c_lex.h"
 #include "import_expr.h"
 
-static int grow(void **v, int n, int *cap, size_t size)
-{
-    if (n < *cap)
-        return 0;
-    int c = *cap ? 2 * *cap : 16;
-    void *p = realloc(*v, (size_t)c * size);
-    if (!p)
-        return -1;
-    *v = p;
-    *cap = c;
-    return 0;
-}
-
 static int is_ident(const imp_src *s, int i)
 {
     return i >= 0 && i < s->ntok && s->tok[i].kind == IMP_IDENT;
@@ -100,7 +87,7 @@ static int record_pp(const imp_src *s, imp_file *f, int tok, int *depth)
         ++*depth;
     else if (strcmp(word, "endif") == 0 && *depth > 0)
         --*depth;
-    if (grow((void **)&f->pp, f->npp, &f->cappp, sizeof *f->pp) < 0)
+    if (imp_grow((void **)&f->pp, f->npp, &f->cappp, sizeof *f->pp) < 0)
         return -1;
     imp_pp *p = &f->pp[f->npp++];
     *p = (imp_pp){.tok = tok, .conditional = *depth > 0 && strncmp(word, "if", 2) != 0};
@@ -184,7 +171,7 @@ static int add_function(const imp_src *s, imp_file *f, imp_fn *fn, int in_extern
     fn->extern_c = in_extern_c || fn->extern_c_direct;
     if (fn->tpl_open >= 0)
         read_tparams(s, fn);
-    if (grow((void **)&f->fn, f->nfn, &f->capfn, sizeof *f->fn) < 0)
+    if (imp_grow((void **)&f->fn, f->nfn, &f->capfn, sizeof *f->fn) < 0)
         return -1;
     f->fn[f->nfn++] = *fn;
     return 0;
@@ -205,7 +192,7 @@ static int add_constant(const imp_src *s, imp_file *f, int from, int semi)
     }
     if (!isconst || !isint)
         return 0;
-    if (grow((void **)&f->cst, f->ncst, &f->capcst, sizeof *f->cst) < 0)
+    if (imp_grow((void **)&f->cst, f->ncst, &f->capcst, sizeof *f->cst) < 0)
         return -1;
     f->cst[f->ncst++] = (imp_const){eq - 1, v};
     return 0;

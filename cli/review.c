@@ -223,25 +223,6 @@ const char *kiln_rv_str(const cJSON *o, const char *path)
     return s ? s : "";
 }
 
-void kiln_rv_dims(const cJSON *shape, char *buf, size_t len)
-{
-    const cJSON *dims = cJSON_GetObjectItemCaseSensitive(shape, "dims");
-    snprintf(buf, len, "%s", cJSON_IsObject(dims) ? "" : "hidden");
-    size_t u = 0;
-    const cJSON *d;
-    cJSON_ArrayForEach(d, dims) {
-        if (u < len)
-            u += (size_t)snprintf(buf + u, len - u, "%s%s=%.0f", u ? " " : "", d->string,
-                                  d->valuedouble);
-    }
-}
-
-double kiln_rv_half_spread(const cJSON *t)
-{
-    double med = kiln_rv_num(t, "median_ns");
-    return med > 0 ? (kiln_rv_num(t, "p80_ns") - kiln_rv_num(t, "p20_ns")) / (2 * med) : 0;
-}
-
 double kiln_rv_fin(double x)
 {
     return isfinite(x) ? x : 0;

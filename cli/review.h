@@ -66,10 +66,6 @@ int kiln_rv_rejections(const kiln_rv_run *r, kiln_rv_reject *out, int cap);
 const cJSON *kiln_rv_get(const cJSON *o, const char *path);
 double kiln_rv_num(const cJSON *o, const char *path);
 const char *kiln_rv_str(const cJSON *o, const char *path);
-/* A verdict shape's dims as "rows=1 cols=1024" ("hidden" without dims). */
-void kiln_rv_dims(const cJSON *shape, char *buf, size_t len);
-/* Half the 20-80 spread relative to the median: a timing's noise. */
-double kiln_rv_half_spread(const cJSON *timing);
 void kiln_rv_fmt_time(double ns, char *buf, size_t len);
 /* A verdict's number as shown: 0 for one it left out (null, NaN). */
 double kiln_rv_fin(double x);

@@ -105,31 +105,17 @@ static void print_timers(FILE *out, const kiln_verdict *v)
     }
 }
 
-/* The value of key in the worker's "key=value|..." device description. */
-static void gpu_field(const char *desc, const char *key, char *buf, size_t len)
-{
-    size_t kl = strlen(key);
-    buf[0] = '\0';
-    for (const char *p = desc; p && *p; p = strchr(p, '|') ? strchr(p, '|') + 1 : NULL) {
-        if (strncmp(p, key, kl) == 0 && p[kl] == '=') {
-            size_t n = strcspn(p + kl + 1, "|");
-            snprintf(buf, len, "%.*s", (int)n, p + kl + 1);
-            return;
-        }
-    }
-}
-
 /* CUDA: which device, as the worker saw it. */
 static void print_gpu(FILE *out, const kiln_verdict *v)
 {
     if (!v->gpu[0])
         return;
     char name[128], cc[16], driver[32], pageable[16], cublas[32];
-    gpu_field(v->gpu, "name", name, sizeof name);
-    gpu_field(v->gpu, "cc", cc, sizeof cc);
-    gpu_field(v->gpu, "driver", driver, sizeof driver);
-    gpu_field(v->gpu, "pageable", pageable, sizeof pageable);
-    gpu_field(v->gpu, "cublas", cublas, sizeof cublas);
+    kiln_verdict_gpu_field(v->gpu, "name", name, sizeof name);
+    kiln_verdict_gpu_field(v->gpu, "cc", cc, sizeof cc);
+    kiln_verdict_gpu_field(v->gpu, "driver", driver, sizeof driver);
+    kiln_verdict_gpu_field(v->gpu, "pageable", pageable, sizeof pageable);
+    kiln_verdict_gpu_field(v->gpu, "cublas", cublas, sizeof cublas);
     fprintf(out, "gpu: %s (sm_%s), driver %.0f, copy bandwidth %.0f GB/s, pageable memory access %.0f\n",
             name, cc, atof(driver), fin(v->bandwidth_gbps), atof(pageable));
     if (v->peak_tflops > 0)

@@ -58,7 +58,7 @@ double kiln_verdict_noise(const kiln_verdict *v)
         double r2 = 0;
         for (int k = 0; k < 2; k++) {
             const kiln_time_stats *st = k ? &r->base : &r->cand;
-            double h = st->median_ns > 0 ? (st->p80_ns - st->p20_ns) / (2 * st->median_ns) : 1;
+            double h = st->median_ns > 0 ? kiln_time_half_spread(st) : 1;
             r2 += h * h;
         }
         rel[n++] = sqrt(r2);

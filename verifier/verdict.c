@@ -29,6 +29,22 @@ void kiln_verdict_dims(const kiln_verdict *v, const kiln_shape_result *r, char *
                               (long long)r->shape.d[i]);
 }
 
+void kiln_verdict_gpu_field(const char *desc, const char *key, char *buf, size_t len)
+{
+    size_t kl = strlen(key);
+    buf[0] = '\0';
+    for (const char *p = desc; p && *p; p = strchr(p, '|') ? strchr(p, '|') + 1 : NULL)
+        if (strncmp(p, key, kl) == 0 && p[kl] == '=') {
+            snprintf(buf, len, "%.*s", (int)strcspn(p + kl + 1, "|"), p + kl + 1);
+            return;
+        }
+}
+
+double kiln_time_half_spread(const kiln_time_stats *t)
+{
+    return t->median_ns > 0 ? (t->p80_ns - t->p20_ns) / (2 * t->median_ns) : 0;
+}
+
 /* JSON has no Inf/NaN: such numbers become null. */
 static void add_num(cJSON *o, const char *k, double x)
 {

@@ -94,6 +94,11 @@ int kiln_verdict_from_cjson(const cJSON *root, kiln_verdict *v, kiln_error *err)
 /* The worker's "key=value|key=value" device description as a JSON object
  * (numbers as numbers, but cc as text). */
 cJSON *kiln_verdict_gpu_json(const char *desc);
+/* The value of key in the worker's "key=value|..." device description
+ * (v->gpu), or "" when it has none. */
+void kiln_verdict_gpu_field(const char *desc, const char *key, char *buf, size_t len);
+/* Half the 20-80 spread of a timing relative to its median (0 without one). */
+double kiln_time_half_spread(const kiln_time_stats *t);
 /* "rows=32 cols=1024" for a visible shape, "hidden" for a hidden one. */
 void kiln_verdict_dims(const kiln_verdict *v, const kiln_shape_result *r, char *buf, size_t len);
 void kiln_verdict_flag(kiln_verdict *v, const char *fmt, ...)
