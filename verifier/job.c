@@ -315,10 +315,15 @@ static int medians_settled(const job *j, const samples *sm, kiln_shape_result *r
     return over_budget || kiln_timing_converged(&r->cand, &r->base);
 }
 
+void job_visible_id(const job *j, int i, char id[16])
+{
+    snprintf(id, 16, "v%d", (j->g == &j->kept ? j->vis_id[i] : i) + 1);
+}
+
 void job_timed_label(const job *j, int i, char id[16], char label[200])
 {
     char dims[128];
-    snprintf(id, 16, "v%d", i + 1);
+    job_visible_id(j, i, id);
     kiln_shape_format(j->t, &j->g->visible[i], dims, sizeof dims);
     snprintf(label, 200, "timed call on shape %s (%s)", id, dims);
 }

@@ -36,6 +36,11 @@ typedef struct job {
     kiln_manifest *man[2];      /* CUDA: candidate's and baseline's launches
                                    (man[1] NULL for a built-in baseline) */
     kiln_manifest *man_ref;     /* CUDA: the CUDA reference's launches, or NULL */
+    kiln_preconds pre;          /* the candidate's preconditions (precond.h) */
+    kiln_preconds base_pre;     /* the baseline's (a search's parent may have some) */
+    kiln_group kept;            /* the group less the visible shapes pre leaves out;
+                                   g points here once the shapes are chosen */
+    int vis_id[KILN_MAX_SHAPES];   /* kept.visible[i] is the group's shape v(vis_id[i]) */
 } job;
 
 /* What timed pairs measured, per pair (candidate and baseline). */
@@ -54,7 +59,10 @@ typedef struct samples {
  * writes what disagrees into why (empty when they agree). */
 typedef void (*job_agree_fn)(const job *j, const samples *sm, char *why, size_t len);
 
-/* Visible shape i's id ("v3") and the label of its timed calls. */
+/* Visible shape i's id ("v3": its number in the task's group, whichever
+ * shapes the preconditions left out). */
+void job_visible_id(const job *j, int i, char id[16]);
+/* Visible shape i's id and the label of its timed calls. */
 void job_timed_label(const job *j, int i, char id[16], char label[200]);
 
 void job_progress(job *j, const char *stage, const char *fmt, ...)

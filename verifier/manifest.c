@@ -804,12 +804,17 @@ static int parse_lets(parse_ctx *pc, const cJSON *lets)
 
 static int parse_root(parse_ctx *pc, const cJSON *root)
 {
-    static const char *const fields[] = {"launches", "scratch", "let"};
+    static const char *const fields[] = {"launches", "scratch", "let", "require"};
     if (!cJSON_IsObject(root))
         return kiln_fail(pc->err, "manifest: the block must hold one JSON object");
-    if (check_fields(pc, root, "", fields, 3, "launches, scratch, let") < 0 ||
+    if (check_fields(pc, root, "", fields, 4, "launches, scratch, let, require") < 0 ||
         parse_lets(pc, cJSON_GetObjectItemCaseSensitive(root, "let")) < 0)
         return -1;
+    /* Preconditions (precond.h): only DIM % N == 0, checked by the one
+     * parser that the C candidate's require block uses too. */
+    const cJSON *req = cJSON_GetObjectItemCaseSensitive(root, "require");
+    if (req && kiln_precond_parse_json(pc->t, req, "require", &pc->m->require, pc->err) < 0)
+        return kiln_error_prefix(pc->err, "manifest");
     const cJSON *scratch = cJSON_GetObjectItemCaseSensitive(root, "scratch");
     if (scratch && (!cJSON_IsArray(scratch) ||
                     cJSON_GetArraySize(scratch) > KILN_WORKER_MAX_SCRATCH))

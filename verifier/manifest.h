@@ -3,7 +3,7 @@
  * A CUDA candidate is device code only; how kiln launches it is declared
  * in a block comment
  *
- *   / *@kiln launch { "launches": [...], "scratch": [...] } @* /
+ *   / *@kiln launch { "launches": [...], "scratch": [...], "require": [...] } @* /
  *
  * (without the spaces) and its knobs in lines `#define NAME VALUE //@kiln
  * tune v1 v2 ...` (parsed by knobs.h, as the tuner parses them). Its
@@ -20,6 +20,7 @@
 
 #include "kiln_error.h"
 #include "knobs.h"
+#include "precond.h"
 #include "task.h"
 #include "worker_proto.h"
 
@@ -65,6 +66,7 @@ typedef struct kiln_manifest {
     kiln_manifest_let lets[KILN_MANIFEST_MAX_LETS];     /* in the order written */
     int ndefines;                                       /* only those expressions use */
     kiln_manifest_knob defines[KILN_MANIFEST_MAX_DEFINES];
+    kiln_preconds require;                              /* "require": [...], precond.h */
 } kiln_manifest;
 
 /* What the device allows; kiln_device_limits_default() is an sm_90 part
@@ -89,8 +91,9 @@ void kiln_device_limits_default(kiln_device_limits *lim);
  * neither #defined again nor #undef'd), the lets before it and sizeof(T);
  * the knobs follow knobs.h's rules, none is named as a task dim and none is
  * #defined or #undef'd elsewhere; a let's name is an identifier that is no
- * dim, knob, function, #defined name or earlier let. Errors name the
- * field, e.g. "manifest: launches[0].grid[1]: unknown name 'foo'". */
+ * dim, knob, function, #defined name or earlier let; "require" entries
+ * are DIM % N == 0 (precond.h) into m->require. Errors name the field,
+ * e.g. "manifest: launches[0].grid[1]: unknown name 'foo'". */
 int kiln_manifest_parse(const char *src, size_t len, const kiln_task *t, kiln_manifest *m,
                         kiln_error *err);
 

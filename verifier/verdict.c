@@ -195,6 +195,28 @@ static void add_env(cJSON *root, const kiln_verdict *v)
     add_secs(ru, "reported_calls_s", v->reported_s);
 }
 
+/* "preconditions": what the candidate required and which visible shapes
+ * that left out; absent when it required nothing. */
+static void add_preconditions(cJSON *root, const kiln_verdict *v, const kiln_task *t)
+{
+    if (!v->nrequire)
+        return;
+    cJSON *pre = cJSON_AddObjectToObject(root, "preconditions");
+    cJSON *req = cJSON_AddArrayToObject(pre, "require");
+    for (int i = 0; i < v->nrequire; i++)
+        cJSON_AddItemToArray(req, cJSON_CreateString(v->require[i]));
+    cJSON *out = cJSON_AddArrayToObject(pre, "left_out");
+    for (int i = 0; i < v->nleft_out; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "id", v->left_out_id[i]);
+        cJSON *d = cJSON_AddObjectToObject(o, "dims");
+        int nd = t ? t->ndims : v->ndims;
+        for (int k = 0; k < nd; k++)
+            cJSON_AddNumberToObject(d, t ? t->dims[k] : v->dims[k], (double)v->left_out[i].d[k]);
+        cJSON_AddItemToArray(out, o);
+    }
+}
+
 cJSON *kiln_verdict_to_cjson(const kiln_verdict *v, const kiln_task *t)
 {
     cJSON *root = cJSON_CreateObject();
@@ -218,6 +240,7 @@ cJSON *kiln_verdict_to_cjson(const kiln_verdict *v, const kiln_task *t)
     cJSON *flags = cJSON_AddArrayToObject(root, "flags");
     for (int i = 0; i < v->nflags; i++)
         cJSON_AddItemToArray(flags, cJSON_CreateString(v->flags[i]));
+    add_preconditions(root, v, t);
     add_env(root, v);
     cJSON_AddStringToObject(root, "source_sha256", v->source_sha256);
     cJSON *base = cJSON_AddObjectToObject(root, "baseline");

@@ -13,6 +13,7 @@
 #define KILN_VERIFIER_VERSION "0.1.0"
 #define KILN_MAX_RESULTS 96
 #define KILN_MAX_FLAGS 8
+#define KILN_VERDICT_MAX_REQUIRE 8
 
 typedef struct kiln_time_stats {
     double median_ns, p20_ns, p80_ns;
@@ -79,6 +80,14 @@ typedef struct kiln_verdict {
     int calls;
     int trust_level_cpu;        /* 1: candidate shares the worker's address space */
     char gpu[256];              /* CUDA: "name=...|cc=...|driver=...|pageable=0|..." */
+    /* The candidate's preconditions ("cols % 8 == 0", precond.h) and the
+     * visible shapes they left out (id and dims); hidden shapes are never
+     * named, since all of them were drawn to satisfy the preconditions. */
+    int nrequire;
+    char require[KILN_VERDICT_MAX_REQUIRE][64];
+    int nleft_out;
+    char left_out_id[KILN_MAX_SHAPES][8];
+    kiln_shape left_out[KILN_MAX_SHAPES];
 } kiln_verdict;
 
 /* The one encoder: the verdict as JSON text (free with free()), or as a

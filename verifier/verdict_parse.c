@@ -174,6 +174,28 @@ static void totals_of(const cJSON *root, kiln_verdict *v)
     v->calls = (int)num(root, "calls");
 }
 
+/* "preconditions" back: the require list and the left-out visible shapes,
+ * dims in the order written (the verdict's own dim order). */
+static void preconditions_of(const cJSON *root, kiln_verdict *v)
+{
+    const cJSON *pre = GET(root, "preconditions"), *it;
+    cJSON_ArrayForEach(it, GET(pre, "require")) {
+        if (cJSON_IsString(it) && v->nrequire < KILN_VERDICT_MAX_REQUIRE)
+            snprintf(v->require[v->nrequire++], sizeof v->require[0], "%s", it->valuestring);
+    }
+    cJSON_ArrayForEach(it, GET(pre, "left_out")) {
+        if (v->nleft_out == KILN_MAX_SHAPES)
+            break;
+        int i = v->nleft_out++, k = 0;
+        str(it, "id", v->left_out_id[i], sizeof v->left_out_id[i]);
+        const cJSON *d;
+        cJSON_ArrayForEach(d, GET(it, "dims")) {
+            if (k < KILN_MAX_DIMS)
+                v->left_out[i].d[k++] = (int64_t)d->valuedouble;
+        }
+    }
+}
+
 int kiln_verdict_from_cjson(const cJSON *root, kiln_verdict *v, kiln_error *err)
 {
     memset(v, 0, sizeof *v);
@@ -201,6 +223,7 @@ int kiln_verdict_from_cjson(const cJSON *root, kiln_verdict *v, kiln_error *err)
         if (cJSON_IsString(f) && v->nflags < KILN_MAX_FLAGS)
             snprintf(v->flags[v->nflags++], sizeof v->flags[0], "%s", f->valuestring);
     }
+    preconditions_of(root, v);
     env_of(root, v);
     totals_of(root, v);
     return 0;

@@ -36,6 +36,24 @@ static int hash_file(const char *path, char out[65], kiln_error *err)
     return rc;
 }
 
+/* The candidate's preconditions: a CUDA manifest's "require" (parsed by
+ * the backend's check, which refuses a require block in a .cu file), else
+ * a C candidate's require block. Malformed: bad-manifest, as in the CUDA
+ * manifest. */
+static int candidate_preconds(job *j, const char *src, size_t len)
+{
+    kiln_error perr;
+    if (kiln_precond_scan(src, len, j->t, &j->pre, &perr) < 0)
+        return job_conclude(j, "fail", "static", "bad-manifest", "%s", perr.msg);
+    if (j->man[0] && j->man[0]->require.n)
+        j->pre = j->man[0]->require;
+    kiln_verdict *v = j->v;
+    for (v->nrequire = 0; v->nrequire < j->pre.n; v->nrequire++)
+        kiln_precond_text(&j->pre.p[v->nrequire], j->t, v->require[v->nrequire],
+                          sizeof v->require[0]);
+    return 0;
+}
+
 static int stage_static(job *j, kiln_error *err)
 {
     unsigned char *src = NULL;
@@ -60,26 +78,71 @@ static int stage_static(job *j, kiln_error *err)
         rc = job_conclude(j, "fail", "static", "not-text", "the source contains NUL bytes");
     else if (j->ops->check_source)
         rc = j->ops->check_source(j, (const char *)src, len, err);
+    if (rc == 0)
+        rc = candidate_preconds(j, (const char *)src, len);
     free(src);
     return rc;
 }
 
 /* ---- shapes and workers -------------------------------------------------- */
 
-static void draw_hidden(job *j)
+/* The baseline's preconditions (a search's parent can have them): its
+ * manifest's, or its C require block. Trusted code: an error is kiln's. */
+static int baseline_preconds(job *j, kiln_error *err)
+{
+    if (j->man[1]) {
+        j->base_pre = j->man[1]->require;
+        return 0;
+    }
+    if (job_builtin_baseline(j))
+        return 0;
+    unsigned char *src = NULL;
+    size_t len = 0;
+    int rc = job_read_source(job_baseline_path(j), &src, &len, err);
+    if (rc == 0 && kiln_precond_scan((const char *)src, len < SOURCE_LIMIT ? len : SOURCE_LIMIT,
+                                     j->t, &j->base_pre, err) < 0)
+        rc = kiln_error_prefix(err, "the baseline %s", job_baseline_path(j));
+    free(src);
+    return rc;
+}
+
+/* The shapes the job runs: the visible shapes that satisfy the candidate's
+ * preconditions (j->g from here on; the rest named in the verdict) and
+ * exactly the group's number of hidden shapes, drawn to satisfy them from a
+ * secret seed (precond.c). */
+static int select_shapes(job *j, kiln_error *err)
 {
     const kiln_group *g = j->g;
-    kiln_rng r;
-    kiln_rng_seed(&r, kiln_secret_seed());
-    j->nhidden = 0;
-    for (int i = 0; i < g->nhidden; i++)
-        j->hidden[j->nhidden++] = g->hidden[i];
-    for (int i = 0; i < g->nrandom; i++) {
-        kiln_shape *s = &j->hidden[j->nhidden++];
-        memset(s, 0, sizeof *s);
-        for (int d = 0; d < j->t->ndims; d++)
-            s->d[d] = kiln_rng_range(&r, g->range_lo[d], g->range_hi[d]);
+    kiln_verdict *v = j->v;
+    int kept[KILN_MAX_SHAPES], n = kiln_precond_keep(&j->pre, g, kept), both = 0;
+    if (baseline_preconds(j, err) < 0)
+        return -1;
+    j->kept = *g;
+    j->kept.nvisible = n;
+    for (int i = 0, k = 0; i < g->nvisible; i++) {
+        if (k < n && kept[k] == i) {
+            j->vis_id[k] = i;
+            j->kept.visible[k++] = g->visible[i];
+            both += kiln_precond_holds(&j->base_pre, &g->visible[i]);
+            continue;
+        }
+        snprintf(v->left_out_id[v->nleft_out], sizeof v->left_out_id[0], "v%d", i + 1);
+        v->left_out[v->nleft_out++] = g->visible[i];
     }
+    j->g = &j->kept;
+    j->nhidden = kiln_precond_hidden(&j->pre, j->t, g, kiln_secret_seed(), j->hidden);
+    char req[512], breq[512];
+    kiln_precond_format(&j->pre, j->t, req, sizeof req);
+    kiln_precond_format(&j->base_pre, j->t, breq, sizeof breq);
+    if (n == 0)
+        return job_conclude(j, "fail", "static", "no-visible-shape", "no visible shape of group "
+                            "%s satisfies the candidate's preconditions (%s)", g->name, req);
+    if (both == 0)
+        return job_conclude(j, "fail", "static", "no-visible-shape", "no visible shape of group "
+                            "%s satisfies both the candidate's preconditions (%s) and the "
+                            "baseline's (%s), so it cannot be timed against it", g->name,
+                            req[0] ? req : "none", breq);
+    return 0;
 }
 
 /* ---- correctness stages -------------------------------------------------- */
@@ -159,19 +222,37 @@ static int check_shape(job *j, const char *stage, const char *id, const kiln_sha
     return rc;
 }
 
+/* The smallest kept shape the baseline's preconditions admit too (one
+ * exists: select_shapes checked). */
+static const kiln_shape *smallest_for_baseline(const job *j)
+{
+    const kiln_shape *best = NULL;
+    double bn = INFINITY;
+    for (int i = 0; i < j->g->nvisible; i++) {
+        double n = 1;
+        for (int d = 0; d < KILN_MAX_DIMS; d++)
+            n *= j->g->visible[i].d[d] ? (double)j->g->visible[i].d[d] : 1;
+        if (n < bn && kiln_precond_holds(&j->base_pre, &j->g->visible[i])) {
+            bn = n;
+            best = &j->g->visible[i];
+        }
+    }
+    return best;
+}
+
 static int stage_smoke_visible(job *j, kiln_error *err)
 {
     int si;
     const kiln_shape *small = smallest_visible(j->g, &si);
-    int rc = calibrate(j, small, err);
+    int rc = calibrate(j, smallest_for_baseline(j), err);
     char id[16];
-    snprintf(id, sizeof id, "v%d", si + 1);
+    job_visible_id(j, si, id);
     job_progress(j, "smoke", "shape %s", id);
     if (rc || (rc = check_shape(j, "smoke", id, small, 1, err)) != 0)
         return rc;
     for (int i = 0; i < j->g->nvisible; i++) {
-        snprintf(id, sizeof id, "v%d", i + 1);
-        job_progress(j, "visible", "shape %s of %d", id, j->g->nvisible);
+        job_visible_id(j, i, id);
+        job_progress(j, "visible", "shape %s (%d of %d)", id, i + 1, j->g->nvisible);
         if ((rc = check_shape(j, "visible", id, &j->g->visible[i], 1, err)) != 0)
             return rc;
     }
@@ -195,14 +276,16 @@ static int stage_hidden(job *j, kiln_error *err)
 static int stage_stability(job *j, kiln_error *err)
 {
     int li;
+    char vid[16];
     const kiln_shape *shapes[2] = {largest_visible(j->g, &li), &j->hidden[0]};
+    job_visible_id(j, li, vid);
     for (int k = 0; k < j->t->nvariants; k++) {
         const kiln_variant *var = &j->t->variants[k];
         job_progress(j, "stability", "variant %s", var->name);
         for (int s = 0; s < 2; s++) {
             char label[200];
-            snprintf(label, sizeof label, "variant '%s' on %s shape %s%d", var->name,
-                     s ? "hidden" : "visible", s ? "h" : "v", s ? 1 : li + 1);
+            snprintf(label, sizeof label, "variant '%s' on %s shape %s", var->name,
+                     s ? "hidden" : "visible", s ? "h1" : vid);
             kiln_call_result res;
             j->cs.hidden = s == 1;
             int rc = job_checked(j, "stability", label, shapes[s], var, 0, &res, err);
@@ -223,22 +306,33 @@ static int stage_determinism(job *j, kiln_error *err)
         return 0;
     int li;
     const kiln_shape *s = largest_visible(j->g, &li);
-    job_progress(j, "determinism", "shape v%d twice", li + 1);
+    char id[16], label[64];
+    job_visible_id(j, li, id);
+    job_progress(j, "determinism", "shape %s twice", id);
     kiln_call_result res;
-    char label[64];
-    snprintf(label, sizeof label, "shape v%d", li + 1);
+    snprintf(label, sizeof label, "shape %s", id);
     int rc = job_checked(j, "determinism", label, s, NULL, 0, &res, err);
     return rc ? rc : j->ops->again(j, label, &res, s, err);
 }
 
 /* ---- timing and plausibility --------------------------------------------- */
 
+/* Every kept shape, but those the baseline's own preconditions exclude:
+ * the speedup compares both on the same shapes. */
 static int stage_timing(job *j, kiln_error *err)
 {
-    uint64_t per_shape = (uint64_t)j->o->timing_ms * 1000000u / (uint64_t)j->g->nvisible;
+    int n = 0, done = 0;
+    for (int i = 0; i < j->g->nvisible; i++)
+        n += kiln_precond_holds(&j->base_pre, &j->g->visible[i]);
+    uint64_t per_shape = (uint64_t)j->o->timing_ms * 1000000u / (uint64_t)n;
     for (int i = 0; i < j->g->nvisible; i++) {
-        job_progress(j, "timing", "shape v%d of %d, at most %.1f s of the timing budget left", i + 1,
-                 j->g->nvisible, (double)per_shape * (j->g->nvisible - i) / 1e9);
+        char id[16];
+        if (!kiln_precond_holds(&j->base_pre, &j->g->visible[i]))
+            continue;
+        job_visible_id(j, i, id);
+        job_progress(j, "timing", "shape %s (%d of %d), at most %.1f s of the timing budget left",
+                     id, done + 1, n, (double)per_shape * (n - done) / 1e9);
+        done++;
         int rc = j->ops->time_shape(j, i, per_shape, err);
         if (rc)
             return rc;
@@ -364,10 +458,10 @@ static int run_stages(job *j, kiln_error *err)
 {
     int rc;
     uint64_t t = kiln_mono_ns();
-    if ((rc = stage_static(j, err)) != 0 || (rc = j->ops->build(j, err)) != 0)
+    if ((rc = stage_static(j, err)) != 0 || (rc = select_shapes(j, err)) != 0 ||
+        (rc = j->ops->build(j, err)) != 0)
         return rc;
     j->v->compile_s = lap(&t);
-    draw_hidden(j);
     /* Device-resident jobs start their worker (process, context, NVRTC)
      * before queueing for the device, so that start-up overlaps the job
      * that holds it; the worker then idles until its first call. */
@@ -397,6 +491,23 @@ static int run_stages(job *j, kiln_error *err)
     return finish_stages(j, rc, 1);
 }
 
+/* "every shape with cols % 8 == 0 (left out: v3 rows=33 cols=1000)". */
+static void admitted(const job *j, char *buf, size_t len)
+{
+    const kiln_verdict *v = j->v;
+    char req[256];
+    kiln_precond_format(&j->pre, j->t, req, sizeof req);
+    size_t u = (size_t)snprintf(buf, len, "every shape with %s (left out: %s", req,
+                                v->nleft_out ? "" : "none");
+    for (int i = 0; i < v->nleft_out && u < len; i++) {
+        char dims[128];
+        kiln_shape_format(j->t, &v->left_out[i], dims, sizeof dims);
+        u += (size_t)snprintf(buf + u, len - u, "%s%s %s", i ? ", " : "", v->left_out_id[i], dims);
+    }
+    if (u < len)
+        snprintf(buf + u, len - u, ")");
+}
+
 static void finish_status(job *j)
 {
     kiln_verdict *v = j->v;
@@ -411,9 +522,12 @@ static void finish_status(job *j)
     snprintf(v->status, sizeof v->status, "pass");
     snprintf(v->stage, sizeof v->stage, "plausibility");
     snprintf(v->code, sizeof v->code, "ok");
+    char where[400] = "every shape";
+    if (v->nrequire)
+        admitted(j, where, sizeof where);
     snprintf(v->reason, sizeof v->reason,
-             "correct on every shape; geomean speedup %.2fx (min %.2fx), median %.0f%% of roofline",
-             v->geomean_speedup, v->min_speedup, 100 * v->median_roofline);
+             "correct on %s; geomean speedup %.2fx (min %.2fx), median %.0f%% of roofline",
+             where, v->geomean_speedup, v->min_speedup, 100 * v->median_roofline);
     snprintf(v->feedback, sizeof v->feedback, "pass: %s", v->reason);
 }
 

@@ -79,6 +79,8 @@ static int static_manifests(job *j, const char *src, size_t len, kiln_error *err
     kiln_call_req rq;
     for (int i = 0; i < j->g->nvisible; i++) {
         char dims[128];
+        if (!kiln_precond_holds(&j->man[0]->require, &j->g->visible[i]))
+            continue;   /* left out by the candidate's preconditions */
         if (kiln_manifest_resolve(j->man[0], j->t, j->o->dtype, &j->g->visible[i], &lim, &rq,
                                   &merr) == 0)
             continue;
