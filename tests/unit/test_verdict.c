@@ -110,6 +110,14 @@ static kiln_verdict *sample(const char *backend, int device_resident)
     v->correctness_s = 1.3;
     v->timing_s = 2.1;
     v->calls = 113;
+    if (device_resident) {   /* preconditions, and the visible shape they left out */
+        v->nrequire = 1;
+        snprintf(v->require[0], sizeof v->require[0], "cols %% 8 == 0");
+        v->nleft_out = 1;
+        snprintf(v->left_out_id[0], sizeof v->left_out_id[0], "v3");
+        v->left_out[0].d[0] = 33;
+        v->left_out[0].d[1] = 1001;
+    }
     return v;
 }
 
@@ -137,6 +145,14 @@ static void round_trip(const char *backend, int device_resident)
     assert_int_equal(w->results[2].visible, 0);
     assert_int_equal(w->results[2].shape.d[0], 0);   /* hidden: no dims */
     assert_int_equal(w->trust_level_cpu, strcmp(backend, "cpu") == 0);
+    assert_int_equal(w->nrequire, device_resident);
+    assert_int_equal(w->nleft_out, device_resident);
+    assert_int_equal(!strstr(a, "\"preconditions\""), !device_resident);
+    if (device_resident) {
+        assert_string_equal(w->require[0], "cols % 8 == 0");
+        assert_string_equal(w->left_out_id[0], "v3");
+        assert_int_equal(w->left_out[0].d[1], 1001);
+    }
     free(a);
     free(b);
     free(v);
