@@ -24,6 +24,7 @@
 
 #include "cli.h"
 #include "export.h"
+#include "fileutil.h"
 #include "paths.h"
 #include "review.h"
 
@@ -97,7 +98,11 @@ static int add_kernel(ex *x, int mi, const char *source, kiln_error *err)
     p[x->nk].source = strdup(source);
     p[x->nk].first = mi;
     m->kernel = x->nk++;
-    return p[m->kernel].source ? 0 : kiln_fail(err, "out of memory");
+    if (!p[m->kernel].source)
+        return kiln_fail(err, "out of memory");
+    if (kiln_ex_preconds(x, source, &p[m->kernel].pre, err) < 0)
+        return kiln_error_prefix(err, "run %s, candidate %d: its preconditions", m->run, m->n);
+    return 0;
 }
 
 /* One kept candidate: kept only when its verdict is this task's and a pass. */
@@ -184,11 +189,53 @@ static void choose_winners(ex *x)
         }
 }
 
-/* Each kernel's geomean over the shapes where it was measured (its best
- * measurement at each); the fallback is the kernel with the highest. */
-static void choose_fallback(ex *x)
+/* Every kept kernel requires something: the task's baseline, which
+ * handles every shape, becomes the fallback. It is a measurement with an
+ * empty verdict, so it wins no shape; its speedup is 1 by definition. */
+static int add_baseline(ex *x, kiln_error *err)
 {
-    x->fallback = 0;
+    const char *path = x->cuda ? x->task->baseline_cuda : x->task->baseline_cpu;
+    if (!path[0])
+        return kiln_fail(err, "every kept kernel of task %s has preconditions and the task's "
+                         "baseline is built in, so no exported kernel would handle every shape: "
+                         "keep a kernel without preconditions", x->task->name);
+    char *src = NULL;
+    size_t len;
+    int rc = kiln_read_file(path, 256 * 1024, &src, &len, err);
+    ex_meas *p = rc == 0 ? realloc(x->m, (size_t)(x->nm + 1) * sizeof *p) : NULL;
+    if (rc == 0 && p) {
+        x->m = p;
+        ex_meas *m = &p[x->nm++];
+        memset(m, 0, sizeof *m);
+        snprintf(m->run, sizeof m->run, "baseline");
+        m->hypothesis = strdup("the task's baseline: the fallback, since every kept kernel "
+                               "has preconditions");
+        m->verdict = calloc(1, sizeof *m->verdict);
+        rc = m->verdict ? add_kernel(x, x->nm - 1, src, err) : kiln_fail(err, "out of memory");
+    } else if (rc == 0) {
+        rc = kiln_fail(err, "out of memory");
+    } else if (rc > 0) {
+        rc = kiln_fail(err, "the task's baseline %s is larger than 256 KiB", path);
+    }
+    free(src);
+    if (rc < 0)
+        return -1;
+    ex_kernel *k = &x->k[x->m[x->nm - 1].kernel];
+    k->geomean = 1;
+    if (k->pre.n)
+        return kiln_fail(err, "the task's baseline %s has preconditions itself", path);
+    return x->m[x->nm - 1].kernel;
+}
+
+/* Each kernel's geomean over the shapes where it was measured (its best
+ * measurement at each). The best is the kernel with the highest; the
+ * fallback, for dims no branch takes, the highest of those that require
+ * nothing (or the task's baseline), so the dispatch is right at every
+ * shape. */
+static int choose_fallback(ex *x, kiln_error *err)
+{
+    x->best = 0;
+    x->fallback = -1;
     for (int k = 0; k < x->nk; k++) {
         double logs = 0;
         int n = 0;
@@ -202,9 +249,16 @@ static void choose_fallback(ex *x)
         }
         x->k[k].nshapes = n;
         x->k[k].geomean = n ? exp(logs / n) : kiln_rv_fin(x->m[x->k[k].first].verdict->geomean_speedup);
-        if (x->k[k].geomean > x->k[x->fallback].geomean)
+        if (x->k[k].geomean > x->k[x->best].geomean)
+            x->best = k;
+        if (!x->k[k].pre.n && (x->fallback < 0 || x->k[k].geomean > x->k[x->fallback].geomean))
             x->fallback = k;
     }
+    if (x->fallback < 0 && (x->fallback = add_baseline(x, err)) < 0)
+        return -1;
+    if (x->k[x->fallback].geomean >= x->k[x->best].geomean)
+        x->best = x->fallback;
+    return 0;
 }
 
 /* Names for the kernels that are used, in order of first use: T_kN for
@@ -217,8 +271,9 @@ static void name_kernels(ex *x)
         kiln_ex_cuda_base(x, base, sizeof base);
     else
         snprintf(base, sizeof base, "%s", x->task->name);
-    for (int c = 0; c <= x->nc; c++) {
-        int k = c < x->nc ? (x->c[c].winner < 0 ? -1 : x->m[x->c[c].winner].kernel) : x->fallback;
+    for (int c = 0; c <= x->nc + 1; c++) {
+        int k = c < x->nc ? (x->c[c].winner < 0 ? -1 : x->m[x->c[c].winner].kernel)
+                          : c == x->nc ? x->best : x->fallback;
         if (k >= 0 && !x->k[k].name[0])
             snprintf(x->k[k].name, sizeof x->k[k].name, "%s_k%d", base, next++);
     }
@@ -305,7 +360,10 @@ static int write_header(const ex *x, kiln_error *err)
     snprintf(fname, sizeof fname, "%s_dispatch", x->task->name);
     prototype(x, fname, proto, sizeof proto);
     fprintf(f, "\n/* Exact dims of a visible shape: the kernel fastest there; other dims:\n"
-               " * %s, the best geomean. */\n%s;\n\n#endif\n", x->k[x->fallback].name, proto);
+               " * %s, the best geomean%s%s%s. */\n%s;\n\n#endif\n",
+            x->k[x->best].name, x->best != x->fallback ? " where its preconditions hold, else " : "",
+            x->best != x->fallback ? x->k[x->fallback].name : "",
+            x->best != x->fallback ? ", which requires nothing" : "", proto);
     return kiln_ex_close(f, path, err);
 }
 
@@ -350,7 +408,18 @@ static int write_dispatch(const ex *x, kiln_error *err)
                "#include \"%s_dispatch.h\"\n\n%s\n{\n",
             name, x->task->name, proto);
     write_branches(x, f, args);
-    fprintf(f, "    %s(%s); /* the best geomean: %.2fx */\n}\n", x->k[x->fallback].name, args,
+    char pre[512];
+    if (x->best != x->fallback) {
+        if (kiln_ex_precond_c(x, &x->k[x->best].pre, pre, sizeof pre, err) < 0) {
+            fclose(f);
+            return -1;
+        }
+        fprintf(f, "    if (%s) { /* %s's preconditions: the best geomean, %.2fx */\n"
+                   "        %s(%s);\n        return;\n    }\n", pre, x->k[x->best].name,
+                x->k[x->best].geomean, x->k[x->best].name, args);
+    }
+    fprintf(f, "    %s(%s); /* %s: %.2fx */\n}\n", x->k[x->fallback].name, args,
+            x->best != x->fallback ? "requires nothing" : "the best geomean",
             x->k[x->fallback].geomean);
     return kiln_ex_close(f, path, err);
 }
@@ -449,6 +518,12 @@ static cJSON *kernels_json(const ex *x)
         cJSON_AddStringToObject(o, "hypothesis", m->hypothesis ? m->hypothesis : "");
         cJSON_AddNumberToObject(o, "geomean_speedup", x->k[k].geomean);
         cJSON_AddNumberToObject(o, "shapes_measured", x->k[k].nshapes);
+        cJSON *req = cJSON_AddArrayToObject(o, "requires");
+        for (int i = 0; i < x->k[k].pre.n; i++) {
+            char text[96];
+            kiln_precond_text(&x->k[k].pre.p[i], x->task, text, sizeof text);
+            cJSON_AddItemToArray(req, cJSON_CreateString(text));
+        }
         if (x->cuda)
             kiln_ex_cuda_kernel_json(x, &x->k[k], o);
         cJSON_AddItemToArray(a, o);
@@ -479,9 +554,21 @@ static int write_decisions(const ex *x, kiln_error *err)
     cJSON *fb = cJSON_AddObjectToObject(o, "fallback");
     cJSON_AddStringToObject(fb, "kernel", x->k[x->fallback].name);
     cJSON_AddNumberToObject(fb, "geomean_speedup", x->k[x->fallback].geomean);
-    snprintf(why, sizeof why, "the best geomean speedup over the shapes where it was measured (%d)",
-             x->k[x->fallback].nshapes);
+    if (x->m[x->k[x->fallback].first].verdict->nresults == 0)
+        snprintf(why, sizeof why, "the task's baseline: every kept kernel has preconditions");
+    else
+        snprintf(why, sizeof why, "the best geomean speedup over the shapes where it was measured "
+                 "(%d)%s", x->k[x->fallback].nshapes,
+                 x->best != x->fallback ? " of the kernels without preconditions" : "");
     cJSON_AddStringToObject(fb, "reason", why);
+    if (x->best != x->fallback) {   /* other dims try the best first, where it may run */
+        cJSON *g = cJSON_AddObjectToObject(o, "guarded");
+        char pre[512];
+        kiln_precond_format(&x->k[x->best].pre, x->task, pre, sizeof pre);
+        cJSON_AddStringToObject(g, "kernel", x->k[x->best].name);
+        cJSON_AddStringToObject(g, "when", pre);
+        cJSON_AddNumberToObject(g, "geomean_speedup", x->k[x->best].geomean);
+    }
     char *text = cJSON_Print(o);
     cJSON_Delete(o);
     FILE *f = text ? kiln_ex_open(x, "decisions.json", path, sizeof path, err) : NULL;
@@ -591,8 +678,14 @@ static void print_summary(const ex *x)
             printf("  %-22s -> %s, %.2fx against the baseline\n", dims, x->k[x->m[w].kernel].name,
                    kiln_ex_speedup_at(x, w, &x->c[c].shape));
     }
-    printf("  other dims             -> %s, geomean %.2fx\n", x->k[x->fallback].name,
-           x->k[x->fallback].geomean);
+    if (x->best != x->fallback) {
+        char pre[256];
+        kiln_precond_format(&x->k[x->best].pre, x->task, pre, sizeof pre);
+        printf("  other dims, %s -> %s, geomean %.2fx\n", pre, x->k[x->best].name,
+               x->k[x->best].geomean);
+    }
+    printf("  other dims             -> %s, geomean %.2fx%s\n", x->k[x->fallback].name,
+           x->k[x->fallback].geomean, x->best != x->fallback ? " (requires nothing)" : "");
     char base[KILN_NAME_MAX + 16];
     if (x->cuda) {
         kiln_ex_cuda_base(x, base, sizeof base);
@@ -661,7 +754,9 @@ int kiln_cmd_export(int argc, char **argv)
     if (rc == 0) {
         list_shapes(x);
         choose_winners(x);
-        choose_fallback(x);
+        rc = choose_fallback(x, &err) < 0 ? -2 : 0;
+    }
+    if (rc == 0) {
         name_kernels(x);
         rc = write_all(x, &err);
     }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "kiln_error.h"
+#include "precond.h"
 #include "task.h"
 #include "verdict.h"
 
@@ -31,6 +32,7 @@ typedef struct ex_kernel {
     int first;                  /* the measurement that brought it */
     double geomean;
     int nshapes;
+    kiln_preconds pre;          /* what it requires (precond.h); n 0: every shape */
 } ex_kernel;
 
 /* A visible shape (dims shared by several groups are one entry). */
@@ -51,7 +53,10 @@ typedef struct ex {
     int nk;
     ex_choice c[KILN_MAX_GROUPS * KILN_MAX_SHAPES];
     int nc;
-    int fallback;               /* kernel index */
+    int fallback;               /* kernel index: the best geomean that requires nothing
+                                   (the task's baseline when every kept kernel requires) */
+    int best;                   /* kernel index: the best geomean; when it is not the
+                                   fallback, other dims try it where its preconditions hold */
 } ex;
 
 /* cmd_export.c */
@@ -65,6 +70,12 @@ const kiln_shape_result *kiln_ex_measured_at(const ex *x, const kiln_verdict *v,
                                              const kiln_shape *sh);
 double kiln_ex_speedup_at(const ex *x, int mi, const kiln_shape *sh);
 int kiln_ex_condition(const ex *x, const kiln_shape *sh, char *buf, size_t len);
+/* A kept source's preconditions (a CUDA manifest's "require", a C require
+ * block), and them as a C condition over the dispatch's dim arguments
+ * ("cols % 8 == 0"); -1 when a precondition's dim is not an argument. */
+int kiln_ex_preconds(const ex *x, const char *source, kiln_preconds *pre, kiln_error *err);
+int kiln_ex_precond_c(const ex *x, const kiln_preconds *pre, char *buf, size_t len,
+                      kiln_error *err);
 
 /* export_cuda.c: "kiln_rmsnorm_bf16" (the dispatch; files start with it). */
 void kiln_ex_cuda_base(const ex *x, char *buf, size_t len);

@@ -790,7 +790,10 @@ static void print_scratch_bytes(const render *r, FILE *f)
     fprintf(f, "    (void)kiln_n;\n    return (size_t)kiln_most;\n}\n\n");
 }
 
-static void print_dispatch(const render *r, FILE *f)
+/* Exact visible dims: the winner there; other dims: the best geomean
+ * where its preconditions hold, else the fallback, which requires nothing,
+ * so the dispatch is right at every shape. */
+static int print_dispatch(const render *r, FILE *f)
 {
     const ex *x = r->x;
     char sig[1200], args[1024];
@@ -810,8 +813,19 @@ static void print_dispatch(const render *r, FILE *f)
                 cond, ch->groups, ch->ids, kiln_ex_speedup_at(x, ch->winner, &ch->shape),
                 x->k[x->m[ch->winner].kernel].name, args);
     }
-    fprintf(f, "    return %s_run(%s, scratch, stream); /* the best geomean: %.2fx */\n}\n\n",
-            x->k[x->fallback].name, args, x->k[x->fallback].geomean);
+    if (x->best != x->fallback) {
+        char pre[512];
+        if (kiln_ex_precond_c(x, &x->k[x->best].pre, pre, sizeof pre, r->err) < 0)
+            return -1;
+        fprintf(f, "    if (%s) /* %s's preconditions: the best geomean, %.2fx */\n"
+                   "        return %s_run(%s, scratch, stream);\n",
+                pre, x->k[x->best].name, x->k[x->best].geomean, x->k[x->best].name, args);
+    }
+    fprintf(f, "    return %s_run(%s, scratch, stream); /* %s: %.2fx */\n}\n\n",
+            x->k[x->fallback].name, args,
+            x->best != x->fallback ? "requires nothing" : "the best geomean",
+            x->k[x->fallback].geomean);
+    return 0;
 }
 
 static int print_header(render *r, FILE *f)
@@ -826,7 +840,8 @@ static int print_header(render *r, FILE *f)
         if (print_scratch_fn(r, &r->v[i], f) < 0 || print_run_fn(r, &r->v[i], f) < 0)
             return -1;
     print_scratch_bytes(r, f);
-    print_dispatch(r, f);
+    if (print_dispatch(r, f) < 0)
+        return -1;
     fprintf(f, "#endif /* %s_DECLARE_ONLY */\n#endif\n", guard);
     return 0;
 }

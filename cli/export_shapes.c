@@ -1,10 +1,13 @@
 /* export_shapes.c - what the C and the CUDA exports share: a kernel's
- * measurement at a shape, and the C condition that picks a shape. */
+ * measurement at a shape, the C condition that picks a shape, and a
+ * kernel's preconditions and the C condition that checks them. */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "export.h"
+#include "manifest.h"
 #include "review.h"
 
 /* Where the task's dim d sits among the verdict's own dims; -1: absent. */
@@ -56,4 +59,38 @@ int kiln_ex_condition(const ex *x, const kiln_shape *sh, char *buf, size_t len)
                                   (long long)sh->d[d]);
         }
     return terms;
+}
+
+int kiln_ex_preconds(const ex *x, const char *source, kiln_preconds *pre, kiln_error *err)
+{
+    if (!x->cuda)
+        return kiln_precond_scan(source, strlen(source), x->task, pre, err);
+    kiln_manifest *m = malloc(sizeof *m);
+    if (!m)
+        return kiln_fail(err, "out of memory");
+    int rc = kiln_manifest_parse(source, strlen(source), x->task, m, err);
+    *pre = m->require;
+    free(m);
+    return rc;
+}
+
+/* A dim the dispatch can test: one of its arguments. */
+static int dim_is_arg(const ex *x, int d)
+{
+    for (int a = 0; a < x->task->nargs; a++)
+        if (x->task->args[a].kind == KILN_ARG_DIM && strcmp(x->task->args[a].name, x->task->dims[d]) == 0)
+            return 1;
+    return 0;
+}
+
+int kiln_ex_precond_c(const ex *x, const kiln_preconds *pre, char *buf, size_t len,
+                      kiln_error *err)
+{
+    for (int i = 0; i < pre->n; i++)
+        if (!dim_is_arg(x, pre->p[i].dim))
+            return kiln_fail(err, "a precondition on dim '%s', which the dispatch does not take "
+                             "as an argument, cannot be checked at run time",
+                             x->task->dims[pre->p[i].dim]);
+    kiln_precond_format(pre, x->task, buf, len);
+    return 0;
 }

@@ -210,5 +210,78 @@ else
     nskip=$((nskip + 1))
 fi
 
+# Preconditions: B (the best geomean) requires cols % 8 == 0, so other dims
+# try it only where that holds and fall back to C, which requires nothing;
+# with all three requiring it, the task's baseline (starter.cu) is the fallback.
+require_in() {   # require_in WS N...: candidate N's manifest gets "require"
+    local ws=$1 n sql=""
+    shift
+    for n in "$@"; do
+        sql="$sql UPDATE candidates SET source = replace(source, '\"scratch\": []}',"
+        sql="$sql '\"scratch\": [], \"require\": [\"cols % 8 == 0\"]}') WHERE n = $n;"
+        sql="$sql UPDATE candidates SET source = replace(source, '\"scratch\": [{',"
+        sql="$sql '\"require\": [\"cols % 8 == 0\"], \"scratch\": [{') WHERE n = $n;"
+    done
+    if command -v sqlite3 > /dev/null; then
+        sqlite3 "$ws/.kiln/kiln.db" "$sql"
+    else
+        python3 -c 'import sqlite3, sys
+c = sqlite3.connect(sys.argv[1]); c.executescript(sys.argv[2]); c.commit()' "$ws/.kiln/kiln.db" "$sql"
+    fi
+}
+begin
+make_fixture ws3 "$SRC" && require_in ws3 2 || problem "could not build the precondition fixture"
+run export --task rmsnorm --backend cuda --dtype bf16 --workspace ws3 -o pre
+[ "$rc" -eq 0 ] || problem "exit status $rc: $(head -c 400 err.txt)"
+H=pre/$B.cuh
+grep -A1 -F "if (cols % 8 == 0) /* ${B}_k2's preconditions" $H | grep -qF "return ${B}_k2_run(" ||
+    problem "other dims do not try k2 where cols % 8 == 0"
+has $H "return ${B}_k3_run(x, w, y, rows, cols, eps, scratch, stream); /* requires nothing"
+grep -A1 -F 'if (rows == 64 && cols == 4096)' $H | grep -qF "return ${B}_k2_run(" ||
+    problem "k2 no longer wins rows=64 cols=4096, where it was measured"
+has pre/decisions.json '"requires":'
+has pre/decisions.json '"cols % 8 == 0"'
+has pre/decisions.json '"guarded":'
+has out.txt "other dims, cols % 8 == 0 -> ${B}_k2"
+finish "a kernel with preconditions: other dims try it where they hold, else the best that requires nothing"
+
+begin
+make_fixture ws4 "$SRC" && require_in ws4 1 2 3 || problem "could not build the all-require fixture"
+run export --task rmsnorm --backend cuda --dtype bf16 --workspace ws4 -o base
+[ "$rc" -eq 0 ] || problem "exit status $rc: $(head -c 400 err.txt)"
+fb=$(grep -o "return ${B}_k[0-9]_run([^;]*; /\* requires nothing" base/$B.cuh | grep -o "${B}_k[0-9]")
+[ -n "$fb" ] || problem "no fallback that requires nothing"
+body base/$fb.cu | sed "s/${fb}_//g" | cmp -s - "$SRC/kernels/rmsnorm/cuda/starter.cu" ||
+    problem "the fallback $fb is not the task's baseline"
+has base/decisions.json "the task's baseline: every kept kernel has preconditions"
+finish "every kept kernel requires something: the task's baseline is the fallback"
+
+if [ -x "$NVCC" ]; then
+    begin
+    cat > pre.cu <<'EOF'
+// The guarded dispatch: odd cols skip k2 for k3, whose scratch is missing.
+#include "kiln_rmsnorm_bf16.cuh"
+#include <stdio.h>
+int main(void)
+{
+    cudaError_t e = kiln_rmsnorm_bf16(NULL, NULL, NULL, 300, 1001, 1e-6f, NULL, 0);
+    if (e != cudaErrorInvalidValue) {
+        printf("cols 1001: %s, want cudaErrorInvalidValue from the fallback\n", cudaGetErrorName(e));
+        return 1;
+    }
+    return 0;
+}
+EOF
+    for d in pre base; do
+        "$NVCC" -std=c++17 -arch=sm_90a -Xcompiler -Wall,-Wextra,-Werror -I$d -o host_$d pre.cu \
+            > nvcc_$d.txt 2>&1 || problem "the $d header does not compile: $(head -c 600 nvcc_$d.txt)"
+    done
+    [ -x host_pre ] && { ./host_pre > pre.txt 2>&1 || problem "$(head -c 300 pre.txt)"; }
+    finish "the headers with preconditions compile warning-free; odd cols go to the fallback"
+else
+    echo "skip - nvcc not found: the headers with preconditions were not compiled"
+    nskip=$((nskip + 1))
+fi
+
 echo "$npass passed, $nfail failed, $nskip skipped"
 [ "$nfail" -eq 0 ]
