@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# precond_cuda_test.sh - on a GPU (ctest label gpu; exits 77, saying why,
+# without one): precond/rmsnorm_vec8.cu, a bf16 rmsnorm that moves 8 bf16
+# per load with no tail, verified on a copy of rmsnorm whose small group
+# has two widths it cannot take (32x1028: rows not 16-byte aligned; 33x1001:
+# a tail). With "require": ["cols % 8 == 0"] it passes, the verdict naming
+# v1 and v3 as left out and keeping every hidden shape; the same kernel
+# without the precondition fails.
+#   precond_cuda_test.sh KILN SOURCE_DIR
+set -uo pipefail
+KILN=$(readlink -f -- "$1")
+SRC=$(readlink -f -- "$2")
+if [ ! -e /dev/nvidia0 ] || ! nvidia-smi -L > /dev/null 2>&1; then
+    echo "skipped: no NVIDIA GPU (this test verifies a CUDA candidate on one)"
+    exit 77
+fi
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+export KILN_STATE=$T/state KILN_TASKS=$T/tasks
+fail() { echo "FAIL: $*" >&2; exit 1; }
+field() { python3 -c 'import json, sys
+v = json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."):
+    v = v.get(k) if isinstance(v, dict) else None
+print(v if not isinstance(v, (dict, list)) else json.dumps(v))' "$1" "$2"; }
+
+# rmsodd: rmsnorm with 32x1024 -> 32x1028 and 33x1000 -> 33x1001.
+mkdir -p "$KILN_TASKS"
+cp -r "$SRC/tasks/rmsnorm" "$KILN_TASKS/rmsodd"
+sed -i 's/rmsnorm_reference/kiln_reference/' "$KILN_TASKS/rmsodd/reference.c"
+mkdir -p "$KILN_TASKS/rmsodd/base"
+sed 's/\brmsnorm(/rmsodd(/' "$SRC/kernels/rmsnorm/cpu/starter.c" > "$KILN_TASKS/rmsodd/base/starter.c"
+cp "$SRC/kernels/rmsnorm/cuda/starter.cu" "$KILN_TASKS/rmsodd/base/starter.cu"
+sed 's/"name": "rmsnorm"/"name": "rmsodd"/; s|"\.\./\.\./kernels/rmsnorm/[a-z]*/|"base/|g;
+     s/{"rows": 32, "cols": 1024}/{"rows": 32, "cols": 1028}/g;
+     s/{"rows": 33, "cols": 1000}/{"rows": 33, "cols": 1001}/g' \
+    "$SRC/tasks/rmsnorm/task.json" > "$KILN_TASKS/rmsodd/task.json"
+grep -q '"cols": 1028' "$KILN_TASKS/rmsodd/task.json" || fail "could not make the task"
+FIX=$SRC/tests/integration/precond/rmsnorm_vec8.cu
+
+"$KILN" verify "$FIX" --task rmsodd --backend cuda --dtype bf16 --group small --timing-ms 500 \
+    --no-daemon --json > $T/a.json 2> $T/a.err
+rc=$?
+[ $rc = 0 ] && [ "$(field $T/a.json status)" = pass ] ||
+    fail "with its precondition: exit $rc: $(field $T/a.json reason) $(head -c 300 $T/a.err)"
+[ "$(field $T/a.json preconditions.left_out)" = \
+  '[{"id": "v1", "dims": {"rows": 32, "cols": 1028}}, {"id": "v3", "dims": {"rows": 33, "cols": 1001}}]' ] ||
+    fail "left out: $(field $T/a.json preconditions.left_out)"
+python3 - "$T/a.json" "$SRC/tasks/rmsnorm/hidden.json" <<'EOF' || fail "shapes"
+import json, sys
+v = json.load(open(sys.argv[1]))
+g = json.load(open(sys.argv[2]))["cuda_groups"]["small"]
+vis = [s["id"] for s in v["shapes"] if s["visible"]]
+hid = [s for s in v["shapes"] if not s["visible"]]
+assert vis == ["v2", "v4", "v5", "v6"], vis
+want = len(g["shapes"]) + g["random"]["count"]
+assert len(hid) == want, "%d hidden shapes, want %d" % (len(hid), want)
+assert all(set(s) == {"id", "visible", "dtype", "status"} for s in hid), "a hidden shape says more"
+EOF
+echo "ok: the vectorised kernel with cols % 8 == 0 passes; v1 and v3 named as left out"
+
+sed 's/"scratch": \[\],/"scratch": []}/; /"require"/d' "$FIX" > $T/none.cu
+grep -q require $T/none.cu && fail "could not remove the precondition"
+"$KILN" verify $T/none.cu --task rmsodd --backend cuda --dtype bf16 --group small --timing-ms 500 \
+    --no-daemon --json > $T/b.json 2> $T/b.err
+rc=$?
+[ $rc = 1 ] && [ "$(field $T/b.json status)" = fail ] ||
+    fail "without the precondition: exit $rc: $(field $T/b.json reason) $(head -c 300 $T/b.err)"
+echo "ok: the same kernel without the precondition fails: $(field $T/b.json reason)"
+echo "precond_cuda_test: passed"
