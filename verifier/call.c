@@ -395,6 +395,20 @@ static int cuda_failure(kiln_callset *cs, const kiln_call_resp *rs, kiln_call_re
 
 static void run_device(kiln_callset *cs, int lib, kiln_call_result *r);
 
+/* One call of the worker, and what the candidate (lib 0) printed during
+ * it, where a verdict may show it (kiln_callset's out_ fields). */
+static int call_worker(kiln_callset *cs, kiln_worker *w, int lib, const kiln_call_req *rq,
+                       int timeout_ms, kiln_call_resp *rs, kiln_call_result *r)
+{
+    cs->hidden_seen |= cs->hidden;
+    int capture = lib == 0 && !cs->hidden_seen;
+    long long from = capture ? kiln_worker_log_size(w) : -1;
+    int rc = kiln_worker_call(w, rq, timeout_ms, rs, &r->rt_ns, &r->cpu_ns);
+    if (capture && from >= 0)
+        r->output_bytes = kiln_worker_log_since(w, from, r->output, sizeof r->output);
+    return rc;
+}
+
 void kiln_callset_run(kiln_callset *cs, int lib, kiln_call_result *r)
 {
     size_t off[KILN_MAX_ARGS];
@@ -415,7 +429,7 @@ void kiln_callset_run(kiln_callset *cs, int lib, kiln_call_result *r)
     if (cs->manifest[lib] && resolve_launches(cs, lib, &rq, r) < 0)
         return;
     cs->calls++;
-    if (kiln_worker_call(w, &rq, cs->call_timeout_ms, &rs, &r->rt_ns, &r->cpu_ns) < 0) {
+    if (call_worker(cs, w, lib, &rq, cs->call_timeout_ms, &rs, r) < 0) {
         r->outcome = KILN_CALL_FAULT;
         snprintf(r->detail, sizeof r->detail, "%.300s", w->fault_msg);
         return;
@@ -545,7 +559,7 @@ static void run_device(kiln_callset *cs, int lib, kiln_call_result *r)
         return;
     cs->calls++;
     int timeout = cs->call_timeout_ms * (int)rq.dev.sets;
-    if (kiln_worker_call(cs->cand, &rq, timeout, &rs, &r->rt_ns, &r->cpu_ns) < 0) {
+    if (call_worker(cs, cs->cand, lib, &rq, timeout, &rs, r) < 0) {
         r->outcome = KILN_CALL_FAULT;
         snprintf(r->detail, sizeof r->detail, "%.300s", cs->cand->fault_msg);
         return;

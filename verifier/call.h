@@ -52,6 +52,13 @@ typedef struct kiln_callset {
     uint64_t key[2];                /* the prepared call's key */
     const kiln_variant *variant;    /* the prepared call's variant, or NULL */
     uint32_t sets;                  /* input sets per call (timed together) */
+    /* What the candidate printed: kept only for visible shapes, and only
+     * until the first hidden shape runs, since a kernel could keep a hidden
+     * shape's dims in device memory and print them on a later call. */
+    int hidden_seen;
+    char out_label[64];             /* the first call that printed something */
+    char out_text[400];
+    size_t out_bytes;
 } kiln_callset;
 
 typedef enum kiln_call_outcome {
@@ -79,6 +86,9 @@ typedef struct kiln_call_result {
     uint64_t draw_ns, setup_ns;     /* drawing the sets; graph, flush and poison */
     uint32_t sets;
     uint64_t out_hash;              /* of every output's bits */
+    char output[400];               /* what the candidate printed during the call
+                                       (visible shapes only, see kiln_callset) */
+    size_t output_bytes;            /* how much it printed in all */
 } kiln_call_result;
 
 const char *kiln_call_code(kiln_call_outcome o);

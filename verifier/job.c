@@ -42,6 +42,21 @@ void job_progress(job *j, const char *stage, const char *fmt, ...)
     j->o->progress(j->o->progress_ctx, stage, msg);
 }
 
+/* The first thing the candidate printed on a visible shape, added to the
+ * feedback: device printf is how kernel authors debug. */
+void job_feedback_output(job *j)
+{
+    const kiln_callset *cs = &j->cs;
+    kiln_verdict *v = j->v;
+    size_t n = strlen(v->feedback);
+    if (!cs->out_label[0] || n + 1 >= sizeof v->feedback)
+        return;
+    size_t shown = strlen(cs->out_text);
+    snprintf(v->feedback + n, sizeof v->feedback - n, "\ncandidate output during %s (%zu bytes%s):\n%s",
+             cs->out_label, cs->out_bytes, shown < cs->out_bytes ? ", the first shown" : "",
+             cs->out_text);
+}
+
 int job_conclude(job *j, const char *status, const char *stage, const char *code,
                     const char *fmt, ...)
 {
@@ -55,6 +70,7 @@ int job_conclude(job *j, const char *status, const char *stage, const char *code
     va_end(ap);
     snprintf(v->feedback, sizeof v->feedback, "%s at stage %s (%s): %s", status, stage, code,
              v->reason);
+    job_feedback_output(j);
     return 1;
 }
 
@@ -194,6 +210,11 @@ int job_checked(job *j, const char *stage, const char *label, const kiln_shape *
         return 1;
     if (j->ops->call(j, s, var, lib, res, err) < 0)
         return -1;
+    if (res->output_bytes && !j->cs.out_label[0]) {
+        snprintf(j->cs.out_label, sizeof j->cs.out_label, "%s %.40s", stage, label);
+        snprintf(j->cs.out_text, sizeof j->cs.out_text, "%s", res->output);
+        j->cs.out_bytes = res->output_bytes;
+    }
     if (lib == 0)   /* the candidate worker's own calls, checked against its CPU time */
         j->reported_ns += (double)res->elapsed_ns;
     if (res->rt_ns + 1000 < res->elapsed_ns)

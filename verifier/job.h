@@ -68,6 +68,7 @@ void job_timed_label(const job *j, int i, char id[16], char label[200]);
 void job_progress(job *j, const char *stage, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Set the verdict (status, stage, code, reason); returns 1. */
+void job_feedback_output(job *j);
 int job_conclude(job *j, const char *status, const char *stage, const char *code,
                  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 kiln_shape_result *job_result_for(job *j, const char *id, const kiln_shape *s, int visible);

@@ -53,7 +53,7 @@ typedef struct kiln_verdict {
     char stage[16];
     char code[32];
     char reason[640];
-    char feedback[1024];
+    char feedback[1536];
     char task[KILN_NAME_MAX], backend[8], dtype[8], group[KILN_NAME_MAX];
     int ndims;                  /* the task's dims, so a verdict read back names them */
     char dims[KILN_MAX_DIMS][KILN_NAME_MAX];

@@ -529,6 +529,7 @@ static void finish_status(job *j)
              "correct on %s; geomean speedup %.2fx (min %.2fx), median %.0f%% of roofline",
              where, v->geomean_speedup, v->min_speedup, 100 * v->median_roofline);
     snprintf(v->feedback, sizeof v->feedback, "pass: %s", v->reason);
+    job_feedback_output(j);
 }
 
 static void init_verdict(job *j)

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -147,6 +148,31 @@ static void reap(kiln_worker *w, int wait_ms)
     if (!w->reaped && wait4(w->pid, &w->wstatus, 0, &w->ru) == w->pid)
         w->reaped = 1;
     w->lifetime_ns = kiln_mono_ns() - w->started_ns;
+}
+
+long long kiln_worker_log_size(const kiln_worker *w)
+{
+    struct stat st;
+    return stat(w->log_path, &st) == 0 ? (long long)st.st_size : -1;
+}
+
+size_t kiln_worker_log_since(const kiln_worker *w, long long from, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    long long now = kiln_worker_log_size(w);
+    if (now <= from || len == 0)
+        return 0;
+    int fd = open(w->log_path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = pread(fd, buf, len - 1, (off_t)from);
+    close(fd);
+    n = n > 0 ? n : 0;
+    for (ssize_t i = 0; i < n; i++)
+        if ((buf[i] < 0x20 || buf[i] > 0x7e) && buf[i] != '\n' && buf[i] != '\t')
+            buf[i] = '?';
+    buf[n] = '\0';
+    return (size_t)(now - from);
 }
 
 /* Last line the worker wrote to its log (the sandbox names the syscall there). */

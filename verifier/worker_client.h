@@ -79,6 +79,14 @@ int kiln_worker_start(kiln_worker *w, const kiln_worker_opts *o, kiln_error *err
 int kiln_worker_call(kiln_worker *w, const kiln_call_req *rq, int timeout_ms,
                      kiln_call_resp *rs, uint64_t *rt_ns, uint64_t *cpu_ns);
 
+/* The worker's output (its stdout and stderr, device printf included) is
+ * its log. kiln_worker_log_size: the log's size now (-1: none).
+ * kiln_worker_log_since: what was written past from, at most len - 1 bytes
+ * of it into buf as printable text (other bytes become '?'); returns how
+ * many bytes were written past from in all. */
+long long kiln_worker_log_size(const kiln_worker *w);
+size_t kiln_worker_log_since(const kiln_worker *w, long long from, char *buf, size_t len);
+
 /* Record that the worker failed (a CUDA fault it reported itself), and
  * make sure it is gone. */
 void kiln_worker_fault(kiln_worker *w, kiln_fault f, const char *msg);

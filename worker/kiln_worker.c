@@ -207,6 +207,7 @@ static void serve(kiln_entry_fn entry[], int nlibs, unsigned char *arena, uint64
             if (rq.lib == 0 && report_scale > 0)
                 rs.elapsed_ns = (uint64_t)((double)rs.elapsed_ns * report_scale);
         }
+        fflush(stdout);   /* what the call printed reaches the log before the verifier looks */
         if (kiln_write_full(KILN_WORKER_RESP_FD, &rs, sizeof rs) < 0)
             break;
     }
