@@ -59,11 +59,20 @@ typedef struct opts {
     double report_scale;
 } opts;
 
+/* The reference's launches over a chunk of sets run as this many
+ * independent chains of one graph: at small shapes one set's reference is a
+ * few dozen blocks in double precision, latency-bound, and 64 of them in one
+ * chain cost about 11 us each (0.7 ms a call on the H200); side by side they
+ * overlap. */
+#define REF_LANES 16
+
 typedef struct worker {
     CUdevice dev;
     CUcontext ctx;
     CUstream stream, side;      /* kiln's stream; the side stream opens the gate */
+    CUstream lanes[REF_LANES];  /* the reference's sets, side by side (reference_chunk) */
     CUevent ev0, ev1;
+    CUevent fork, join[REF_LANES];
     CUdeviceptr gate;           /* kiln's stream waits on it before the timed region */
     CUmodule mod[KILN_WORKER_MAX_LIBS];
     int nmods;
@@ -201,6 +210,13 @@ static void open_context(worker *w)
         r = cuEventCreate(&w->ev0, CU_EVENT_DEFAULT);
     if (r == CUDA_SUCCESS)
         r = cuEventCreate(&w->ev1, CU_EVENT_DEFAULT);
+    if (r == CUDA_SUCCESS)
+        r = cuEventCreate(&w->fork, CU_EVENT_DISABLE_TIMING);
+    for (int i = 0; i < REF_LANES && r == CUDA_SUCCESS; i++) {
+        r = cuStreamCreate(&w->lanes[i], CU_STREAM_NON_BLOCKING);
+        if (r == CUDA_SUCCESS)
+            r = cuEventCreate(&w->join[i], CU_EVENT_DISABLE_TIMING);
+    }
     if (r != CUDA_SUCCESS)
         die("no CUDA device", cu_str(r));
 }
@@ -681,8 +697,8 @@ static CUresult find_kernels(CUmodule mod, const kiln_wire_arg *args, const kiln
     return CUDA_SUCCESS;
 }
 
-static CUresult launch_one(worker *w, const kiln_call_req *rq, const side *sd,
-                           const kiln_wire_launch *L, CUfunction f, char *info, size_t len)
+static CUresult launch_on(worker *w, CUstream st, const kiln_call_req *rq, const side *sd,
+                          const kiln_wire_launch *L, CUfunction f, char *info, size_t len)
 {
     CUresult r;
     param vals[KILN_WORKER_MAX_LAUNCH_ARGS];
@@ -690,7 +706,7 @@ static CUresult launch_one(worker *w, const kiln_call_req *rq, const side *sd,
     params_for(w, rq, sd, L, vals, ptrs);
     CUlaunchConfig cfg = {.gridDimX = L->grid[0], .gridDimY = L->grid[1], .gridDimZ = L->grid[2],
                           .blockDimX = L->block[0], .blockDimY = L->block[1], .blockDimZ = L->block[2],
-                          .sharedMemBytes = L->smem, .hStream = w->stream};
+                          .sharedMemBytes = L->smem, .hStream = st};
     CUlaunchAttribute at;
     if (L->cluster[0]) {
         at.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
@@ -706,6 +722,30 @@ static CUresult launch_one(worker *w, const kiln_call_req *rq, const side *sd,
                  L->grid[0], L->grid[1], L->grid[2], L->block[0], L->block[1], L->block[2],
                  L->smem, cu_str(r));
     return r;
+}
+
+/* A launch on kiln's stream. */
+static CUresult launch_one(worker *w, const kiln_call_req *rq, const side *sd,
+                           const kiln_wire_launch *L, CUfunction f, char *info, size_t len)
+{
+    return launch_on(w, w->stream, rq, sd, L, f, info, len);
+}
+
+/* What a fault was, in words a kernel author reads first. */
+static const char *fault_words(CUresult r)
+{
+    switch (r) {
+    case CUDA_ERROR_ASSERT: return "a device assert failed";
+    case CUDA_ERROR_ILLEGAL_ADDRESS: return "an illegal memory access";
+    case CUDA_ERROR_MISALIGNED_ADDRESS: return "a misaligned memory access";
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION: return "an illegal instruction or a trap";
+    case CUDA_ERROR_LAUNCH_FAILED: return "the kernel aborted (a trap, or an unspecified launch failure)";
+    case CUDA_ERROR_HARDWARE_STACK_ERROR: return "a call stack overflow";
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE: return "an access to the wrong address space";
+    case CUDA_ERROR_INVALID_PC: return "an invalid program counter";
+    case CUDA_ERROR_LAUNCH_TIMEOUT: return "the kernel ran past the driver's watchdog";
+    default: return "a device error";
+    }
 }
 
 /* A fault poisons the context: nothing more can run in this process. */
@@ -858,7 +898,7 @@ static int timed_launches(worker *w, const kiln_call_req *rq, kiln_call_resp *rs
     if (exec)
         cuGraphExecDestroy(exec);
     if (sr != CUDA_SUCCESS) {
-        snprintf(info, len, "the kernel faulted: %s", cu_str(sr));
+        snprintf(info, len, "the kernel faulted: %s (%s)", fault_words(sr), cu_str(sr));
         return KILN_ST_FAULT;
     }
     if (lr != CUDA_SUCCESS)
@@ -899,6 +939,35 @@ typedef struct ref_key {
     CUdeviceptr exact[KILN_WORKER_MAX_ARGS], gold[KILN_WORKER_MAX_ARGS];
 } ref_key;
 
+/* Into the capture on kiln's stream: set k's launches, in order, on lane
+ * k % REF_LANES, each lane forked from kiln's stream and joined back to it,
+ * so the graph holds REF_LANES independent chains. Sets share nothing the
+ * reference writes (each has its own gold; a reference has no scratch). */
+static CUresult reference_lanes(worker *w, const kiln_call_req *rq, const CUfunction fn[],
+                                uint32_t n, char *info, size_t len)
+{
+    const kiln_wire_device *d = &rq->dev;
+    uint32_t lanes = n < REF_LANES ? n : REF_LANES;
+    CUresult lr = cuEventRecord(w->fork, w->stream);
+    for (uint32_t i = 0; i < lanes && lr == CUDA_SUCCESS; i++)
+        lr = cuStreamWaitEvent(w->lanes[i], w->fork, 0);
+    for (uint32_t k = 0; k < n && lr == CUDA_SUCCESS; k++) {
+        side sd = {d->ref_args, 1, k};
+        for (uint32_t l = 0; l < d->ref_nlaunches && lr == CUDA_SUCCESS; l++)
+            lr = launch_on(w, w->lanes[k % lanes], rq, &sd, &d->ref_launches[l], fn[l], info, len);
+    }
+    /* Every forked lane is joined, even after a refused launch: a capture
+     * ends only once every stream it drew in is back. */
+    for (uint32_t i = 0; i < lanes; i++) {
+        CUresult jr = cuEventRecord(w->join[i], w->lanes[i]);
+        if (jr == CUDA_SUCCESS)
+            jr = cuStreamWaitEvent(w->stream, w->join[i], 0);
+        if (lr == CUDA_SUCCESS)
+            lr = jr;
+    }
+    return lr;
+}
+
 /* The reference over the first n sets of a chunk (every chunk uses the
  * same buffers), as one graph made once and kept: one launch per set per
  * reference kernel would cost more than the kernels at small shapes. */
@@ -919,14 +988,10 @@ static CUresult reference_chunk(worker *w, const kiln_call_req *rq, const CUfunc
     CUgraphExec exec = kiln_graph_cache_get(&w->ref_graphs, &key, sizeof key);
     if (exec)
         return cuGraphLaunch(exec, w->stream);
-    CUresult r = begin_capture(w, "reference", info, len), lr = CUDA_SUCCESS;
+    CUresult r = begin_capture(w, "reference", info, len);
     if (r != CUDA_SUCCESS)
         return r;
-    for (uint32_t k = 0; k < n && lr == CUDA_SUCCESS; k++) {
-        side sd = {d->ref_args, 1, k};
-        for (uint32_t l = 0; l < d->ref_nlaunches && lr == CUDA_SUCCESS; l++)
-            lr = launch_one(w, rq, &sd, &d->ref_launches[l], fn[l], info, len);
-    }
+    CUresult lr = reference_lanes(w, rq, fn, n, info, len);
     if ((r = end_capture(w, lr, "reference", &exec, info, len)) != CUDA_SUCCESS)
         return r;
     if (kiln_graph_cache_put(&w->ref_graphs, &key, sizeof key, exec) < 0)
@@ -1018,6 +1083,8 @@ static void serve(worker *w)
             if (w->scrub && rs.status != KILN_ST_FAULT)
                 scrub(w);
         }
+        fflush(stdout);   /* device printf, written at the call's synchronize, reaches the
+                             log before the verifier looks */
         if (kiln_write_full(KILN_WORKER_RESP_FD, &rs, sizeof rs) < 0 || rs.status == KILN_ST_FAULT)
             break;
     }
