@@ -1,8 +1,14 @@
 /* nvrtc_child.c - one NVRTC compile in a child process under limits (see
  * nvrtc_child.h). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE   /* dladdr */
+#endif
 #include "nvrtc_child.h"
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <libgen.h>
+#include <nvrtc.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,6 +26,51 @@ typedef struct result_head {
     uint64_t n, loglen;
 } result_head;
 
+/* A Landlock layer on top of the worker's: read access to CUDA's include
+ * directory and to NVRTC's own library directory (it loads
+ * libnvrtc-builtins from there), nothing else and nothing
+ * writable. The worker's layer lets it read /etc, /proc and its own
+ * directory, and NVRTC opens any path an #include names; here such an
+ * #include cannot open the file, whatever the include check
+ * (rtc_includes.h) missed. Where Landlock is missing this adds nothing
+ * (the worker's report already says so). */
+static int confine_compiler(const kiln_nvrtc_in *in, char *why, size_t len)
+{
+    char lib[4096] = "";
+    Dl_info info;
+    if (dladdr((void *)nvrtcVersion, &info) && info.dli_fname && strlen(info.dli_fname) < sizeof lib) {
+        strcpy(lib, info.dli_fname);
+        dirname(lib);
+    }
+    /* NVRTC dlopens its builtins by soname, which the dynamic loader looks
+     * up in /etc/ld.so.cache: loaded here first, the name is found loaded. */
+    int major = 0, minor = 0;
+    if (lib[0] && nvrtcVersion(&major, &minor) == NVRTC_SUCCESS) {
+        char builtins[4200];
+        snprintf(builtins, sizeof builtins, "%s/libnvrtc-builtins.so.%d.%d", lib, major, minor);
+        dlopen(builtins, RTLD_NOW | RTLD_GLOBAL);   /* kept: the child exits after the compile */
+    }
+    const char *ro[3] = {0};
+    int n = 0;
+    if (in->cuda_include)
+        ro[n++] = in->cuda_include;
+    if (lib[0] == '/')
+        ro[n++] = lib;
+    /* NVRTC looks a quoted #include up in the working directory first: the
+     * worker's, with the job's files, unless it is CUDA's own. */
+    if (in->cuda_include && chdir(in->cuda_include) < 0) {
+        snprintf(why, len, "cannot enter CUDA's include directory %s: %s", in->cuda_include,
+                 strerror(errno));
+        return -1;
+    }
+    kiln_error err;
+    if (kiln_sandbox_landlock(ro, NULL, NULL, &err) < 0) {
+        snprintf(why, len, "cannot confine NVRTC: %s", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
 /* The child: limits, the compile, the result down the pipe. RLIMIT_DATA
  * (heap and private mappings), not RLIMIT_AS: NVRTC maps large libraries. */
 static void child_main(int fd, const kiln_nvrtc_in *in)
@@ -30,8 +81,12 @@ static void child_main(int fd, const kiln_nvrtc_in *in)
     setrlimit(RLIMIT_CPU, &cpu);
     unsigned char *cubin = NULL;
     size_t n = 0;
-    char *log = NULL;
-    int rc = kiln_nvrtc_build(in, &cubin, &n, &log);
+    char *log = NULL, why[1200];
+    int rc = -1;
+    if (confine_compiler(in, why, sizeof why) < 0)
+        log = strdup(why);
+    else
+        rc = kiln_nvrtc_build(in, &cubin, &n, &log);
     /* NVRTC says so itself (its front end as a "catastrophic error"): the
      * memory limit. */
     if (log && ((rc < 0 && strstr(log, "OUT_OF_MEMORY")) ||

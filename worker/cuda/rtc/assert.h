@@ -1,0 +1,2 @@
+// assert.h - kiln's <assert.h> for NVRTC: the same as its <cassert>.
+#include <cassert>

@@ -1,0 +1,2 @@
+// float.h - kiln's <float.h> for NVRTC: the same as its <cfloat>.
+#include <cfloat>

@@ -1,0 +1,2 @@
+// math.h - kiln's <math.h> for NVRTC: the same as its <cmath>.
+#include <cmath>
