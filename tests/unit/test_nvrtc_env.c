@@ -5,7 +5,9 @@
  * their IEEE/C values (static_asserts the compiler checks), and an include
  * of a host file fails to compile with a message that says so, never with
  * the file's text in the log.
- *   test_nvrtc_env KILN_CUDA_H CUDA_INCLUDE_DIR */
+ * The integration fixture that uses them (verified on a GPU by ctest
+ * integration_cuda_std_headers) compiles too, for every dtype.
+ *   test_nvrtc_env KILN_CUDA_H CUDA_INCLUDE_DIR FIXTURE.cu */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,25 +23,29 @@
 #include "nvrtc_child.h"
 
 static char *kiln_header;
-static const char *cuda_include;
+static const char *cuda_include, *fixture_path;
 
+/* The file's text, in one of two buffers (the header's and the fixture's). */
 static char *slurp(const char *path)
 {
+    static char bufs[2][1 << 16];
+    static int next;
     FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    static char buf[1 << 16];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    if (!f || next == 2)
+        return f ? fclose(f), NULL : NULL;
+    char *buf = bufs[next++];
+    size_t n = fread(buf, 1, sizeof bufs[0] - 1, f);
     fclose(f);
     buf[n] = '\0';
     return buf;
 }
 
-/* Compile src as a bf16 candidate for sm_90a; the child's rc, log in *log. */
-static int compile_in(const char *src, const char *include, char **log)
+/* Compile src as a candidate for sm_90a of the dtype; the child's rc,
+ * the log in *log. */
+static int compile_dtype(const char *src, const char *include, const char *dtype, char **log)
 {
     kiln_nvrtc_in in = {.source = src, .name = "candidate.cu", .arch = "sm_90a",
-                        .dtype_define = "KILN_DTYPE_BF16", .kiln_header = kiln_header,
+                        .dtype_define = dtype, .kiln_header = kiln_header,
                         .cuda_include = include};
     kiln_nvrtc_child c;
     kiln_nvrtc_start(&c, &in);
@@ -49,6 +55,11 @@ static int compile_in(const char *src, const char *include, char **log)
     if (c.rc == KILN_NVRTC_LIMIT)
         print_error("compile ran into a limit: %s\n", c.limit);
     return c.rc;
+}
+
+static int compile_in(const char *src, const char *include, char **log)
+{
+    return compile_dtype(src, include, "KILN_DTYPE_BF16", log);
 }
 
 static int compile(const char *src, char **log)
@@ -173,6 +184,22 @@ static void test_values(void **state)
     expect_ok("values", VALUES);
 }
 
+static void test_fixture(void **state)
+{
+    (void)state;
+    char *src = slurp(fixture_path);
+    assert_non_null(src);
+    static const char *const dtypes[] = {"KILN_DTYPE_F32", "KILN_DTYPE_F16", "KILN_DTYPE_BF16"};
+    for (int i = 0; i < 3; i++) {
+        char *log = NULL;
+        int rc = compile_dtype(src, cuda_include, dtypes[i], &log);
+        if (rc != 0)
+            print_error("%s %s: rc %d\n%.2000s\n", fixture_path, dtypes[i], rc, log ? log : "");
+        free(log);
+        assert_int_equal(rc, 0);
+    }
+}
+
 /* An include of a host file: refused before NVRTC opens it. */
 static void test_host_paths_refused(void **state)
 {
@@ -245,15 +272,17 @@ static void test_landlock_child(void **state)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3 || !(kiln_header = slurp(argv[1]))) {
-        fprintf(stderr, "usage: test_nvrtc_env KILN_CUDA_H CUDA_INCLUDE_DIR\n");
+    if (argc != 4 || !(kiln_header = slurp(argv[1]))) {
+        fprintf(stderr, "usage: test_nvrtc_env KILN_CUDA_H CUDA_INCLUDE_DIR FIXTURE.cu\n");
         return 2;
     }
     cuda_include = argv[2];
+    fixture_path = argv[3];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_each_header),
         cmocka_unit_test(test_quoted),
         cmocka_unit_test(test_values),
+        cmocka_unit_test(test_fixture),
         cmocka_unit_test(test_host_paths_refused),
         cmocka_unit_test(test_host_headers_missing),
         cmocka_unit_test(test_landlock_child),
