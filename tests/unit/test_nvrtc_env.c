@@ -131,6 +131,9 @@ static void test_each_header(void **state)
                                         "auto w = cg::tiled_partition<32>(cg::this_thread_block()); "
                                         "y[0] = cg::reduce(w, y[1], cg::plus<float>()); }"},
         {"cuda_fp8.h", "__nv_fp8_e4m3 v(y[1]); y[0] = float(v); }"},
+        {"mma.h", "using namespace nvcuda; wmma::fragment<wmma::accumulator, 16, 16, 16, float> f; "
+                  "wmma::fill_fragment(f, 0.0f); y[0] = f.x[0]; }"},
+        {"cuda/barrier", "__shared__ cuda::barrier<cuda::thread_scope_block> *b; y[0] = b != nullptr; }"},
         {"cuda_fp16.h", "__half h = __float2half(y[1]); y[0] = __half2float(h); }"},
         {"cuda_bf16.h", "__nv_bfloat16 h = __float2bfloat16(y[1]); y[0] = __bfloat162float(h); }"},
         {"kiln_cuda.h", "kiln_t v = kiln_from_float(y[1]); y[0] = kiln_to_float(v); }"},
