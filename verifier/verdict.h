@@ -86,7 +86,7 @@ typedef struct kiln_verdict {
     int nrequire;
     char require[KILN_VERDICT_MAX_REQUIRE][64];
     int nleft_out;
-    char left_out_id[KILN_MAX_SHAPES][8];
+    char left_out_id[KILN_MAX_SHAPES][16];
     kiln_shape left_out[KILN_MAX_SHAPES];
 } kiln_verdict;
 
