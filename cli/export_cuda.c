@@ -151,6 +151,18 @@ static int include_at(const char *s, size_t n, size_t i)
 /* Is s[0..len) a kernel of the manifest? */
 static int is_kernel(const kiln_manifest *m, const char *s, size_t len)
 {
+    for (int l = 0; l < m->nlaunches; l++) {
+        char base[KILN_KERNEL_NAME_MAX];
+        kiln_manifest_kernel_base(m->launches[l].kernel, base, sizeof base);
+        if (strlen(base) == len && memcmp(base, s, len) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Is s[0..len) a launch's "kernel" value, as written? */
+static int is_launched(const kiln_manifest *m, const char *s, size_t len)
+{
     for (int l = 0; l < m->nlaunches; l++)
         if (strlen(m->launches[l].kernel) == len && memcmp(m->launches[l].kernel, s, len) == 0)
             return 1;
@@ -173,7 +185,7 @@ static void put_manifest(FILE *out, const char *s, size_t n, const kiln_manifest
         size_t e = j < n && s[j] == '"' ? j + 1 : n;
         while (e < n && s[e] != '"')
             e++;
-        if (e >= n || !is_kernel(m, s + j + 1, e - j - 1)) {
+        if (e >= n || !is_launched(m, s + j + 1, e - j - 1)) {
             fwrite(s + i, 1, (size_t)(hit - s) + sizeof key - 1 - i, out);
             i = (size_t)(hit - s) + sizeof key - 1;
             continue;
@@ -709,8 +721,18 @@ static int print_launch(render *r, const variant *v, int l, FILE *f)
              (ls->ncluster && dims3(r, v, pc, ls->cluster, ls->ncluster, c, 3 * C_EXPR_MAX + 16) < 0) ||
              to_c(r, v, p, ls->smem, smem, sizeof smem) < 0 ? -1 : 0;
     }
+    char base[KILN_KERNEL_NAME_MAX], when[C_EXPR_MAX] = "";
+    kiln_manifest_kernel_base(ls->kernel, base, sizeof base);
+    if (rc == 0 && !base[0])
+        rc = kiln_fail(r->err, "export: %s.kernel '%s' is a qualified name, which the export "
+                       "cannot rename; give the kernel an unqualified name", path, ls->kernel);
+    snprintf(p, sizeof p, "%s.when", path);
+    if (rc == 0 && ls->when[0] && to_c(r, v, p, ls->when, when, sizeof when) < 0)
+        rc = -1;
     if (rc == 0) {
         launch_args(r, ls, args, sizeof args);
+        if (when[0])   /* the manifest's "when": this launch only where it holds */
+            fprintf(f, "    if (%s)\n", when);
         fprintf(f, "    { /* %s: %s */\n        const int64_t kiln_g[3] = %s;\n"
                    "        const int64_t kiln_b[3] = %s;\n        const int64_t kiln_smem = %s;\n",
                 path, ls->kernel, g, b, smem);

@@ -65,6 +65,37 @@ static int starts_with(const char *s, size_t n, size_t i, const char *w)
     return i + wl <= n && memcmp(s + i, w, wl) == 0;
 }
 
+/* A kernel as an NVRTC name expression: a qualified name (a::b), with an
+ * optional template argument list whose characters are those of type
+ * names and integer constants: "rms_norm_kernel<__nv_bfloat16, 8>". No
+ * quotes, braces, semicolons or slashes: it names, it does not program. */
+static int valid_name_expr(const char *s, char *base, size_t blen)
+{
+    const char *p = s, *last = s;
+    while (1) {
+        if (!kiln_is_ident_start(*p))
+            return 0;
+        last = p;
+        while (kiln_is_ident_char(*p))
+            p++;
+        if (p[0] != ':' || p[1] != ':')
+            break;
+        p += 2;
+    }
+    snprintf(base, blen, "%.*s", (int)(p - last), last);
+    if (*p == '\0')
+        return 1;
+    if (*p != '<' || s[strlen(s) - 1] != '>')
+        return 0;
+    int depth = 0;
+    for (; *p; p++) {
+        depth += *p == '<' ? 1 : *p == '>' ? -1 : 0;
+        if (depth < 0 || (!kiln_is_ident_char(*p) && !strchr("<>:, *&()+-", *p)))
+            return 0;
+    }
+    return depth == 0;
+}
+
 static int valid_ident(const char *s)
 {
     if (!kiln_is_ident_start(*s))
@@ -495,6 +526,18 @@ static int kernel_at(const char *s, size_t n, size_t i, const char *name)
     return i < n && s[i] == '(';
 }
 
+/* Does the blanked code use name as a whole word? */
+static int ident_used(const parse_ctx *pc, const char *name)
+{
+    size_t nl = strlen(name);
+    for (const char *p = pc->code; (p = strstr(p, name)) != NULL; p += nl) {
+        int before = p > pc->code && kiln_is_ident_char(p[-1]);
+        if (!before && !kiln_is_ident_char(p[nl]))
+            return 1;
+    }
+    return 0;
+}
+
 static int kernel_defined(const parse_ctx *pc, const char *name)
 {
     const char *s = pc->code;
@@ -669,26 +712,32 @@ static int get_kernel(parse_ctx *pc, const cJSON *obj, const char *path, kiln_la
     const cJSON *k = cJSON_GetObjectItemCaseSensitive(obj, "kernel");
     if (!k)
         return kiln_fail(pc->err, "manifest: %s: missing field 'kernel'", path);
-    if (!cJSON_IsString(k) || !valid_ident(k->valuestring) ||
-        strlen(k->valuestring) >= KILN_KERNEL_NAME_MAX)
-        return kiln_fail(pc->err, "manifest: %s.kernel: must be a C identifier of at most %d "
-                         "characters", path, KILN_KERNEL_NAME_MAX - 1);
-    if (!kernel_defined(pc, k->valuestring))
-        return kiln_fail(pc->err, "manifest: %s.kernel: '%s' is not defined in the source as "
-                         "extern \"C\" __global__ void %s(...)", path, k->valuestring,
-                         k->valuestring);
+    char base[KILN_KERNEL_NAME_MAX];
+    if (!cJSON_IsString(k) || strlen(k->valuestring) >= KILN_KERNEL_NAME_MAX ||
+        !valid_name_expr(k->valuestring, base, sizeof base))
+        return kiln_fail(pc->err, "manifest: %s.kernel: must be a kernel's name or a template "
+                         "instance (k<float, 4>) of at most %d characters", path,
+                         KILN_KERNEL_NAME_MAX - 1);
+    /* The plain spelling is looked up by name; anything else (a template
+     * instance, a kernel in an extern "C" block, one a macro makes, a C++
+     * name) through NVRTC after compiling, and its name must be in the code. */
+    ls->by_name_expr = !(valid_ident(k->valuestring) && kernel_defined(pc, k->valuestring));
+    if (ls->by_name_expr && !ident_used(pc, base))
+        return kiln_fail(pc->err, "manifest: %s.kernel: '%s' does not occur in the source's "
+                         "code", path, base);
     snprintf(ls->kernel, sizeof ls->kernel, "%s", k->valuestring);
     return 0;
 }
 
 static int parse_launch(parse_ctx *pc, const cJSON *obj, int i)
 {
-    static const char *const fields[] = {"kernel", "grid", "block", "cluster", "smem", "args"};
+    static const char *const fields[] = {"kernel", "grid", "block", "cluster", "smem", "args",
+                                         "when"};
     char path[32];
     snprintf(path, sizeof path, "launches[%d]", i);
     if (!cJSON_IsObject(obj))
         return kiln_fail(pc->err, "manifest: %s: must be an object", path);
-    if (check_fields(pc, obj, path, fields, 6, "kernel, grid, block, cluster, smem, args") < 0)
+    if (check_fields(pc, obj, path, fields, 7, "kernel, grid, block, cluster, smem, args, when") < 0)
         return -1;
     kiln_launch_spec *ls = &pc->m->launches[i];
     if (get_kernel(pc, obj, path, ls) < 0 ||
@@ -701,6 +750,11 @@ static int parse_launch(parse_ctx *pc, const cJSON *obj, int i)
     snprintf(sp, sizeof sp, "%s.smem", path);
     snprintf(ls->smem, sizeof ls->smem, "0");
     if (smem && get_expr(pc, smem, sp, ls->smem) < 0)
+        return -1;
+    const cJSON *when = cJSON_GetObjectItemCaseSensitive(obj, "when");
+    snprintf(sp, sizeof sp, "%s.when", path);
+    ls->when[0] = '\0';
+    if (when && get_expr(pc, when, sp, ls->when) < 0)
         return -1;
     return get_args(pc, obj, path, ls);
 }
@@ -1101,19 +1155,54 @@ int kiln_manifest_resolve(const kiln_manifest *m, const kiln_task *t, kiln_dtype
         lim = &dflt;
     }
     resolve_ctx rc = {m, t, dt, s, lim, err, 0, {0}};
+    uint32_t n = 0;
     if (m->nlaunches < 1 || m->nlaunches > KILN_WORKER_MAX_LAUNCHES ||
         m->nscratch < 0 || m->nscratch > KILN_WORKER_MAX_SCRATCH ||
         m->nlets < 0 || m->nlets > KILN_MANIFEST_MAX_LETS)
         return kiln_fail(err, "manifest: not parsed (no launches)");
     if (resolve_lets(&rc) < 0)
         return -1;
-    for (int i = 0; i < m->nlaunches; i++)
-        if (resolve_launch(&rc, i, &rq->launches[i]) < 0)
+    for (int i = 0; i < m->nlaunches; i++) {
+        int64_t on = 1;
+        char p[48];
+        snprintf(p, sizeof p, "launches[%d].when", i);
+        if (m->launches[i].when[0] && eval_value(&rc, m->launches[i].when, p, &on) < 0)
             return -1;
+        if (on && resolve_launch(&rc, i, &rq->launches[n++]) < 0)
+            return -1;
+    }
+    if (n == 0)
+        return kiln_fail(err, "manifest: no launch's \"when\" holds at this shape");
     for (int i = 0; i < m->nscratch; i++)
         if (resolve_scratch(&rc, i, &rq->scratch[i]) < 0)
             return -1;
-    rq->nlaunches = (uint32_t)m->nlaunches;
+    rq->nlaunches = n;
     rq->nscratch = (uint32_t)m->nscratch;
     return 0;
+}
+
+void kiln_manifest_kernel_base(const char *kernel, char *base, size_t len)
+{
+    size_t n = strcspn(kernel, "<");
+    if (memmem(kernel, n, "::", 2) || n >= len)
+        n = 0;
+    snprintf(base, len, "%.*s", (int)n, kernel);
+}
+
+void kiln_manifest_name_exprs(const kiln_manifest *m, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < m->nlaunches; i++) {
+        const kiln_launch_spec *ls = &m->launches[i];
+        int seen = 0;
+        for (int k = 0; k < i && !seen; k++)
+            seen = m->launches[k].by_name_expr && strcmp(m->launches[k].kernel, ls->kernel) == 0;
+        if (!ls->by_name_expr || seen)
+            continue;
+        int w = snprintf(buf + used, len - used, "%s\n", ls->kernel);
+        if (w < 0 || (size_t)w >= len - used)
+            return;
+        used += (size_t)w;
+    }
 }

@@ -40,6 +40,11 @@ typedef struct kiln_manifest_let {    /* "let": {"NAME": "expr", ...} */
 
 typedef struct kiln_launch_spec {
     char kernel[KILN_KERNEL_NAME_MAX];
+    int by_name_expr;                        /* kernel is an NVRTC name expression (a
+                                                template instance, a C++ or
+                                                macro-made name), found after
+                                                compiling; 0: extern "C" by name */
+    char when[KILN_EXPR_MAX];                /* launched only where nonzero; "" = always */
     int ngrid, nblock, ncluster;             /* 1..3 each; ncluster 0 = none */
     char grid[3][KILN_EXPR_MAX];
     char block[3][KILN_EXPR_MAX];
@@ -103,6 +108,15 @@ int kiln_manifest_parse(const char *src, size_t len, const kiln_task *t, kiln_ma
  * grid divisible by the cluster), shared memory, scratch size. Fills
  * rq->launches/nlaunches and rq->scratch/nscratch; the task args keep the
  * indices the verifier uses for rq->args. */
+/* The identifier a launch's kernel names in the code: the name itself, or
+ * a template instance's name ("k" of "k<float, 4>"); "" for a qualified
+ * name (a::k), which no renaming can reach. */
+void kiln_manifest_kernel_base(const char *kernel, char *base, size_t len);
+
+/* The kernels the worker must look up through NVRTC name expressions,
+ * one per line, each once ("" when none). */
+void kiln_manifest_name_exprs(const kiln_manifest *m, char *buf, size_t len);
+
 int kiln_manifest_resolve(const kiln_manifest *m, const kiln_task *t, kiln_dtype dt,
                           const kiln_shape *s, const kiln_device_limits *lim,
                           kiln_call_req *rq, kiln_error *err);

@@ -264,7 +264,7 @@ static int spawn(kiln_worker *w, const kiln_worker_opts *o, int req[2], int resp
     snprintf(cpu, sizeof cpu, "%u", o->cpu_seconds ? o->cpu_seconds : 60);
     snprintf(as, sizeof as, "%zu", o->address_bytes);
     snprintf(header, sizeof header, "%s/kiln_cuda.h", kiln_cuda_include_dir());
-    char *argv[28] = {path, "--dir", (char *)o->dir, "--arena", arena, "--cpu-seconds", cpu};
+    char *argv[40] = {path, "--dir", (char *)o->dir, "--arena", arena, "--cpu-seconds", cpu};
     int n = 7;
     if (o->cuda) {
         argv[n++] = "--dtype";
@@ -281,6 +281,10 @@ static int spawn(kiln_worker *w, const kiln_worker_opts *o, int req[2], int resp
     for (int i = 0; i < o->nlibs; i++) {
         argv[n++] = o->cuda ? "--src" : "--lib";
         argv[n++] = (char *)o->libs[i];
+        if (o->cuda && o->names[i] && o->names[i][0]) {
+            argv[n++] = "--names";
+            argv[n++] = (char *)o->names[i];
+        }
     }
     if (o->cuda && o->builtin) {
         argv[n++] = "--builtin";

@@ -68,6 +68,8 @@ typedef struct kiln_worker_opts {
     int pin, cpu;                             /* pin: run only on core cpu */
     const char *ref;                          /* CUDA: the task's reference over doubles,
                                                  for device-resident calls, or NULL */
+    const char *names[KILN_WORKER_MAX_LIBS];  /* CUDA: each lib's kernels named by NVRTC
+                                                 name expressions, one per line, or NULL */
 } kiln_worker_opts;
 
 int kiln_worker_start(kiln_worker *w, const kiln_worker_opts *o, kiln_error *err);

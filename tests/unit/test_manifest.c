@@ -201,10 +201,10 @@ static void test_comments_and_strings(void **state)
     assert_int_equal(m.nknobs, 1);
     json_fails("{\"launches\": [{\"kernel\": \"in_comment\", \"grid\": [1], \"block\": [1], "
                "\"args\": []}]}",
-               "launches[0].kernel: 'in_comment' is not defined", NULL);
+               "launches[0].kernel: 'in_comment' does not occur in the source's code", NULL);
     json_fails("{\"launches\": [{\"kernel\": \"in_block\", \"grid\": [1], \"block\": [1], "
                "\"args\": []}]}",
-               "launches[0].kernel: 'in_block' is not defined", NULL);
+               "launches[0].kernel: 'in_block' does not occur in the source's code", NULL);
     /* __launch_bounds__ and whitespace anywhere between the tokens */
     parse_ok("extern\"C\" __launch_bounds__(128)\n__global__ void\n__launch_bounds__(((64)), 2) k2\n"
              "  (float *y) { }\n"
@@ -212,19 +212,26 @@ static void test_comments_and_strings(void **state)
              "\"args\": [\"y\"]}]} @*/",
              &m);
     assert_string_equal(m.launches[0].kernel, "k2");
-    /* the kernel must be extern "C" __global__ void */
-    parse_fails("__global__ void k(float *y) { }\n"
-                "/*@kiln launch {\"launches\": [{\"kernel\": \"k\", \"grid\": [1], \"block\": [1], "
-                "\"args\": []}]} @*/",
-                "launches[0].kernel: 'k' is not defined", NULL);
-    parse_fails("extern \"C\" __device__ void k(float *y) { }\n"
-                "/*@kiln launch {\"launches\": [{\"kernel\": \"k\", \"grid\": [1], \"block\": [1], "
-                "\"args\": []}]} @*/",
-                "'k' is not defined", NULL);
+    assert_int_equal(m.launches[0].by_name_expr, 0);
+    /* Any other spelling (a C++ kernel, one in an extern "C" block or made
+     * by a macro, a template instance) is found after compiling, through
+     * an NVRTC name expression; one that is no kernel (a __device__
+     * function) is then a compile error (test_nvrtc_names). */
+    parse_ok("__global__ void k(float *y) { }\n"
+             "/*@kiln launch {\"launches\": [{\"kernel\": \"k\", \"grid\": [1], \"block\": [1], "
+             "\"args\": [\"y\"]}]} @*/",
+             &m);
+    assert_int_equal(m.launches[0].by_name_expr, 1);
+    parse_ok("template <int V> __global__ void k(float *y) { }\n"
+             "/*@kiln launch {\"launches\": [{\"kernel\": \"k<4>\", \"grid\": [1], \"block\": [1], "
+             "\"args\": [\"y\"]}]} @*/",
+             &m);
+    assert_int_equal(m.launches[0].by_name_expr, 1);
+    assert_string_equal(m.launches[0].kernel, "k<4>");
     /* a prefix of a defined kernel's name is not that kernel */
     json_fails("{\"launches\": [{\"kernel\": \"rmsnorm\", \"grid\": [1], \"block\": [1], "
                "\"args\": []}]}",
-               "'rmsnorm' is not defined", NULL);
+               "'rmsnorm' does not occur in the source's code", NULL);
 }
 
 /* ---- parsing: the block itself ------------------------------------------ */
@@ -347,7 +354,7 @@ static void test_wrong_types(void **state)
     json_fails(nine, "manifest: launches: must be an array of 1 to 8", NULL);
     json_fails("{\"launches\": [3]}", "manifest: launches[0]: must be an object", NULL);
     json_fails("{\"launches\": [{\"kernel\": 3, " GB ", \"args\": []}]}",
-               "launches[0].kernel: must be a C identifier", NULL);
+               "launches[0].kernel: must be a kernel's name or a template instance", NULL);
     json_fails(L0("\"grid\": \"rows\", \"block\": [1], \"args\": []"),
                "launches[0].grid: must be an array of 1 to 3", NULL);
     json_fails(L0("\"grid\": [], \"block\": [1], \"args\": []"),
@@ -536,6 +543,9 @@ static void test_resolve_knobs(void **state)
     free(rq);
 }
 
+#define ONE_WHEN "{\"launches\": [{\"kernel\": \"rmsnorm_fwd\", \"when\": \"cols % 2 == 0\", " \
+    "\"grid\": [1], \"block\": [1], \"args\": []}]}"
+
 /* Resolve json at rows x cols must fail with want (and never print the dims). */
 static void resolve_fails(const char *json, int64_t rows, int64_t cols,
                           const kiln_device_limits *lim, const char *want)
@@ -555,6 +565,36 @@ static void resolve_fails(const char *json, int64_t rows, int64_t cols,
     if (strstr(err.msg, dim))
         fail_msg("message \"%s\" shows the dim %s", err.msg, dim);
     free(rq);
+}
+
+/* "when": a launch only where it holds, as a host's vector-width choice;
+ * where none holds, the shape fails without showing its dims. */
+static void test_when(void **state)
+{
+    (void)state;
+    kiln_manifest m;
+    parse_ok("template <int V> __global__ void k(float *y, int cols) { }\n"
+             "/*@kiln launch {\"launches\": ["
+             "{\"kernel\": \"k<4>\", \"when\": \"cols % 4 == 0\", \"grid\": [\"rows\"], "
+             "\"block\": [64], \"args\": [\"y\", \"cols\"]},"
+             "{\"kernel\": \"k<1>\", \"when\": \"cols % 4 != 0\", \"grid\": [\"rows\"], "
+             "\"block\": [32], \"args\": [\"y\", \"cols\"]}]} @*/",
+             &m);
+    kiln_call_req *rq = calloc(1, sizeof *rq);
+    assert_non_null(rq);
+    resolve_ok(&m, KILN_DT_F32, shape(8, 1024), NULL, rq);
+    assert_int_equal(rq->nlaunches, 1);
+    assert_string_equal(rq->launches[0].kernel, "k<4>");
+    assert_int_equal(rq->launches[0].block[0], 64);
+    resolve_ok(&m, KILN_DT_F32, shape(8, 1001), NULL, rq);
+    assert_int_equal(rq->nlaunches, 1);
+    assert_string_equal(rq->launches[0].kernel, "k<1>");
+    assert_int_equal(rq->launches[0].block[0], 32);
+    free(rq);
+    resolve_fails(ONE_WHEN, 8, 1001, NULL, "no launch's \"when\" holds at this shape");
+    json_fails("{\"launches\": [{\"kernel\": \"rmsnorm_fwd\", \"when\": \"cols %\", "
+               "\"grid\": [1], \"block\": [1], \"args\": []}]}",
+               "launches[0].when", NULL);
 }
 
 #define OK0 "{\"kernel\": \"rmsnorm_fwd\", \"grid\": [1], \"block\": [32], \"args\": []}"
@@ -867,6 +907,7 @@ int main(void)
         cmocka_unit_test(test_let_errors),
         cmocka_unit_test(test_let_resolve_errors),
         cmocka_unit_test(test_locate),
+        cmocka_unit_test(test_when),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

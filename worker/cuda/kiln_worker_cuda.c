@@ -53,6 +53,7 @@
 typedef struct opts {
     const char *dir, *dtype, *header_path, *builtin, *ref;
     const char *srcs[KILN_WORKER_MAX_LIBS];
+    const char *names[KILN_WORKER_MAX_LIBS];   /* --names after a --src: its name expressions */
     int nsrcs, device, probe, scrub;
     uint64_t arena_bytes;
     kiln_limits lim;
@@ -76,6 +77,10 @@ typedef struct worker {
     CUdeviceptr gate;           /* kiln's stream waits on it before the timed region */
     CUmodule mod[KILN_WORKER_MAX_LIBS];
     int nmods;
+    /* Per lib, the manifest's kernels named by NVRTC name expressions (one
+     * per line) and their symbols in the cubin, NUL-separated, in order. */
+    const char *names[KILN_WORKER_MAX_LIBS];
+    char *lowered[KILN_WORKER_MAX_LIBS];
     int builtin_lib;            /* the library number of the cuBLAS baseline, or -1 */
     CUdeviceptr cublas_ws;
     int64_t warm_shape[3];      /* the last shape cuBLAS ran, untimed */
@@ -138,6 +143,8 @@ static void parse_args(int argc, char **argv, opts *o)
             o->dir = v;
         else if (strcmp(a, "--src") == 0 && o->nsrcs < KILN_WORKER_MAX_LIBS)
             o->srcs[o->nsrcs++] = v;
+        else if (strcmp(a, "--names") == 0 && o->nsrcs > 0)
+            o->names[o->nsrcs - 1] = v;
         else if (strcmp(a, "--builtin") == 0)
             o->builtin = v;
         else if (strcmp(a, "--ref") == 0)
@@ -325,11 +332,12 @@ typedef struct compile_job {
 } compile_job;
 
 static void compile_start(compile_job *c, worker *w, const char *src, const char *name,
-                          const char *define, const char *header)
+                          const char *define, const char *header, const char *names)
 {
     arch_of(w, c->arch, sizeof c->arch);
     c->in = (kiln_nvrtc_in){.source = src, .name = name, .arch = c->arch, .dtype_define = define,
-                            .kiln_header = header, .cuda_include = KILN_CUDA_INCLUDE_DIR};
+                            .kiln_header = header, .cuda_include = KILN_CUDA_INCLUDE_DIR,
+                            .names = names};
     kiln_nvrtc_start(&c->child, &c->in);
 }
 
@@ -360,6 +368,9 @@ static int load_modules(worker *w, const opts *o, compile_job jobs[], char *info
             return KILN_ST_COMPILE;
         }
         w->nmods = i + 1;
+        w->names[i] = o->names[i];
+        w->lowered[i] = c->lowered;   /* the worker's now */
+        c->lowered = NULL;
     }
     return 0;
 }
@@ -674,12 +685,30 @@ static CUresult check_params(CUfunction f, const kiln_wire_arg *args, const kiln
 
 /* Look up every kernel of mod, check its parameters and raise its shared
  * memory limit where asked, before anything is timed. */
-static CUresult find_kernels(CUmodule mod, const kiln_wire_arg *args, const kiln_wire_launch *Ls,
-                             uint32_t n, CUfunction fn[], char *info, size_t len)
+/* The symbol a launch's kernel has in lib's cubin: the lowered name NVRTC
+ * gave its name expression, or the name itself. */
+static const char *symbol_of(const worker *w, int lib, const char *kernel)
+{
+    const char *e = lib >= 0 ? w->names[lib] : NULL, *sym = lib >= 0 ? w->lowered[lib] : NULL;
+    size_t kl = strlen(kernel);
+    while (e && *e && sym) {
+        size_t el = strcspn(e, "\n");
+        if (el == kl && memcmp(e, kernel, kl) == 0)
+            return sym;
+        e += el + (e[el] == '\n');
+        sym += strlen(sym) + 1;
+    }
+    return kernel;
+}
+
+/* lib: the library the launches are in, or -1 for kiln's reference. */
+static CUresult find_kernels(const worker *w, int lib, CUmodule mod, const kiln_wire_arg *args,
+                             const kiln_wire_launch *Ls, uint32_t n, CUfunction fn[], char *info,
+                             size_t len)
 {
     for (uint32_t l = 0; l < n; l++) {
         const kiln_wire_launch *L = &Ls[l];
-        CUresult r = cuModuleGetFunction(&fn[l], mod, L->kernel);
+        CUresult r = cuModuleGetFunction(&fn[l], mod, symbol_of(w, lib, L->kernel));
         if (r != CUDA_SUCCESS) {
             snprintf(info, len, "kernel %s: %s", L->kernel, cu_str(r));
             return r;
@@ -867,7 +896,7 @@ static int timed_launches(worker *w, const kiln_call_req *rq, kiln_call_resp *rs
     size_t len = sizeof rs->info;
     uint32_t sets = rq->dev.on ? rq->dev.sets : 1;
     CUfunction fn[KILN_WORKER_MAX_LAUNCHES];
-    CUresult lr = rq->nlaunches ? find_kernels(w->mod[rq->lib], rq->args, rq->launches,
+    CUresult lr = rq->nlaunches ? find_kernels(w, (int)rq->lib, w->mod[rq->lib], rq->args, rq->launches,
                                                rq->nlaunches, fn, info, len)
                                 : CUDA_SUCCESS;
     if (lr == CUDA_SUCCESS && !rq->nlaunches)
@@ -1009,7 +1038,7 @@ static int device_checks(worker *w, const kiln_call_req *rq, kiln_call_resp *rs)
     CUfunction fn[KILN_WORKER_MAX_LAUNCHES];
     CUresult r = CUDA_SUCCESS;
     if (d->check)
-        r = find_kernels(w->refmod, d->ref_args, d->ref_launches, d->ref_nlaunches, fn, rs->info,
+        r = find_kernels(w, -1, w->refmod, d->ref_args, d->ref_launches, d->ref_nlaunches, fn, rs->info,
                          sizeof rs->info);
     if (r != CUDA_SUCCESS)
         return KILN_ST_SETUP;   /* kiln's own reference: not the candidate's fault */
@@ -1130,9 +1159,9 @@ static int run_worker(opts *o)
     for (int i = 0; i < o->nsrcs; i++)
         compile_start(&jobs[i], &w, srcs[i],
                       o->scrub ? "reference.cu" : i == 0 ? "candidate.cu" : "baseline.cu",
-                      dtype_define(o->dtype), header);
+                      dtype_define(o->dtype), header, o->names[i]);
     if (refsrc)
-        compile_start(&jobs[o->nsrcs], &w, refsrc, "reference.cu", "KILN_DTYPE_F64", header);
+        compile_start(&jobs[o->nsrcs], &w, refsrc, "reference.cu", "KILN_DTYPE_F64", header, NULL);
     open_context(&w);
     make_flush(&w);
     open_own(&w);
@@ -1144,6 +1173,7 @@ static int run_worker(opts *o)
     for (int i = 0; i <= o->nsrcs; i++) {
         free(jobs[i].child.cubin);
         free(jobs[i].child.log);
+        free(jobs[i].child.lowered);
     }
     if (ready.status == KILN_ST_OK && o->builtin)
         ready.status = (uint32_t)open_builtin(&w, o, ready.info, sizeof ready.info);

@@ -46,11 +46,64 @@ static int memory_headers(const kiln_nvrtc_in *in, const char **src, const char 
     return n;
 }
 
-int kiln_nvrtc_build(const kiln_nvrtc_in *in, unsigned char **cubin, size_t *cubin_len, char **log)
+/* Each line of names as an NVRTC name expression, "&NAME": the address
+ * of a kernel, so a template instance is instantiated and every name gets
+ * its symbol (a C++ or template name's is mangled). */
+static nvrtcResult add_names(nvrtcProgram prog, const char *names)
 {
-    *cubin = NULL;
-    *cubin_len = 0;
-    *log = NULL;
+    char expr[KILN_NVRTC_NAME_MAX + 2];
+    for (const char *p = names; p && *p;) {
+        size_t n = strcspn(p, "\n");
+        if (n > 0 && n < KILN_NVRTC_NAME_MAX) {
+            snprintf(expr, sizeof expr, "&%.*s", (int)n, p);
+            nvrtcResult r = nvrtcAddNameExpression(prog, expr);
+            if (r != NVRTC_SUCCESS)
+                return r;
+        }
+        p += n + (p[n] == '\n');
+    }
+    return NVRTC_SUCCESS;
+}
+
+/* The symbols of names into out->lowered; -1 (with the log told why) when
+ * NVRTC has none for one of them. */
+static int lowered_names(nvrtcProgram prog, const char *names, kiln_nvrtc_out *out)
+{
+    char expr[KILN_NVRTC_NAME_MAX + 2];
+    for (const char *p = names; p && *p;) {
+        size_t n = strcspn(p, "\n");
+        const char *sym = NULL;
+        snprintf(expr, sizeof expr, "&%.*s", (int)(n < KILN_NVRTC_NAME_MAX ? n : 0), p);
+        if (nvrtcGetLoweredName(prog, expr, &sym) != NVRTC_SUCCESS || !sym) {
+            char msg[200];
+            snprintf(msg, sizeof msg, "\nthe manifest's kernel '%.*s' names no kernel of the "
+                     "program\n", (int)(n < 120 ? n : 120), p);
+            size_t ll = out->log ? strlen(out->log) : 0;
+            char *grown = realloc(out->log, ll + strlen(msg) + 1);
+            if (grown) {
+                memcpy(grown + ll, msg, strlen(msg) + 1);
+                out->log = grown;
+            }
+            return -1;
+        }
+        size_t sl = strlen(sym) + 1;
+        char *grown = realloc(out->lowered, out->lowered_len + sl);
+        if (!grown)
+            return -1;
+        memcpy(grown + out->lowered_len, sym, sl);
+        out->lowered = grown;
+        out->lowered_len += sl;
+        p += n + (p[n] == '\n');
+    }
+    return 0;
+}
+
+int kiln_nvrtc_compile(const kiln_nvrtc_in *in, kiln_nvrtc_out *out)
+{
+    memset(out, 0, sizeof *out);
+    unsigned char **cubin = &out->cubin;
+    size_t *cubin_len = &out->cubin_len;
+    char **log = &out->log;
     char refused[600];
     if (kiln_rtc_check_includes(in->source, in->name, refused, sizeof refused) < 0) {
         *log = dup_text(refused);
@@ -81,7 +134,9 @@ int kiln_nvrtc_build(const kiln_nvrtc_in *in, unsigned char **cubin, size_t *cub
         opts[n++] = inc;
         opts[n++] = cccl;
     }
-    r = nvrtcCompileProgram(prog, n, opts);
+    r = add_names(prog, in->names);
+    if (r == NVRTC_SUCCESS)
+        r = nvrtcCompileProgram(prog, n, opts);
     *log = take_log(prog);
     int rc = 0;
     if (r == NVRTC_ERROR_COMPILATION) {
@@ -97,7 +152,21 @@ int kiln_nvrtc_build(const kiln_nvrtc_in *in, unsigned char **cubin, size_t *cub
         free(*cubin);
         *cubin = NULL;
         rc = -1;
+    } else if (lowered_names(prog, in->names, out) < 0) {
+        rc = 1;   /* a name that is no kernel: the manifest's error, in the log */
     }
     nvrtcDestroyProgram(&prog);
+    return rc;
+}
+
+int kiln_nvrtc_build(const kiln_nvrtc_in *in, unsigned char **cubin, size_t *cubin_len, char **log)
+{
+    kiln_nvrtc_out out;
+    kiln_nvrtc_in plain = *in;
+    plain.names = NULL;
+    int rc = kiln_nvrtc_compile(&plain, &out);
+    *cubin = out.cubin;
+    *cubin_len = out.cubin_len;
+    *log = out.log;
     return rc;
 }

@@ -23,7 +23,7 @@
 
 typedef struct result_head {
     int32_t rc, pad;
-    uint64_t n, loglen;
+    uint64_t n, loglen, lowlen;
 } result_head;
 
 /* A Landlock layer on top of the worker's: read access to CUDA's include
@@ -79,23 +79,37 @@ static void child_main(int fd, const kiln_nvrtc_in *in)
     struct rlimit cpu = {KILN_CC_SECONDS, KILN_CC_SECONDS + 1};
     setrlimit(RLIMIT_DATA, &data);
     setrlimit(RLIMIT_CPU, &cpu);
-    unsigned char *cubin = NULL;
-    size_t n = 0;
-    char *log = NULL, why[1200];
+    kiln_nvrtc_out out = {0};
+    char why[1200];
     int rc = -1;
     if (confine_compiler(in, why, sizeof why) < 0)
-        log = strdup(why);
+        out.log = strdup(why);
     else
-        rc = kiln_nvrtc_build(in, &cubin, &n, &log);
+        rc = kiln_nvrtc_compile(in, &out);
+    char *log = out.log;
     /* NVRTC says so itself (its front end as a "catastrophic error"): the
      * memory limit. */
     if (log && ((rc < 0 && strstr(log, "OUT_OF_MEMORY")) ||
                 (rc > 0 && strstr(log, "catastrophic error: out of memory"))))
         _exit(3);
-    result_head h = {.rc = rc, .n = n, .loglen = log ? strlen(log) : 0};
-    int bad = kiln_write_full(fd, &h, sizeof h) < 0 || kiln_write_full(fd, cubin, n) < 0 ||
-              kiln_write_full(fd, log, h.loglen) < 0;
+    result_head h = {.rc = rc, .n = out.cubin_len, .loglen = log ? strlen(log) : 0,
+                     .lowlen = out.lowered_len};
+    int bad = kiln_write_full(fd, &h, sizeof h) < 0 || kiln_write_full(fd, out.cubin, h.n) < 0 ||
+              kiln_write_full(fd, log, h.loglen) < 0 ||
+              kiln_write_full(fd, out.lowered, h.lowlen) < 0;
     _exit(bad ? 1 : 0);
+}
+
+/* Without a child: in this process, unbounded, rather than not at all. */
+static void compile_here(kiln_nvrtc_child *c, const kiln_nvrtc_in *in)
+{
+    kiln_nvrtc_out out;
+    c->rc = kiln_nvrtc_compile(in, &out);
+    c->cubin = out.cubin;
+    c->n = out.cubin_len;
+    c->log = out.log;
+    c->lowered = out.lowered;
+    c->lowered_len = out.lowered_len;
 }
 
 void kiln_nvrtc_start(kiln_nvrtc_child *c, const kiln_nvrtc_in *in)
@@ -105,7 +119,7 @@ void kiln_nvrtc_start(kiln_nvrtc_child *c, const kiln_nvrtc_in *in)
     c->deadline_ns = kiln_mono_ns() + (uint64_t)KILN_CC_SECONDS * 1000000000ull;
     int p[2];
     if (pipe(p) < 0) {
-        c->rc = kiln_nvrtc_build(in, &c->cubin, &c->n, &c->log);
+        compile_here(c, in);
         return;
     }
     pid_t pid = fork();
@@ -116,7 +130,7 @@ void kiln_nvrtc_start(kiln_nvrtc_child *c, const kiln_nvrtc_in *in)
     close(p[1]);
     if (pid < 0) {   /* no child: compile here, unbounded, rather than not at all */
         close(p[0]);
-        c->rc = kiln_nvrtc_build(in, &c->cubin, &c->n, &c->log);
+        compile_here(c, in);
         return;
     }
     c->pid = pid;
@@ -152,15 +166,19 @@ static int read_by(kiln_nvrtc_child *c, void *p, size_t n)
 static int read_result(kiln_nvrtc_child *c)
 {
     result_head h;
-    if (read_by(c, &h, sizeof h) < 0 || h.n > ((uint64_t)1 << 31) || h.loglen > ((uint64_t)1 << 26))
+    if (read_by(c, &h, sizeof h) < 0 || h.n > ((uint64_t)1 << 31) ||
+        h.loglen > ((uint64_t)1 << 26) || h.lowlen > ((uint64_t)1 << 20))
         return -1;
     c->cubin = h.n ? malloc(h.n) : NULL;
     c->log = malloc(h.loglen + 1);
-    if ((h.n && !c->cubin) || !c->log || read_by(c, c->cubin, h.n) < 0 ||
-        read_by(c, c->log, h.loglen) < 0)
+    c->lowered = h.lowlen ? malloc(h.lowlen) : NULL;
+    if ((h.n && !c->cubin) || !c->log || (h.lowlen && !c->lowered) ||
+        read_by(c, c->cubin, h.n) < 0 || read_by(c, c->log, h.loglen) < 0 ||
+        read_by(c, c->lowered, h.lowlen) < 0)
         return -1;
     c->log[h.loglen] = '\0';
     c->n = h.n;
+    c->lowered_len = h.lowlen;
     c->rc = h.rc;
     return 0;
 }
@@ -182,9 +200,11 @@ void kiln_nvrtc_wait(kiln_nvrtc_child *c)
         return;
     free(c->cubin);
     free(c->log);
+    free(c->lowered);
     c->cubin = NULL;
     c->log = NULL;
-    c->n = 0;
+    c->lowered = NULL;
+    c->n = c->lowered_len = 0;
     c->rc = KILN_NVRTC_LIMIT;
     if (!got && kiln_mono_ns() >= c->deadline_ns)
         snprintf(c->limit, sizeof c->limit, "ran past its time limit of %d s", KILN_CC_SECONDS);

@@ -21,6 +21,8 @@ typedef struct kiln_nvrtc_child {
     unsigned char *cubin;
     size_t n;
     char *log;
+    char *lowered;          /* the name expressions' symbols (kiln_nvrtc_out) */
+    size_t lowered_len;
     char limit[96];         /* KILN_NVRTC_LIMIT: the limit, in words */
 } kiln_nvrtc_child;
 
@@ -29,7 +31,8 @@ typedef struct kiln_nvrtc_child {
 /* Start compiling in (which must stay valid until kiln_nvrtc_wait). */
 void kiln_nvrtc_start(kiln_nvrtc_child *c, const kiln_nvrtc_in *in);
 
-/* Wait for the result: c->rc, and c->cubin, c->n, c->log (malloc'd). */
+/* Wait for the result: c->rc, and c->cubin, c->n, c->log, c->lowered
+ * (malloc'd). */
 void kiln_nvrtc_wait(kiln_nvrtc_child *c);
 
 #endif

@@ -179,7 +179,15 @@ static int cuda_started(job *j, kiln_error *err)
 static int start_cuda_worker(job *j, const kiln_worker_opts *co, kiln_error *err)
 {
     job_progress(j, "compile", "starting the CUDA worker and compiling with NVRTC");
-    if (kiln_worker_start(&j->cand, co, err) < 0)
+    kiln_worker_opts o = *co;
+    char names[2][1024];
+    for (int l = 0; l < 2; l++) {
+        names[l][0] = '\0';
+        if (j->man[l])
+            kiln_manifest_name_exprs(j->man[l], names[l], sizeof names[l]);
+        o.names[l] = names[l];
+    }
+    if (kiln_worker_start(&j->cand, &o, err) < 0)
         return -1;
     snprintf(j->v->sandbox, sizeof j->v->sandbox, "%.255s", j->cand.sandbox);
     return cuda_started(j, err);
