@@ -77,7 +77,13 @@ static void child_main(int fd, const kiln_nvrtc_in *in)
 {
     struct rlimit data = {KILN_CC_ADDRESS_BYTES, KILN_CC_ADDRESS_BYTES};
     struct rlimit cpu = {KILN_CC_SECONDS, KILN_CC_SECONDS + 1};
+#if !defined(__SANITIZE_ADDRESS__)
+    /* AddressSanitizer's shadow is terabytes of private mappings, already
+     * past any data limit: a sanitizer build's compiles have none. */
     setrlimit(RLIMIT_DATA, &data);
+#else
+    (void)data;
+#endif
     setrlimit(RLIMIT_CPU, &cpu);
     kiln_nvrtc_out out = {0};
     char why[1200];
