@@ -8,7 +8,7 @@
 #   scripts/gpu-build.sh
 # then run, on the device, from the repository root with build-gpu carried:
 #   scripts/gpu-check.sh [--no-plants] [--no-bench] [--no-targets]
-# It exits 1 when there is no GPU or any GPU test or plant fails, and prints
+# It exits 1 when there is no GPU or any GPU test, plant or example fails, and prints
 # the GPU-resident verification targets (bench/gpu_targets.sh) as met or
 # missed next to the figures from before. On the H200 (2026-12-01) the whole
 # script took 203 s: plants and tests about 90 s, targets 40 s, benchmarks 70 s.
@@ -17,13 +17,14 @@ cd "$(dirname "$0")/.."
 B=${KILN_BUILD:-build-gpu}
 OUT=${OUT:-/tmp/kiln-gpu-check}
 mkdir -p "$OUT"
-plants=1 bench=1 targets=1
+plants=1 bench=1 targets=1 examples=1
 for a in "$@"; do
     case $a in
     --no-plants) plants=0 ;;
     --no-bench) bench=0 ;;
     --no-targets) targets=0 ;;
-    *) echo "usage: scripts/gpu-check.sh [--no-plants] [--no-bench] [--no-targets]" >&2; exit 2 ;;
+    --no-examples) examples=0 ;;
+    *) echo "usage: scripts/gpu-check.sh [--no-plants] [--no-bench] [--no-targets] [--no-examples]" >&2; exit 2 ;;
     esac
 done
 export KILN_STATE=$OUT/state
@@ -66,13 +67,22 @@ if [ $bench = 1 ]; then
     fi
 fi
 
+# 5. The export examples (a plain CUDA project, a PyTorch extension).
+if [ $examples = 1 ]; then
+    bench/examples_gpu.sh "$B" "$OUT/examples" >"$OUT/examples.txt" 2>&1
+    note "examples" "$(grep -c '^examples:.* ok' "$OUT/examples.txt") ok, $(grep -c '^examples:.*FAILED' "$OUT/examples.txt") failed, $(grep -c '^examples:.*skipped' "$OUT/examples.txt") skipped"
+    grep '^examples:' "$OUT/examples.txt" | sed 's/^/    /' >"$OUT/examples-summary.txt"
+fi
+
 echo
 echo "=== kiln gpu-check summary ($(date -u +%FT%TZ)) ==="
 printf '%s\n' "${summary[@]}"
 [ -s "$OUT/failed.txt" ] && cat "$OUT/failed.txt"
+[ -s "$OUT/examples-summary.txt" ] && cat "$OUT/examples-summary.txt"
 [ -s "$OUT/targets-summary.txt" ] && { echo; cat "$OUT/targets-summary.txt"; }
 [ -s "$OUT/bench-summary.txt" ] && { echo; cat "$OUT/bench-summary.txt"; }
-if [ -s "$OUT/failed.txt" ] || { [ $plants = 1 ] && ! grep -q '100% tests passed' "$OUT/ctest-gpu.txt"; }; then
+if [ -s "$OUT/failed.txt" ] || { [ $plants = 1 ] && ! grep -q '100% tests passed' "$OUT/ctest-gpu.txt"; } ||
+   { [ $examples = 1 ] && grep -q '^examples:.*FAILED' "$OUT/examples.txt"; }; then
     echo "gpu-check: GPU tests or plants failed" >&2
     exit 1
 fi
