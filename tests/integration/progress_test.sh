@@ -37,7 +37,7 @@ grep -q $'\033' "$T/plain.out" "$T/plain.err" && fail "escape codes when not on 
 echo "ok: no live line when the output is not a terminal"
 
 mkdir -p "$T/w"
-(cd "$T/w" && on_tty "$T/search.log" "$KILN" search rmsnorm --iterations 2 --no-daemon)
+(cd "$T/w" && on_tty "$T/search.log" "$KILN" search rmsnorm --iterations 2 --group decode --timing-ms 200 --no-daemon)
 rc=$?
 [ $rc = 0 ] || fail "search on a terminal: exit $rc: $(tail -c 400 "$T/search.log")"
 tr '\r' '\n' <"$T/search.log" | grep -aEq "^${esc}\[[0-9-]+\] it [0-9]+/2  [0-9]{2}:[0-9]{2}:[0-9]{2}" ||
