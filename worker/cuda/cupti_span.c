@@ -17,6 +17,7 @@
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static kiln_cupti_span span;
 static uint64_t since;      /* records that started earlier are not the call's */
+static uint64_t until = UINT64_MAX;   /* nor those that started later */
 static int dropped;
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
@@ -28,7 +29,7 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
 
 static void note_kernel(uint64_t start, uint64_t end)
 {
-    if (start < since)
+    if (start < since || start > until)
         return;
     if (span.kernels == 0 || start < span.start_ns)
         span.start_ns = start;
@@ -91,7 +92,17 @@ void kiln_cupti_reset(void)
     pthread_mutex_lock(&mu);
     span = (kiln_cupti_span){0};
     since = now;
+    until = UINT64_MAX;
     dropped = 0;
+    pthread_mutex_unlock(&mu);
+}
+
+void kiln_cupti_close(void)
+{
+    uint64_t now = 0;
+    cuptiGetTimestamp(&now);
+    pthread_mutex_lock(&mu);
+    until = now;
     pthread_mutex_unlock(&mu);
 }
 

@@ -18,8 +18,13 @@ int kiln_cupti_start(char *msg, size_t len);
 /* Forget what was recorded so far (call after synchronizing, before the
  * call's first launch). */
 void kiln_cupti_reset(void);
+/* Close the window (call after synchronizing on the call's work): kernels
+ * that start later, such as kiln's checks launched before the flush, are
+ * not the call's. */
+void kiln_cupti_close(void);
 /* Flush the records of work already finished (call after a synchronize)
- * and report the span since the last reset. */
+ * and report the span of the kernels that started between the last reset
+ * and close. */
 int kiln_cupti_collect(kiln_cupti_span *out, char *msg, size_t len);
 
 #endif
