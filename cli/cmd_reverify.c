@@ -17,6 +17,7 @@
 
 #include "cli.h"
 #include "judge.h"
+#include "keep_rule.h"
 #include "paths.h"
 #include "review.h"
 #include "verify.h"
@@ -28,9 +29,11 @@ static const char usage[] =
     "\n"
     "Verify recorded kernels again (against the task's baseline) and print old against\n"
     "new: status, per visible shape the time ratio and the speedup ratio with their\n"
-    "noise bands, and the machine of each. A status change from pass, or a geomean\n"
-    "speedup below old x (1 - band), is a regression (exit status 1). Each result is\n"
-    "appended to the commit's note on refs/notes/kiln-reverify.\n"
+    "noise bands, the geomean's interval, and the machine of each. A status change\n"
+    "from pass is a regression (exit status 1), and so is a kernel that got slower:\n"
+    "its new geomean interval wholly below the recorded one, or wholly below 1.0x\n"
+    "where it was recorded faster than the baseline. Each result is appended to the\n"
+    "commit's note on refs/notes/kiln-reverify.\n"
     "\n"
     "  REV...             commits (anything git rev-parse understands)\n"
     "  --run R            the kept candidates of run R (with its start, candidate 0)\n"
@@ -189,7 +192,8 @@ static const kiln_shape_result *find_shape(const kiln_verdict *v, const char *id
 }
 
 /* One visible timed shape: the candidate's time ratio and the speedup
- * ratio, each with the combined relative half 20-80 spread as its band. */
+ * ratio, each with the combined relative half 20-80 spread as its band
+ * (shown), and whether its speedup is now slower beyond the intervals. */
 static cJSON *compare_shape(const kiln_verdict *old, const kiln_shape_result *os,
                             const kiln_verdict *new, const kiln_shape_result *ns, double *band)
 {
@@ -214,40 +218,24 @@ static cJSON *compare_shape(const kiln_verdict *old, const kiln_shape_result *os
     cJSON_AddNumberToObject(o, "speedup_ratio", osp > 0 ? nsp / osp : 0);
     *band = sqrt(hoc * hoc + hob * hob + hnc * hnc + hnb * hnb);
     cJSON_AddNumberToObject(o, "speedup_band", *band);
-    cJSON_AddBoolToObject(o, "slower", osp > 0 && nsp < osp * (1 - fmax(*band, 0.02)));
+    /* Slower: the new interval wholly below the old (keep_rule.c's intervals). */
+    kiln_interval oi = kiln_shape_interval(os), ni = kiln_shape_interval(ns);
+    cJSON_AddBoolToObject(o, "slower", osp > 0 && ni.hi < oi.lo);
     return o;
 }
 
-static double median(double *v, int n)
+/* Per-shape comparisons of the visible timed shapes both verdicts have. */
+static void compare_shapes(const kiln_verdict *old, const kiln_verdict *new, cJSON *out)
 {
-    for (int i = 1; i < n; i++)
-        for (int k = i; k > 0 && v[k] < v[k - 1]; k--) {
-            double t = v[k];
-            v[k] = v[k - 1];
-            v[k - 1] = t;
-        }
-    return n ? (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2])) : 0;
-}
-
-/* Per-shape comparisons; returns the band of the geomean speedup: the
- * median of the shapes' bands, at least 2% (the search's keep rule). */
-static double compare_shapes(const kiln_verdict *old, const kiln_verdict *new, cJSON *out)
-{
-    double bands[KILN_MAX_RESULTS];
-    int n = 0;
     for (int i = 0; i < old->nresults; i++) {
         const kiln_shape_result *os = &old->results[i], *ns = find_shape(new, os->id);
         if (!os->visible || !ns || !os->timed || !ns->timed)
             continue;
         double band;
         cJSON *c = compare_shape(old, os, new, ns, &band);
-        if (c) {
+        if (c)
             cJSON_AddItemToArray(out, c);
-            bands[n++] = band;
-        }
     }
-    double b = median(bands, n);
-    return b > 0.02 ? b : 0.02;
 }
 
 static cJSON *env_of(const kiln_verdict *v, const char *version)
@@ -284,21 +272,37 @@ static cJSON *side(const kiln_verdict *v, const char *version, const char *kind,
     return o;
 }
 
-/* The verdict: a status change from pass, or a geomean speedup below the
- * old one beyond the band. Speedups against a parent (a candidate that was
- * never measured against the baseline) are not comparable: status only. */
+static cJSON *interval_json(const kiln_interval *x)
+{
+    cJSON *a = cJSON_CreateArray();
+    cJSON_AddItemToArray(a, cJSON_CreateNumber(x->lo));
+    cJSON_AddItemToArray(a, cJSON_CreateNumber(isfinite(x->hi) ? x->hi : 0));
+    return a;
+}
+
+/* The verdict: a status change from pass, or slower beyond the intervals:
+ * the new geomean's interval lies wholly below the recorded one, or wholly
+ * below 1.0 where the record claimed a speedup (keep_rule.c derives both
+ * from the shapes' intervals). Speedups against a parent (a candidate that
+ * was never measured against the baseline) are not comparable: status only. */
 static void judge_change(cJSON *r, const kiln_verdict *old, const kiln_verdict *new,
-                         int comparable, double band)
+                         int comparable)
 {
     int old_pass = strcmp(old->status, "pass") == 0, new_pass = strcmp(new->status, "pass") == 0;
-    double og = old->geomean_speedup, ng = new->geomean_speedup;
+    kiln_interval o, n;
+    kiln_geomean_interval(old, &o);
+    kiln_geomean_interval(new, &n);
     char why[512] = "";
     if (old_pass && !new_pass)
         snprintf(why, sizeof why, "status pass -> %s (%s at %s)", new->status, new->code, new->stage);
-    else if (comparable && old_pass && og > 0 && !(ng >= og * (1 - band)))
-        snprintf(why, sizeof why, "geomean speedup %.3fx -> %.3fx, below %.3fx (old x (1 - band %.1f%%))",
-                 og, ng, og * (1 - band), 100 * band);
-    cJSON_AddNumberToObject(r, "band", band);
+    else if (comparable && old_pass && new_pass && o.point > 0 && n.hi < o.lo)
+        snprintf(why, sizeof why, "slower: geomean %.3fx [%.3f, %.3f] -> %.3fx [%.3f, %.3f], wholly "
+                 "below the recorded interval", o.point, o.lo, o.hi, n.point, n.lo, n.hi);
+    else if (comparable && old_pass && new_pass && o.point > 1 && n.hi < 1)
+        snprintf(why, sizeof why, "slower: geomean %.3fx [%.3f, %.3f] -> %.3fx [%.3f, %.3f], no "
+                 "longer faster than the baseline", o.point, o.lo, o.hi, n.point, n.lo, n.hi);
+    cJSON_AddItemToObject(r, "old_interval", interval_json(&o));
+    cJSON_AddItemToObject(r, "new_interval", interval_json(&n));
     cJSON_AddBoolToObject(r, "regression", why[0] != 0);
     if (why[0])
         cJSON_AddStringToObject(r, "why", why);
@@ -330,8 +334,8 @@ static cJSON *build_result(rv_ctx *x, const char *commit, const rv_pair *p)
     cJSON_AddStringToObject(n, "job", p->job);
     cJSON_AddItemToObject(r, "new", n);
     cJSON *shapes = cJSON_AddArrayToObject(r, "shapes");
-    double band = compare_shapes(p->old, p->new, shapes);
-    judge_change(r, p->old, p->new, strcmp(p->kind, "record") == 0, band);
+    compare_shapes(p->old, p->new, shapes);
+    judge_change(r, p->old, p->new, strcmp(p->kind, "record") == 0);
     cJSON_AddItemToObject(r, "env", env_of(p->new, KILN_VERIFIER_VERSION));
     return r;
 }
@@ -465,6 +469,12 @@ static void print_shapes(const cJSON *shapes)
     }
 }
 
+static double interval_end(const cJSON *r, const char *key, int i)
+{
+    const cJSON *a = kiln_rv_get(r, key), *x = cJSON_IsArray(a) ? cJSON_GetArrayItem(a, i) : NULL;
+    return cJSON_IsNumber(x) ? x->valuedouble : 0;
+}
+
 static void print_result(const cJSON *r)
 {
     const char *commit = kiln_rv_str(r, "commit");
@@ -477,9 +487,11 @@ static void print_result(const cJSON *r)
            kiln_rv_num(r, "candidate"), kiln_rv_str(r, "old.kind"));
     printf("  status   %s -> %s (%s)\n", kiln_rv_str(r, "old.status"), kiln_rv_str(r, "new.status"),
            kiln_rv_str(r, "new.reason"));
-    printf("  geomean  %.3fx -> %.3fx against the task's baseline (band %.1f%%)%s\n",
-           kiln_rv_num(r, "old.geomean_speedup"), kiln_rv_num(r, "new.geomean_speedup"),
-           100 * kiln_rv_num(r, "band"),
+    printf("  geomean  %.3fx -> %.3fx against the task's baseline (intervals [%.3f, %.3f] -> "
+           "[%.3f, %.3f])%s\n", kiln_rv_num(r, "old.geomean_speedup"),
+           kiln_rv_num(r, "new.geomean_speedup"), interval_end(r, "old_interval", 0),
+           interval_end(r, "old_interval", 1), interval_end(r, "new_interval", 0),
+           interval_end(r, "new_interval", 1),
            strcmp(kiln_rv_str(r, "old.kind"), "record") ? " - old speedup is against its parent" : "");
     print_env("old", kiln_rv_get(r, "old"));
     print_env("new", kiln_rv_get(r, "new"));
@@ -487,7 +499,7 @@ static void print_result(const cJSON *r)
     if (cJSON_IsTrue(kiln_rv_get(r, "regression")))
         printf("  REGRESSION: %s\n\n", kiln_rv_str(r, "why"));
     else
-        printf("  ok: no regression beyond the noise\n\n");
+        printf("  ok: no regression beyond the intervals\n\n");
 }
 
 /* ---- entry ---------------------------------------------------------------------- */

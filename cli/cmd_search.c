@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "keep_rule.h"
 #include "search.h"
 
 static const char usage[] =
@@ -33,6 +34,12 @@ static const char usage[] =
     "  --workspace DIR    the git workspace (default ./kiln-work)\n"
     "  --resume RUN       continue a run (RUN or 'last')\n"
     "  --timing-ms N      timing budget of each verification (default 1000)\n"
+    "  --keep-margin P    keep a candidate only if the lower end of its objective's\n"
+    "                     interval against its parent exceeds 1 + P (default 2%)\n"
+    "  --max-regression P ... and no visible shape is surely slower than 1 - P: the\n"
+    "                     upper end of its interval below it (default 3%)\n"
+    "  --objective O      geomean (default), min, or a visible shape id (v3)\n"
+    "                     (the three are recorded with the run; --resume keeps them)\n"
     "  --socket ADDR      kilnd to use (default $KILN_SOCKET; started on demand)\n"
     "  --no-daemon        verify in this process\n"
     "  --json             one JSON event per line\n"
@@ -91,6 +98,13 @@ static int numeric(kiln_search_opts *o, const char *flag, const char *v)
         return (o->budget_s = parse_duration(v)) <= 0 ? bad(flag, v) : 0;
     if (strcmp(flag, "--model-failure-window") == 0)
         return (o->model_failure_window_s = parse_duration(v)) <= 0 ? bad(flag, v) : 0;
+    if (strcmp(flag, "--keep-margin") == 0 || strcmp(flag, "--max-regression") == 0) {
+        kiln_error e;
+        double *slot = flag[2] == 'k' ? &o->keep_margin : &o->max_regression;
+        if (kiln_keep_parse_percent(flag, v, slot, &e) < 0)
+            return fprintf(stderr, "kiln search: %s\n", e.msg), -1;
+        return 0;
+    }
     if (parse_count(v, 1LL << 40, &n) < 0)
         return bad(flag, v);
     if (strcmp(flag, "--drafts") == 0 && (n < 1 || n > 16))
@@ -117,12 +131,14 @@ static int numeric(kiln_search_opts *o, const char *flag, const char *v)
 static int parse(int argc, char **argv, kiln_search_opts *o)
 {
     static const char *strings[] = {"--agent", "--model", "--base-url", "--from", "--backend",
-                                    "--dtype", "--group", "--workspace", "--resume", "--socket"};
+                                    "--dtype", "--group", "--workspace", "--resume", "--socket",
+                                    "--objective"};
     static const char *numbers[] = {"--drafts", "--iterations", "--budget", "--max-tokens",
                                     "--answer-tokens", "--seed", "--timing-ms", "--model-failures",
-                                    "--model-failure-window"};
+                                    "--model-failure-window", "--keep-margin", "--max-regression"};
     const char **slots[] = {&o->agent, &o->model, &o->base_url, &o->from, &o->backend,
-                            &o->dtype, &o->group, &o->workspace, &o->resume, &o->socket};
+                            &o->dtype, &o->group, &o->workspace, &o->resume, &o->socket,
+                            &o->objective};
     for (int i = 1; i < argc; i++) {
         int miss = 0, done = 0;
         const char *v;
@@ -159,7 +175,8 @@ static int parse(int argc, char **argv, kiln_search_opts *o)
 
 int kiln_cmd_search(int argc, char **argv)
 {
-    kiln_search_opts o = {.drafts = 1, .seed = 1, .timing_ms = 1000};
+    kiln_search_opts o = {.drafts = 1, .seed = 1, .timing_ms = 1000, .keep_margin = -1,
+                          .max_regression = -1};
     if (parse(argc, argv, &o) < 0)
         return KILN_EXIT_BAD_INPUT;
     if (!o.task)

@@ -92,23 +92,51 @@ static int check_foreign(sqlite3 *db, int version, const char *path, kiln_error 
     return 0;
 }
 
-/* Version 2 records what a resumed run needs to talk to the same model
- * server and read the same files. */
-static int add_column(sqlite3 *db, const char *table, const char *column, kiln_error *err)
+/* 1 when table has column, 0 when not, -1 when the schema is unreadable. */
+static int has_column(sqlite3 *db, const char *table, const char *column)
 {
-    char sql[256];
+    char sql[128];
     sqlite3_stmt *st = NULL;
     int found = 0;
     snprintf(sql, sizeof sql, "PRAGMA table_info(%s)", table);
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        return db_fail(db, err, "reading the schema");
+        return -1;
     while (sqlite3_step(st) == SQLITE_ROW)
         found |= strcmp((const char *)sqlite3_column_text(st, 1), column) == 0;
     sqlite3_finalize(st);
+    return found;
+}
+
+/* Version 2 records what a resumed run needs to talk to the same model
+ * server and read the same files; version 3 the keep rule's settings and
+ * the intervals and reason behind each decision. */
+static int add_column(sqlite3 *db, const char *table, const char *column, const char *type,
+                      kiln_error *err)
+{
+    char sql[256];
+    int found = has_column(db, table, column);
+    if (found < 0)
+        return db_fail(db, err, "reading the schema");
     if (found)
         return 0;
-    snprintf(sql, sizeof sql, "ALTER TABLE %s ADD COLUMN %s TEXT", table, column);
+    snprintf(sql, sizeof sql, "ALTER TABLE %s ADD COLUMN %s %s", table, column, type);
     return exec(db, sql, err);
+}
+
+static const char *const v3_cand_reals[] = {"speedup_lo", "speedup_hi", "confirm_lo", "confirm_hi",
+                                            "baseline_lo", "baseline_hi"};
+
+static int add_v3_columns(sqlite3 *db, kiln_error *err)
+{
+    if (add_column(db, "runs", "keep_margin", "REAL", err) < 0 ||
+        add_column(db, "runs", "max_regression", "REAL", err) < 0 ||
+        add_column(db, "runs", "objective", "TEXT", err) < 0 ||
+        add_column(db, "candidates", "why", "TEXT", err) < 0)
+        return -1;
+    for (size_t i = 0; i < sizeof v3_cand_reals / sizeof *v3_cand_reals; i++)
+        if (add_column(db, "candidates", v3_cand_reals[i], "REAL", err) < 0)
+            return -1;
+    return 0;
 }
 
 /* Create or upgrade the schema in one write transaction: two processes
@@ -124,8 +152,9 @@ static int upgrade(sqlite3 *db, const char *path, kiln_error *err)
         return exec(db, "COMMIT", err);   /* another process got here first */
     char set[64];
     snprintf(set, sizeof set, "PRAGMA user_version=%d", KILN_DB_SCHEMA_VERSION);
-    if (exec(db, schema_v1, err) == 0 && add_column(db, "runs", "base_url", err) == 0 &&
-        add_column(db, "runs", "from_path", err) == 0 && kiln_knowledge_schema(db, err) == 0 &&
+    if (exec(db, schema_v1, err) == 0 && add_column(db, "runs", "base_url", "TEXT", err) == 0 &&
+        add_column(db, "runs", "from_path", "TEXT", err) == 0 && add_v3_columns(db, err) == 0 &&
+        kiln_knowledge_schema(db, err) == 0 &&
         exec(db, set, err) == 0 && exec(db, "COMMIT", err) == 0)
         return 0;
     sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
@@ -194,6 +223,9 @@ static int run_write(sqlite3 *db, const kiln_run *r, const char *sql, kiln_error
     sqlite3_bind_double(st, 21, now_s());
     bind_text(st, 22, r->base_url);
     bind_text(st, 23, r->from_path);
+    sqlite3_bind_double(st, 24, r->keep_margin);
+    sqlite3_bind_double(st, 25, r->max_regression);
+    bind_text(st, 26, r->objective);
     int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_fail(db, err, "writing the run");
     sqlite3_finalize(st);
     return rc;
@@ -205,8 +237,9 @@ int kiln_db_run_insert(sqlite3 *db, const kiln_run *r, kiln_error *err)
                      "INSERT INTO runs (id, task, backend, dtype, grp, agent, model, seed, branch,"
                      " start_commit, head_commit, status, iterations_done, budget_iterations, drafts,"
                      " budget_seconds, seconds_used, budget_tokens, tokens_used, best_speedup,"
-                     " started_at, updated_at, base_url, from_path) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,"
-                     "?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?21,?22,?23)",
+                     " started_at, updated_at, base_url, from_path, keep_margin, max_regression,"
+                     " objective) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,"
+                     "?17,?18,?19,?20,?21,?21,?22,?23,?24,?25,?26)",
                      err);
 }
 
@@ -217,7 +250,8 @@ int kiln_db_run_update(sqlite3 *db, const kiln_run *r, kiln_error *err)
                      " seed=?8, branch=?9, start_commit=?10, head_commit=?11, status=?12,"
                      " iterations_done=?13, budget_iterations=?14, drafts=?15, budget_seconds=?16,"
                      " seconds_used=?17, budget_tokens=?18, tokens_used=?19, best_speedup=?20,"
-                     " updated_at=?21, base_url=?22, from_path=?23 WHERE id=?1",
+                     " updated_at=?21, base_url=?22, from_path=?23, keep_margin=?24, max_regression=?25,"
+                     " objective=?26 WHERE id=?1",
                      err);
 }
 
@@ -227,14 +261,24 @@ static void col_text(sqlite3_stmt *st, int i, char *buf, size_t len)
     snprintf(buf, len, "%s", t ? (const char *)t : "");
 }
 
+/* A REAL column, or dflt where it is NULL (a row from before the column). */
+static double real_or(sqlite3_stmt *st, int i, double dflt)
+{
+    return sqlite3_column_type(st, i) == SQLITE_NULL ? dflt : sqlite3_column_double(st, i);
+}
+
 int kiln_db_run_get(sqlite3 *db, const char *id, kiln_run *r, kiln_error *err)
 {
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT id, task, backend, dtype, grp, agent, model, seed, branch,"
-                           " start_commit, head_commit, status, iterations_done, budget_iterations,"
-                           " drafts, budget_seconds, seconds_used, budget_tokens, tokens_used,"
-                           " best_speedup, base_url, from_path FROM runs WHERE id=?1", -1, &st,
-                           NULL) != SQLITE_OK)
+    char sql[512];
+    /* A database of version 2 opened read-only (review) has no keep rule. */
+    int v3 = has_column(db, "runs", "objective") == 1;
+    snprintf(sql, sizeof sql, "SELECT id, task, backend, dtype, grp, agent, model, seed, branch,"
+             " start_commit, head_commit, status, iterations_done, budget_iterations,"
+             " drafts, budget_seconds, seconds_used, budget_tokens, tokens_used,"
+             " best_speedup, base_url, from_path, %s FROM runs WHERE id=?1",
+             v3 ? "keep_margin, max_regression, objective" : "NULL, NULL, NULL");
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
         return db_fail(db, err, "reading the run");
     bind_text(st, 1, id);
     int rc = sqlite3_step(st);
@@ -262,6 +306,9 @@ int kiln_db_run_get(sqlite3 *db, const char *id, kiln_run *r, kiln_error *err)
         r->best_speedup = sqlite3_column_double(st, 19);
         col_text(st, 20, r->base_url, sizeof r->base_url);
         col_text(st, 21, r->from_path, sizeof r->from_path);
+        r->keep_margin = real_or(st, 22, -1);
+        r->max_regression = real_or(st, 23, -1);
+        col_text(st, 24, r->objective, sizeof r->objective);
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)
@@ -275,12 +322,15 @@ int kiln_db_cand_upsert(sqlite3 *db, const kiln_cand *c, kiln_error *err)
     const char *sql =
         "INSERT INTO candidates (run, n, iteration, draft, parent, commit_id, proposer, state,"
         " hypothesis, job, confirm_job, record_job, status, stage, code, reason, decision, speedup,"
-        " confirm_speedup, speedup_vs_baseline, roofline, updated_at) VALUES (?1,?2,?3,?4,?5,?6,?7,"
-        "?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22) ON CONFLICT(run, n) DO UPDATE"
+        " confirm_speedup, speedup_vs_baseline, roofline, updated_at, speedup_lo, speedup_hi,"
+        " confirm_lo, confirm_hi, baseline_lo, baseline_hi, why) VALUES (?1,?2,?3,?4,?5,?6,?7,"
+        "?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28,?29)"
+        " ON CONFLICT(run, n) DO UPDATE"
         " SET iteration=?3, draft=?4, parent=?5, commit_id=?6, proposer=?7, state=?8, hypothesis=?9,"
         " job=?10, confirm_job=?11, record_job=?12, status=?13, stage=?14, code=?15, reason=?16,"
         " decision=?17, speedup=?18, confirm_speedup=?19, speedup_vs_baseline=?20, roofline=?21,"
-        " updated_at=?22";
+        " updated_at=?22, speedup_lo=?23, speedup_hi=?24, confirm_lo=?25, confirm_hi=?26,"
+        " baseline_lo=?27, baseline_hi=?28, why=?29";
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
         return db_fail(db, err, "preparing a candidate update");
     const char *texts[] = {c->parent, c->commit, c->proposer, kiln_cand_state_name(c->state),
@@ -298,6 +348,11 @@ int kiln_db_cand_upsert(sqlite3 *db, const kiln_cand *c, kiln_error *err)
     sqlite3_bind_double(st, 20, c->speedup_vs_baseline);
     sqlite3_bind_double(st, 21, c->roofline);
     sqlite3_bind_double(st, 22, now_s());
+    const double iv[] = {c->speedup_lo, c->speedup_hi, c->confirm_lo, c->confirm_hi,
+                         c->baseline_lo, c->baseline_hi};
+    for (int i = 0; i < 6; i++)
+        sqlite3_bind_double(st, 23 + i, iv[i]);
+    bind_text(st, 29, c->why);
     int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_fail(db, err, "writing a candidate");
     sqlite3_finalize(st);
     return rc;
@@ -330,6 +385,11 @@ static int read_cand(sqlite3_stmt *st, kiln_cand *c, kiln_error *err)
     c->confirm_speedup = sqlite3_column_double(st, 18);
     c->speedup_vs_baseline = sqlite3_column_double(st, 19);
     c->roofline = sqlite3_column_double(st, 20);
+    double *iv[] = {&c->speedup_lo, &c->speedup_hi, &c->confirm_lo, &c->confirm_hi,
+                    &c->baseline_lo, &c->baseline_hi};
+    for (int i = 0; i < 6; i++)
+        *iv[i] = real_or(st, 21 + i, 0);
+    col_text(st, 27, c->why, sizeof c->why);
     int k = kiln_cand_state_parse(state);
     if (k < 0)
         return kiln_fail(err, "database: run %s candidate %d has the unknown state '%s'", c->run,
@@ -346,7 +406,9 @@ int kiln_db_cands(sqlite3 *db, const char *run, kiln_cand **out, int *n, kiln_er
     if (sqlite3_prepare_v2(db, "SELECT run, n, iteration, draft, parent, commit_id, proposer,"
                            " state, hypothesis, job, confirm_job, record_job, status, stage, code,"
                            " reason, decision, speedup, confirm_speedup, speedup_vs_baseline,"
-                           " roofline FROM candidates WHERE run=?1 ORDER BY n", -1, &st, NULL) != SQLITE_OK)
+                           " roofline, speedup_lo, speedup_hi, confirm_lo, confirm_hi, baseline_lo,"
+                           " baseline_hi, why FROM candidates WHERE run=?1 ORDER BY n", -1, &st,
+                           NULL) != SQLITE_OK)
         return db_fail(db, err, "reading candidates");
     bind_text(st, 1, run);
     int cap = 0, rc;
@@ -599,6 +661,12 @@ static void read_cand_row(sqlite3_stmt *st, kiln_cand_row *c)
     c->speedup = sqlite3_column_double(st, 12);
     c->vs_baseline = sqlite3_column_double(st, 13);
     c->updated_at = sqlite3_column_double(st, 14);
+    c->confirm_speedup = sqlite3_column_double(st, 15);
+    double *iv[] = {&c->speedup_lo, &c->speedup_hi, &c->confirm_lo, &c->confirm_hi,
+                    &c->baseline_lo, &c->baseline_hi};
+    for (int i = 0; i < 6; i++)
+        *iv[i] = real_or(st, 16 + i, 0);
+    col_text(st, 22, c->why, sizeof c->why);
 }
 
 int kiln_db_cand_rows(sqlite3 *db, const char *run, kiln_cand_row **out, int *n, kiln_error *err)
@@ -606,10 +674,15 @@ int kiln_db_cand_rows(sqlite3 *db, const char *run, kiln_cand_row **out, int *n,
     sqlite3_stmt *st = NULL;
     *out = NULL;
     *n = 0;
-    if (sqlite3_prepare_v2(db, "SELECT n, iteration, commit_id, parent, proposer, status, stage,"
-                           " code, decision, record_job, hypothesis, reason, speedup,"
-                           " speedup_vs_baseline, updated_at FROM candidates WHERE run=?1 ORDER BY n",
-                           -1, &st, NULL) != SQLITE_OK)
+    char sql[512];
+    /* A database of version 2 opened read-only (review) has no intervals. */
+    int v3 = has_column(db, "candidates", "why") == 1;
+    snprintf(sql, sizeof sql, "SELECT n, iteration, commit_id, parent, proposer, status, stage,"
+             " code, decision, record_job, hypothesis, reason, speedup, speedup_vs_baseline,"
+             " updated_at, confirm_speedup, %s FROM candidates WHERE run=?1 ORDER BY n",
+             v3 ? "speedup_lo, speedup_hi, confirm_lo, confirm_hi, baseline_lo, baseline_hi, why"
+                : "NULL, NULL, NULL, NULL, NULL, NULL, NULL");
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
         return read_fail(db, err);
     bind_text(st, 1, run);
     int cap = 0, rc;

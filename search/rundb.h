@@ -13,7 +13,8 @@
 #include "cand_state.h"
 #include "kiln_error.h"
 
-#define KILN_DB_SCHEMA_VERSION 2   /* 2: lessons (knowledge/lessons.h) */
+#define KILN_DB_SCHEMA_VERSION 3   /* 2: lessons (knowledge/lessons.h); 3: the keep
+                                      rule's settings and intervals */
 
 typedef struct kiln_run {
     char id[32], task[256], backend[8], dtype[8], grp[32], agent[16], model[128];
@@ -25,6 +26,10 @@ typedef struct kiln_run {
     double best_speedup;        /* vs the task's baseline, of the head kernel */
     char base_url[512];         /* the model server, for a resumed run */
     char from_path[4096];       /* --from: start file or replay directory */
+    /* The keep rule (search/keep_rule.h), as the run started with it;
+     * -1 and "" in a run recorded before kiln had them. */
+    double keep_margin, max_regression;
+    char objective[16];
 } kiln_run;
 
 typedef struct kiln_cand {
@@ -35,6 +40,10 @@ typedef struct kiln_cand {
     char hypothesis[512], job[32], confirm_job[32], record_job[32];
     char status[12], stage[16], code[32], reason[640], decision[24];
     double speedup, confirm_speedup, speedup_vs_baseline, roofline;
+    /* The intervals of speedup, confirm_speedup and speedup_vs_baseline
+     * (geomeans; 0 when not measured), and why it was kept or reverted. */
+    double speedup_lo, speedup_hi, confirm_lo, confirm_hi, baseline_lo, baseline_hi;
+    char why[400];
 } kiln_cand;
 
 /* Open (creating or upgrading) the database; a corrupt or foreign file is
@@ -92,6 +101,9 @@ typedef struct kiln_cand_row {
     char decision[24], record_job[32];
     char hypothesis[512], reason[640];
     double speedup, vs_baseline, updated_at;
+    double confirm_speedup, speedup_lo, speedup_hi, confirm_lo, confirm_hi;
+    double baseline_lo, baseline_hi;
+    char why[400];              /* the decision's reason; "" in older runs */
 } kiln_cand_row;
 /* A run's candidates in order; *out malloc'd. */
 int kiln_db_cand_rows(sqlite3 *db, const char *run, kiln_cand_row **out, int *n, kiln_error *err);

@@ -8,6 +8,7 @@
 #include "kiln_exit.h"
 #include "lessons.h"
 #include "normalize.h"   /* kiln_source_normalize */
+#include "keep_rule.h"
 #include "search_state.h"
 #include "worker_io.h"   /* kiln_mono_ns */
 
@@ -126,6 +127,16 @@ static int move_to(kiln_cand *c, kiln_cand_state to, kiln_error *err)
     return 0;
 }
 
+/* The geomean's interval, for the record: what status and report show
+ * beside every claimed speedup. */
+static void geomean_of(const kiln_verdict *v, double *lo, double *hi)
+{
+    kiln_interval g;
+    kiln_geomean_interval(v, &g);
+    *lo = g.lo;
+    *hi = isfinite(g.hi) ? g.hi : 0;
+}
+
 static int verify_step(search *s, kiln_cand *c, const char *parent_src, kiln_error *err)
 {
     say(s, c, "verifying against its parent");
@@ -133,6 +144,7 @@ static int verify_step(search *s, kiln_cand *c, const char *parent_src, kiln_err
     if (!v)
         return -1;
     kiln_cand_from_verdict(c, v);
+    geomean_of(v, &c->speedup_lo, &c->speedup_hi);
     learn(s, c, kiln_verdict_noise(v));
     free(v);
     if (move_to(c, KILN_CAND_VERIFIED, err) < 0)
@@ -140,36 +152,42 @@ static int verify_step(search *s, kiln_cand *c, const char *parent_src, kiln_err
     return kiln_db_cand_upsert(s->db, c, err);
 }
 
-static int faster(const kiln_verdict *v, double *speedup, double *noise)
-{
-    *speedup = v->geomean_speedup;
-    *noise = kiln_verdict_noise(v);
-    return strcmp(v->status, "pass") == 0 && *speedup > 1 + *noise;
-}
+#define REVERTED "reverted: "
 
+/* The decision and why ("kept: ..." or "reverted: ..."); a revert's why,
+ * less that word, is also its reason (what the prompt's attempts and the
+ * summary show). A keep's why is NULL when the caller set it before. */
 static int decide(kiln_cand *c, const char *decision, const char *why, kiln_error *err)
 {
     snprintf(c->decision, sizeof c->decision, "%s", decision);
-    if (why)
+    int revert = strcmp(decision, "keep") != 0;
+    if (why && revert) {
+        if (strncmp(why, REVERTED, strlen(REVERTED)) == 0)
+            why += strlen(REVERTED);
         snprintf(c->reason, sizeof c->reason, "%.630s", why);
+        snprintf(c->why, sizeof c->why, REVERTED "%.380s", why);
+    } else if (why) {
+        snprintf(c->why, sizeof c->why, "%.399s", why);
+    }
     return move_to(c, KILN_CAND_DECIDED, err);
 }
 
-/* The keep rule: pass, faster than the parent beyond the measured noise,
- * and again in a fresh worker. Returns 1 kept, 0 reverted, -1 error. */
+/* The keep rule again on a re-time in a fresh worker (the parent is its
+ * baseline in the same job, as in the first verdict): a candidate is kept
+ * only when both measurements clear it. Returns 1 kept, 0 reverted, -1 error. */
 static int confirm_step(search *s, kiln_cand *c, const char *parent_src, kiln_error *err)
 {
     say(s, c, "re-timing in a fresh worker");
     kiln_verdict *v = judge(s, c, "confirm", parent_src, err);
     if (!v)
         return -1;
-    double sp, noise;
-    int ok = faster(v, &sp, &noise);
-    c->confirm_speedup = sp;
-    char why[400];
-    snprintf(why, sizeof why, "the re-time in a fresh worker gave %.3fx against its parent "
-             "(needs > %.3fx): %.200s", sp, 1 + noise, v->reason);
+    char rule[400], why[400];
+    int ok = kiln_keep_rule(v, &s->keep, rule, sizeof rule);
+    c->confirm_speedup = v->geomean_speedup;
+    geomean_of(v, &c->confirm_lo, &c->confirm_hi);
     free(v);
+    snprintf(why, sizeof why, "%.360s (re-timed in a fresh worker)", rule);
+    snprintf(c->why, sizeof c->why, "%s", why);
     if ((ok ? move_to(c, KILN_CAND_CONFIRMED, err) : decide(c, "revert", why, err)) < 0)
         return -1;
     return kiln_db_cand_upsert(s->db, c, err) < 0 ? -1 : ok;
@@ -183,15 +201,18 @@ static int record_step(search *s, kiln_cand *c, kiln_error *err)
         return -1;
     c->speedup_vs_baseline = v->geomean_speedup;
     c->roofline = v->median_roofline;
+    geomean_of(v, &c->baseline_lo, &c->baseline_hi);
     int pass = strcmp(v->status, "pass") == 0;
     free(v);
+    /* A kept candidate's why stays the confirmation's ("kept: ..."). */
     if ((pass ? decide(c, "keep", NULL, err)
               : decide(c, "revert", "failed its measurement against the task's baseline", err)) < 0)
         return -1;
     return kiln_db_cand_upsert(s->db, c, err);
 }
 
-/* Why a verified candidate is not kept, before any re-time. */
+/* Why a verified candidate is not kept, before any re-time: the keep rule
+ * on its verdict against the parent (keep_rule.c). */
 static int screen(search *s, kiln_cand *c, kiln_error *err)
 {
     char *text = kiln_db_cand_get_verdict(s->db, s->run.id, c->n, "verdict");
@@ -199,17 +220,16 @@ static int screen(search *s, kiln_cand *c, kiln_error *err)
     kiln_error e;
     int ok = v && text && kiln_verdict_parse(text, v, &e) == 0;
     free(text);
-    double sp = 0, noise = 0;
-    if (ok && faster(v, &sp, &noise)) {
-        free(v);
-        return 0;   /* a contender */
-    }
     char why[700];
+    if (ok && kiln_keep_rule(v, &s->keep, why, sizeof why)) {
+        snprintf(c->why, sizeof c->why, "%.399s", why);   /* a contender, until the re-time */
+        free(v);
+        return 0;
+    }
     if (strcmp(c->status, "pass") != 0)
         snprintf(why, sizeof why, "%s at %s (%s): %.500s", c->status, c->stage, c->code, c->reason);
-    else
-        snprintf(why, sizeof why, "not faster than its parent beyond the noise: %.3fx, needs > %.3fx",
-                 sp, 1 + noise);
+    else if (!ok)
+        snprintf(why, sizeof why, "its verdict against the parent cannot be read back");
     free(v);
     return decide(c, "revert", why, err);
 }
@@ -372,6 +392,7 @@ static char *note_json(search *s, const kiln_cand *c)
     cJSON_AddStringToObject(o, "hypothesis", c->hypothesis);
     cJSON_AddStringToObject(o, "decision", c->decision);
     cJSON_AddStringToObject(o, "reason", c->reason);
+    cJSON_AddStringToObject(o, "why", c->why);
     static const char *which[] = {"verdict", "confirm", "record"};
     for (int i = 0; i < 3; i++) {
         /* The stored text is the encoder's JSON: it goes in as it is. */
@@ -393,11 +414,10 @@ static int commit_step(search *s, kiln_cand *c, kiln_error *err)
     char msg[2048];
     snprintf(msg, sizeof msg,
              "%s\n\nkiln run %s, candidate %d (iteration %d, draft %d, proposer %s)\n"
-             "verdict against parent: %s at %s (%s), %.3fx\ndecision: %s%s%.600s\n",
+             "verdict against parent: %s at %s (%s), %.3fx [%.3f, %.3f]\ndecision: %s%s%.600s\n",
              c->hypothesis[0] ? c->hypothesis : "(no hypothesis given)", s->run.id, c->n,
              c->iteration, c->draft, c->proposer, c->status, c->stage, c->code, c->speedup,
-             c->decision, strcmp(c->decision, "keep") ? ": " : "",
-             strcmp(c->decision, "keep") ? c->reason : "");
+             c->speedup_lo, c->speedup_hi, c->decision, c->why[0] ? " - " : "", c->why);
     int rc = kiln_ws_commit(&s->ws, c->parent, s->relpath, src, msg, c->commit, err);
     free(src);
     if (rc < 0)
@@ -573,8 +593,8 @@ static void report(search *s, const kiln_cand *c)
     judge_lessons(s, c);
     char line[256];
     if (strcmp(c->decision, "keep") == 0)
-        snprintf(line, sizeof line, "#%d kept: %.2fx vs parent, %.2fx vs baseline", c->n,
-                 c->speedup, c->speedup_vs_baseline);
+        snprintf(line, sizeof line, "#%d kept: %.2fx [%.2f, %.2f] vs parent, %.2fx vs baseline",
+                 c->n, c->speedup, c->speedup_lo, c->speedup_hi, c->speedup_vs_baseline);
     else
         snprintf(line, sizeof line, "#%d reverted: %.180s", c->n, c->reason);
     snprintf(s->progress.last, sizeof s->progress.last, "%s", line);
@@ -589,6 +609,7 @@ static void report(search *s, const kiln_cand *c)
     cJSON_AddStringToObject(o, "decision", c->decision);
     cJSON_AddStringToObject(o, "reason", c->reason);
     cJSON_AddNumberToObject(o, "speedup_vs_parent", c->speedup);
+    cJSON_AddStringToObject(o, "why", c->why);
     cJSON_AddStringToObject(o, "commit", c->commit);
     kiln_progress_event(&s->progress, "candidate", o);
 }
@@ -693,11 +714,13 @@ static int start_step(search *s, kiln_error *err)
         kiln_cand_from_verdict(&c, v);
         c.speedup_vs_baseline = c.speedup;
         c.roofline = v->median_roofline;
+        geomean_of(v, &c.baseline_lo, &c.baseline_hi);
         free(v);
         if (strcmp(c.status, "pass") != 0)
             return kiln_fail(err, "the start kernel does not pass verification: %s at %s (%s): %s",
                              c.status, c.stage, c.code, c.reason);
-        if (decide(&c, "keep", NULL, err) < 0 || kiln_db_cand_upsert(s->db, &c, err) < 0)
+        if (decide(&c, "keep", "kept: the start kernel", err) < 0 ||
+            kiln_db_cand_upsert(s->db, &c, err) < 0)
             return -1;
     }
     if (c.state == KILN_CAND_DECIDED && commit_step(s, &c, err) < 0)

@@ -2,6 +2,7 @@
  * database, verifier, proposer, and the run's start kernel. */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +56,67 @@ static int setup_task(search *s, const char *task, const char *backend, const ch
         return kiln_fail(err, "task %s has no %s group '%s'", s->task.name, bname, group), -2;
     if (s->o->from && access(s->o->from, R_OK) != 0)
         return kiln_fail(err, "--from %s: %s", s->o->from, strerror(errno)), -2;
+    if (s->o->objective && !s->o->resume) {
+        int g = group ? kiln_task_group_for(&s->task, bname, group)
+                      : kiln_task_default_group_for(&s->task, bname);
+        if (g >= 0 && kiln_keep_check_objective(s->o->objective, &s->task, g, bname, err) < 0)
+            return -2;
+    }
     return 0;
+}
+
+/* A new run's keep rule: the flags, else the defaults. */
+static void keep_new(search *s)
+{
+    const kiln_search_opts *o = s->o;
+    kiln_run *r = &s->run;
+    r->keep_margin = o->keep_margin >= 0 ? o->keep_margin : KILN_KEEP_MARGIN_DEFAULT;
+    r->max_regression = o->max_regression >= 0 ? o->max_regression : KILN_MAX_REGRESSION_DEFAULT;
+    snprintf(r->objective, sizeof r->objective, "%s", o->objective ? o->objective : "geomean");
+}
+
+/* A flag given again on --resume must say what the run recorded: a run's
+ * decisions all follow one rule. */
+static int keep_same(const search *s, const char *flag, double given, double recorded,
+                     kiln_error *err)
+{
+    if (given < 0 || recorded < 0 || fabs(given - recorded) < 1e-9)
+        return 0;
+    return kiln_fail(err, "run %s keeps candidates with %s %.3g%%; %s %.3g%% cannot change that",
+                     s->run.id, flag, 100 * recorded, flag, 100 * given);
+}
+
+/* A resumed run's keep rule: the recorded one; a run from before kiln
+ * recorded it takes the flags or the defaults, and records them. */
+static int keep_resumed(search *s, kiln_error *err)
+{
+    const kiln_search_opts *o = s->o;
+    kiln_run *r = &s->run;
+    if (keep_same(s, "--keep-margin", o->keep_margin, r->keep_margin, err) < 0 ||
+        keep_same(s, "--max-regression", o->max_regression, r->max_regression, err) < 0)
+        return -2;
+    if (o->objective && r->objective[0] && strcmp(o->objective, r->objective) != 0)
+        return kiln_fail(err, "run %s keeps candidates by --objective %s; --objective %s cannot "
+                         "change that", r->id, r->objective, o->objective), -2;
+    if (r->keep_margin < 0)
+        r->keep_margin = o->keep_margin >= 0 ? o->keep_margin : KILN_KEEP_MARGIN_DEFAULT;
+    if (r->max_regression < 0)
+        r->max_regression = o->max_regression >= 0 ? o->max_regression
+                                                   : KILN_MAX_REGRESSION_DEFAULT;
+    if (!r->objective[0])
+        snprintf(r->objective, sizeof r->objective, "%s", o->objective ? o->objective : "geomean");
+    int g = kiln_task_group_for(&s->task, kiln_backend_name(s->backend), r->grp);
+    if (g < 0)
+        return kiln_fail(err, "run %s: task %s has no group '%s' now", r->id, s->task.name, r->grp), -2;
+    return kiln_keep_check_objective(r->objective, &s->task, g, kiln_backend_name(s->backend), err) < 0
+               ? -2 : 0;
+}
+
+static void keep_load(search *s)
+{
+    s->keep.margin = s->run.keep_margin;
+    s->keep.max_regression = s->run.max_regression;
+    snprintf(s->keep.objective, sizeof s->keep.objective, "%s", s->run.objective);
 }
 
 static int setup_judge(search *s, kiln_error *err)
@@ -208,6 +269,7 @@ static int create_run(search *s, kiln_error *err)
     /* An absolute path, so a resumed run finds it from anywhere. */
     if (o->from && !realpath(o->from, r->from_path))
         return kiln_fail(err, "--from %s: %s", o->from, strerror(errno)), -2;
+    keep_new(s);
     return 0;   /* recorded by record_run once the search can start */
 }
 
@@ -237,7 +299,8 @@ static int resume_run(search *s, kiln_error *err)
         return kiln_fail(err, "run %s searches the %s backend; --backend %s cannot change that",
                          s->run.id, rb, s->o->backend), -2;
     snprintf(s->run.status, sizeof s->run.status, "running");
-    return setup_task(s, s->run.task, rb, s->run.dtype, err);
+    int rc2 = setup_task(s, s->run.task, rb, s->run.dtype, err);
+    return rc2 != 0 ? rc2 : keep_resumed(s, err);
 }
 
 /* A resumed run's progress line shows its best kernel's roofline fraction
@@ -274,6 +337,7 @@ int kiln_search_setup(search *s, kiln_error *err)
     rc = o->resume ? resume_run(s, err) : create_run(s, err);
     if (rc != 0)
         return rc;
+    keep_load(s);
     kiln_progress_init(&s->progress, o->json);
     snprintf(s->progress.run, sizeof s->progress.run, "%s", s->run.id);
     s->progress.best_speedup = s->run.best_speedup;

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "judge.h"
+#include "keep_rule.h"
 #include "llm.h"
 #include "progress.h"
 #include "rundb.h"
@@ -34,6 +35,7 @@ typedef struct search {
     sqlite3 *db;
     kiln_run run;
     kiln_judge judge;
+    kiln_keep_opts keep;        /* the run's keep rule, as recorded */
     int verify_failed;          /* the last verification ended without a verdict */
     char relpath[512];          /* the candidate file in the workspace */
     kiln_tuner tuner;
