@@ -162,9 +162,14 @@ expect_err "unknown backend 'metal'"
 finish "kiln reverify --backend cuda skips CPU kernels (exit 2: nothing left), --backend metal exits 2"
 
 begin
-flock "$WS/.kiln/lock" sleep 60 &
+# The holder is the sleep itself (exec), so killing it frees the lock and
+# leaves nothing behind holding ctest's output pipe open for 60 s.
+(exec 8>"$WS/.kiln/lock" && flock 8 && exec sleep 60) &
 LOCKPID=$!
-sleep 0.5
+for ((i = 0; i < 100; i++)); do
+    flock -n "$WS/.kiln/lock" true || break   # held
+    sleep 0.05
+done
 run reverify --workspace "$WS" --best
 expect_rc 2
 expect_err "a search is running in this workspace"
