@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "keep_rule.h"
 #include "lessons.h"
 #include "review.h"
 
@@ -13,7 +14,8 @@ static const char usage[] =
     "usage: kiln status [RUN] [--workspace DIR]\n"
     "\n"
     "Print the essentials of the latest run (or RUN): progress, the best kernel per\n"
-    "shape, rejections by stage and reason, lessons, tokens and time.\n"
+    "shape, each kept candidate's geomean with its interval and why it was kept,\n"
+    "rejections by stage and reason, lessons, tokens and time.\n"
     "\n"
     "Exit status: 0 ok, 2 bad input (no workspace or run), 3 internal error.\n";
 
@@ -60,9 +62,12 @@ static void print_best(const kiln_rv_run *r)
     }
     const kiln_rv_cand *b = &r->c[r->best];
     const kiln_verdict *v = r->best_record;
-    printf("best: #%d %.12s, %.2fx against the task's baseline (min %.2fx), %.0f%% of roofline\n",
-           b->n, b->commit, kiln_rv_fin(v->geomean_speedup), kiln_rv_fin(v->min_speedup),
-           100 * kiln_rv_fin(v->median_roofline));
+    kiln_interval g;
+    char gs[64];
+    kiln_geomean_interval(v, &g);
+    kiln_rv_fmt_speedup(v->geomean_speedup, g.lo, g.hi, gs, sizeof gs);
+    printf("best: #%d %.12s, %s against the task's baseline (min %.2fx), %.0f%% of roofline\n",
+           b->n, b->commit, gs, kiln_rv_fin(v->min_speedup), 100 * kiln_rv_fin(v->median_roofline));
     printf("  %.200s\n", b->hypothesis);
     for (int i = 0; i < v->nresults; i++) {
         const kiln_shape_result *s = &v->results[i];
@@ -72,8 +77,34 @@ static void print_best(const kiln_rv_run *r)
         kiln_verdict_dims(v, s, dims, sizeof dims);
         kiln_rv_fmt_time(s->cand.median_ns, ct, sizeof ct);
         kiln_rv_fmt_time(s->base.median_ns, bt, sizeof bt);
-        printf("  %-4s %-22s %10s vs %10s  %6.2fx  %3.0f%% of roofline\n", s->id, dims, ct, bt,
-               kiln_rv_fin(s->speedup), 100 * kiln_rv_fin(s->roofline_fraction));
+        kiln_interval x = kiln_shape_interval(s);
+        char sp[64];
+        kiln_rv_fmt_speedup(s->speedup, x.lo, x.hi, sp, sizeof sp);
+        printf("  %-4s %-22s %10s vs %10s  %-24s %3.0f%% of roofline\n", s->id, dims, ct, bt, sp,
+               100 * kiln_rv_fin(s->roofline_fraction));
+    }
+}
+
+/* Every kept candidate after the start: the geomean it was kept on, with
+ * its interval, against its parent (and re-timed) and the task's baseline,
+ * and the decision's reason. */
+static void print_kept(const kiln_rv_run *r)
+{
+    const kiln_run *u = &r->run;
+    if (u->keep_margin >= 0 && u->objective[0])
+        printf("keep rule: %s's lower end above %.3fx, no shape surely below %.3fx\n",
+               u->objective, 1 + u->keep_margin, 1 - u->max_regression);
+    for (int i = 0; i < r->nc; i++) {
+        const kiln_rv_cand *c = &r->c[i];
+        if (!c->kept || c->n == 0)
+            continue;
+        char p[64], q[64], b[64];
+        kiln_rv_fmt_speedup(c->speedup, c->speedup_lo, c->speedup_hi, p, sizeof p);
+        kiln_rv_fmt_speedup(c->confirm_speedup, c->confirm_lo, c->confirm_hi, q, sizeof q);
+        kiln_rv_fmt_speedup(c->vs_baseline, c->baseline_lo, c->baseline_hi, b, sizeof b);
+        printf("kept #%d: geomean %s vs parent (re-timed %s), %s vs baseline\n", c->n, p, q, b);
+        if (c->why[0])
+            printf("  %.300s\n", c->why);
     }
 }
 
@@ -117,6 +148,7 @@ int kiln_cmd_status(int argc, char **argv)
     if (rc == 0) {
         print_header(&r);
         print_best(&r);
+        print_kept(&r);
         print_rest(db, &r);
         if (kiln_rv_search_running(workspace))
             printf("a search is running in this workspace\n");

@@ -5,6 +5,7 @@
  * forbids every fetch). Every string from the database is escaped:
  * hypotheses and reasons come from models. */
 #include "report_html.h"
+#include "keep_rule.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -354,19 +355,56 @@ static void best_table(FILE *o, const kiln_rv_run *r)
         fputs("<tr>", o);
         td_text(o, s->id);
         td_text(o, dims);
-        fprintf(o, "<td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%.2fx</td>"
+        kiln_interval x = kiln_shape_interval(s);
+        char sp[64];
+        kiln_rv_fmt_speedup(s->speedup, x.lo, x.hi, sp, sizeof sp);
+        fprintf(o, "<td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td>"
                    "<td class=\"num\">%.1f%%</td><td class=\"num\">%.1f / %.0f</td></tr>\n",
-                ct, bt, kiln_rv_fin(s->speedup), 100 * kiln_rv_fin(s->roofline_fraction),
+                ct, bt, sp, 100 * kiln_rv_fin(s->roofline_fraction),
                 kiln_rv_fin(s->max_err_ulps), kiln_rv_fin(s->budget_ulps));
     }
-    fprintf(o, "</table>\n<p>geomean %.2fx, min %.2fx, median roofline fraction %.1f%%; ",
-            kiln_rv_fin(v->geomean_speedup), kiln_rv_fin(v->min_speedup),
-            100 * kiln_rv_fin(v->median_roofline));
+    kiln_interval g;
+    char gs[64];
+    kiln_geomean_interval(v, &g);
+    kiln_rv_fmt_speedup(v->geomean_speedup, g.lo, g.hi, gs, sizeof gs);
+    fprintf(o, "</table>\n<p>geomean %s, min %.2fx, median roofline fraction %.1f%%; ", gs,
+            kiln_rv_fin(v->min_speedup), 100 * kiln_rv_fin(v->median_roofline));
     fputs("measured on ", o);
     kiln_html_escape(o, v->cpu_model);
     fputs(", host ", o);
     kiln_html_escape(o, v->hostname);
     fputs("</p>\n", o);
+}
+
+/* Every kept candidate after the start: the geomeans it was kept on, each
+ * with its interval, and why. */
+static void kept_table(FILE *o, const kiln_rv_run *r)
+{
+    const kiln_run *u = &r->run;
+    if (u->keep_margin >= 0 && u->objective[0])
+        fprintf(o, "<p>keep rule: the %s&#39;s interval against the parent must lie above %.3fx, "
+                   "and no visible shape&#39;s interval wholly below %.3fx</p>\n",
+                u->objective, 1 + u->keep_margin, 1 - u->max_regression);
+    fputs("<table><tr><th>#</th><th>hypothesis</th><th>geomean vs parent</th><th>re-timed</th>"
+          "<th>vs baseline</th><th>why</th></tr>\n", o);
+    int any = 0;
+    for (int i = 0; i < r->nc; i++) {
+        const kiln_rv_cand *c = &r->c[i];
+        if (!c->kept || c->n == 0)
+            continue;
+        char p[64], q[64], b[64];
+        kiln_rv_fmt_speedup(c->speedup, c->speedup_lo, c->speedup_hi, p, sizeof p);
+        kiln_rv_fmt_speedup(c->confirm_speedup, c->confirm_lo, c->confirm_hi, q, sizeof q);
+        kiln_rv_fmt_speedup(c->vs_baseline, c->baseline_lo, c->baseline_hi, b, sizeof b);
+        fprintf(o, "<tr class=\"kept\"><td class=\"num\">%d</td><td class=\"hyp\">", c->n);
+        kiln_html_escape(o, c->hypothesis);
+        fprintf(o, "</td><td class=\"num\">%s</td><td class=\"num\">%s</td>"
+                   "<td class=\"num\">%s</td>", p, q, b);
+        td_text(o, c->why);
+        fputs("</tr>\n", o);
+        any = 1;
+    }
+    fputs(any ? "</table>\n" : "</table><p class=\"muted\">none kept after the start</p>\n", o);
 }
 
 static void rejections_table(FILE *o, const kiln_rv_run *r)
@@ -401,10 +439,12 @@ static void candidates_table(FILE *o, const kiln_rv_run *r)
         fputs("</td>", o);
         td_text(o, c->status);
         td_text(o, c->code);
-        fprintf(o, "<td class=\"num\">%.2fx</td><td class=\"num\">%.2fx%s</td>", c->speedup,
+        char p[64];
+        kiln_rv_fmt_speedup(c->speedup, c->speedup_lo, c->speedup_hi, p, sizeof p);
+        fprintf(o, "<td class=\"num\">%s</td><td class=\"num\">%.2fx%s</td>", p,
                 c->vs_baseline, c->kept ? "" : "*");
         fputs("<td title=\"", o);
-        kiln_html_escape(o, c->reason);
+        kiln_html_escape(o, c->why[0] ? c->why : c->reason);
         fputs("\">", o);
         kiln_html_escape(o, c->decision);
         fputs("</td></tr>\n", o);
@@ -518,6 +558,8 @@ static void run_section(FILE *o, sqlite3 *db, const kiln_rv_run *r)
     shape_charts(o, db, r);
     fputs("<h3>the best kernel, per shape</h3>\n", o);
     best_table(o, r);
+    fputs("<h3>kept candidates and why</h3>\n", o);
+    kept_table(o, r);
     fputs("<h3>rejections by stage and reason</h3>\n", o);
     rejections_table(o, r);
     candidates_table(o, r);

@@ -67,6 +67,14 @@ static void from_row(kiln_rv_cand *c, const kiln_cand_row *w, double started)
     snprintf(c->reason, sizeof c->reason, "%s", w->reason);
     c->speedup = w->speedup;
     c->vs_baseline = w->vs_baseline;
+    c->confirm_speedup = w->confirm_speedup;
+    c->speedup_lo = w->speedup_lo;
+    c->speedup_hi = w->speedup_hi;
+    c->confirm_lo = w->confirm_lo;
+    c->confirm_hi = w->confirm_hi;
+    c->baseline_lo = w->baseline_lo;
+    c->baseline_hi = w->baseline_hi;
+    snprintf(c->why, sizeof c->why, "%s", w->why);
     c->t = w->updated_at - started;
     if (c->t < 0)
         c->t = 0;
@@ -226,6 +234,14 @@ const char *kiln_rv_str(const cJSON *o, const char *path)
 double kiln_rv_fin(double x)
 {
     return isfinite(x) ? x : 0;
+}
+
+void kiln_rv_fmt_speedup(double x, double lo, double hi, char *buf, size_t len)
+{
+    if (lo > 0 && hi > 0 && isfinite(hi))
+        snprintf(buf, len, "%.3fx [%.3f, %.3f]", kiln_rv_fin(x), lo, hi);
+    else
+        snprintf(buf, len, "%.3fx", kiln_rv_fin(x));
 }
 
 void kiln_rv_fmt_time(double ns, char *buf, size_t len)

@@ -29,6 +29,12 @@ typedef struct kiln_rv_cand {
     double vs_baseline;         /* against the task's baseline: recorded for kept
                                    ones, estimated for the others (see review.c) */
     double t;                   /* seconds from the run's start to its last update */
+    /* The geomean intervals behind speedup, the re-time (confirm_speedup)
+     * and vs_baseline (0 when not measured, as in runs of older kilns), and
+     * why it was kept or reverted ("" in those runs). */
+    double confirm_speedup, speedup_lo, speedup_hi, confirm_lo, confirm_hi;
+    double baseline_lo, baseline_hi;
+    char why[400];
 } kiln_rv_cand;
 
 typedef struct kiln_rv_run {
@@ -69,6 +75,9 @@ const char *kiln_rv_str(const cJSON *o, const char *path);
 void kiln_rv_fmt_time(double ns, char *buf, size_t len);
 /* A verdict's number as shown: 0 for one it left out (null, NaN). */
 double kiln_rv_fin(double x);
+/* A speedup with its interval, "1.083x [1.041, 1.126]", or "1.083x" when
+ * the interval is unknown (lo or hi 0). */
+void kiln_rv_fmt_speedup(double x, double lo, double hi, char *buf, size_t len);
 /* Seconds since the epoch as "2026-01-31T12:00:00Z". */
 void kiln_rv_fmt_date(double epoch_s, char *buf, size_t len);
 double kiln_rv_now(void);

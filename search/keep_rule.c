@@ -34,12 +34,12 @@ int kiln_keep_check_objective(const char *objective, const kiln_task *t, int g,
                      "%s group %s (v1 to v%d)", objective, t->name, backend, t->groups[g].name, nv);
 }
 
-/* Half-width of a speedup's interval in log space. */
-static double log_half_width(const kiln_interval *x)
+/* The half-widths of a speedup's interval in log space, below and above. */
+static void log_half_widths(const kiln_interval *x, double *below, double *above)
 {
-    if (x->point <= 0 || x->lo <= 0 || x->hi <= 0)
-        return INFINITY;
-    return fmax(log(x->point / x->lo), log(x->hi / x->point));
+    int ok = x->point > 0 && x->lo > 0 && x->hi > 0;
+    *below = ok ? log(x->point / x->lo) : INFINITY;
+    *above = ok ? log(x->hi / x->point) : INFINITY;
 }
 
 kiln_interval kiln_shape_interval(const kiln_shape_result *r)
@@ -74,15 +74,17 @@ static int counted(const kiln_shape_result *r)
 
 int kiln_geomean_interval(const kiln_verdict *v, kiln_interval *out)
 {
-    double logsum = 0, w2 = 0;
+    double logsum = 0, below2 = 0, above2 = 0;
     int n = 0, measured = 1;
     for (int i = 0; i < v->nresults; i++) {
         if (!counted(&v->results[i]))
             continue;
         kiln_interval x = kiln_shape_interval(&v->results[i]);
-        double w = log_half_width(&x);
+        double b, a;
+        log_half_widths(&x, &b, &a);
         logsum += x.point > 0 ? log(x.point) : -INFINITY;
-        w2 += w * w;
+        below2 += b * b;
+        above2 += a * a;
         measured &= x.measured;
         n++;
     }
@@ -90,13 +92,13 @@ int kiln_geomean_interval(const kiln_verdict *v, kiln_interval *out)
     if (n == 0)
         return 0;
     /* The verifier's own geomean where it has one: the same shapes and
-     * formula, and what its summary and the notes say. */
+     * formula, and what its summary and the notes say. The log of the
+     * geomean is the mean of n logs: independent errors, each side's
+     * half-widths combined in quadrature and divided by n. */
     double g = isfinite(v->geomean_speedup) && v->geomean_speedup > 0 ? v->geomean_speedup
                                                                       : exp(logsum / n);
-    double w = sqrt(w2) / n;
-    *out = (kiln_interval){.point = g, .lo = g * exp(-w), .hi = g * exp(w), .measured = measured};
-    if (!isfinite(w))
-        out->lo = 0, out->hi = INFINITY;
+    double lo = g * exp(-sqrt(below2) / n), hi = g * exp(sqrt(above2) / n);
+    *out = (kiln_interval){.point = g, .lo = isfinite(lo) ? lo : 0, .hi = hi, .measured = measured};
     return n;
 }
 
