@@ -68,7 +68,7 @@ SLOW=tests/integration/slow_rmsnorm.c   # honest, 200 ms per call
 FAST=(--timing-ms 200 --group decode)
 # A job that holds the device for several seconds (the default group times
 # more shapes; decode ones reach their pair limit long before the budget).
-LONG=(--timing-ms 8000)
+LONG=(--timing-ms 3000)
 
 npass=0
 nfail=0
@@ -153,7 +153,7 @@ procs_with() {
     local d args cmd
     for d in /proc/[0-9]*; do
         [ "${d#/proc/}" = $$ ] || [ "${d#/proc/}" = "$BASHPID" ] && continue
-        mapfile -d '' -t args <"$d/cmdline" 2>/dev/null || continue
+        mapfile -d '' -t args 2>/dev/null <"$d/cmdline" || continue
         cmd="${args[*]}"
         [[ $cmd == *"$1"* ]] && [[ $cmd == *"${2:-}"* ]] && echo "${d#/proc/}"
     done
@@ -162,7 +162,7 @@ procs_with() {
 procs_show() {
     local p args
     for p; do
-        mapfile -d '' -t args <"/proc/$p/cmdline" 2>/dev/null && echo "[$p] ${args[*]}"
+        mapfile -d '' -t args 2>/dev/null <"/proc/$p/cmdline" && echo "[$p] ${args[*]}"
     done
 }
 # Workers of a kilnd whose state directory is $1.
