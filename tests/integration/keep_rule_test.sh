@@ -44,6 +44,8 @@ trap 'exit 130' INT TERM
 export KILN_SOCKET=$tmp/k.sock KILN_STATE=$tmp/state TMPDIR=$tmp
 unset KILN_TASKS KILN_TOKEN_FILE OPENAI_BASE_URL ANTHROPIC_BASE_URL
 export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
+export GIT_AUTHOR_NAME=test GIT_AUTHOR_EMAIL=test@example.com
+export GIT_COMMITTER_NAME=test GIT_COMMITTER_EMAIL=test@example.com
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 cd "$SRC" || exit 2
 FIX=$SRC/tests/integration/keep
@@ -153,7 +155,7 @@ kiln report --workspace "$WS" -o "$tmp/r.html"
 expect_rc 0
 expect "$tmp/r.html" "kept candidates and why"
 expect "$tmp/r.html" "<td class=\"num\">[0-9.]+x \[[0-9.]+, [0-9.]+\]</td>"
-expect "$tmp/r.html" "kept: geomean"
+expect "$tmp/r.html" "kept(:|&#58;) geomean"
 expect "$tmp/r.html" "geomean [0-9.]+x \[[0-9.]+, [0-9.]+\], min"
 end "status and report show the kept candidate's geomean with its interval and why"
 
