@@ -88,7 +88,7 @@ expect_rc 0
 [ -f "$WS/.kiln/kiln.db" ] || problem "no database after the search"
 if command -v sqlite3 >/dev/null; then
     v=$(sqlite3 "$WS/.kiln/kiln.db" "PRAGMA user_version")
-    [ "$v" = 2 ] || problem "user_version $v, expected 2"
+    [ "$v" = 3 ] || problem "user_version $v, expected 3"
 fi
 run lessons list --workspace "$WS"
 expect_rc 0
