@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # lessons_test.sh - integration tests of `kiln lessons` against the real
 # binary: a missing, corrupt or foreign database, a workspace made by a real
-# search (schema version 2), add/list/show/search/edit/retire, export (md and
+# search (schema version 3), add/list/show/search/edit/retire, export (md and
 # json) and import round trips, the fixture lessons, distill (dry run and
 # idempotence), stats, and readers running while writers write.
 #
