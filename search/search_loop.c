@@ -797,10 +797,15 @@ int kiln_search_loop(search *s, kiln_error *err)
     cJSON_AddStringToObject(o, "agent", s->run.agent);
     cJSON_AddStringToObject(o, "branch", s->run.branch);
     cJSON_AddStringToObject(o, "workspace", s->ws.dir);
+    cJSON_AddNumberToObject(o, "keep_margin", s->keep.margin);
+    cJSON_AddNumberToObject(o, "max_regression", s->keep.max_regression);
+    cJSON_AddStringToObject(o, "objective", s->keep.objective);
     kiln_progress_event(&s->progress, "run", o);
     if (!s->o->json)
-        printf("kiln search: run %s on branch %s in %s (%s/%s, agent %s)\n", s->run.id,
-               s->run.branch, s->ws.dir, s->run.backend, s->run.dtype, s->run.agent);
+        printf("kiln search: run %s on branch %s in %s (%s/%s, agent %s; keep when the %s's "
+               "interval clears %.3g%% and no shape is surely %.3g%% slower)\n", s->run.id,
+               s->run.branch, s->ws.dir, s->run.backend, s->run.dtype, s->run.agent,
+               s->keep.objective, 100 * s->keep.margin, 100 * s->keep.max_regression);
     double started = kiln_wall_now();
     tick(s);
     int rc = reconcile(s, err) < 0 ? -1 : start_step(s, err);

@@ -65,14 +65,17 @@ static int setup_task(search *s, const char *task, const char *backend, const ch
     return 0;
 }
 
-/* A new run's keep rule: the flags, else the defaults. */
-static void keep_new(search *s)
+/* The keep rule from the flags, else the defaults: all of it for a new
+ * run; only what is missing (-1, "") for a run an older kiln recorded. */
+static void keep_from_flags(const kiln_search_opts *o, kiln_run *r, int only_missing)
 {
-    const kiln_search_opts *o = s->o;
-    kiln_run *r = &s->run;
-    r->keep_margin = o->keep_margin >= 0 ? o->keep_margin : KILN_KEEP_MARGIN_DEFAULT;
-    r->max_regression = o->max_regression >= 0 ? o->max_regression : KILN_MAX_REGRESSION_DEFAULT;
-    snprintf(r->objective, sizeof r->objective, "%s", o->objective ? o->objective : "geomean");
+    if (!only_missing || r->keep_margin < 0)
+        r->keep_margin = o->keep_margin >= 0 ? o->keep_margin : KILN_KEEP_MARGIN_DEFAULT;
+    if (!only_missing || r->max_regression < 0)
+        r->max_regression = o->max_regression >= 0 ? o->max_regression
+                                                   : KILN_MAX_REGRESSION_DEFAULT;
+    if (!only_missing || !r->objective[0])
+        snprintf(r->objective, sizeof r->objective, "%s", o->objective ? o->objective : "geomean");
 }
 
 /* A flag given again on --resume must say what the run recorded: a run's
@@ -98,18 +101,13 @@ static int keep_resumed(search *s, kiln_error *err)
     if (o->objective && r->objective[0] && strcmp(o->objective, r->objective) != 0)
         return kiln_fail(err, "run %s keeps candidates by --objective %s; --objective %s cannot "
                          "change that", r->id, r->objective, o->objective), -2;
-    if (r->keep_margin < 0)
-        r->keep_margin = o->keep_margin >= 0 ? o->keep_margin : KILN_KEEP_MARGIN_DEFAULT;
-    if (r->max_regression < 0)
-        r->max_regression = o->max_regression >= 0 ? o->max_regression
-                                                   : KILN_MAX_REGRESSION_DEFAULT;
-    if (!r->objective[0])
-        snprintf(r->objective, sizeof r->objective, "%s", o->objective ? o->objective : "geomean");
-    int g = kiln_task_group_for(&s->task, kiln_backend_name(s->backend), r->grp);
+    keep_from_flags(o, r, 1);
+    const char *bname = kiln_backend_name(s->backend);
+    int g = kiln_task_group_for(&s->task, bname, r->grp);
     if (g < 0)
-        return kiln_fail(err, "run %s: task %s has no group '%s' now", r->id, s->task.name, r->grp), -2;
-    return kiln_keep_check_objective(r->objective, &s->task, g, kiln_backend_name(s->backend), err) < 0
-               ? -2 : 0;
+        return kiln_fail(err, "run %s: task %s has no %s group '%s' now", r->id, s->task.name,
+                         bname, r->grp), -2;
+    return kiln_keep_check_objective(r->objective, &s->task, g, bname, err) < 0 ? -2 : 0;
 }
 
 static void keep_load(search *s)
@@ -269,7 +267,7 @@ static int create_run(search *s, kiln_error *err)
     /* An absolute path, so a resumed run finds it from anywhere. */
     if (o->from && !realpath(o->from, r->from_path))
         return kiln_fail(err, "--from %s: %s", o->from, strerror(errno)), -2;
-    keep_new(s);
+    keep_from_flags(o, r, 0);
     return 0;   /* recorded by record_run once the search can start */
 }
 

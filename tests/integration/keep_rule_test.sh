@@ -119,6 +119,7 @@ ok $tmp/a2.md
 ok $tmp/a3.md"
 WS=$tmp/ws
 search "$WS" --iterations 3
+expect "$tmp/out" "keep when the geomean.s interval clears 2% and no shape is surely 3% slower"
 expect_rc 0
 RUN=$(last_run "$WS")
 c1=$(sq "$WS" "SELECT decision || '|' || why FROM candidates WHERE run='$RUN' AND n=1")
