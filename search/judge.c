@@ -292,6 +292,37 @@ static kiln_verdict *run_daemon(kiln_judge *j, const char *source, const char *b
     }
 }
 
+int kiln_judge_submit(kiln_judge *j, const char *source, const char *baseline, char job[32],
+                      kiln_judge_accepted on_accepted, void *ctx, kiln_error *err)
+{
+    if (j->in_process || job[0])
+        return 0;   /* nothing to hand over ahead: it runs (or is collected) when asked */
+    if (strlen(j->task_ref) >= sizeof ((kiln_verify_request *)0)->task)
+        return kiln_fail(err, "task '%.80s...' is too long for the protocol", j->task_ref);
+    kiln_client c;
+    if (kiln_client_open(&c, j->address, 1, err) < 0)
+        return -1;
+    cJSON *m = request(j, source, baseline, job);
+    int rc = kiln_client_send(&c, m, err);
+    cJSON_Delete(m);
+    while (rc == 0 && !job[0]) {
+        cJSON *ev = kiln_client_next(&c, 30000, err);
+        if (!ev) {
+            rc = -1;
+            break;
+        }
+        const char *kind = str_of(ev, "event");
+        const char *msg = str_of(cJSON_GetObjectItemCaseSensitive(ev, "error"), "message");
+        if (kind && strcmp(kind, "error") == 0)
+            rc = kiln_fail(err, "kilnd refused the job: %s", msg ? msg : "error");
+        else
+            on_event(j, ev, job, on_accepted, ctx);
+        cJSON_Delete(ev);
+    }
+    kiln_client_close(&c);
+    return rc;
+}
+
 kiln_verdict *kiln_judge_run(kiln_judge *j, const char *source, const char *baseline, char job[32],
                       kiln_judge_accepted on_accepted, void *ctx, kiln_error *err)
 {

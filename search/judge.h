@@ -56,4 +56,13 @@ typedef void (*kiln_judge_accepted)(void *ctx, const char *job);
 kiln_verdict *kiln_judge_run(kiln_judge *j, const char *source, const char *baseline, char job[32],
                       kiln_judge_accepted on_accepted, void *ctx, kiln_error *err);
 
+/* Through kilnd only: hand source to kilnd and return once it has
+ * accepted the job (its id in job, on_accepted called), without waiting
+ * for the verdict; kiln_judge_run with that job id collects it later. A
+ * search submits an iteration's drafts at once this way, so kilnd compiles
+ * one while it times another and keeps every lane busy. 0, or -1 with err
+ * (nothing is lost: the caller may still verify it with kiln_judge_run). */
+int kiln_judge_submit(kiln_judge *j, const char *source, const char *baseline, char job[32],
+                      kiln_judge_accepted on_accepted, void *ctx, kiln_error *err);
+
 #endif
