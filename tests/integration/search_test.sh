@@ -6,7 +6,13 @@
 # there is no GPU. After each run the git workspace and the run database are
 # checked against each other.
 #
-# usage: search_test.sh BUILD_DIR SOURCE_DIR
+# usage: search_test.sh BUILD_DIR SOURCE_DIR [PART]
+#
+# PART is one of two halves that ctest runs as two tests (all, the default,
+# runs both): "kept", the searches whose keep decisions rest on timing
+# (tuner, replay, the agents), which take turns with other timing tests;
+# and "faults", the rest (a failing model server, bad input, kill -9,
+# Ctrl-C, budgets, no GPU), which can run beside anything.
 #
 # BUILD_DIR holds kiln, kilnd, kiln-worker and tests/fake_llm. Prints one
 # "ok - NAME" or "not ok - NAME" line per check (failures followed by
@@ -16,10 +22,12 @@
 # LeakSanitizer / AddressSanitizer reports; one fails the check it belongs to.
 set -u
 
-if [ $# -ne 2 ]; then
-    echo "usage: $0 BUILD_DIR SOURCE_DIR" >&2
+PART=${3:-all}
+if [ $# -lt 2 ] || [ $# -gt 3 ] || ! [[ $PART =~ ^(all|kept|faults)$ ]]; then
+    echo "usage: $0 BUILD_DIR SOURCE_DIR [all|kept|faults]" >&2
     exit 2
 fi
+in_part() { [ "$PART" = all ] || [ "$PART" = "$1" ]; }
 BUILD=$(readlink -f -- "$1")
 SRC=$(readlink -f -- "$2")
 KILN=$BUILD/kiln
@@ -190,6 +198,8 @@ answer "$PLANTS/rmsnorm_honest_unroll8.c" "unroll by 8 with 8 accumulators" >"$t
 answer "$PLANTS/rmsnorm_09_zeros.c" "skip the work, write zeros" >"$tmp/answer2.md"
 cp "$FIX/noanswer.md" "$tmp/noanswer.md"
 
+if in_part kept; then   # ---- part "kept" (sections 1 to 3) ----
+
 # ==== 1. the offline tuner ==========================================================
 
 begin
@@ -319,6 +329,9 @@ end "openai search via fake_llm: kept answer, 429 retried, cheat reverted, malfo
 # prompt mentions the first attempt cannot be seen from here, so that is not
 # checked.
 
+fi   # ---- end of part "kept" ----
+if in_part faults; then   # ---- part "faults" ----
+
 # A model server that keeps failing stops the run: N failed calls in a row
 # (each already retried with backoff) over at least T; exit 3 naming the
 # server and the last error; the run is kept and resumes once it answers.
@@ -346,6 +359,9 @@ OPENAI_API_KEY=test kiln "$tmp/3c.out" "$tmp/3c.err" search --workspace "$WS3B" 
 [ "$(sq "$DB3B" "SELECT status FROM runs WHERE id='$RUN3B'")" = done ] ||
     problem "after the resume the run is not done"
 end "a model server that keeps failing: exit 3 naming it after N failures over T, nothing shown, resumable"
+
+fi   # ---- end of part "faults" ----
+if in_part kept; then   # ---- part "kept" (to section 4) ----
 
 # ---- diverse drafts and no source verified twice ---------------------------------
 
@@ -518,6 +534,9 @@ if [ -f "$WS4B/.kiln/kiln.db" ]; then
     fi
 fi
 end "anthropic search with a rejected key: exit 3 at once, message, failed call recorded; resume asks again"
+
+fi   # ---- end of part "kept" ----
+if in_part faults; then   # ---- part "faults" (sections 5 to 10) ----
 
 # ==== 5. no API key =====================================================================
 
@@ -806,6 +825,8 @@ else
     [ -e "$tmp/ws10e" ] && problem "a bad --dtype or --backend created the workspace"
     end "CUDA search without a GPU: exit 3 at once saying so, run kept with backend cuda, resume keeps it"
 fi
+
+fi   # ---- end of part "faults" ----
 
 echo "$npass passed, $nfail failed"
 [ "$nfail" -eq 0 ]
