@@ -5,10 +5,13 @@
 # It prints a line per finished test group (unit, red-team CPU and CUDA
 # plants, integration, GPU), every failure in full, and ctest's closing
 # lines; the whole build and test logs stay in DIR/build.log and
-# DIR/ctest.log.
+# DIR/ctest.log. Other build directories can be named:
+#   scripts/test.sh [NORMAL_DIR ASAN_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
+normal_dir=${1:-build}
+asan_dir=${2:-build-asan}
 
 # The group a test belongs to, from its name.
 group_of() {
@@ -59,6 +62,7 @@ run_suite() {
     # Each failing test's output, as ctest --output-on-failure printed it.
     awk '/Test *#[0-9]+: .*\*\*\*(Failed|Exception|Timeout)/ {show = 1}
          /Test *#[0-9]+: .*(Passed|Skipped)/ {show = 0}
+         /tests passed, .* tests failed out of/ {show = 0}
          show' "$dir/ctest.log"
   fi
   grep -E "tests passed|tests failed|Total Test time" "$dir/ctest.log" || true
@@ -68,7 +72,13 @@ run_suite() {
   return $rc
 }
 
-run_suite build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_SANITIZE=OFF
+# Both suites run even when the first fails: CI shows every failure at once.
+rc=0
+run_suite "$normal_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_SANITIZE=OFF || rc=1
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  run_suite build-asan -DCMAKE_BUILD_TYPE=Debug -DKILN_SANITIZE=ON
+  run_suite "$asan_dir" -DCMAKE_BUILD_TYPE=Debug -DKILN_SANITIZE=ON || rc=1
+if [ $rc -ne 0 ]; then
+  echo "== test.sh: failures (above)"
+  exit 1
+fi
 echo "== test.sh: both suites passed"
