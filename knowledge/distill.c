@@ -1,6 +1,8 @@
-/* distill.c - `kiln lessons distill`: merge near-duplicate lessons, retire
- * the ones later evidence contradicts or whose confidence fell below the
- * floor, and decay the unused. Run by hand, never inside the search loop.
+/* distill.c - `kiln lessons distill`: merge near-duplicate lessons of the
+ * same polarity (a model, when given, rewrites each merged group into one
+ * lesson), retire the ones later evidence contradicts or whose confidence
+ * fell below the floor, unless their own confirmed outcomes support them,
+ * and decay the unused. Run by hand, never inside the search loop.
  *
  * The steps run in an order that makes a second run change nothing: merges
  * first (they change counters), then contradictions (read the final
@@ -111,6 +113,43 @@ static double jaccard(const words *a, const words *b)
     return any ? (double)both / any : 1.0;
 }
 
+/* Does the text say to avoid something? A word list, not a parser: it only
+ * decides the polarity of lessons without a measured effect. */
+static int says_avoid(const char *text)
+{
+    static const char *marks[] = {"avoid", "slower", "don't", "do not", "never", "hurt",
+                                  "worse", "regress"};
+    char low[KILN_LESSON_TEXT];
+    size_t i = 0;
+    for (; text[i] && i + 1 < sizeof low; i++)
+        low[i] = (char)tolower((unsigned char)text[i]);
+    low[i] = '\0';
+    for (size_t k = 0; k < sizeof marks / sizeof *marks; k++)
+        if (strstr(low, marks[k]))
+            return 1;
+    return 0;
+}
+
+/* +1 a lesson that says what helps, -1 one that says what hurts: by its
+ * measured effect when it has one, else by its action's words. "Made it
+ * 1.5x faster" and "made it 1.5x slower; avoid" share most words, so the
+ * similarity alone would merge them. */
+static int polarity(const kiln_lesson *l)
+{
+    if (l->effect > 1)
+        return 1;
+    if (l->effect > 0 && l->effect < 1)
+        return -1;
+    return says_avoid(l->action) ? -1 : 1;
+}
+
+/* The lesson's confirmed outcomes (prompts showing it whose candidate was
+ * kept, against those it broke or slowed) speak for it. */
+static int supported(const kiln_lesson *l)
+{
+    return l->helped > l->hurt;
+}
+
 static int same_tags(const kiln_lesson *a, const kiln_lesson *b)
 {
     if (a->ntags != b->ntags)
@@ -132,7 +171,7 @@ static int by_confidence(const void *a, const void *b)
 static int merge_one(sqlite3 *db, kiln_lesson *keep, const kiln_lesson *dup, double sim,
                      changes *c, kiln_error *err)
 {
-    char reason[256];
+    char reason[128];
     snprintf(reason, sizeof reason, "merged into #%lld (near-duplicate, similarity %.2f)", keep->id,
              sim);
     /* The kept lesson carries the merged one's history. */
@@ -149,8 +188,10 @@ static int merge_one(sqlite3 *db, kiln_lesson *keep, const kiln_lesson *dup, dou
 }
 
 /* Each lesson, most confident first, merges into the first kept lesson it
- * duplicates; the kept ones end up pairwise distinct. */
-static int merge_duplicates(sqlite3 *db, kiln_lesson *ls, int n, changes *c, kiln_error *err)
+ * duplicates (same tags, same polarity, similar words); the kept ones end
+ * up pairwise distinct. into[i]: the index ls[i] merged into, or -1. */
+static int merge_duplicates(sqlite3 *db, kiln_lesson *ls, int n, int *into_of, changes *c,
+                            kiln_error *err)
 {
     words *ws = malloc((size_t)(n ? n : 1) * sizeof *ws);
     int *kept = malloc((size_t)(n ? n : 1) * sizeof *kept), nk = 0, rc = 0;
@@ -167,9 +208,11 @@ static int merge_duplicates(sqlite3 *db, kiln_lesson *ls, int n, changes *c, kil
         double sim = 0;
         for (int k = 0; k < nk && into < 0; k++) {
             sim = jaccard(&ws[i], &ws[kept[k]]);
-            if (same_tags(&ls[i], &ls[kept[k]]) && sim >= JACCARD_MERGE)
+            if (same_tags(&ls[i], &ls[kept[k]]) && polarity(&ls[i]) == polarity(&ls[kept[k]]) &&
+                sim >= JACCARD_MERGE)
                 into = kept[k];
         }
+        into_of[i] = into;
         if (into < 0)
             kept[nk++] = i;
         else
@@ -245,7 +288,7 @@ static int retire_contradicted(sqlite3 *db, kiln_lesson *ls, int n, changes *c, 
 {
     char why[256];
     for (int i = 0; i < n; i++) {
-        if (strcmp(ls[i].status, "active") != 0)
+        if (strcmp(ls[i].status, "active") != 0 || supported(&ls[i]))
             continue;
         if (contradiction(db, &ls[i], why, sizeof why, err) < 0)
             return -1;
@@ -300,7 +343,7 @@ static int retire_below_floor(sqlite3 *db, kiln_lesson *ls, int n, double floor,
     char why[128];
     snprintf(why, sizeof why, "confidence below the floor %.2f", floor);
     for (int i = 0; i < n; i++) {
-        if (strcmp(ls[i].status, "active") != 0 || ls[i].confidence >= floor)
+        if (strcmp(ls[i].status, "active") != 0 || ls[i].confidence >= floor || supported(&ls[i]))
             continue;
         if (retire(db, ls[i].id, 0, why, err) < 0 ||
             report(c, ls[i].id, "retire", 0, ls[i].confidence, ls[i].confidence, why, err) < 0)
@@ -310,6 +353,48 @@ static int retire_below_floor(sqlite3 *db, kiln_lesson *ls, int n, double floor,
     return 0;
 }
 
+/* ---- rewriting merged lessons ---------------------------------------------- */
+
+/* One kept lesson and those merged into it, rewritten by o->rewrite. A
+ * failed or empty rewrite leaves the plain merge, and the report says so. */
+static int rewrite_group(sqlite3 *db, const kiln_distill_opts *o, kiln_lesson *keep,
+                         const kiln_lesson *merged, int nm, changes *c, kiln_error *err)
+{
+    char action[KILN_LESSON_TEXT] = "", why[1280];
+    kiln_error e = {{0}};
+    int rc = o->rewrite(o->rewrite_ctx, keep, merged, nm, action, sizeof action, &e);
+    while (rc == 0 && *action && strchr(" \t\n", action[strlen(action) - 1]))
+        action[strlen(action) - 1] = '\0';
+    if (rc < 0 || !*action) {
+        snprintf(why, sizeof why, "the model's rewrite failed (%.900s): kept the plain merge",
+                 rc < 0 ? e.msg : "an empty answer");
+        return report(c, keep->id, "rewrite", 0, keep->confidence, keep->confidence, why, err);
+    }
+    if (run_sql(db, "UPDATE lessons SET action=?4, updated_at=?5 WHERE id=?1", keep->id, 0, 0,
+                action, err) < 0)
+        return -1;
+    snprintf(why, sizeof why, "rewritten by the model (%d merged): %s", nm, action);
+    kn_copy(keep->action, sizeof keep->action, action);
+    return report(c, keep->id, "rewrite", 0, keep->confidence, keep->confidence, why, err);
+}
+
+static int rewrite_merged(sqlite3 *db, const kiln_distill_opts *o, kiln_lesson *ls, int n,
+                          const int *into, changes *c, kiln_error *err)
+{
+    kiln_lesson *group = malloc((size_t)(n ? n : 1) * sizeof *group);
+    int rc = group ? 0 : kiln_fail(err, "out of memory");
+    for (int k = 0; rc == 0 && o->rewrite && k < n; k++) {
+        int nm = 0;
+        for (int i = 0; i < n; i++)
+            if (into[i] == k)
+                group[nm++] = ls[i];
+        if (nm > 0)
+            rc = rewrite_group(db, o, &ls[k], group, nm, c, err);
+    }
+    free(group);
+    return rc;
+}
+
 static int distill_steps(sqlite3 *db, const kiln_distill_opts *o, changes *c, kiln_error *err)
 {
     kiln_lesson_filter f = {.status = "active", .kind = "lesson", .sort = "id"};
@@ -317,10 +402,17 @@ static int distill_steps(sqlite3 *db, const kiln_distill_opts *o, changes *c, ki
     int n = 0;
     if (kiln_lessons_list(db, &f, &ls, &n, err) < 0)
         return -1;
-    int rc = merge_duplicates(db, ls, n, c, err) < 0 ||
+    int *into = malloc((size_t)(n ? n : 1) * sizeof *into);
+    if (!into) {
+        free(ls);
+        return kiln_fail(err, "out of memory");
+    }
+    int rc = merge_duplicates(db, ls, n, into, c, err) < 0 ||
+             rewrite_merged(db, o, ls, n, into, c, err) < 0 ||
              retire_contradicted(db, ls, n, c, err) < 0 ||
              decay_unused(db, ls, n, o, c, err) < 0 ||
              retire_below_floor(db, ls, n, o->floor, c, err) < 0 ? -1 : 0;
+    free(into);
     free(ls);
     return rc;
 }

@@ -27,6 +27,8 @@ int kiln_knowledge_schema(sqlite3 *db, kiln_error *err);
 
 /* ---- the search loop's API ------------------------------------------- */
 
+struct kiln_verdict;                   /* verifier/verdict.h */
+
 typedef struct kiln_lesson_event {     /* one verdict in a search */
     const char *run; int candidate;
     const char *task, *dtype, *backend, *group;   /* scope: see kiln_lesson_scope */
@@ -37,6 +39,10 @@ typedef struct kiln_lesson_event {     /* one verdict in a search */
     double speedup;                    /* against the parent; 0 if not timed */
     double noise;                      /* the relative noise of that speedup */
     const char *decision;              /* keep | revert */
+    /* The verdict against the parent, or NULL: its numbers (the largest
+     * visible timed shape, its GB/s and fraction of the roofline) go into
+     * the lesson's evidence. */
+    const struct kiln_verdict *verdict;
 } kiln_lesson_event;
 
 /* Failure note (kind 'note') for a failed verdict; a lesson (kind 'lesson')
@@ -73,6 +79,29 @@ int kiln_lessons_shown(sqlite3 *db, const char *run, int candidate, const long l
  * (run, candidate): only the first outcome counts. */
 int kiln_lessons_outcome(sqlite3 *db, const char *run, int candidate, int outcome, kiln_error *err);
 
+/* A candidate's final decision, as the search loop has it once the
+ * candidate is decided (after the re-time, for one that got that far). */
+typedef struct kiln_lesson_decision {
+    const char *run; int candidate;
+    const char *status, *stage, *code;  /* the verdict against the parent */
+    const char *decision;               /* keep | revert */
+    const char *why;                    /* the decision's reason */
+    double speedup_hi;                  /* upper end of the speedup's interval; 0: none */
+} kiln_lesson_decision;
+
+/* The confirmed outcome of a decision: +1 kept (after its re-time), -1 the
+ * candidate's own fault (wrong output, a crash or another failure of its
+ * code, or surely slower: the whole interval below 1), 0 anything else
+ * (a model or parse failure, a duplicate, an error of kiln or the machine,
+ * a timeout, a suspect number, within the noise). *why (may be NULL) says
+ * which, in a few words. */
+int kiln_lessons_outcome_of(const kiln_lesson_decision *d, const char **why);
+
+/* Report a decided candidate: applies kiln_lessons_outcome_of's outcome to
+ * the lessons its prompt showed (kiln_lessons_outcome) and writes the
+ * outcome into the evidence of the note or lesson the candidate earned. */
+int kiln_lessons_decided(sqlite3 *db, const kiln_lesson_decision *d, kiln_error *err);
+
 /* The scope tags of a task: op/<family>/<task>, dtype/<dtype>,
  * backend/<backend>, shape/<group> and arch/<arch> (when arch is non-NULL),
  * skipping NULL or empty parts. Returns the count (at most 5). */
@@ -90,7 +119,8 @@ typedef struct kiln_lesson {
     char kind[8];                       /* lesson | note */
     char situation[KILN_LESSON_TEXT], action[KILN_LESSON_TEXT];
     char change[512];                   /* the hypothesis it came from (recorded ones) */
-    char evidence[1024];                /* JSON object: effect, noise, run, candidate, ... */
+    char evidence[2048];                /* JSON object: effect, noise, run, candidate, the
+                                           verdict's numbers, the confirmed outcome ... */
     char run[32];
     int candidate;                      /* -1 when none */
     double effect;                      /* measured speedup; 0 when none */
@@ -144,23 +174,33 @@ int kiln_lessons_import_json(sqlite3 *db, const char *text, int *added, int *ski
 
 /* ---- distill --------------------------------------------------------- */
 
+/* Rewrite a merged lesson into one: kept is the lesson kept, merged[0..n-1]
+ * the near-duplicates merged into it. Writes the new action (at most cap-1
+ * bytes) and returns 0, or returns -1 with err set: the distill then keeps
+ * the plain merge and reports why. */
+typedef int (*kiln_distill_rewrite_fn)(void *ctx, const kiln_lesson *kept, const kiln_lesson *merged,
+                                       int n, char *action, size_t cap, kiln_error *err);
+
 typedef struct kiln_distill_opts {
     double floor;          /* 0: 0.3 */
     double decay_days;     /* 0: 30 */
     double decay_factor;   /* 0: 0.9 */
     double now;            /* 0: the clock (tests pass a time) */
     int dry_run;           /* compute and report, change nothing */
+    kiln_distill_rewrite_fn rewrite;   /* NULL: merges keep the kept lesson's text */
+    void *rewrite_ctx;
 } kiln_distill_opts;
 
 typedef struct kiln_distill_change {
     long long id;
-    char what[8];          /* merge | retire | decay */
+    char what[8];          /* merge | rewrite | retire | decay */
     long long into;        /* merge: the lesson kept */
     double before, after;  /* confidence */
-    char reason[256];
+    char reason[1280];     /* rewrite: the new action, or why the plain merge stays */
 } kiln_distill_change;
 
-/* Merge near-duplicates, retire contradicted and low-confidence lessons,
+/* Merge near-duplicates (same tags and polarity), retire contradicted and
+ * low-confidence lessons unless their confirmed outcomes support them,
  * decay unused ones; every change reported in *changes (malloc'd). */
 int kiln_lessons_distill(sqlite3 *db, const kiln_distill_opts *o, kiln_distill_change **changes,
                          int *n, kiln_error *err);

@@ -32,4 +32,8 @@ double kn_source_confidence(const char *source);
 /* The scope tags as a JSON array text for json_each(); malloc'd. */
 char *kn_tags_json(const char *const *tags, int ntags);
 
+/* The synonym group (NULL-terminated entries) naming the words at tok[0],
+ * or NULL; *used: how many of the ntok words it took (synonyms.c). */
+const char *const *kn_synonyms(const char *const *tok, const size_t *len, int ntok, int *used);
+
 #endif

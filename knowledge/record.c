@@ -9,6 +9,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "verdict.h"
+
 /* Confidence steps of an outcome (docs/knowledge.md). */
 #define KN_GAIN 0.10
 #define KN_LOSS 0.15
@@ -44,6 +46,32 @@ static const char *or_empty(const char *s)
     return s ? s : "";
 }
 
+/* The numbers behind a verdict: its largest visible timed shape (by bytes
+ * moved, where a memory-bound kernel's bandwidth says most), that shape's
+ * time, GB/s and fraction of the roofline. Nothing for an untimed verdict. */
+static void verdict_numbers(const kiln_verdict *v, cJSON *o)
+{
+    const kiln_shape_result *best = NULL;
+    for (int i = 0; v && i < v->nresults; i++) {
+        const kiln_shape_result *r = &v->results[i];
+        if (r->visible && r->timed && r->cand.median_ns > 0 && (!best || r->bytes > best->bytes))
+            best = r;
+    }
+    if (!best)
+        return;
+    char dims[160], shape[200];
+    kiln_verdict_dims(v, best, dims, sizeof dims);
+    snprintf(shape, sizeof shape, "%s %s", best->id, dims);
+    cJSON_AddStringToObject(o, "shape", shape);
+    cJSON_AddNumberToObject(o, "time_us", best->cand.median_ns / 1e3);
+    if (best->bytes > 0)
+        cJSON_AddNumberToObject(o, "gbps", best->bytes / best->cand.median_ns);
+    if (best->roofline_fraction > 0)
+        cJSON_AddNumberToObject(o, "roofline", best->roofline_fraction);
+    if (best->speedup > 0)
+        cJSON_AddNumberToObject(o, "shape_speedup", best->speedup);
+}
+
 static void evidence_json(const kiln_lesson_event *ev, double noise, char *out, size_t cap)
 {
     cJSON *o = cJSON_CreateObject();
@@ -56,6 +84,7 @@ static void evidence_json(const kiln_lesson_event *ev, double noise, char *out, 
     if (!blank(ev->stage))
         cJSON_AddStringToObject(o, "stage", ev->stage);
     cJSON_AddStringToObject(o, "decision", or_empty(ev->decision));
+    verdict_numbers(ev->verdict, o);
     char *s = cJSON_PrintUnformatted(o);
     kn_copy(out, cap, s ? s : "{}");
     cJSON_free(s);

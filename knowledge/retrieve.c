@@ -1,5 +1,6 @@
-/* retrieve.c - finding lessons: FTS5 query escaping, the scope filter, the
- * fused ranking (BM25 x confidence x recency, reciprocal rank fusion) and
+/* retrieve.c - finding lessons: FTS5 query escaping (with synonyms), the
+ * scope filter, the fused ranking (BM25 x confidence x recency x confirmed
+ * outcome, reciprocal rank fusion) and
  * the budgeted text block for a prompt; also the filtered listing behind
  * `kiln lessons list` and `search`. */
 #include "lessons_int.h"
@@ -19,6 +20,11 @@
 #define W_BM25 1.0
 #define W_CONF 0.25
 #define W_RECENT 0.25
+/* Confirmed outcomes: lessons whose prompts' candidates were kept more
+ * often than they failed rank above untested ones, and those above the
+ * ones that hurt more often. As a list of its own it orders lessons of
+ * like relevance and leaves relevance first. */
+#define W_OUTCOME 0.25
 #define FTS_MAX_TOKENS 64
 
 /* ---- FTS5 escaping -------------------------------------------------------- */
@@ -84,6 +90,33 @@ static char *quote_into(char *out, const char *s, size_t n)
     return out;
 }
 
+/* Room for one synonym group, quoted and joined by OR, in parentheses. */
+static size_t group_size(const char *const *g)
+{
+    size_t n = 2;
+    for (int k = 0; g[k]; k++)
+        n += strlen(g[k]) + 2 + 4;
+    return n;
+}
+
+static char *group_into(char *out, const char *const *g, int any)
+{
+    if (!any)
+        *out++ = '(';
+    for (int k = 0; g[k] && g[k][0] != '~'; k++) {   /* '~': recognised, not searched */
+        if (k)
+            out += sprintf(out, " OR ");
+        out = quote_into(out, g[k], strlen(g[k]));
+    }
+    if (!any)
+        *out++ = ')';
+    return out;
+}
+
+/* Each token quoted, or, where it (or it and the next) names an idea of
+ * the synonym table, the whole group: a word of the query matches any of
+ * its names. any: OR between them all; else AND between the words, OR
+ * within a group. */
 char *kiln_fts_query(const char *text, int any)
 {
     const char *tok[FTS_MAX_TOKENS];
@@ -95,15 +128,21 @@ char *kiln_fts_query(const char *text, int any)
         n = tokenize(text, tok, len, 0);   /* only stopwords: search them after all */
     if (n == 0)
         return NULL;
-    for (int i = 0; i < n; i++)
-        total += 2 * len[i] + 2 + 4;
+    for (int i = 0, used = 1; i < n; i++) {
+        const char *const *g = kn_synonyms(&tok[i], &len[i], n - i, &used);
+        total += 2 * len[i] + 2 + 5 + (g ? group_size(g) : 0);
+    }
     char *q = malloc(total), *o = q;
     if (!q)
         return NULL;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0, used = 1; i < n; i += used) {
+        const char *const *g = kn_synonyms(&tok[i], &len[i], n - i, &used);
         if (i)
-            o += sprintf(o, "%s", any ? " OR " : " ");
-        o = quote_into(o, tok[i], len[i]);
+            o += sprintf(o, "%s", any ? " OR " : " AND ");
+        if (g)
+            o = group_into(o, g, any);
+        else
+            o = quote_into(o, tok[i], len[i]), used = 1;
     }
     *o = '\0';
     return q;
@@ -114,7 +153,7 @@ char *kiln_fts_query(const char *text, int any)
 typedef struct cand {
     long long id;
     double confidence, recency, score;
-    int helped, hurt, rank_bm25, rank_conf, rank_recent;
+    int helped, hurt, rank_bm25, rank_conf, rank_recent, rank_outcome;
     char *line;
 } cand;
 
@@ -241,6 +280,22 @@ static void rank_by(cand *c, int n, int by_recency)
     }
 }
 
+/* 2 confirmed gains, 1 untested (or even), 0 hurt more often than helped. */
+static int outcome_tier(const cand *c)
+{
+    return c->helped > c->hurt ? 2 : c->hurt > c->helped ? 0 : 1;
+}
+
+static void rank_by_outcome(cand *c, int n)
+{
+    for (int i = 0; i < n; i++) {
+        int better = 0;
+        for (int j = 0; j < n; j++)
+            better += outcome_tier(&c[j]) > outcome_tier(&c[i]);
+        c[i].rank_outcome = better + 1;
+    }
+}
+
 static int by_score(const void *a, const void *b)
 {
     const cand *x = a, *y = b;
@@ -253,8 +308,10 @@ static void fuse(cand *c, int n)
 {
     rank_by(c, n, 0);
     rank_by(c, n, 1);
+    rank_by_outcome(c, n);
     for (int i = 0; i < n; i++) {
-        c[i].score = W_CONF / (RRF_K + c[i].rank_conf) + W_RECENT / (RRF_K + c[i].rank_recent);
+        c[i].score = W_CONF / (RRF_K + c[i].rank_conf) + W_RECENT / (RRF_K + c[i].rank_recent) +
+                     W_OUTCOME / (RRF_K + c[i].rank_outcome);
         if (c[i].rank_bm25)
             c[i].score += W_BM25 / (RRF_K + c[i].rank_bm25);
     }

@@ -1,0 +1,95 @@
+/* outcome.c - what a decided candidate means for the lessons: the
+ * confirmed outcome of its decision (kept after its re-time, or rejected
+ * for a fault of its own), which moves the confidence of the lessons its
+ * prompt showed, and the outcome written into the evidence of the note or
+ * lesson the candidate itself earned. Everything else moves nothing: a
+ * model that failed, an answer that did not parse, a duplicate, kiln's or
+ * the machine's errors, a timeout, a number that cannot be trusted. */
+#include "lessons_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Failure codes that are the candidate's code's fault (docs/verdict.md).
+ * Left out on purpose: timeout (the verifier's budget, or a loaded
+ * machine), resource-limit (at compile, the compiler's limits), and every
+ * suspect code (the number, not the kernel, is in doubt). */
+static const char *const fault_codes[] = {
+    "too-large", "empty", "not-text", "bad-manifest", "no-visible-shape", "launch-error",
+    "compile-error", "compile_error", "crash", "sandbox-violation", "unwritten-output",
+    "non-finite", "wrong-output", "input-modified", "guard-corrupted", "nondeterministic",
+};
+
+static int is(const char *s, const char *want)
+{
+    return s && strcmp(s, want) == 0;
+}
+
+static int fault_code(const char *code)
+{
+    for (size_t i = 0; code && i < sizeof fault_codes / sizeof *fault_codes; i++)
+        if (strcmp(code, fault_codes[i]) == 0)
+            return 1;
+    return 0;
+}
+
+int kiln_lessons_outcome_of(const kiln_lesson_decision *d, const char **why)
+{
+    const char *w = "not confirmed either way";
+    int out = 0;
+    if (is(d->stage, "propose"))
+        w = is(d->code, "duplicate") ? "a duplicate: not verified" : "no candidate to verify";
+    else if (is(d->decision, "keep"))
+        w = "kept after its re-time", out = 1;
+    else if (is(d->status, "fail") && fault_code(d->code))
+        w = "rejected: its own fault", out = -1;
+    else if (is(d->status, "fail"))
+        w = "failed, not surely its fault";
+    else if (is(d->status, "error") || is(d->status, "suspect"))
+        w = "kiln or the machine erred, or a number is in doubt";
+    else if (is(d->status, "pass") && d->speedup_hi > 0 && d->speedup_hi < 1)
+        w = "rejected: surely slower", out = -1;
+    if (why)
+        *why = w;
+    return out;
+}
+
+/* The outcome in the evidence of the candidate's own note or lesson. */
+static int note_outcome(sqlite3 *db, const kiln_lesson_decision *d, int outcome, const char *why,
+                        kiln_error *err)
+{
+    char text[480];
+    snprintf(text, sizeof text, "%s%s%.400s", d->decision ? d->decision : "",
+             d->why && *d->why ? ": " : "", d->why ? d->why : "");
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "UPDATE lessons SET evidence=json_set(evidence, '$.outcome', ?3,"
+                           " '$.confirmed', ?4, '$.confirmed_why', ?5)"
+                           " WHERE run=?1 AND candidate=?2 AND json_valid(evidence)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return kn_db_fail(db, err, "recording a candidate's outcome");
+    sqlite3_bind_text(st, 1, d->run, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 2, d->candidate);
+    sqlite3_bind_text(st, 3, text, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 4, outcome);
+    sqlite3_bind_text(st, 5, why, -1, SQLITE_TRANSIENT);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : kn_db_fail(db, err, "recording a candidate's outcome");
+}
+
+int kiln_lessons_decided(sqlite3 *db, const kiln_lesson_decision *d, kiln_error *err)
+{
+    const char *why = NULL;
+    if (!d || !d->run)
+        return kiln_fail(err, "lessons: a decision needs a run");
+    int outcome = kiln_lessons_outcome_of(d, &why);
+    if (kiln_lessons_outcome(db, d->run, d->candidate, outcome, err) < 0)
+        return -1;
+    if (kn_begin(db, err) < 0)
+        return -1;
+    if (note_outcome(db, d, outcome, why, err) < 0) {
+        kn_rollback(db);
+        return -1;
+    }
+    return kn_commit(db, err);
+}
