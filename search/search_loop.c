@@ -105,14 +105,15 @@ static void say(search *s, kiln_cand *c, const char *what)
 /* What this verdict teaches: a failure note for the lineage, or a lesson
  * when the change clearly helped or hurt (knowledge/record.c decides). A
  * lesson that cannot be stored does not stop the search. */
-static void learn(search *s, const kiln_cand *c, double noise)
+static void learn(search *s, const kiln_cand *c, const kiln_verdict *v)
 {
     kiln_lesson_event ev = {.run = s->run.id, .candidate = c->n, .task = s->task.name,
                             .dtype = s->run.dtype, .backend = s->run.backend,
                             .group = s->run.grp, .proposer = c->proposer,
                             .hypothesis = c->hypothesis, .status = c->status, .stage = c->stage,
                             .code = c->code, .reason = c->reason, .speedup = c->speedup,
-                            .noise = noise, .decision = c->decision};
+                            .noise = kiln_verdict_noise(v), .decision = c->decision,
+                            .verdict = v};
     kiln_error e;
     kiln_lessons_record(s->db, &ev, &e);
 }
@@ -145,7 +146,7 @@ static int verify_step(search *s, kiln_cand *c, const char *parent_src, kiln_err
         return -1;
     kiln_cand_from_verdict(c, v);
     geomean_of(v, &c->speedup_lo, &c->speedup_hi);
-    learn(s, c, kiln_verdict_noise(v));
+    learn(s, c, v);
     free(v);
     if (move_to(c, KILN_CAND_VERIFIED, err) < 0)
         return -1;
@@ -574,18 +575,16 @@ static int finish_all(search *s, kiln_cand *c, int n, kiln_cand **winner, kiln_e
     return 0;
 }
 
-/* Lessons shown to this candidate's prompt gain confidence when it is
- * kept and lose it when it broke or slowed the kernel. */
+/* Lessons shown to this candidate's prompt gain confidence when it was
+ * kept after its re-time and lose it when it broke or surely slowed the
+ * kernel; nothing else moves them (knowledge/outcome.c decides). */
 static void judge_lessons(search *s, const kiln_cand *c)
 {
-    int outcome = 0;
-    if (strcmp(c->decision, "keep") == 0)
-        outcome = 1;
-    else if (strcmp(c->status, "fail") == 0 || (strcmp(c->status, "pass") == 0 && c->speedup > 0 &&
-                                                c->speedup < 0.98))
-        outcome = -1;
+    kiln_lesson_decision d = {.run = s->run.id, .candidate = c->n, .status = c->status,
+                              .stage = c->stage, .code = c->code, .decision = c->decision,
+                              .why = c->why, .speedup_hi = c->speedup_hi};
     kiln_error e;
-    kiln_lessons_outcome(s->db, s->run.id, c->n, outcome, &e);
+    kiln_lessons_decided(s->db, &d, &e);
 }
 
 static void report(search *s, const kiln_cand *c)
