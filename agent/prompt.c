@@ -1,53 +1,26 @@
 /* prompt.c - the system and user prompts (see prompt.h).
  *
  * The user prompt is rendered whole from a small "plan" (which attempts, how
- * much of each compile log, how much of the lessons); when it is over budget
- * the plan gives up the least useful context and the prompt is rendered
- * again.  Rendering is cheap next to a model call, and one renderer means the
- * length checked is exactly the length sent. */
+ * much of each one's feedback, how much of the lessons, the whole shape
+ * table or only its called-out rows); when it is over budget the plan gives
+ * up the least useful context and the prompt is rendered again.  Rendering is
+ * cheap next to a model call, and one renderer means the length checked is
+ * exactly the length sent. */
 #include "prompt.h"
 
+#include "prompt_parts.h"
 #include "strbuf.h"
 #include "verdict.h"
 
-#include <ctype.h>
-#include <stdarg.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
-
 #define LOG_LINES_FULL 15
 #define LOG_LINES_SHORT 5
 #define LOG_LINE_CHARS 200
 #define FIELD_CHARS 300
-
-/* How many bytes of s[0, n) fit in max without splitting a UTF-8 sequence. */
-static size_t utf8_cut(const char *s, size_t n, size_t max)
-{
-    if (n <= max)
-        return n;
-    while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
-        max--;
-    return max;
-}
-
-/* s as one line of at most max bytes: newlines and tabs become spaces. */
-static void sb_oneline(kiln_strbuf *b, const char *s, size_t max)
-{
-    size_t n = strlen(s), start = b->len;
-    int cut = n > max;
-    kiln_sb_addn(b, s, utf8_cut(s, n, max));
-    if (b->oom)
-        return;
-    for (size_t i = start; i < b->len; i++)
-        if (b->p[i] == '\n' || b->p[i] == '\r' || b->p[i] == '\t')
-            b->p[i] = ' ';
-    if (cut)
-        kiln_sb_add(b, "...");
-}
 
 /* ---- the system prompt -------------------------------------------------- */
 
@@ -135,124 +108,9 @@ static char *build_system(const char *lang, const char *entry)
     return b.p;
 }
 
-/* ---- the parent's results ----------------------------------------------- */
-
-static void sb_percent(kiln_strbuf *b, double frac)
-{
-    kiln_sb_printf(b, frac * 100 < 1 ? "%.1f%%" : "%.0f%%", frac * 100);
-}
-
-static void add_verdict_head(kiln_strbuf *b, const kiln_verdict *v)
-{
-    kiln_sb_printf(b, "Parent's verdict: %s", v->status[0] ? v->status : "?");
-    if (v->stage[0])
-        kiln_sb_printf(b, " at %s", v->stage);
-    if (v->reason[0]) {
-        kiln_sb_add(b, ": ");
-        sb_oneline(b, v->reason, FIELD_CHARS);
-    }
-    kiln_sb_add(b, "\n");
-    if (v->geomean_speedup > 0 && isfinite(v->min_speedup)) {
-        kiln_sb_printf(b, "Summary: geomean speedup %.2fx over the baseline (min %.2fx)",
-                  v->geomean_speedup, v->min_speedup);
-        if (isfinite(v->median_roofline) && v->median_roofline > 0) {
-            kiln_sb_add(b, ", median ");
-            sb_percent(b, v->median_roofline);
-            kiln_sb_add(b, " of roofline");
-        }
-        kiln_sb_add(b, "\n");
-    }
-}
-
-/* A shape with a speedup to show: visible and timed. */
-static int measured(const kiln_shape_result *r)
-{
-    return r->visible && r->timed && isfinite(r->speedup);
-}
-
-/* One row; hidden shapes show their id only (the decoded verdict holds no
- * more of them anyway). */
-static void add_shape_row(kiln_strbuf *b, const kiln_verdict *v, const kiln_shape_result *r)
-{
-    kiln_sb_printf(b, "| %.16s | ", r->id[0] ? r->id : "?");
-    if (!r->visible) {
-        kiln_sb_add(b, "(hidden) | - | - |\n");
-        return;
-    }
-    char dims[128];
-    kiln_verdict_dims(v, r, dims, sizeof dims);
-    kiln_sb_printf(b, "%s", dims[0] ? dims : "-");
-    if (measured(r))
-        kiln_sb_printf(b, " | %.2fx | ", r->speedup);
-    else
-        kiln_sb_add(b, " | - | ");
-    if (measured(r) && isfinite(r->roofline_fraction))
-        sb_percent(b, r->roofline_fraction);
-    else
-        kiln_sb_add(b, "-");
-    kiln_sb_add(b, " |\n");
-}
-
-/* The (up to) two visible shapes with the lowest speedup: where to look. */
-static void add_weakest(kiln_strbuf *b, const kiln_verdict *v)
-{
-    const kiln_shape_result *low[2] = {NULL, NULL};
-    int timed = 0;
-    for (int i = 0; i < v->nresults; i++) {
-        const kiln_shape_result *r = &v->results[i];
-        if (!measured(r))
-            continue;
-        timed++;
-        if (!low[0] || r->speedup < low[0]->speedup) {
-            low[1] = low[0];
-            low[0] = r;
-        } else if (!low[1] || r->speedup < low[1]->speedup) {
-            low[1] = r;
-        }
-    }
-    if (timed < 2)
-        return;
-    kiln_sb_add(b, "Weakest shapes:");
-    for (int i = 0; i < 2; i++) {
-        kiln_sb_printf(b, "%s %.16s (%.2fx", i ? "," : "", low[i]->id, low[i]->speedup);
-        if (isfinite(low[i]->roofline_fraction)) {
-            kiln_sb_add(b, ", ");
-            sb_percent(b, low[i]->roofline_fraction);
-            kiln_sb_add(b, " of roofline");
-        }
-        kiln_sb_add(b, ")");
-    }
-    kiln_sb_add(b, "\n");
-}
-
-/* The parent's verdict, decoded by the verdict's one decoder. */
-static void add_results(kiln_strbuf *b, const char *verdict_json)
-{
-    if (!verdict_json || !*verdict_json) {
-        kiln_sb_add(b, "Parent's results: not measured yet.\n\n");
-        return;
-    }
-    kiln_verdict *v = malloc(sizeof *v);
-    kiln_error e;
-    if (!v || kiln_verdict_parse(verdict_json, v, &e) < 0) {
-        free(v);
-        kiln_sb_add(b, "Parent's results: unavailable (its verdict could not be read).\n\n");
-        return;
-    }
-    add_verdict_head(b, v);
-    if (v->nresults > 0) {
-        kiln_sb_add(b, "Parent's results per shape (speedup over the baseline; share of the "
-                  "roofline):\n| shape | dims | speedup | roofline |\n|---|---|---|---|\n");
-        for (int i = 0; i < v->nresults; i++)
-            add_shape_row(b, v, &v->results[i]);
-        add_weakest(b, v);
-    }
-    kiln_sb_add(b, "\n");
-    free(v);
-}
-
 /* ---- attempts ------------------------------------------------------------ */
 
+/* The first max_lines lines of log, indented, each cut between tokens. */
 static void add_log(kiln_strbuf *b, const char *log, int max_lines)
 {
     int shown = 0, more = 0;
@@ -261,7 +119,7 @@ static void add_log(kiln_strbuf *b, const char *log, int max_lines)
         if (shown < max_lines) {
             size_t n = len > 0 && p[len - 1] == '\r' ? len - 1 : len;
             kiln_sb_add(b, "    ");
-            kiln_sb_addn(b, p, utf8_cut(p, n, LOG_LINE_CHARS));
+            kiln_sb_addn(b, p, kiln_prompt_cut(p, n, LOG_LINE_CHARS));
             kiln_sb_add(b, n > LOG_LINE_CHARS ? "...\n" : "\n");
             shown++;
         } else if (len > 0) {
@@ -273,34 +131,52 @@ static void add_log(kiln_strbuf *b, const char *log, int max_lines)
         kiln_sb_printf(b, "    ... (%d more lines)\n", more);
 }
 
+/* What the verifier told the agent about an attempt: its feedback, else
+ * the compiler's log (all the search passes today). */
+static const char *feedback_of(const kiln_attempt *a)
+{
+    return a->feedback && *a->feedback ? a->feedback : a->compile_log;
+}
+
 static void add_attempt(kiln_strbuf *b, const kiln_attempt *a, int log_lines)
 {
     kiln_sb_printf(b, "#%d ", a->n);
-    sb_oneline(b, a->hypothesis && *a->hypothesis ? a->hypothesis : "(no hypothesis given)",
-               FIELD_CHARS);
+    kiln_prompt_oneline(b, a->hypothesis && *a->hypothesis ? a->hypothesis
+                                                           : "(no hypothesis given)", FIELD_CHARS);
     kiln_sb_printf(b, " \xE2\x86\x92 %.40s", a->status ? a->status : "?");
     if (a->stage && *a->stage)
         kiln_sb_printf(b, " at %.40s", a->stage);
     if (a->reason && *a->reason) {
         kiln_sb_add(b, ": ");
-        sb_oneline(b, a->reason, FIELD_CHARS);
+        kiln_prompt_oneline(b, a->reason, FIELD_CHARS);
     }
     if (a->speedup_vs_parent > 0)
         kiln_sb_printf(b, " (%.2fx vs parent)", a->speedup_vs_parent);
     kiln_sb_add(b, "\n");
-    if (log_lines > 0 && a->compile_log && *a->compile_log) {
-        kiln_sb_add(b, "  compile log (first lines):\n");
-        add_log(b, a->compile_log, log_lines);
+    const char *fb = feedback_of(a);
+    if (log_lines > 0 && fb && *fb) {
+        int compile = a->stage && strcmp(a->stage, "compile") == 0;
+        kiln_sb_printf(b, "  %s (first lines):\n", compile ? "compile log" : "feedback");
+        add_log(b, fb, log_lines);
     }
 }
 
 /* ---- the user prompt and its budget -------------------------------------- */
 
+/* What is shown; shrink() gives it up piece by piece. */
 typedef struct plan {
     int first;            /* oldest attempt shown */
-    int *log_lines;       /* per attempt */
+    int *log_lines;       /* per attempt: lines of its feedback shown */
     size_t lessons_len;   /* bytes of lessons shown */
+    int all_shapes;       /* 1: the whole shape table; 0: only the called-out rows */
 } plan;
+
+/* The parent's verdict, decoded once: NULL when there is none or it could
+ * not be read (the prompt says which). */
+typedef struct parent_view {
+    const kiln_verdict *v;
+    int unreadable;
+} parent_view;
 
 static const char *fence_for(const char *src)
 {
@@ -313,9 +189,22 @@ static void add_parent(kiln_strbuf *b, const kiln_prompt_input *in)
     const char *f = fence_for(in->parent_source);
     size_t n = strlen(in->parent_source);
     kiln_sb_printf(b, "Parent (the current best; your answer replaces this whole file):\n%s%s\n", f,
-              strcmp(in->lang, "cuda") == 0 ? "cuda" : "c");
+                   strcmp(in->lang, "cuda") == 0 ? "cuda" : "c");
     kiln_sb_add(b, in->parent_source);
     kiln_sb_printf(b, "%s%s\n\n", n && in->parent_source[n - 1] != '\n' ? "\n" : "", f);
+}
+
+static void add_results(kiln_strbuf *b, const parent_view *pv, const plan *pl)
+{
+    if (!pv->v) {
+        kiln_sb_add(b, pv->unreadable ? "Parent's results: unavailable (its verdict could not be "
+                                        "read).\n\n"
+                                      : "Parent's results: not measured yet.\n\n");
+        return;
+    }
+    kiln_prompt_verdict_head(b, pv->v);
+    kiln_prompt_shapes(b, pv->v, pl->all_shapes);
+    kiln_sb_add(b, "\n");
 }
 
 static void add_attempts(kiln_strbuf *b, const kiln_prompt_input *in, const plan *pl)
@@ -348,48 +237,65 @@ static void add_strategy(kiln_strbuf *b, const char *strategy)
     if (!strategy || !*strategy)
         return;
     kiln_sb_add(b, "Direction for this answer (other answers to this prompt explore other "
-              "directions): ");
+                   "directions): ");
     kiln_sb_add(b, strategy);
     kiln_sb_add(b, ". If it cannot help this kernel, make the change you judge best instead and "
-              "say so in the hypothesis.\n\n");
+                   "say so in the hypothesis.\n\n");
 }
 
-static void render(kiln_strbuf *b, const kiln_prompt_input *in, const plan *pl, const char *head)
+/* The sections in the order the model reads them (docs/search.md). */
+static void render(kiln_strbuf *b, const kiln_prompt_input *in, const parent_view *pv,
+                   const plan *pl)
 {
     b->len = 0;
     if (b->p)
         b->p[0] = '\0';
-    kiln_sb_add(b, head);
+    kiln_sb_add(b, "Task:\n");
+    kiln_sb_add(b, in->task_text);
+    kiln_sb_add(b, "\n\n");
+    if (pv->v)
+        kiln_prompt_machine(b, pv->v);
+    add_parent(b, in);
+    add_results(b, pv, pl);
     add_attempts(b, in, pl);
     add_lessons(b, in, pl);
     add_strategy(b, in->strategy);
-    kiln_sb_add(b, "Write the next candidate. Answer with the complete file in one fenced code block "
-              "and one line:\nHYPOTHESIS: <what you changed and why it should be faster>\n");
+    kiln_sb_add(b, "Write the next candidate. Answer with the complete file in one fenced code "
+                   "block and one line:\nHYPOTHESIS: <what you changed and why it should be "
+                   "faster>\n");
 }
 
-/* Give up the least useful context; 0 when nothing is left to give. */
+/* Cut the lessons by at least over bytes, whole lessons (lines) from the
+ * end: the retrieval ranks the most relevant first. */
+static void cut_lessons(const kiln_prompt_input *in, plan *pl, size_t over)
+{
+    size_t cut = over + 64, keep = pl->lessons_len > cut ? pl->lessons_len - cut : 0;
+    while (keep > 0 && in->lessons[keep - 1] != '\n')
+        keep--;
+    pl->lessons_len = keep > 0 ? keep - 1 : 0;
+}
+
+/* Give up the least useful context, in the order prompt.h states; 0 when
+ * nothing is left to give. */
 static int shrink(const kiln_prompt_input *in, plan *pl, size_t over)
 {
     int last = in->nattempts - 1;
-    for (int i = pl->first; i < last; i++)   /* older attempts' logs, oldest first */
+    for (int i = pl->first; i < last; i++)   /* older attempts' feedback, oldest first */
         if (pl->log_lines[i] > 0)
             return pl->log_lines[i] = 0, 1;
     if (pl->first < last)
         return pl->first++, 1;
+    if (pl->lessons_len > 0)
+        return cut_lessons(in, pl, over), 1;
     if (pl->first == last && pl->log_lines[last] > LOG_LINES_SHORT)
         return pl->log_lines[last] = LOG_LINES_SHORT, 1;
     if (pl->first == last && pl->log_lines[last] > 0)
         return pl->log_lines[last] = 0, 1;
     if (pl->first == last)
         return pl->first++, 1;
-    if (pl->lessons_len == 0)
-        return 0;
-    /* cut the lessons by the excess plus room for the note, at a line end */
-    size_t cut = over + 64, keep = pl->lessons_len > cut ? pl->lessons_len - cut : 0;
-    while (keep > 0 && in->lessons[keep - 1] != '\n')
-        keep--;
-    pl->lessons_len = keep > 0 ? keep - 1 : 0;
-    return 1;
+    if (pl->all_shapes)
+        return pl->all_shapes = 0, 1;
+    return 0;
 }
 
 static int check_input(const kiln_prompt_input *in, kiln_error *err)
@@ -403,54 +309,66 @@ static int check_input(const kiln_prompt_input *in, kiln_error *err)
     return 0;
 }
 
-static char *build_head(const kiln_prompt_input *in)
+/* The parent's verdict through the verdict's one decoder; *v is NULL when
+ * there is none or it does not parse. -1 only when out of memory. */
+static int decode_parent(const char *json, kiln_verdict **v, parent_view *pv)
 {
-    kiln_strbuf b = {0};
-    kiln_sb_add(&b, "Task:\n");
-    kiln_sb_add(&b, in->task_text);
-    kiln_sb_add(&b, "\n\n");
-    add_parent(&b, in);
-    add_results(&b, in->parent_verdict_json);
-    if (b.oom) {
-        free(b.p);
-        return NULL;
+    *v = NULL;
+    *pv = (parent_view){0};
+    if (!json || !*json)
+        return 0;
+    if (!(*v = malloc(sizeof **v)))
+        return -1;
+    kiln_error e;
+    if (kiln_verdict_parse(json, *v, &e) < 0) {
+        free(*v);
+        *v = NULL;
+        pv->unreadable = 1;
+        return 0;
     }
-    return b.p;
+    pv->v = *v;
+    return 0;
+}
+
+static int render_within(const kiln_prompt_input *in, const parent_view *pv, plan *pl,
+                         kiln_strbuf *b, kiln_error *err)
+{
+    size_t max = in->max_chars ? in->max_chars : KILN_PROMPT_DEFAULT_CHARS;
+    for (;;) {
+        render(b, in, pv, pl);
+        if (b->oom)
+            return kiln_fail(err, "prompt: out of memory");
+        if (b->len <= max)
+            return 0;
+        if (!shrink(in, pl, b->len - max))
+            return kiln_fail(err, "prompt: the task, machine, parent source, verdict summary, "
+                                  "called-out shapes and direction alone take %zu characters; "
+                                  "the budget is %zu", b->len, max);
+    }
 }
 
 static int build_user(const kiln_prompt_input *in, char **user, kiln_error *err)
 {
-    char *head = build_head(in);
-    plan pl = {.first = 0, .lessons_len = in->lessons ? strlen(in->lessons) : 0};
+    kiln_verdict *v = NULL;
+    parent_view pv;
+    plan pl = {.lessons_len = in->lessons ? strlen(in->lessons) : 0, .all_shapes = 1};
     pl.log_lines = malloc((size_t)(in->nattempts + 1) * sizeof *pl.log_lines);
     kiln_strbuf b = {0};
     int rc = -1;
-    if (!head || !pl.log_lines) {
+    if (!pl.log_lines || decode_parent(in->parent_verdict_json, &v, &pv) < 0) {
         kiln_fail(err, "prompt: out of memory");
         goto out;
     }
     for (int i = 0; i < in->nattempts; i++)
         pl.log_lines[i] = LOG_LINES_FULL;
-    for (;;) {
-        render(&b, in, &pl, head);
-        if (b.oom) {
-            kiln_fail(err, "prompt: out of memory");
-            goto out;
-        }
-        if (in->max_chars == 0 || b.len <= in->max_chars)
-            break;
-        if (!shrink(in, &pl, b.len - in->max_chars)) {
-            kiln_fail(err, "prompt: the task, parent source and results alone take %zu "
-                           "characters; the budget is %zu", b.len, in->max_chars);
-            goto out;
-        }
-    }
+    if (render_within(in, &pv, &pl, &b, err) < 0)
+        goto out;
     *user = b.p;
     b.p = NULL;
     rc = 0;
 out:
     free(b.p);
-    free(head);
+    free(v);
     free(pl.log_lines);
     return rc;
 }

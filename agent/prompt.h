@@ -1,23 +1,32 @@
 /* prompt.h - building the system and user prompts for a model proposer.
  *
  * The system prompt says what to write and how it is judged; the user prompt
- * carries this iteration's context: the task, the parent's source and
- * per-shape results, the recent attempts of the lineage and the lessons the
- * knowledge layer retrieved.  The user prompt is kept within a character
- * budget by dropping the oldest context first. */
+ * carries this iteration's context: the task, the machine the parent was
+ * measured on, the parent's source, its verdict and per-shape results, the
+ * recent attempts of the lineage and the lessons the knowledge layer
+ * retrieved.  The user prompt is kept within a character budget by giving up
+ * the least useful context first (docs/search.md, "The prompt"). */
 #ifndef KILN_AGENT_PROMPT_H
 #define KILN_AGENT_PROMPT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "kiln_error.h"
+
+/* The user prompt's budget in bytes when the caller gives none (max_chars
+ * 0): about 15k tokens, room for a long kernel and its context. */
+#define KILN_PROMPT_DEFAULT_CHARS 60000
+/* max_chars for no budget at all. */
+#define KILN_PROMPT_NO_LIMIT SIZE_MAX
 
 typedef struct kiln_attempt {      /* one earlier attempt in this lineage, newest last */
     int n;                         /* candidate number in the run */
     const char *hypothesis;        /* NULL or "": "(no hypothesis given)" */
     const char *status;            /* pass/fail/suspect/error/kept/rejected-not-faster/parse-error */
     const char *stage, *reason;    /* from the verdict (the verifier keeps hidden dims out) */
-    const char *compile_log;       /* may be NULL */
+    const char *feedback;          /* the verdict's feedback (hides hidden shapes); may be NULL */
+    const char *compile_log;       /* shown when feedback is NULL (the search's older field) */
     double speedup_vs_parent;      /* 0 if not timed */
 } kiln_attempt;
 
@@ -31,15 +40,18 @@ typedef struct kiln_prompt_input {
     int nattempts;
     const char *lessons;           /* may be NULL or "" */
     const char *strategy;          /* this draft's direction (kiln_draft_strategy); may be NULL */
-    size_t max_chars;              /* user prompt budget in bytes; 0: none */
+    size_t max_chars;              /* user prompt budget in bytes; 0: KILN_PROMPT_DEFAULT_CHARS */
 } kiln_prompt_input;
 
-/* Build malloc'd system and user prompts.  To fit max_chars it drops, in
- * order: the compile logs of older attempts, the oldest attempts, the newest
- * attempt's log (first shortened), that attempt, then the end of the
- * lessons.  Returns 0, or -1 with err (and both NULL) on bad input, out of
- * memory, or when the task, parent source and results alone exceed
- * max_chars. */
+/* Build malloc'd system and user prompts.  To fit max_chars it gives up, in
+ * order: the feedback of older attempts (oldest first), the older attempts
+ * (oldest first), the lessons (whole lessons, from the last), the newest
+ * attempt's feedback (first shortened), that attempt, then the rows of the
+ * shape table that are not called out as lagging or slower.  The task, the
+ * machine, the parent's source, its verdict summary, the called-out shapes
+ * and the direction are never cut: -1 with err (and both NULL) when they
+ * alone exceed the budget, on bad input or out of memory. Text is cut only
+ * between tokens (prompt_parts.h). */
 int kiln_prompt_build(const kiln_prompt_input *in, char **system, char **user, kiln_error *err);
 
 /* ---- diverse drafts ------------------------------------------------------

@@ -846,13 +846,14 @@ static void test_prompt_contents(void **state)
 
     must_contain(user, in.task_text);
     must_contain(user, "```c\n#define UNROLL 1 //@kiln tune 1 2 4\nvoid rmsnorm(void) {}\n```");
-    must_contain(user, "| shape | dims | speedup | roofline |");
-    must_contain(user, "| v1 | rows=32 cols=1024 | 1.94x | 16% |");
-    must_contain(user, "| v3 | rows=1 cols=512 | 1.50x | 0.4% |");
-    must_contain(user, "| h1 | (hidden) | - | - |");
+    must_contain(user, "| shape | dims | parent | baseline | GB/s | roofline | speedup |");
+    must_contain(user, "| v1 | rows=32 cols=1024 | 1.00 us | 1.50 us | - | 16% | 1.94x |");
+    must_contain(user, "| v3 | rows=1 cols=512 | 1.00 us | 1.50 us | - | 0.4% | 1.50x |");
+    must_contain(user, "Hidden shapes: 1 (their sizes are never shown), all passed.");
     assert_null(strstr(user, "999"));
     assert_null(strstr(user, "7.70"));
-    must_contain(user, "Weakest shapes: v2 (1.10x, 5% of roofline), v3 (1.50x");
+    must_contain(user, "Lagging shapes (roofline fraction under 3/4 of the shapes' median, 5%; "
+                       "lowest first): v3 at 0.4% (1.50x).");
     must_contain(user, "#2 use a typo \xE2\x86\x92 fail at compile: compile-error\n");
     must_contain(user, "    cand.c:3:1: error: unknown type name 'flaot'\n");
     must_contain(user, "    l15\n");
@@ -908,7 +909,7 @@ static void test_prompt_budget(void **state)
     char *sys, *user;
     kiln_error err;
 
-    in.max_chars = 0;   /* no budget: everything */
+    in.max_chars = KILN_PROMPT_NO_LIMIT;   /* everything */
     assert_int_equal(kiln_prompt_build(&in, &sys, &user, &err), 0);
     size_t full = strlen(user);
     must_contain(user, "idea-00");
@@ -1008,7 +1009,7 @@ static void test_prompt_strategy(void **state)
     in.strategy = kiln_draft_strategy(1, 2, 4);
     in.max_chars = strlen(plain) + 40;   /* too little room for the direction */
     assert_int_equal(kiln_prompt_build(&in, &sys, &user, &err), -1);
-    in.max_chars = 0;
+    in.max_chars = 0;   /* the default budget */
     assert_int_equal(kiln_prompt_build(&in, &sys, &user, &err), 0);
     must_contain(user, "Direction for this answer");
     must_contain(user, in.strategy);
