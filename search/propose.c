@@ -289,6 +289,9 @@ static int record_answers(search *s, int it, int first, const char *entry, kiln_
         rc = add_candidate(s, it, first + d, d, s->run.agent,
                            p.hypothesis[0] ? p.hypothesis : "(no hypothesis given)",
                            p.ok ? p.source : NULL, p.ok ? NULL : why, err);
+        /* The raw answer stays with the candidate, above all a rejected one. */
+        if (rc == 0 && r->text)
+            rc = kiln_db_cand_verdict(s->db, s->run.id, first + d, "answer", r->text, err);
         kiln_proposal_free(&p);
     }
     if (rc == 0 && fatal)

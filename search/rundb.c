@@ -109,7 +109,8 @@ static int has_column(sqlite3 *db, const char *table, const char *column)
 
 /* Version 2 records what a resumed run needs to talk to the same model
  * server and read the same files; version 3 the keep rule's settings and
- * the intervals and reason behind each decision. */
+ * the intervals and reason behind each decision; version 4 the model's raw
+ * answer of each candidate. */
 static int add_column(sqlite3 *db, const char *table, const char *column, const char *type,
                       kiln_error *err)
 {
@@ -131,7 +132,8 @@ static int add_v3_columns(sqlite3 *db, kiln_error *err)
     if (add_column(db, "runs", "keep_margin", "REAL", err) < 0 ||
         add_column(db, "runs", "max_regression", "REAL", err) < 0 ||
         add_column(db, "runs", "objective", "TEXT", err) < 0 ||
-        add_column(db, "candidates", "why", "TEXT", err) < 0)
+        add_column(db, "candidates", "why", "TEXT", err) < 0 ||
+        add_column(db, "candidates", "answer", "TEXT", err) < 0)   /* version 4 */
         return -1;
     for (size_t i = 0; i < sizeof v3_cand_reals / sizeof *v3_cand_reals; i++)
         if (add_column(db, "candidates", v3_cand_reals[i], "REAL", err) < 0)
@@ -442,6 +444,8 @@ static const char *verdict_column(const char *which)
         return "record_verdict";
     if (strcmp(which, "source") == 0)
         return "source";
+    if (strcmp(which, "answer") == 0)
+        return "answer";
     return "verdict";
 }
 

@@ -13,8 +13,9 @@
 #include "cand_state.h"
 #include "kiln_error.h"
 
-#define KILN_DB_SCHEMA_VERSION 3   /* 2: lessons (knowledge/lessons.h); 3: the keep
-                                      rule's settings and intervals */
+#define KILN_DB_SCHEMA_VERSION 4   /* 2: lessons (knowledge/lessons.h); 3: the keep
+                                      rule's settings and intervals; 4: the model's
+                                      raw answer of each candidate */
 
 typedef struct kiln_run {
     char id[32], task[256], backend[8], dtype[8], grp[32], agent[16], model[128];
@@ -63,7 +64,8 @@ int kiln_db_cand_verdict(sqlite3 *db, const char *run, int n, const char *which,
                          const char *json, kiln_error *err);
 /* Store or read a candidate's text column. which: "source" (the candidate's
  * code, stored before it is verified), "verdict" (against its parent),
- * "confirm" (the re-time) or "record" (against the task's baseline). */
+ * "confirm" (the re-time), "record" (against the task's baseline) or
+ * "answer" (the model's raw answer, kept even when it did not parse). */
 char *kiln_db_cand_get_verdict(sqlite3 *db, const char *run, int n, const char *which);
 
 int kiln_db_llm_call(sqlite3 *db, const char *run, int n, int draft, const char *provider,
