@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "lessons.h"
+#include "lessons_rewrite.h"
 #include "rundb.h"
 
 static const char usage[] =
@@ -33,9 +34,11 @@ static const char usage[] =
     "  retire ID [--reason TEXT]\n"
     "  export [--format json|md] [--status S] [--kind K]   (to stdout)\n"
     "  import FILE                 a JSON export ('-' for stdin); present lessons are skipped\n"
-    "  distill [--dry-run] [--floor F] [--json]\n"
-    "                              merge near-duplicates, retire contradicted and weak\n"
-    "                              lessons, decay unused ones; prints every change\n"
+    "  distill [--dry-run] [--floor F] [--json] [--model M [--base-url URL] [--agent A]]\n"
+    "                              merge near-duplicates of one polarity (the model, if\n"
+    "                              given, rewrites each merge), retire contradicted and\n"
+    "                              weak lessons their outcomes do not support, decay\n"
+    "                              unused ones; prints every change\n"
     "  stats [--json]              counts by status and tag; prompt characters spent\n"
     "\n"
     "Exit status: 0 ok, 1 not found, 2 bad input or no usable database, 3 internal error.\n";
@@ -44,7 +47,7 @@ static const char usage[] =
 
 typedef struct opts {
     const char *sub, *arg, *workspace, *status, *kind, *sort, *format, *situation, *action;
-    const char *confidence, *reason, *floor, *limit;
+    const char *confidence, *reason, *floor, *limit, *model, *base_url, *agent;
     const char *tags[MAX_TAGS];
     int ntags, json, dry_run;
 } opts;
@@ -55,10 +58,10 @@ static int flag(int argc, char **argv, int *i, opts *o, int *matched)
 {
     static const char *names[] = {"--workspace", "--status", "--kind", "--sort", "--format",
                                   "--situation", "--action", "--confidence", "--reason", "--floor",
-                                  "--limit"};
+                                  "--limit", "--model", "--base-url", "--agent"};
     const char **slots[] = {&o->workspace, &o->status, &o->kind, &o->sort, &o->format,
                             &o->situation, &o->action, &o->confidence, &o->reason, &o->floor,
-                            &o->limit};
+                            &o->limit, &o->model, &o->base_url, &o->agent};
     int miss = 0;
     const char *v;
     *matched = 1;
@@ -306,6 +309,40 @@ static int cmd_list(sqlite3 *db, const opts *o, const char *query)
     return KILN_EXIT_OK;
 }
 
+static const char *json_str(const cJSON *o, const char *key)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(x) ? x->valuestring : NULL;
+}
+
+static double json_num(const cJSON *o, const char *key)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(x) ? x->valuedouble : 0;
+}
+
+/* The verdict's numbers and the confirmed outcome, as the evidence holds
+ * them (knowledge/record.c, outcome.c); the whole object after them. */
+static void print_evidence(const char *evidence)
+{
+    cJSON *e = cJSON_Parse(evidence);
+    const char *shape = json_str(e, "shape"), *outcome = json_str(e, "outcome");
+    if (shape) {
+        printf("  numbers:    %s: %.1f us", shape, json_num(e, "time_us"));
+        if (json_num(e, "gbps") > 0)
+            printf(", %.0f GB/s", json_num(e, "gbps"));
+        if (json_num(e, "roofline") > 0)
+            printf(", %.0f%% of the roofline", 100 * json_num(e, "roofline"));
+        printf("\n");
+    }
+    if (outcome)
+        printf("  outcome:    %s (confirmed %+d: %s)\n", outcome, (int)json_num(e, "confirmed"),
+               json_str(e, "confirmed_why") ? json_str(e, "confirmed_why") : "?");
+    if (strcmp(evidence, "{}") != 0)
+        printf("  evidence:   %s\n", evidence);
+    cJSON_Delete(e);
+}
+
 static void print_lesson(const kiln_lesson *l)
 {
     char tags[KILN_LESSON_TAGS * KILN_TAG_MAX];
@@ -316,13 +353,12 @@ static void print_lesson(const kiln_lesson *l)
     printf("  source:     %s\n  confidence: %.2f (shown %d, helped %d, hurt %d)\n", l->source,
            l->confidence, l->shown, l->helped, l->hurt);
     if (l->change[0])
-        printf("  change:     %s\n", l->change);
+        printf("  hypothesis: %s\n", l->change);
     if (l->effect > 0)
         printf("  effect:     %.3fx against the parent\n", l->effect);
     if (l->run[0])
         printf("  from:       run %s, candidate %d\n", l->run, l->candidate);
-    if (strcmp(l->evidence, "{}") != 0)
-        printf("  evidence:   %s\n", l->evidence);
+    print_evidence(l->evidence);
 }
 
 static int cmd_show(sqlite3 *db, const opts *o)
@@ -506,6 +542,8 @@ static void print_changes(const kiln_distill_change *c, int n, int dry)
                    c[i].reason);
         else if (strcmp(c[i].what, "merge") == 0)
             printf("merge   #%lld into #%lld: %s\n", c[i].id, c[i].into, c[i].reason);
+        else if (strcmp(c[i].what, "rewrite") == 0)
+            printf("rewrite #%lld: %s\n", c[i].id, c[i].reason);
         else
             printf("retire  #%lld (confidence %.2f): %s\n", c[i].id, c[i].before, c[i].reason);
     }
@@ -515,13 +553,33 @@ static void print_changes(const kiln_distill_change *c, int n, int dry)
         printf("%d change%s%s\n", n, n == 1 ? "" : "s", dry ? " (dry run: nothing written)" : "");
 }
 
+/* With --model, a model rewrites merged lessons (lessons_rewrite.c); the
+ * flags are those of kiln search. */
+static int rewriter(const opts *o, kiln_rewrite_ctx *r, kiln_distill_opts *d)
+{
+    kiln_error err = {{0}};
+    if (!o->model) {
+        if (o->base_url || o->agent)
+            return fprintf(stderr, "kiln lessons distill: --base-url and --agent need --model\n"), -1;
+        return 0;
+    }
+    if (kiln_rewrite_setup(r, o->agent, o->model, o->base_url, &err) < 0)
+        return fail("distill", &err, -1);
+    d->rewrite = kiln_rewrite_lesson;
+    d->rewrite_ctx = r;
+    return 0;
+}
+
 static int cmd_distill(sqlite3 *db, const opts *o)
 {
     kiln_distill_opts d = {.dry_run = o->dry_run};
+    kiln_rewrite_ctx r = {0};
     kiln_distill_change *c = NULL;
     int n = 0;
     kiln_error err = {{0}};
     if (o->floor && parse_number(o->floor, 0.001, 1, "--floor", &d.floor) < 0)
+        return KILN_EXIT_BAD_INPUT;
+    if (rewriter(o, &r, &d) < 0)
         return KILN_EXIT_BAD_INPUT;
     if (kiln_lessons_distill(db, &d, &c, &n, &err) < 0)
         return fail("distill", &err, KILN_EXIT_INTERNAL);
@@ -529,6 +587,9 @@ static int cmd_distill(sqlite3 *db, const opts *o)
         print_changes_json(c, n, o->dry_run);
     else
         print_changes(c, n, o->dry_run);
+    if (r.failed && !o->json)
+        printf("the model failed %d of %d rewrite%s: those merges keep the kept lesson's text\n",
+               r.failed, r.calls, r.calls == 1 ? "" : "s");
     free(c);
     return KILN_EXIT_OK;
 }
