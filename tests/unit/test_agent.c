@@ -848,11 +848,12 @@ static void test_prompt_contents(void **state)
     must_contain(user, "```c\n#define UNROLL 1 //@kiln tune 1 2 4\nvoid rmsnorm(void) {}\n```");
     must_contain(user, "| shape | dims | parent | baseline | GB/s | roofline | speedup |");
     must_contain(user, "| v1 | rows=32 cols=1024 | 1.00 us | 1.50 us | - | 16% | 1.94x |");
+    must_contain(user, "| v2 | rows=8 cols=4096 | 1.00 us | 1.50 us | - | 5.0% | 1.10x |");
     must_contain(user, "| v3 | rows=1 cols=512 | 1.00 us | 1.50 us | - | 0.4% | 1.50x |");
     must_contain(user, "Hidden shapes: 1 (their sizes are never shown), all passed.");
     assert_null(strstr(user, "999"));
     assert_null(strstr(user, "7.70"));
-    must_contain(user, "Lagging shapes (roofline fraction under 3/4 of the shapes' median, 5%; "
+    must_contain(user, "Lagging shapes (roofline fraction under 3/4 of the shapes' median, 5.0%; "
                        "lowest first): v3 at 0.4% (1.50x).");
     must_contain(user, "#2 use a typo \xE2\x86\x92 fail at compile: compile-error\n");
     must_contain(user, "    cand.c:3:1: error: unknown type name 'flaot'\n");

@@ -1,0 +1,520 @@
+/* test_prompt.c - cmocka tests of the model's user prompt (agent/prompt.c,
+ * agent/prompt_parts.c) built from recorded verdicts: a CPU verdict written
+ * by kiln verify (tests/unit/fixtures/verdict_cpu.json) and a CUDA verdict in
+ * the encoder's form (verdict_cuda.json). Checks the machine, the per-shape
+ * numbers and call-outs, that no hidden shape's size reaches the prompt, and
+ * the budget: its default, its order of what goes first, and cuts only
+ * between tokens.
+ *
+ * usage: test_prompt FIXTURE_DIR */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "prompt.h"
+
+static const char *g_dir;
+static char *g_cpu, *g_cuda;   /* the fixtures' text */
+
+static char *slurp(const char *name)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", g_dir, name);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    char *s = malloc((size_t)n + 1);
+    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
+        free(s);
+        s = NULL;
+    }
+    if (s)
+        s[n] = '\0';
+    fclose(f);
+    return s;
+}
+
+static void must_contain(const char *hay, const char *needle)
+{
+    if (!strstr(hay, needle)) {
+        fprintf(stderr, "missing '%s' in:\n%s\n", needle, hay);   /* cmocka cuts long messages */
+        fail();
+    }
+}
+
+static void must_lack(const char *hay, const char *needle)
+{
+    if (strstr(hay, needle)) {
+        fprintf(stderr, "unexpected '%s' in:\n%s\n", needle, hay);
+        fail();
+    }
+}
+
+static kiln_prompt_input input(const char *lang, const char *verdict)
+{
+    return (kiln_prompt_input){
+        .task_text = "task rmsnorm\n  void rmsnorm(const float *x, const float *w, float *y, "
+                     "int rows, int cols, float eps);",
+        .lang = lang,
+        .entry = "rmsnorm",
+        .parent_source = "void rmsnorm(void) {}\n",
+        .parent_verdict_json = verdict,
+    };
+}
+
+/* The user prompt for in; fails the test if it cannot be built. */
+static char *user_of(const kiln_prompt_input *in)
+{
+    char *sys, *user;
+    kiln_error err;
+    if (kiln_prompt_build(in, &sys, &user, &err) < 0)
+        fail_msg("prompt: %s", err.msg);
+    free(sys);
+    return user;
+}
+
+/* ---- the machine and the shapes --------------------------------------------- */
+
+static void test_cuda_verdict(void **state)
+{
+    (void)state;
+    kiln_prompt_input in = input("cuda", g_cuda);
+    char *u = user_of(&in);
+    must_contain(u, "Machine (where the parent was measured): GPU NVIDIA H200, compute capability "
+                    "9.0, 132 SMs, L2 60 MiB, shared memory per block up to 227 KiB, SM clock "
+                    "1980 MHz.\n");
+    must_contain(u, "Measured copy bandwidth: 4210 GB/s");
+    must_contain(u, "Dense peak for bf16: 989 TFLOP/s.");
+    must_lack(u, "Xeon");   /* the host CPU is not the machine that ran the kernel */
+    must_contain(u, "Summary: geomean speedup 1.05x over the task's baseline (min 0.74x), "
+                    "median 69% of roofline");
+    /* 16384 x 4096 bf16: 268,443,648 bytes at 91% of 4210 GB/s */
+    must_contain(u, "| v3 | rows=16384 cols=4096 | 70.1 us | 87.6 us | 3831 | 91% | "
+                    "1.25x [1.24, 1.26] |\n");
+    must_contain(u, "| v1 | rows=1 cols=4096 | ");
+    must_contain(u, "Lagging shapes (roofline fraction under 3/4 of the shapes' median, 69%; "
+                    "lowest first): v1 at 3.1% (0.74x).\n");
+    must_contain(u, "Slower than the baseline: v1 0.74x [0.70, 0.78].\n");
+    must_contain(u, "Hidden shapes: 6 (their sizes are never shown), all passed.\n");
+    /* the order the model reads it in */
+    assert_true(strstr(u, "Task:") < strstr(u, "Machine"));
+    assert_true(strstr(u, "Machine") < strstr(u, "Parent (the current best"));
+    assert_true(strstr(u, "Parent (the current best") < strstr(u, "Parent's verdict: pass"));
+    free(u);
+}
+
+static void test_cpu_verdict(void **state)
+{
+    (void)state;
+    kiln_prompt_input in = input("c", g_cpu);
+    char *u = user_of(&in);
+    must_contain(u, "Machine (where the parent was measured): CPU AMD EPYC.\n");
+    must_contain(u, "Measured memory bandwidth: 19.8 GB/s");
+    must_lack(u, "GPU");
+    must_lack(u, "TFLOP");
+    /* v1: 32 x 1024, 266,240 bytes in 81,242 ns; no interval on the CPU */
+    must_contain(u, "| v1 | rows=32 cols=1024 | 81.2 us | 102 us | 3.28 | 18% | 1.26x |\n");
+    must_contain(u, "Lagging shapes (roofline fraction under 3/4 of the shapes' median, 14%; "
+                    "lowest first): v2 at 3.5% (0.99x), v4 at 3.7% (1.13x).\n");
+    must_contain(u, "Slower than the baseline: v6 0.96x, v3 0.98x, v2 0.99x.\n");
+    must_contain(u, "Hidden shapes: 11 (their sizes are never shown), all passed.\n");
+    free(u);
+}
+
+/* Every "rows=R cols=C" in the prompt is a visible shape of the verdict. */
+static void only_visible_dims(const char *user, const char *verdict)
+{
+    cJSON *j = cJSON_Parse(verdict);
+    assert_non_null(j);
+    const cJSON *shapes = cJSON_GetObjectItem(j, "shapes"), *s;
+    for (const char *p = strstr(user, "rows="); p; p = strstr(p + 1, "rows=")) {
+        int r = -1, c = -1, found = 0;
+        sscanf(p, "rows=%d cols=%d", &r, &c);
+        cJSON_ArrayForEach(s, shapes) {
+            const cJSON *d = cJSON_GetObjectItem(s, "dims");
+            found |= cJSON_IsTrue(cJSON_GetObjectItem(s, "visible")) && d &&
+                     cJSON_GetObjectItem(d, "rows")->valueint == r &&
+                     cJSON_GetObjectItem(d, "cols")->valueint == c;
+        }
+        if (!found)
+            fail_msg("rows=%d cols=%d is no visible shape of the verdict", r, c);
+    }
+    cJSON_Delete(j);
+}
+
+/* The recorded hidden entries hold only what docs/verdict.md allows. */
+static void hidden_entries_bare(const char *verdict)
+{
+    cJSON *j = cJSON_Parse(verdict), *s, *k;
+    assert_non_null(j);
+    int hidden = 0;
+    cJSON_ArrayForEach(s, cJSON_GetObjectItem(j, "shapes")) {
+        if (cJSON_IsTrue(cJSON_GetObjectItem(s, "visible")))
+            continue;
+        hidden++;
+        cJSON_ArrayForEach(k, s) {
+            if (strcmp(k->string, "id") && strcmp(k->string, "visible") &&
+                strcmp(k->string, "dtype") && strcmp(k->string, "status") &&
+                strcmp(k->string, "code"))
+                fail_msg("hidden entry carries '%s'", k->string);
+        }
+    }
+    assert_true(hidden > 0);
+    cJSON_Delete(j);
+}
+
+/* A failing verdict whose hidden entry carries what no real one would:
+ * none of it reaches the prompt, only the id and the code. */
+static const char PLANTED[] =
+    "{\"status\": \"fail\", \"stage\": \"hidden\", \"code\": \"wrong-output\","
+    " \"reason\": \"hidden shape h3: the output is wrong\", \"backend\": \"cpu\","
+    " \"shapes\": ["
+    "  {\"id\": \"v1\", \"visible\": true, \"dims\": {\"rows\": 32, \"cols\": 1024}},"
+    "  {\"id\": \"h1\", \"visible\": false, \"status\": \"pass\"},"
+    "  {\"id\": \"h3\", \"visible\": false, \"status\": \"fail\", \"code\": \"wrong-output\","
+    "   \"dims\": {\"rows\": 77777, \"cols\": 99991}, \"max_err_ulps\": 31337,"
+    "   \"time\": {\"candidate\": {\"median_ns\": 424242}}, \"speedup\": 6.25}],"
+    " \"environment\": {\"cpu\": \"AMD EPYC\", \"bandwidth_gbps\": 20}}";
+
+static void test_no_hidden_dims(void **state)
+{
+    (void)state;
+    hidden_entries_bare(g_cpu);
+    hidden_entries_bare(g_cuda);
+    const char *verdicts[] = {g_cpu, g_cuda, PLANTED};
+    for (int i = 0; i < 3; i++) {
+        kiln_prompt_input in = input(i == 1 ? "cuda" : "c", verdicts[i]);
+        char *u = user_of(&in);
+        only_visible_dims(u, verdicts[i]);
+        free(u);
+    }
+    kiln_prompt_input in = input("c", PLANTED);
+    char *u = user_of(&in);
+    must_contain(u, "Hidden shapes: 2 (their sizes are never shown); failed: h3 (wrong-output).\n");
+    must_contain(u, "| v1 | rows=32 cols=1024 | - | - | - | - | not timed |\n");
+    const char *planted[] = {"77777", "99991", "31337", "424", "6.25"};
+    for (int i = 0; i < 5; i++)
+        must_lack(u, planted[i]);
+    free(u);
+}
+
+/* An attempt's feedback (not only a compile log) is shown, labelled. */
+static void test_failure_feedback(void **state)
+{
+    (void)state;
+    kiln_attempt at[] = {
+        {.n = 1, .hypothesis = "float4 loads", .status = "fail", .stage = "visible",
+         .reason = "wrong-output", .feedback = "visible shape v2: worst element 3.5 (want 1.25)"},
+        {.n = 2, .hypothesis = "typo", .status = "fail", .stage = "compile",
+         .reason = "compile-error", .compile_log = "k.cu:3: error: 'flaot'"},
+    };
+    kiln_prompt_input in = input("cuda", g_cuda);
+    in.attempts = at;
+    in.nattempts = 2;
+    char *u = user_of(&in);
+    must_contain(u, "#1 float4 loads \xE2\x86\x92 fail at visible: wrong-output\n  feedback (first "
+                    "lines):\n    visible shape v2: worst element 3.5 (want 1.25)\n");
+    must_contain(u, "  compile log (first lines):\n    k.cu:3: error: 'flaot'\n");
+    free(u);
+}
+
+/* ---- the budget ------------------------------------------------------------------- */
+
+/* Every "..." that marks a cut follows a whole token: never part of a word
+ * or number. */
+static void cuts_between_tokens(const char *u, const char *end, const char *token)
+{
+    size_t tl = strlen(token);
+    for (const char *p = strstr(u, "..."); p && p < end; p = strstr(p + 3, "...")) {
+        if (p == u || !isalnum((unsigned char)p[-1]))
+            continue;
+        if ((size_t)(p - u) < tl || strncmp(p - tl, token, tl) != 0)
+            fail_msg("cut inside a token: '%.20s'", p - (p - u < 12 ? p - u : 12));
+    }
+}
+
+static char *repeat(const char *unit, size_t times, const char *sep)
+{
+    size_t ul = strlen(unit), sl = strlen(sep);
+    char *s = malloc(times * (ul + sl) + 1), *q = s;
+    assert_non_null(s);
+    for (size_t i = 0; i < times; i++) {
+        memcpy(q, unit, ul);
+        memcpy(q + ul, sep, sl);
+        q += ul + sl;
+    }
+    *q = '\0';
+    return s;
+}
+
+/* A megabyte of feedback and a huge reason: the default budget holds, the
+ * failure is shortened between words, the machine and shapes stay. */
+static void test_budget_huge_failure(void **state)
+{
+    (void)state;
+    char *line = repeat("alpha1234", 100, " ");
+    char *fb = repeat(line, 1000, "\n");
+    char *reason = repeat("beta5678", 10000, " ");
+    kiln_attempt at = {.n = 7, .hypothesis = "vector loads", .status = "fail", .stage = "visible",
+                       .reason = reason, .feedback = fb};
+    kiln_prompt_input in = input("cuda", g_cuda);
+    in.attempts = &at;
+    in.nattempts = 1;   /* max_chars 0: the default budget */
+    char *u = user_of(&in);
+    assert_true(strlen(u) <= KILN_PROMPT_DEFAULT_CHARS);
+    must_contain(u, "Machine (where the parent was measured): GPU NVIDIA H200");
+    must_contain(u, "| v3 | rows=16384 cols=4096 |");
+    must_contain(u, "Lagging shapes");
+    must_contain(u, "#7 vector loads");
+    must_contain(u, "beta5678...");
+    must_contain(u, "alpha1234...\n");
+    must_contain(u, "(985 more lines)");
+    char *line7 = strstr(u, "#7 "), *alpha = strstr(u, "feedback (first lines)");
+    assert_non_null(line7);
+    assert_non_null(alpha);
+    cuts_between_tokens(line7, alpha, "beta5678");
+    must_lack(u, "beta5678 ...");   /* and no space left before the mark */
+    cuts_between_tokens(alpha, alpha + strlen(alpha), "alpha1234");
+    free(u);
+    free(line);
+    free(fb);
+    free(reason);
+}
+
+/* Thousands of lessons: whole lessons are kept from the first (the
+ * retrieval ranks the most relevant first), after the older attempts have
+ * gone; the newest attempt and its feedback stay. */
+static void test_budget_many_lessons(void **state)
+{
+    (void)state;
+    char *lessons = malloc(3000 * 80 + 100);
+    assert_non_null(lessons);
+    size_t n = (size_t)sprintf(lessons, "Lessons from earlier measurements:\n");
+    for (int i = 0; i < 3000; i++)
+        n += (size_t)sprintf(lessons + n, "- When lesson %04d applies: keep rows in registers "
+                                          "(confidence 0.50)\n", i);
+    kiln_attempt at[3];
+    for (int i = 0; i < 3; i++)
+        at[i] = (kiln_attempt){.n = i + 1, .hypothesis = "idea", .status = "fail",
+                               .stage = "visible", .reason = "wrong-output",
+                               .feedback = "visible shape v1: worst element"};
+    kiln_prompt_input in = input("cuda", g_cuda);
+    in.attempts = at;
+    in.nattempts = 3;
+    in.lessons = lessons;
+    in.max_chars = 20000;
+    char *u = user_of(&in);
+    assert_true(strlen(u) <= 20000);
+    must_contain(u, "(2 older attempts not shown)");
+    must_contain(u, "#3 idea \xE2\x86\x92 fail at visible: wrong-output\n  feedback");
+    must_contain(u, "Lessons:\nLessons from earlier measurements:\n- When lesson 0000 applies");
+    must_lack(u, "lesson 2999");
+    /* whole lessons only: the last one shown ends as every lesson does */
+    char *note = strstr(u, "\n(more lessons cut for length)");
+    assert_non_null(note);
+    assert_true(note - u > 20);
+    assert_memory_equal(note - 17, "(confidence 0.50)", 17);
+    must_contain(u, "| v3 | rows=16384 cols=4096 |");
+    free(u);
+    free(lessons);
+}
+
+/* The user prompt with a source of n bytes; NULL when it does not fit. */
+static char *with_source(kiln_prompt_input *in, size_t n, kiln_error *err)
+{
+    char *src = malloc(n + 1), *sys = NULL, *user = NULL;
+    assert_non_null(src);
+    for (size_t i = 0; i < n; i++)
+        src[i] = i % 40 == 39 ? '\n' : 'a' + (char)(i % 26);
+    src[n] = '\0';
+    in->parent_source = src;
+    if (kiln_prompt_build(in, &sys, &user, err) == 0)
+        free(sys);
+    in->parent_source = NULL;
+    free(src);
+    return user;
+}
+
+/* A long source is never cut: everything else gives way down to the
+ * verdict summary, the machine and the called-out shapes; a source that
+ * leaves no room for those is refused with the budget named. */
+static void test_budget_long_source(void **state)
+{
+    (void)state;
+    kiln_attempt at = {.n = 1, .hypothesis = "idea", .status = "fail", .stage = "compile",
+                       .reason = "compile-error", .compile_log = "k.cu:1: error"};
+    kiln_prompt_input in = input("cuda", g_cuda);
+    in.attempts = &at;
+    in.nattempts = 1;
+    in.lessons = "- When rows are long: split them (confidence 0.9)\n";
+    kiln_error err;
+    size_t lo = 1000, hi = KILN_PROMPT_DEFAULT_CHARS;   /* lo fits, hi does not */
+    char *u = with_source(&in, lo, &err);
+    assert_non_null(u);
+    free(u);
+    while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+        u = with_source(&in, mid, &err);
+        *(u ? &lo : &hi) = mid;
+        free(u);
+    }
+    assert_null(with_source(&in, hi, &err));
+    must_contain(err.msg, "the budget is 60000");
+    u = with_source(&in, lo, &err);
+    assert_non_null(u);
+    assert_true(strlen(u) <= KILN_PROMPT_DEFAULT_CHARS);
+    assert_true(lo > KILN_PROMPT_DEFAULT_CHARS - 2000);
+    must_contain(u, "Machine (where the parent was measured): GPU NVIDIA H200");
+    must_contain(u, "Summary: geomean speedup 1.05x");
+    must_contain(u, "| v1 | rows=1 cols=4096 |");          /* called out */
+    must_lack(u, "| v3 |");                                  /* not called out */
+    must_contain(u, "(3 other visible shapes not shown for length)");
+    must_contain(u, "Lagging shapes");
+    must_lack(u, "Lessons:");
+    must_lack(u, "#1 idea");
+    free(u);
+}
+
+/* What one prompt of the sweep below shows. */
+typedef struct shown {
+    int attempt[4], feedback[4];   /* #1..#4 and their feedback's first line */
+    int newest_fb_lines;           /* lines of #4's feedback */
+    int lessons, lessons_whole, table_whole;
+} shown;
+
+static shown what_is_shown(const char *u)
+{
+    shown w = {0};
+    char key[64];
+    for (int i = 0; i < 4; i++) {
+        snprintf(key, sizeof key, "#%d idea-%d", i + 1, i + 1);
+        w.attempt[i] = strstr(u, key) != NULL;
+        snprintf(key, sizeof key, "fb%d-line-00\n", i + 1);
+        w.feedback[i] = strstr(u, key) != NULL;
+    }
+    for (int l = 0; l < 10; l++) {
+        snprintf(key, sizeof key, "fb4-line-%02d\n", l);
+        w.newest_fb_lines += strstr(u, key) != NULL;
+    }
+    w.lessons = strstr(u, "Lessons:\n") != NULL;
+    w.lessons_whole = w.lessons && !strstr(u, "more lessons cut for length");
+    w.table_whole = !strstr(u, "not shown for length");
+    return w;
+}
+
+/* The order prompt.h states, checked at every budget from everything down
+ * to nothing: a section is shown only while everything above it in
+ * priority is shown whole. */
+static void check_order(const shown *w)
+{
+    for (int i = 0; i < 3; i++) {
+        if (w->feedback[i])      /* an older attempt's feedback: all newer ones' too */
+            for (int j = i; j < 4; j++)
+                assert_true(w->attempt[j] && w->feedback[j]);
+        if (w->attempt[i])       /* an older attempt: the newer ones, the lessons whole */
+            for (int j = i; j < 4; j++)
+                assert_true(w->attempt[j] && w->lessons_whole);
+    }
+    if (w->lessons)              /* lessons: the newest attempt's whole feedback */
+        assert_true(w->newest_fb_lines == 10);
+    if (w->newest_fb_lines)
+        assert_true(w->attempt[3]);
+    if (w->attempt[3])           /* the newest attempt: the whole table */
+        assert_true(w->table_whole);
+    assert_true(w->newest_fb_lines == 0 || w->newest_fb_lines == 5 || w->newest_fb_lines == 10);
+}
+
+static void test_budget_order(void **state)
+{
+    (void)state;
+    char fbs[4][256], hyps[4][16];
+    kiln_attempt at[4];
+    for (int i = 0; i < 4; i++) {
+        size_t n = 0;
+        for (int l = 0; l < 10; l++)
+            n += (size_t)snprintf(fbs[i] + n, sizeof fbs[i] - n, "fb%d-line-%02d\n", i + 1, l);
+        snprintf(hyps[i], sizeof hyps[i], "idea-%d", i + 1);
+        at[i] = (kiln_attempt){.n = i + 1, .hypothesis = hyps[i], .status = "fail",
+                               .stage = "visible", .reason = "wrong-output", .feedback = fbs[i]};
+    }
+    char lessons[40 * 64];
+    size_t n = 0;
+    for (int i = 0; i < 40; i++)
+        n += (size_t)snprintf(lessons + n, sizeof lessons - n, "- When lesson %02d: do this\n", i);
+    kiln_prompt_input in = input("cuda", g_cuda);
+    in.attempts = at;
+    in.nattempts = 4;
+    in.lessons = lessons;
+    in.strategy = kiln_draft_strategy(1, 0, 1);
+    in.max_chars = KILN_PROMPT_NO_LIMIT;
+    char *u = user_of(&in);
+    size_t full = strlen(u);
+    free(u);
+    int states = 0, failed = 0;
+    shown prev;
+    memset(&prev, 0, sizeof prev);
+    for (size_t budget = full; budget > 0; budget -= budget > 37 ? 37 : budget) {
+        char *sys, *user;
+        kiln_error err;
+        in.max_chars = budget;
+        if (kiln_prompt_build(&in, &sys, &user, &err) < 0) {
+            failed = 1;   /* once too small, smaller budgets are too */
+            continue;
+        }
+        assert_false(failed);
+        assert_true(strlen(user) <= budget);
+        must_contain(user, "Machine (where");
+        must_contain(user, "Parent's verdict: pass");
+        must_contain(user, "| v1 | rows=1 cols=4096 |");
+        must_contain(user, "Direction for this answer");
+        shown w = what_is_shown(user);
+        check_order(&w);
+        states += memcmp(&w, &prev, sizeof w) != 0;
+        prev = w;
+        free(sys);
+        free(user);
+    }
+    assert_true(failed);
+    assert_true(states >= 12);   /* the sweep went through the stages */
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s FIXTURE_DIR\n", argv[0]);
+        return 2;
+    }
+    g_dir = argv[1];
+    g_cpu = slurp("verdict_cpu.json");
+    g_cuda = slurp("verdict_cuda.json");
+    if (!g_cpu || !g_cuda) {
+        fprintf(stderr, "%s: cannot read the verdict fixtures in %s\n", argv[0], g_dir);
+        return 2;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cuda_verdict),
+        cmocka_unit_test(test_cpu_verdict),
+        cmocka_unit_test(test_no_hidden_dims),
+        cmocka_unit_test(test_failure_feedback),
+        cmocka_unit_test(test_budget_huge_failure),
+        cmocka_unit_test(test_budget_many_lessons),
+        cmocka_unit_test(test_budget_long_source),
+        cmocka_unit_test(test_budget_order),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    free(g_cpu);
+    free(g_cuda);
+    return rc;
+}
