@@ -238,25 +238,33 @@ static cand *find(cand *c, int n, long long id)
 }
 
 /* BM25 rank (1 = best) of each in-scope lesson that matches the context;
- * ranks count only in-scope lessons, so they are dense. */
+ * ranks count only in-scope lessons, and equal scores share a rank (the
+ * same text is as relevant, whatever its id). */
 static int rank_bm25(sqlite3 *db, const char *context, cand *c, int n, kiln_error *err)
 {
     char *match = kiln_fts_query(context, 1);
     if (!match)
         return 0;   /* no context: relevance has no say */
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT rowid FROM lessons_fts WHERE lessons_fts MATCH ?1"
-                           " ORDER BY bm25(lessons_fts), rowid", -1, &st, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(db, "SELECT rowid, bm25(lessons_fts) FROM lessons_fts WHERE"
+                           " lessons_fts MATCH ?1 ORDER BY 2, rowid", -1, &st, NULL) != SQLITE_OK) {
         free(match);
         return kn_db_fail(db, err, "ranking lessons");
     }
     sqlite3_bind_text(st, 1, match, -1, SQLITE_TRANSIENT);
     free(match);
-    int rank = 0, rc;
+    int rank = 0, seen = 0, rc;
+    double last = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         cand *x = find(c, n, sqlite3_column_int64(st, 0));
-        if (x)
-            x->rank_bm25 = ++rank;
+        double score = sqlite3_column_double(st, 1);
+        if (!x)
+            continue;
+        seen++;
+        if (rank == 0 || score != last)
+            rank = seen;
+        last = score;
+        x->rank_bm25 = rank;
     }
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? 0 : kn_db_fail(db, err, "ranking lessons");
