@@ -1,6 +1,6 @@
 /* fake_llm.c - a scripted fake LLM HTTP server for the client tests.
  *
- *   fake_llm --port-file F --script S [--log L]
+ *   fake_llm --port-file F --script S [--log L] [--bodies DIR]
  *
  * Listens on 127.0.0.1 (ephemeral port, written to F once listening) and
  * answers OpenAI chat completions (POST /v1/chat/completions or
@@ -18,7 +18,8 @@
  * others while the script order stays that of the connections.  The log
  * has a line per request: method, path, dialect, step, model, then t= the
  * request's temperature ("-": none) and h= a 64-bit FNV-1a hash of its body
- * (so a test can tell requests apart).  It exits on
+ * (so a test can tell requests apart); --bodies DIR keeps each body as
+ * DIR/<that hash>.json (so a test can read what was asked).  It exits on
  * SIGTERM, or by itself after 120 s without a request, so a crashed test
  * cannot leave it behind. */
 #ifndef _GNU_SOURCE
@@ -78,6 +79,7 @@ typedef struct request {
 } request;
 
 static volatile sig_atomic_t g_stop;
+static const char *g_bodies;   /* --bodies DIR, or NULL */
 
 static void on_term(int sig)
 {
@@ -426,6 +428,21 @@ static void log_line(const char *log, const request *rq, const char *dialect, co
         close(fd);
 }
 
+/* The body as DIR/<hash>.json for --bodies: a test aid, so failures are
+ * not reported (the test finds the file missing). */
+static void save_body(const request *rq)
+{
+    if (!g_bodies)
+        return;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%016llx.json", g_bodies, rq->hash);
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return;
+    fwrite(rq->body, 1, rq->body_len, f);
+    fclose(f);
+}
+
 /* NULL when the body is a valid request (model and temperature copied
  * out), else why not. */
 static const char *check_body(request *rq, int anthropic, char *model, size_t cap)
@@ -529,6 +546,7 @@ static void serve(int fd, const step *st, const char *key, const char *log)
         free(rq.body);
         return;
     }
+    save_body(&rq);
     int openai = !strcmp(rq.path, "/v1/chat/completions") || !strcmp(rq.path, "/chat/completions");
     int anthropic = !strcmp(rq.path, "/v1/messages");
     const char *dialect = anthropic ? "anthropic" : openai ? "openai" : "-";
@@ -622,11 +640,13 @@ int main(int argc, char **argv)
             script_path = argv[i + 1];
         else if (!strcmp(argv[i], "--log"))
             log = argv[i + 1];
+        else if (!strcmp(argv[i], "--bodies"))
+            g_bodies = argv[i + 1];
         else
             die("unknown option %s", argv[i]);
     }
     if (!port_file || !script_path || argc % 2 == 0)
-        die("%s", "usage: fake_llm --port-file F --script S [--log L]");
+        die("%s", "usage: fake_llm --port-file F --script S [--log L] [--bodies DIR]");
     script sc;
     load_script(script_path, &sc);
     install_signals();
