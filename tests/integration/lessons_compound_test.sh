@@ -1,0 +1,203 @@
+#!/usr/bin/env bash
+# lessons_compound_test.sh - lessons that compound (issue 14.6), through the
+# real binaries on the CPU backend with a model played by tests/fake_llm:
+# a rejected answer is kept raw in the candidate; a lesson shown to prompts
+# moves only when a candidate is kept (not on an answer that did not parse);
+# the lesson a kept draft earned names its run and candidate, hypothesis,
+# numbers and outcome in `kiln lessons show`; `kiln lessons search SIMD`
+# finds float4; `distill --model` rewrites a merge, and keeps the plain
+# merge (saying so) when the model fails.
+#
+# usage: lessons_compound_test.sh BUILD_DIR SOURCE_DIR
+set -u
+
+if [ $# -ne 2 ]; then
+    echo "usage: $0 BUILD_DIR SOURCE_DIR" >&2
+    exit 2
+fi
+BUILD=$(readlink -f -- "$1")
+SRC=$(readlink -f -- "$2")
+KILN=$BUILD/kiln
+FAKE=$BUILD/tests/fake_llm
+for x in "$KILN" "$BUILD/kilnd" "$BUILD/kiln-worker" "$FAKE"; do
+    [ -x "$x" ] || { echo "$0: $x is not an executable" >&2; exit 2; }
+done
+command -v sqlite3 >/dev/null || { echo "$0: needs sqlite3" >&2; exit 2; }
+
+tmp=$(mktemp -d) || exit 2
+FAKEPIDS=()
+cleanup() {
+    "$KILN" daemon stop >/dev/null 2>&1
+    local p
+    for p in "${FAKEPIDS[@]}"; do kill "$p" 2>/dev/null; done
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+export KILN_SOCKET=$tmp/k.sock KILN_STATE=$tmp/state TMPDIR=$tmp
+unset KILN_TASKS KILN_TOKEN_FILE OPENAI_BASE_URL ANTHROPIC_BASE_URL
+export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
+export GIT_AUTHOR_NAME=test GIT_AUTHOR_EMAIL=test@example.com
+export GIT_COMMITTER_NAME=test GIT_COMMITTER_EMAIL=test@example.com
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+export OPENAI_API_KEY=test
+cd "$SRC" || exit 2
+FIX=$SRC/tests/integration/keep
+WS=$tmp/ws
+
+npass=0
+nfail=0
+probs=()
+begin() { probs=(); }
+problem() { probs+=("$*"); }
+end() {
+    if [ ${#probs[@]} -eq 0 ]; then
+        echo "ok - $1"
+        npass=$((npass + 1))
+    else
+        echo "not ok - $1"
+        printf '%s\n' "${probs[@]}" | sed 's/^/#   /'
+        nfail=$((nfail + 1))
+    fi
+}
+# kiln ARGS...: stdout to $tmp/out, stderr to $tmp/err, exit status in RC;
+# a sanitizer report fails the check.
+kiln() {
+    "$KILN" "$@" >"$tmp/out" 2>"$tmp/err"
+    RC=$?
+    if grep -q -E 'LeakSanitizer|AddressSanitizer|runtime error:' "$tmp/err"; then
+        problem "kiln $*: sanitizer report:"$'\n'"$(head -40 "$tmp/err")"
+    fi
+}
+sq() { sqlite3 -cmd '.timeout 5000' "$WS/.kiln/kiln.db" "$1" 2>&1; }
+last_run() { sq "SELECT id FROM runs ORDER BY started_at DESC LIMIT 1"; }
+expect_rc() { [ "$RC" -eq "$1" ] || problem "exit $RC, expected $1; stderr: $(tail -5 "$tmp/err")"; }
+expect() {   # FILE REGEX
+    grep -qE -e "$2" "$1" || problem "$(basename "$1") lacks '$2':"$'\n'"$(tail -15 "$1")"
+}
+start_fake() {   # SCRIPT
+    local d=$tmp/fake$RANDOM i
+    mkdir -p "$d"
+    printf '%s\n' "$1" >"$d/script"
+    "$FAKE" --port-file "$d/port" --script "$d/script" --log "$d/log" 2>"$d/stderr" &
+    FAKEPIDS+=($!)
+    PORT=
+    for ((i = 0; i < 100; i++)); do
+        [ -s "$d/port" ] && { PORT=$(cat "$d/port"); break; }
+        sleep 0.05
+    done
+    [ -n "$PORT" ] || { echo "$0: fake_llm did not start: $(cat "$d/stderr")" >&2; exit 2; }
+}
+search() {   # ARGS...: a model search from slow4.c
+    kiln search rmsnorm --agent openai --model fake --base-url "http://127.0.0.1:$PORT/v1" \
+        --from "$FIX/slow4.c" --workspace "$WS" --group decode --timing-ms 200 "$@"
+}
+printf 'I would rather not write code today.\nHYPOTHESIS: nothing\n' >"$tmp/nocode.md"
+{ printf 'Here it is.\n\n```c\n'; cat "$FIX/fast.c"; printf '```\n\nHYPOTHESIS: each row once\n'; } >"$tmp/fast.md"
+
+# ---- the raw answer of a rejected candidate --------------------------------
+
+begin
+start_fake "ok $tmp/nocode.md"
+search --iterations 1
+expect_rc 0
+RUN=$(last_run)
+row=$(sq "SELECT code || '|' || answer FROM candidates WHERE run='$RUN' AND n=1")
+[ "$row" = "bad-answer|$(cat "$tmp/nocode.md")" ] ||
+    problem "candidate 1 (an answer without code): '$row', expected bad-answer with the raw answer"
+[ "$(sq 'PRAGMA user_version')" = 4 ] || problem "user_version $(sq 'PRAGMA user_version'), expected 4"
+end "a rejected candidate keeps the model's raw answer"
+
+# ---- confidence moves only on confirmed outcomes ------------------------------
+
+begin
+kiln lessons add --workspace "$WS" --situation "rmsnorm rows on the CPU" \
+    --action "read each row once" --tag op/norm --confidence 0.7
+expect_rc 0
+L=$(sed -n 's/^added lesson #\([0-9]*\)$/\1/p' "$tmp/out")
+start_fake "ok $tmp/nocode.md
+ok $tmp/fast.md"
+search --iterations 2
+expect_rc 0
+RUN=$(last_run)
+got=$(sq "SELECT shown || ' ' || helped || ' ' || hurt || ' ' || printf('%.2f', confidence) FROM lessons WHERE id=$L")
+# Shown to both prompts; the answer without code moved nothing, the kept draft +0.10.
+[ "$got" = "2 1 0 0.80" ] || problem "lesson #$L: shown helped hurt confidence = '$got', expected '2 1 0 0.80'"
+kept=$(sq "SELECT decision FROM candidates WHERE run='$RUN' AND n=2")
+[ "$kept" = keep ] || problem "the fast draft was not kept ('$kept'): $(sq "SELECT why FROM candidates WHERE run='$RUN' AND n=2")"
+end "a shown lesson gains only from the kept draft, not from the answer that did not parse"
+
+# ---- attribution, hypothesis, numbers, outcome ---------------------------------
+
+begin
+E=$(sq "SELECT id FROM lessons WHERE run='$RUN' AND candidate=2 AND kind='lesson'")
+[ -n "$E" ] || problem "the kept draft earned no lesson"
+kiln lessons show "$E" --workspace "$WS"
+expect_rc 0
+expect "$tmp/out" "^  from: +run $RUN, candidate 2$"
+expect "$tmp/out" "^  hypothesis: each row once$"
+expect "$tmp/out" "^  numbers: +v[0-9]+ rows=[0-9]+ cols=[0-9]+: [0-9.]+ us, [0-9]+ GB/s"
+expect "$tmp/out" "^  outcome: +keep: kept: geomean .* \(confirmed \+1: kept after its re-time\)"
+kiln lessons show "$E" --workspace "$WS" --json
+expect "$tmp/out" "\"candidate\":[[:space:]]*2,"
+expect "$tmp/out" "\"gbps\":[[:space:]]*[0-9]"
+end "kiln lessons show: the candidate that earned it, hypothesis, numbers and outcome"
+
+# ---- synonyms ----------------------------------------------------------------------
+
+begin
+kiln lessons add --workspace "$WS" --situation "f32 rows" --action "load float4 at a time" --tag op/norm
+F=$(sed -n 's/^added lesson #\([0-9]*\)$/\1/p' "$tmp/out")
+kiln lessons search SIMD --workspace "$WS"
+expect_rc 0
+expect "$tmp/out" "^ *$F "
+kiln lessons search occupancy --workspace "$WS"
+expect "$tmp/out" "no lessons match"
+end "kiln lessons search SIMD finds float4"
+
+# ---- distill with a model --------------------------------------------------------
+
+add_pair() {   # WORD: two near-duplicates (Jaccard 10/12)
+    kiln lessons add --workspace "$WS" --situation "optimizing rmsnorm f32 ($1)" \
+        --action "UNROLL 1 -> 8 made it 1.42x faster" --tag shape/$1 --confidence 0.6
+    K=$(sed -n 's/^added lesson #\([0-9]*\)$/\1/p' "$tmp/out")
+    kiln lessons add --workspace "$WS" --situation "optimizing rmsnorm f32 ($1)" \
+        --action "UNROLL 1 -> 8 made it 1.40x faster" --tag shape/$1 --confidence 0.5
+}
+
+begin
+kiln lessons distill --workspace "$WS" --base-url http://127.0.0.1:1/v1
+expect_rc 2
+expect "$tmp/err" "--base-url and --agent need --model"
+kiln lessons distill --workspace "$WS"   # settle what the searches left
+add_pair alpha
+printf 'Unrolling the row loop by 8 made rmsnorm about 1.4x faster.\n' >"$tmp/rewrite.txt"
+start_fake "ok $tmp/rewrite.txt"
+kiln lessons distill --workspace "$WS" --model fake --base-url "http://127.0.0.1:$PORT/v1"
+expect_rc 0
+expect "$tmp/out" "^merge +#[0-9]+ into #$K"
+expect "$tmp/out" "^rewrite #$K: rewritten by the model \(1 merged\): Unrolling the row loop by 8"
+kiln lessons show "$K" --workspace "$WS"
+expect "$tmp/out" "^  do: +Unrolling the row loop by 8 made rmsnorm about 1.4x faster.$"
+end "distill --model rewrites a merged lesson"
+
+begin
+add_pair beta
+start_fake "status 500"
+kiln lessons distill --workspace "$WS" --model fake --base-url "http://127.0.0.1:$PORT/v1"
+expect_rc 0
+expect "$tmp/out" "^merge +#[0-9]+ into #$K"
+expect "$tmp/out" "^rewrite #$K: the model's rewrite failed \(.*500.*\): kept the plain merge"
+expect "$tmp/out" "^the model failed 1 of 1 rewrite"
+kiln lessons show "$K" --workspace "$WS"
+expect "$tmp/out" "^  do: +UNROLL 1 -> 8 made it 1.42x faster$"
+add_pair gamma
+start_fake "malformed"
+kiln lessons distill --workspace "$WS" --model fake --base-url "http://127.0.0.1:$PORT/v1"
+expect_rc 0
+expect "$tmp/out" "^rewrite #$K: the model's rewrite failed .*: kept the plain merge"
+end "distill keeps the plain merge and says so when the model fails (500, malformed)"
+
+echo "$npass passed, $nfail failed"
+[ "$nfail" -eq 0 ]
