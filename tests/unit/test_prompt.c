@@ -439,7 +439,7 @@ static void check_order(const shown *w)
 static void test_budget_order(void **state)
 {
     (void)state;
-    char fbs[4][256], hyps[4][16];
+    char fbs[4][256], hyps[4][24];
     kiln_attempt at[4];
     for (int i = 0; i < 4; i++) {
         size_t n = 0;
