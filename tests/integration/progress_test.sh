@@ -25,9 +25,9 @@ on_tty "$T/verify.log" "$KILN" verify "$SRC/kernels/rmsnorm/cpu/starter.c" --tas
 rc=$?
 [ $rc = 0 ] || fail "verify on a terminal: exit $rc"
 tr '\r' '\n' <"$T/verify.log" >"$T/verify.lines"
-grep -aEq "^${esc}  [0-9]{2}:[0-9]{2}  visible +shape v1 of [0-9]+" "$T/verify.lines" ||
+grep -aEq "^${esc}  [0-9]{2}:[0-9]{2}  visible +shape v1 \(1 of [0-9]+\)" "$T/verify.lines" ||
     fail "no live visible-shape line: $(head -c 600 "$T/verify.lines")"
-grep -aEq "^${esc}  [0-9]{2}:[0-9]{2}  timing +shape v1 of [0-9]+, at most [0-9.]+ s of the timing budget left" \
+grep -aEq "^${esc}  [0-9]{2}:[0-9]{2}  timing +shape v1 \(1 of [0-9]+\), at most [0-9.]+ s of the timing budget left" \
     "$T/verify.lines" || fail "no live timing line with the budget left"
 echo "ok: kiln verify shows a live line on a terminal"
 
