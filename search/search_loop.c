@@ -511,9 +511,55 @@ static int verify_new(search *s, kiln_cand *c, const char *parent_src, kiln_erro
     return seen_add(s, c, err);
 }
 
+/* Would candidate i be verified (not a copy of a source verified before,
+ * in the run or earlier in this batch)? */
+static int needs_verifying(search *s, kiln_cand *c, int i, kiln_error *err)
+{
+    int parent_n;
+    if (c[i].state != KILN_CAND_PROPOSED || c[i].job[0] || seen_load(s, err) < 0 ||
+        parent_number(s, &c[i], &parent_n, err) < 0)
+        return 0;
+    char *norm = normalised_source(s, c[i].n);
+    int fresh = norm && !seen_find(s, norm, parent_n);
+    for (int k = 0; k < i && fresh; k++) {
+        char *other = normalised_source(s, c[k].n);
+        fresh = !(other && strcmp(other, norm) == 0);
+        free(other);
+    }
+    free(norm);
+    return fresh;
+}
+
+/* Pipelining: through kilnd, every new proposal of the iteration is handed
+ * over before the first is waited for, so kilnd compiles one while it
+ * times another and keeps every lane busy. Each job id is recorded as it
+ * is accepted (a resumed run collects it); verify_step then waits for it.
+ * A hand-over that fails is left to verify_step, which submits again. */
+static void submit_ahead(search *s, kiln_cand *c, int n, const char *parent_src)
+{
+    if (s->judge.in_process || n < 2)
+        return;
+    for (int i = 0; i < n && !kiln_search_should_stop(); i++) {
+        kiln_error e = {{0}};
+        if (!needs_verifying(s, c, i, &e))
+            continue;
+        char *src = kiln_db_cand_get_verdict(s->db, s->run.id, c[i].n, "source");
+        if (!src)
+            continue;
+        char key[320];
+        snprintf(key, sizeof key, "search:%.120s:%s:%d:verdict", s->ws.dir, s->run.id, c[i].n);
+        accept_ctx a = {s, &c[i], c[i].job};
+        s->judge.key = key;
+        kiln_judge_submit(&s->judge, src, parent_src, c[i].job, on_accepted, &a, &e);
+        s->judge.key = NULL;
+        free(src);
+    }
+}
+
 /* Steps that need no ordering: verify every proposal, screen the results. */
 static int verify_all(search *s, kiln_cand *c, int n, const char *parent_src, kiln_error *err)
 {
+    submit_ahead(s, c, n, parent_src);
     for (int i = 0; i < n; i++) {
         if (kiln_search_should_stop())
             return 1;

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# pipeline_test.sh - a search hands every draft of an iteration to kilnd
+# before it waits for the first verdict (issue 14: pipelining), so kilnd
+# can compile one while it times another. A tune search with --drafts 3
+# runs one iteration through a kilnd of its own; kilnd writes each job's
+# idempotency key when it accepts the job and its result when it ends, so
+# every draft's key must predate the first draft's result. The same run
+# with --no-daemon verifies the drafts one by one and must decide the same
+# way (each draft verified once: one job per draft, none twice).
+#   pipeline_test.sh KILN SOURCE_DIR
+set -euo pipefail
+KILN=$1
+SRC=$2
+T=$(mktemp -d)
+trap '"$KILN" daemon stop --socket "$T/k.sock" >/dev/null 2>&1 || true; rm -rf "$T"' EXIT
+export KILN_STATE=$T/state
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+"$KILN" search rmsnorm --drafts 3 --iterations 1 --group decode --timing-ms 200 \
+    --socket "$T/k.sock" --workspace "$T/ws" > "$T/out.txt" 2>&1 || { cat "$T/out.txt"; fail "search"; }
+"$KILN" daemon stop --socket "$T/k.sock" > /dev/null
+python3 - "$T/ws/.kiln/kiln.db" "$KILN_STATE" <<'PY'
+import os, sqlite3, sys
+db, state = sys.argv[1], sys.argv[2]
+rows = sqlite3.connect(db).execute(
+    "select n, job from candidates where iteration = 1 order by n").fetchall()
+jobs = [j for _, j in rows]
+if len(jobs) != 3 or not all(jobs):
+    sys.exit(f"FAIL: expected 3 drafts with a job each, got {rows}")
+if len(set(jobs)) != 3:
+    sys.exit(f"FAIL: a draft was verified under another's job: {jobs}")
+keyed = {}
+for k in os.listdir(os.path.join(state, "keys")):
+    p = os.path.join(state, "keys", k)
+    keyed[open(p).read().strip()] = os.stat(p).st_mtime_ns
+first_result = min(os.stat(os.path.join(state, "results", j + ".json")).st_mtime_ns for j in jobs)
+late = [j for j in jobs if keyed.get(j, 1 << 62) > first_result]
+if late:
+    sys.exit(f"FAIL: drafts {late} reached kilnd only after a draft's verdict: not pipelined")
+print("ok: all three drafts were with kilnd before the first verdict")
+PY
