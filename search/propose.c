@@ -209,13 +209,16 @@ static int load_history(search *s, history *h, kiln_error *err)
         a->stage = c->stage;
         a->reason = c->reason;
         a->speedup_vs_parent = c->speedup;
-        if (strcmp(c->code, "compile-error") == 0) {
+        if (strcmp(c->status, "pass") != 0 && strcmp(c->decision, "keep") != 0) {
+            /* Every failure's feedback (it hides hidden shapes), not only
+             * a compile error's log: what went wrong is what the model
+             * should read next. */
             char *t = kiln_db_cand_get_verdict(s->db, s->run.id, c->n, "verdict");
             kiln_verdict *v = t ? malloc(sizeof *v) : NULL;
             kiln_error e;
             int ok = v && kiln_verdict_parse(t, v, &e) == 0;
             h->logs[h->n] = ok ? strdup(v->feedback) : NULL;
-            a->compile_log = h->logs[h->n];
+            a->feedback = h->logs[h->n];
             free(v);
             free(t);
         }
@@ -387,7 +390,7 @@ static int propose_llm(search *s, int it, int first, const char *parent_src,
     kiln_prompt_input in = {.task_text = text, .lang = lang_of(s), .entry = entry,
                             .parent_source = parent_src, .parent_verdict_json = parent_verdict,
                             .attempts = h.att, .nattempts = h.n, .lessons = lessons,
-                            .max_chars = 60000};
+                            .max_chars = 0};   /* the prompt's default budget */
     drafts dr = {.n = s->run.drafts < MAX_DRAFTS ? s->run.drafts : MAX_DRAFTS};
     int rc = build_drafts(&in, it, &dr, err);
     free_history(&h);
