@@ -9,10 +9,11 @@
 # usage: search_test.sh BUILD_DIR SOURCE_DIR [PART]
 #
 # PART is one of two halves that ctest runs as two tests (all, the default,
-# runs both): "kept", the searches whose keep decisions rest on timing
-# (tuner, replay, the agents), which take turns with other timing tests;
-# and "faults", the rest (a failing model server, bad input, kill -9,
-# Ctrl-C, budgets, no GPU), which can run beside anything.
+# runs both): "timed", the searches whose keep decisions rest on timing
+# (tuner, replay, the agents) and the slow verification of section 9,
+# which take turns with other timing tests; and "faults", the rest (a
+# failing model server, bad input, kill -9, Ctrl-C, the 3 s budget, no
+# GPU), whose verifications are short enough to run beside anything.
 #
 # BUILD_DIR holds kiln, kilnd, kiln-worker and tests/fake_llm. Prints one
 # "ok - NAME" or "not ok - NAME" line per check (failures followed by
@@ -23,8 +24,8 @@
 set -u
 
 PART=${3:-all}
-if [ $# -lt 2 ] || [ $# -gt 3 ] || ! [[ $PART =~ ^(all|kept|faults)$ ]]; then
-    echo "usage: $0 BUILD_DIR SOURCE_DIR [all|kept|faults]" >&2
+if [ $# -lt 2 ] || [ $# -gt 3 ] || ! [[ $PART =~ ^(all|timed|faults)$ ]]; then
+    echo "usage: $0 BUILD_DIR SOURCE_DIR [all|timed|faults]" >&2
     exit 2
 fi
 in_part() { [ "$PART" = all ] || [ "$PART" = "$1" ]; }
@@ -198,7 +199,7 @@ answer "$PLANTS/rmsnorm_honest_unroll8.c" "unroll by 8 with 8 accumulators" >"$t
 answer "$PLANTS/rmsnorm_09_zeros.c" "skip the work, write zeros" >"$tmp/answer2.md"
 cp "$FIX/noanswer.md" "$tmp/noanswer.md"
 
-if in_part kept; then   # ---- part "kept" (sections 1 to 3) ----
+if in_part timed; then   # ---- part "timed" (sections 1 to 3) ----
 
 # ==== 1. the offline tuner ==========================================================
 
@@ -329,7 +330,7 @@ end "openai search via fake_llm: kept answer, 429 retried, cheat reverted, malfo
 # prompt mentions the first attempt cannot be seen from here, so that is not
 # checked.
 
-fi   # ---- end of part "kept" ----
+fi   # ---- end of part "timed" ----
 if in_part faults; then   # ---- part "faults" ----
 
 # A model server that keeps failing stops the run: N failed calls in a row
@@ -361,7 +362,7 @@ OPENAI_API_KEY=test kiln "$tmp/3c.out" "$tmp/3c.err" search --workspace "$WS3B" 
 end "a model server that keeps failing: exit 3 naming it after N failures over T, nothing shown, resumable"
 
 fi   # ---- end of part "faults" ----
-if in_part kept; then   # ---- part "kept" (to section 4) ----
+if in_part timed; then   # ---- part "timed" (section 4 and 9b) ----
 
 # ---- diverse drafts and no source verified twice ---------------------------------
 
@@ -535,7 +536,38 @@ if [ -f "$WS4B/.kiln/kiln.db" ]; then
 fi
 end "anthropic search with a rejected key: exit 3 at once, message, failed call recorded; resume asks again"
 
-fi   # ---- end of part "kept" ----
+# (Section 9's slow verification, here: its start kernel reports seconds
+# of busy-waiting calls, checked against the CPU time they got.)
+# A verification still running when the budget ends is not waited for: the
+# run stops on time, the job goes on in kilnd, and --resume collects its
+# verdict instead of verifying the start kernel again.
+begin
+WS9B=$tmp/ws9b
+DB9B=$WS9B/.kiln/kiln.db
+# slow_rmsnorm.c busy-waits 200 ms a call: its verification takes seconds
+# on any machine (a fast kernel's timing may settle within the second).
+kiln "$tmp/9b.json" "$tmp/9b.err" search rmsnorm --budget 1s --workspace "$WS9B" --json \
+    --group decode --timing-ms 4000 --from "$SRC/tests/integration/slow_rmsnorm.c"
+[ "$RC" -eq 0 ] || problem "exit $RC, expected 0"$'\n'"$(tail_of "$tmp/9b.err")"
+grep '"event":"summary"' "$tmp/9b.json" | grep -q '"reason":"time budget reached (a verification' ||
+    problem "no summary naming the running verification: $(grep summary "$tmp/9b.json" | head -c 300)"
+used=$(sq "$DB9B" "SELECT seconds_used FROM runs")
+awk -v u="${used:-9}" 'BEGIN {exit !(u <= 1.2)}' ||
+    problem "the run used ${used}s of a 1 s budget while a slow verification ran"
+job=$(sq "$DB9B" "SELECT record_job FROM candidates WHERE n=0")
+st=$(sq "$DB9B" "SELECT state FROM candidates WHERE n=0")
+[ -n "$job" ] && [ "$st" = proposed ] ||
+    problem "candidate 0 has job '$job' and state '$st', expected a job and 'proposed'"
+kiln "$tmp/9c.out" "$tmp/9c.err" search --workspace "$WS9B" --resume last --budget 60s --iterations 1
+[ "$RC" -eq 0 ] || problem "resume: exit $RC, expected 0"$'\n'"$(tail_of "$tmp/9c.err")"
+again=$(sq "$DB9B" "SELECT record_job || ' ' || state FROM candidates WHERE n=0")
+[ "$again" = "$job done" ] || problem "after the resume candidate 0 is '$again', expected '$job done'"
+[ -n "$job" ] && c=$(grep -c " job $job " "$DAEMONLOG") && [ "$c" = 1 ] ||
+    problem "kilnd ran job $job ${c:-0} times, expected once"
+consistent "$WS9B" "$(last_run "$WS9B")"
+end "--budget 1s with a slow verification: stops at 1 s, the job goes on, --resume collects it"
+
+fi   # ---- end of part "timed" ----
 if in_part faults; then   # ---- part "faults" (sections 5 to 10) ----
 
 # ==== 5. no API key =====================================================================
@@ -736,35 +768,6 @@ cut=
 grep -q '"reason":"time budget reached (a verification' <<<"$summary" && cut=stopped
 [ -f "$WS9/.kiln/kiln.db" ] && consistent "$WS9" "$(last_run "$WS9")" $cut
 end "--budget 3s stops by itself with 'time budget reached', inside it"
-
-# A verification still running when the budget ends is not waited for: the
-# run stops on time, the job goes on in kilnd, and --resume collects its
-# verdict instead of verifying the start kernel again.
-begin
-WS9B=$tmp/ws9b
-DB9B=$WS9B/.kiln/kiln.db
-# slow_rmsnorm.c busy-waits 200 ms a call: its verification takes seconds
-# on any machine (a fast kernel's timing may settle within the second).
-kiln "$tmp/9b.json" "$tmp/9b.err" search rmsnorm --budget 1s --workspace "$WS9B" --json \
-    --group decode --timing-ms 4000 --from "$SRC/tests/integration/slow_rmsnorm.c"
-[ "$RC" -eq 0 ] || problem "exit $RC, expected 0"$'\n'"$(tail_of "$tmp/9b.err")"
-grep '"event":"summary"' "$tmp/9b.json" | grep -q '"reason":"time budget reached (a verification' ||
-    problem "no summary naming the running verification: $(grep summary "$tmp/9b.json" | head -c 300)"
-used=$(sq "$DB9B" "SELECT seconds_used FROM runs")
-awk -v u="${used:-9}" 'BEGIN {exit !(u <= 1.2)}' ||
-    problem "the run used ${used}s of a 1 s budget while a slow verification ran"
-job=$(sq "$DB9B" "SELECT record_job FROM candidates WHERE n=0")
-st=$(sq "$DB9B" "SELECT state FROM candidates WHERE n=0")
-[ -n "$job" ] && [ "$st" = proposed ] ||
-    problem "candidate 0 has job '$job' and state '$st', expected a job and 'proposed'"
-kiln "$tmp/9c.out" "$tmp/9c.err" search --workspace "$WS9B" --resume last --budget 60s --iterations 1
-[ "$RC" -eq 0 ] || problem "resume: exit $RC, expected 0"$'\n'"$(tail_of "$tmp/9c.err")"
-again=$(sq "$DB9B" "SELECT record_job || ' ' || state FROM candidates WHERE n=0")
-[ "$again" = "$job done" ] || problem "after the resume candidate 0 is '$again', expected '$job done'"
-[ -n "$job" ] && c=$(grep -c " job $job " "$DAEMONLOG") && [ "$c" = 1 ] ||
-    problem "kilnd ran job $job ${c:-0} times, expected once"
-consistent "$WS9B" "$(last_run "$WS9B")"
-end "--budget 1s with a slow verification: stops at 1 s, the job goes on, --resume collects it"
 
 # ==== 10. the CUDA backend without a GPU ==========================================================
 
