@@ -283,5 +283,25 @@ else
     nskip=$((nskip + 1))
 fi
 
+# A ported kernel (issue 16): a template named by its instances, the host's
+# width choice as two launches with "when". The export renames the
+# template, guards each launch with its when, and the header compiles.
+begin
+make_fixture ws5 "$SRC" "$SRC/tests/integration/porting/rmsnorm_template.cu" ||
+    problem "could not build the template fixture"
+run export --task rmsnorm --backend cuda --dtype bf16 --workspace ws5 -o out5
+[ "$rc" -eq 0 ] || problem "export of the template kernel: exit $rc: $(head -c 300 err.txt)"
+grep -q "${B}_k3::${B}_k3_rms_norm_kernel<kiln_t, 8>" out5/$B.cuh &&
+    grep -q "${B}_k3::${B}_k3_rms_norm_kernel<kiln_t, 1>" out5/$B.cuh ||
+    problem "the template's instances are not launched under their new name"
+[ "$(grep -c 'kiln_x_mod(cols, 8, &kiln_bad)' out5/$B.cuh)" -ge 2 ] ||
+    problem "the launches are not guarded by their when"
+if [ -x "$NVCC" ]; then
+    printf '#include "%s.cuh"\nint main(void) { return 0; }\n' "$B" > tmain.cu
+    "$NVCC" -std=c++17 -arch=sm_90a -Xcompiler -Wall,-Wextra,-Werror -Iout5 -o tmain tmain.cu \
+        > nvcc_t.txt 2>&1 || problem "the header does not compile: $(head -c 600 nvcc_t.txt)"
+fi
+finish "a template kernel with a host width choice (when) exports and compiles"
+
 echo "$npass passed, $nfail failed, $nskip skipped"
 [ "$nfail" -eq 0 ]
