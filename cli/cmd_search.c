@@ -40,6 +40,8 @@ static const char usage[] =
     "                     upper end of its interval below it (default 3%)\n"
     "  --objective O      geomean (default), min, or a visible shape id (v3)\n"
     "                     (the three are recorded with the run; --resume keeps them)\n"
+    "  --parents P        best (each iteration starts from the best kernel) or archive\n"
+    "                     (a seeded draw from the run's elites; the default for a model)\n"
     "  --socket ADDR      kilnd to use (default $KILN_SOCKET; started on demand)\n"
     "  --no-daemon        verify in this process\n"
     "  --json             one JSON event per line\n"
@@ -132,13 +134,13 @@ static int parse(int argc, char **argv, kiln_search_opts *o)
 {
     static const char *strings[] = {"--agent", "--model", "--base-url", "--from", "--backend",
                                     "--dtype", "--group", "--workspace", "--resume", "--socket",
-                                    "--objective"};
+                                    "--objective", "--parents"};
     static const char *numbers[] = {"--drafts", "--iterations", "--budget", "--max-tokens",
                                     "--answer-tokens", "--seed", "--timing-ms", "--model-failures",
                                     "--model-failure-window", "--keep-margin", "--max-regression"};
     const char **slots[] = {&o->agent, &o->model, &o->base_url, &o->from, &o->backend,
                             &o->dtype, &o->group, &o->workspace, &o->resume, &o->socket,
-                            &o->objective};
+                            &o->objective, &o->parents};
     for (int i = 1; i < argc; i++) {
         int miss = 0, done = 0;
         const char *v;

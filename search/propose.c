@@ -26,7 +26,7 @@ static int add_candidate(search *s, int it, int n, int draft, const char *propos
 {
     kiln_cand c = {.n = n, .iteration = it, .draft = draft};
     snprintf(c.run, sizeof c.run, "%s", s->run.id);
-    snprintf(c.parent, sizeof c.parent, "%s", s->run.head_commit);
+    snprintf(c.parent, sizeof c.parent, "%s", s->parent[0] ? s->parent : s->run.head_commit);
     snprintf(c.proposer, sizeof c.proposer, "%s", proposer);
     snprintf(c.hypothesis, sizeof c.hypothesis, "%s", hypothesis ? hypothesis : "");
     if (failure) {   /* nothing to verify: recorded and finished */

@@ -28,6 +28,13 @@ static const char schema_v1[] =
     " http_status INTEGER, ok INTEGER, error TEXT, created_at REAL);"
     "CREATE INDEX IF NOT EXISTS candidates_state ON candidates(run, state);";
 
+/* Version 5: the archive, one row per cell of a run (search/archive.h). */
+static const char schema_v5[] =
+    "CREATE TABLE IF NOT EXISTS archive ("
+    " run TEXT NOT NULL REFERENCES runs(id), cell TEXT NOT NULL, n INTEGER NOT NULL,"
+    " commit_id TEXT, speedup REAL, lo REAL, hi REAL, updated_at REAL,"
+    " PRIMARY KEY (run, cell));";
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -133,7 +140,9 @@ static int add_v3_columns(sqlite3 *db, kiln_error *err)
         add_column(db, "runs", "max_regression", "REAL", err) < 0 ||
         add_column(db, "runs", "objective", "TEXT", err) < 0 ||
         add_column(db, "candidates", "why", "TEXT", err) < 0 ||
-        add_column(db, "candidates", "answer", "TEXT", err) < 0)   /* version 4 */
+        add_column(db, "candidates", "answer", "TEXT", err) < 0 ||   /* version 4 */
+        add_column(db, "runs", "parents", "TEXT", err) < 0 ||          /* version 5 */
+        exec(db, schema_v5, err) < 0)
         return -1;
     for (size_t i = 0; i < sizeof v3_cand_reals / sizeof *v3_cand_reals; i++)
         if (add_column(db, "candidates", v3_cand_reals[i], "REAL", err) < 0)
@@ -228,6 +237,7 @@ static int run_write(sqlite3 *db, const kiln_run *r, const char *sql, kiln_error
     sqlite3_bind_double(st, 24, r->keep_margin);
     sqlite3_bind_double(st, 25, r->max_regression);
     bind_text(st, 26, r->objective);
+    bind_text(st, 27, r->parents);
     int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_fail(db, err, "writing the run");
     sqlite3_finalize(st);
     return rc;
@@ -240,8 +250,8 @@ int kiln_db_run_insert(sqlite3 *db, const kiln_run *r, kiln_error *err)
                      " start_commit, head_commit, status, iterations_done, budget_iterations, drafts,"
                      " budget_seconds, seconds_used, budget_tokens, tokens_used, best_speedup,"
                      " started_at, updated_at, base_url, from_path, keep_margin, max_regression,"
-                     " objective) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,"
-                     "?17,?18,?19,?20,?21,?21,?22,?23,?24,?25,?26)",
+                     " objective, parents) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,"
+                     "?15,?16,?17,?18,?19,?20,?21,?21,?22,?23,?24,?25,?26,?27)",
                      err);
 }
 
@@ -253,7 +263,7 @@ int kiln_db_run_update(sqlite3 *db, const kiln_run *r, kiln_error *err)
                      " iterations_done=?13, budget_iterations=?14, drafts=?15, budget_seconds=?16,"
                      " seconds_used=?17, budget_tokens=?18, tokens_used=?19, best_speedup=?20,"
                      " updated_at=?21, base_url=?22, from_path=?23, keep_margin=?24, max_regression=?25,"
-                     " objective=?26 WHERE id=?1",
+                     " objective=?26, parents=?27 WHERE id=?1",
                      err);
 }
 
@@ -272,14 +282,17 @@ static double real_or(sqlite3_stmt *st, int i, double dflt)
 int kiln_db_run_get(sqlite3 *db, const char *id, kiln_run *r, kiln_error *err)
 {
     sqlite3_stmt *st = NULL;
-    char sql[512];
-    /* A database of version 2 opened read-only (review) has no keep rule. */
+    char sql[640];
+    /* An older database opened read-only (review) may have no keep rule
+     * (version 2) or no parents (before version 5). */
     int v3 = has_column(db, "runs", "objective") == 1;
+    int v5 = has_column(db, "runs", "parents") == 1;
     snprintf(sql, sizeof sql, "SELECT id, task, backend, dtype, grp, agent, model, seed, branch,"
              " start_commit, head_commit, status, iterations_done, budget_iterations,"
              " drafts, budget_seconds, seconds_used, budget_tokens, tokens_used,"
-             " best_speedup, base_url, from_path, %s FROM runs WHERE id=?1",
-             v3 ? "keep_margin, max_regression, objective" : "NULL, NULL, NULL");
+             " best_speedup, base_url, from_path, %s, %s FROM runs WHERE id=?1",
+             v3 ? "keep_margin, max_regression, objective" : "NULL, NULL, NULL",
+             v5 ? "parents" : "NULL");
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
         return db_fail(db, err, "reading the run");
     bind_text(st, 1, id);
@@ -311,6 +324,7 @@ int kiln_db_run_get(sqlite3 *db, const char *id, kiln_run *r, kiln_error *err)
         r->keep_margin = real_or(st, 22, -1);
         r->max_regression = real_or(st, 23, -1);
         col_text(st, 24, r->objective, sizeof r->objective);
+        col_text(st, 25, r->parents, sizeof r->parents);
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)
@@ -573,6 +587,59 @@ static int text_column(sqlite3 *db, sqlite3_stmt *st, char **out, int *n, size_t
             break;
         *out = p;
         col_text(st, 0, p + (size_t)(*n)++ * len, len);
+    }
+    sqlite3_finalize(st);
+    if (rows_end(db, rc, *out, n, err) == 0)
+        return 0;
+    *out = NULL;
+    return -1;
+}
+
+int kiln_db_archive_put(sqlite3 *db, const char *run, const kiln_elite *e, kiln_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO archive (run, cell, n, commit_id, speedup,"
+                           " lo, hi, updated_at) VALUES (?1,?2,?3,?4,?5,?6,?7,?8)", -1, &st,
+                           NULL) != SQLITE_OK)
+        return db_fail(db, err, "preparing an archive update");
+    bind_text(st, 1, run);
+    bind_text(st, 2, e->cell);
+    sqlite3_bind_int(st, 3, e->n);
+    bind_text(st, 4, e->commit);
+    sqlite3_bind_double(st, 5, e->speedup);
+    sqlite3_bind_double(st, 6, e->lo);
+    sqlite3_bind_double(st, 7, e->hi);
+    sqlite3_bind_double(st, 8, now_s());
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_fail(db, err, "writing the archive");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int kiln_db_archive(sqlite3 *db, const char *run, kiln_elite **out, int *n, kiln_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    *out = NULL;
+    *n = 0;
+    if (has_column(db, "runs", "parents") != 1)
+        return 0;   /* an older database, read-only: no archive yet */
+    if (sqlite3_prepare_v2(db, "SELECT cell, n, commit_id, speedup, lo, hi FROM archive"
+                           " WHERE run=?1 ORDER BY cell", -1, &st, NULL) != SQLITE_OK)
+        return read_fail(db, err);
+    bind_text(st, 1, run);
+    int cap = 0, rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        kiln_elite *p = grow(*out, *n, &cap, sizeof *p);
+        if (!p)
+            break;
+        *out = p;
+        kiln_elite *e = &p[(*n)++];
+        memset(e, 0, sizeof *e);
+        col_text(st, 0, e->cell, sizeof e->cell);
+        e->n = sqlite3_column_int(st, 1);
+        col_text(st, 2, e->commit, sizeof e->commit);
+        e->speedup = sqlite3_column_double(st, 3);
+        e->lo = sqlite3_column_double(st, 4);
+        e->hi = sqlite3_column_double(st, 5);
     }
     sqlite3_finalize(st);
     if (rows_end(db, rc, *out, n, err) == 0)

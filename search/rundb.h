@@ -10,12 +10,14 @@
 #include <sqlite3.h>
 #include <stddef.h>
 
+#include "archive.h"
 #include "cand_state.h"
 #include "kiln_error.h"
 
-#define KILN_DB_SCHEMA_VERSION 4   /* 2: lessons (knowledge/lessons.h); 3: the keep
+#define KILN_DB_SCHEMA_VERSION 5   /* 2: lessons (knowledge/lessons.h); 3: the keep
                                       rule's settings and intervals; 4: the model's
-                                      raw answer of each candidate */
+                                      raw answer of each candidate; 5: the archive
+                                      and runs.parents */
 
 typedef struct kiln_run {
     char id[32], task[256], backend[8], dtype[8], grp[32], agent[16], model[128];
@@ -31,6 +33,9 @@ typedef struct kiln_run {
      * -1 and "" in a run recorded before kiln had them. */
     double keep_margin, max_regression;
     char objective[16];
+    /* How parents are chosen: "best" or "archive" (docs/search.md,
+     * "Population"); "" in a run recorded before kiln had an archive. */
+    char parents[8];
 } kiln_run;
 
 typedef struct kiln_cand {
@@ -72,6 +77,12 @@ int kiln_db_llm_call(sqlite3 *db, const char *run, int n, int draft, const char 
                      const char *model, long prompt_tokens, long completion_tokens,
                      double latency_s, int attempts, long http_status, int ok, const char *error,
                      kiln_error *err);
+
+/* The run's archive (archive.h): store e in its cell, replacing the
+ * cell's elite; read every cell of run, by cell name (*out malloc'd,
+ * none is not an error). */
+int kiln_db_archive_put(sqlite3 *db, const char *run, const kiln_elite *e, kiln_error *err);
+int kiln_db_archive(sqlite3 *db, const char *run, kiln_elite **out, int *n, kiln_error *err);
 
 /* ---- reading for the review commands and the search's summary ---------- */
 

@@ -25,6 +25,7 @@ typedef struct kiln_search_opts {
      * 3%, or a resumed run's own); objective NULL: geomean, or the run's. */
     double keep_margin, max_regression;
     const char *objective;
+    const char *parents;        /* "best" | "archive"; NULL: archive for a model, best otherwise */
 } kiln_search_opts;
 
 /* Returns a kiln exit status. */

@@ -452,6 +452,84 @@ static int maybe_tag(search *s, const kiln_cand *c, kiln_error *err)
     return kiln_ws_tag(&s->ws, tag, c->commit, err);
 }
 
+/* ---- the population (archive.h) ------------------------------------------ */
+
+/* Does kept candidate c move the run's branch? A child of the head that
+ * was kept beat the head by the keep rule; a child of another elite must
+ * also beat the head's speedup against the task's baseline. Decided from
+ * the run as it was before this iteration, so a resume decides the same. */
+static int becomes_best(const search *s, const kiln_cand *c)
+{
+    return !s->run.head_commit[0] || strcmp(c->parent, s->run.head_commit) == 0 ||
+           c->speedup_vs_baseline > s->run.best_speedup;
+}
+
+/* e's cell and objective from c's verdict against the task's baseline and
+ * its source; 0 when c has no readable record (it stays out). */
+static int elite_of(search *s, const kiln_cand *c, kiln_elite *e)
+{
+    char *rec = kiln_db_cand_get_verdict(s->db, s->run.id, c->n, "record");
+    char *src = kiln_db_cand_get_verdict(s->db, s->run.id, c->n, "source");
+    kiln_verdict *v = malloc(sizeof *v);
+    kiln_error pe;
+    int ok = rec && src && v && kiln_verdict_parse(rec, v, &pe) == 0;
+    *e = (kiln_elite){.n = c->n, .speedup = c->speedup_vs_baseline, .lo = c->baseline_lo,
+                      .hi = c->baseline_hi};
+    snprintf(e->commit, sizeof e->commit, "%s", c->commit);
+    if (ok) {
+        kiln_interval iv;
+        char why[160];
+        kiln_archive_cell(v, src, e->cell, sizeof e->cell);
+        if (kiln_objective_interval(v, s->keep.objective, &iv, why, sizeof why) == 0)
+            e->speedup = iv.point, e->lo = iv.lo, e->hi = isfinite(iv.hi) ? iv.hi : 0;
+    }
+    free(v);
+    free(rec);
+    free(src);
+    return ok;
+}
+
+/* Offer kept candidate c to the archive (the cell update rule); when it
+ * takes its cell, refs/kiln/archive/<run>/<cell> points to it. The ref is
+ * set before the row, so a crash between them is repaired by offering c
+ * again on resume. */
+static int archive_offer(search *s, const kiln_cand *c, kiln_error *err)
+{
+    kiln_elite e, *a;
+    int n;
+    if (!elite_of(s, c, &e))
+        return 0;
+    if (kiln_db_archive(s->db, s->run.id, &a, &n, err) < 0)
+        return -1;
+    kiln_elite *more = realloc(a, (size_t)(n + 1) * sizeof *a);
+    if (!more) {
+        free(a);
+        return kiln_fail(err, "out of memory");
+    }
+    int at = kiln_archive_offer(more, &n, KILN_ARCHIVE_MAX, &e);
+    free(more);
+    if (at < 0)
+        return 0;
+    char ref[256];
+    snprintf(ref, sizeof ref, "refs/kiln/archive/%s/%s", s->run.id, e.cell);
+    if (kiln_ws_set_ref(&s->ws, ref, c->commit, err) < 0)
+        return -1;
+    return kiln_db_archive_put(s->db, s->run.id, &e, err);
+}
+
+/* A kept candidate: into the archive; onto the branch when it is the new
+ * best, else under refs/kiln/kept/<run>/<n> (its cell's ref may move on). */
+static int apply_keep(search *s, kiln_cand *c, kiln_error *err)
+{
+    if (archive_offer(s, c, err) < 0)
+        return -1;
+    if (becomes_best(s, c))
+        return kiln_ws_reset_hard(&s->ws, c->commit, err) < 0 ? -1 : maybe_tag(s, c, err);
+    char ref[128];
+    snprintf(ref, sizeof ref, "refs/kiln/kept/%s/%d", s->run.id, c->n);
+    return kiln_ws_set_ref(&s->ws, ref, c->commit, err);
+}
+
 static int apply_step(search *s, kiln_cand *c, kiln_error *err)
 {
     char *note = note_json(s, c), line[1024];
@@ -463,13 +541,15 @@ static int apply_step(search *s, kiln_cand *c, kiln_error *err)
     if (rc < 0)
         return -1;
     if (strcmp(c->decision, "keep") == 0) {
-        if (kiln_ws_reset_hard(&s->ws, c->commit, err) < 0 || maybe_tag(s, c, err) < 0)
+        if (apply_keep(s, c, err) < 0)
             return -1;
     } else {
+        /* The branch stays on the best, whichever elite was the parent. */
         char ref[128];
         snprintf(ref, sizeof ref, "refs/kiln/rejected/%s/%d", s->run.id, c->n);
         if (kiln_ws_set_ref(&s->ws, ref, c->commit, err) < 0 ||
-            kiln_ws_reset_hard(&s->ws, c->parent, err) < 0)
+            kiln_ws_reset_hard(&s->ws, s->run.head_commit[0] ? s->run.head_commit : c->parent,
+                               err) < 0)
             return -1;
     }
     if (move_to(c, KILN_CAND_DONE, err) < 0)
@@ -659,13 +739,32 @@ static void report(search *s, const kiln_cand *c)
     kiln_progress_event(&s->progress, "candidate", o);
 }
 
+/* The parent of iteration it into s->parent: the one its stored proposals
+ * name (a resumed iteration), else the head (--parents best) or a draw
+ * from the archive (kiln_archive_pick, seeded by the run's seed). */
+static int choose_parent(search *s, int it, const kiln_cand *c, int n, kiln_error *err)
+{
+    snprintf(s->parent, sizeof s->parent, "%s", n > 0 ? c[0].parent : s->run.head_commit);
+    if (n > 0 || strcmp(s->run.parents, "archive") != 0)
+        return 0;
+    kiln_elite *a;
+    int na;
+    if (kiln_db_archive(s->db, s->run.id, &a, &na, err) < 0)
+        return -1;
+    int pick = kiln_archive_pick(a, na, KILN_PARENT_BEST_P, (unsigned long long)s->run.seed, it);
+    if (pick >= 0)
+        snprintf(s->parent, sizeof s->parent, "%s", a[pick].commit);
+    free(a);
+    return 0;
+}
+
 static int parent_state(search *s, char **src, char **verdict, kiln_error *err)
 {
     *verdict = NULL;
-    if (kiln_ws_read(&s->ws, s->run.head_commit, s->relpath, src, err) < 0)
+    if (kiln_ws_read(&s->ws, s->parent, s->relpath, src, err) < 0)
         return -1;
-    /* The head's measurement against the baseline: what the prompt shows. */
-    *verdict = kiln_db_record_verdict_at(s->db, s->run.id, s->run.head_commit);
+    /* The parent's measurement against the baseline: what the prompt shows. */
+    *verdict = kiln_db_record_verdict_at(s->db, s->run.id, s->parent);
     return 0;
 }
 
@@ -686,8 +785,10 @@ static int iteration(search *s, int it, kiln_error *err)
     kiln_cand *c = NULL;
     int n = 0, rc;
     char *parent_src = NULL, *parent_verdict = NULL;
-    if (parent_state(s, &parent_src, &parent_verdict, err) < 0 ||
-        load_iteration(s, it, &c, &n, err) < 0) {
+    if (load_iteration(s, it, &c, &n, err) < 0)
+        return -1;
+    if (choose_parent(s, it, c, n, err) < 0 || parent_state(s, &parent_src, &parent_verdict, err) < 0) {
+        free(c);
         free(parent_src);
         return -1;
     }
@@ -714,7 +815,7 @@ static int iteration(search *s, int it, kiln_error *err)
     if (rc == 0) {
         for (int i = 0; i < n; i++)
             report(s, &c[i]);
-        if (winner) {
+        if (winner && becomes_best(s, winner)) {
             snprintf(s->run.head_commit, sizeof s->run.head_commit, "%s", winner->commit);
             s->run.best_speedup = winner->speedup_vs_baseline;
             s->progress.best_speedup = winner->speedup_vs_baseline;

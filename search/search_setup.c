@@ -110,6 +110,29 @@ static int keep_resumed(search *s, kiln_error *err)
     return kiln_keep_check_objective(r->objective, &s->task, g, bname, err) < 0 ? -2 : 0;
 }
 
+/* How parents are chosen (docs/search.md, "Population"): a model samples
+ * the archive, so its lineages branch; the tuner and replay take the best,
+ * since the tuner's coordinate descent walks around the incumbent and a
+ * replay judges files made elsewhere. A resumed run keeps its own: one
+ * run, one policy; a run from before the archive took the best. */
+static int parents_policy(search *s, int resumed, kiln_error *err)
+{
+    const char *given = s->o->parents;
+    kiln_run *r = &s->run;
+    if (given && strcmp(given, "best") != 0 && strcmp(given, "archive") != 0)
+        return kiln_fail(err, "--parents must be best or archive, not '%s'", given), -2;
+    if (resumed && !r->parents[0])
+        snprintf(r->parents, sizeof r->parents, "best");
+    if (resumed && given && strcmp(given, r->parents) != 0)
+        return kiln_fail(err, "run %s chooses parents by --parents %s; --parents %s cannot change "
+                         "that", r->id, r->parents, given), -2;
+    if (!resumed) {
+        int model = strcmp(r->agent, "tune") != 0 && strcmp(r->agent, "replay") != 0;
+        snprintf(r->parents, sizeof r->parents, "%s", given ? given : model ? "archive" : "best");
+    }
+    return 0;
+}
+
 static void keep_load(search *s)
 {
     s->keep.margin = s->run.keep_margin;
@@ -268,7 +291,7 @@ static int create_run(search *s, kiln_error *err)
     if (o->from && !realpath(o->from, r->from_path))
         return kiln_fail(err, "--from %s: %s", o->from, strerror(errno)), -2;
     keep_from_flags(o, r, 0);
-    return 0;   /* recorded by record_run once the search can start */
+    return parents_policy(s, 0, err);   /* recorded by record_run once the search can start */
 }
 
 static int resume_run(search *s, kiln_error *err)
@@ -298,7 +321,9 @@ static int resume_run(search *s, kiln_error *err)
                          s->run.id, rb, s->o->backend), -2;
     snprintf(s->run.status, sizeof s->run.status, "running");
     int rc2 = setup_task(s, s->run.task, rb, s->run.dtype, err);
-    return rc2 != 0 ? rc2 : keep_resumed(s, err);
+    if (rc2 == 0)
+        rc2 = keep_resumed(s, err);
+    return rc2 != 0 ? rc2 : parents_policy(s, 1, err);
 }
 
 /* A resumed run's progress line shows its best kernel's roofline fraction

@@ -7,6 +7,7 @@
 #include <sqlite3.h>
 #include <stdint.h>
 
+#include "archive.h"
 #include "judge.h"
 #include "keep_rule.h"
 #include "llm.h"
@@ -51,6 +52,7 @@ typedef struct search {
     char llm_last_error[256];
     char stop_reason[256];
     kiln_progress progress;
+    char parent[41];            /* this iteration's parent commit (the head, or an elite) */
     kiln_seen_source *seen;     /* verified sources, read from the database on first use */
     int nseen, capseen, seen_loaded;
 } search;
