@@ -106,16 +106,15 @@ static void child_main(int fd, const kiln_nvrtc_in *in)
     _exit(bad ? 1 : 0);
 }
 
-/* Without a child: in this process, unbounded, rather than not at all. */
-static void compile_here(kiln_nvrtc_child *c, const kiln_nvrtc_in *in)
+/* No child could be made: the compile is refused as a limit. Compiling in
+ * this process instead would skip the child's confinement (its working
+ * directory and Landlock layer), and a quoted #include could then read the
+ * worker's own directory. */
+static void no_child(kiln_nvrtc_child *c, const char *what)
 {
-    kiln_nvrtc_out out;
-    c->rc = kiln_nvrtc_compile(in, &out);
-    c->cubin = out.cubin;
-    c->n = out.cubin_len;
-    c->log = out.log;
-    c->lowered = out.lowered;
-    c->lowered_len = out.lowered_len;
+    c->rc = KILN_NVRTC_LIMIT;
+    snprintf(c->limit, sizeof c->limit, "could not start its process (%s: %s)", what,
+             strerror(errno));
 }
 
 void kiln_nvrtc_start(kiln_nvrtc_child *c, const kiln_nvrtc_in *in)
@@ -125,7 +124,7 @@ void kiln_nvrtc_start(kiln_nvrtc_child *c, const kiln_nvrtc_in *in)
     c->deadline_ns = kiln_mono_ns() + (uint64_t)KILN_CC_SECONDS * 1000000000ull;
     int p[2];
     if (pipe(p) < 0) {
-        compile_here(c, in);
+        no_child(c, "pipe");
         return;
     }
     pid_t pid = fork();
@@ -134,9 +133,9 @@ void kiln_nvrtc_start(kiln_nvrtc_child *c, const kiln_nvrtc_in *in)
         child_main(p[1], in);
     }
     close(p[1]);
-    if (pid < 0) {   /* no child: compile here, unbounded, rather than not at all */
+    if (pid < 0) {
         close(p[0]);
-        compile_here(c, in);
+        no_child(c, "fork");
         return;
     }
     c->pid = pid;
