@@ -21,6 +21,7 @@
 #define LOG_LINES_SHORT 5
 #define LOG_LINE_CHARS 200
 #define FIELD_CHARS 300
+#define INSP_LINES 60     /* of each inspiration's source */
 
 /* ---- the system prompt -------------------------------------------------- */
 
@@ -169,6 +170,8 @@ typedef struct plan {
     int *log_lines;       /* per attempt: lines of its feedback shown */
     size_t lessons_len;   /* bytes of lessons shown */
     int all_shapes;       /* 1: the whole shape table; 0: only the called-out rows */
+    int ninsp;            /* inspirations shown (the first ones) */
+    int insp_lines;       /* lines of each inspiration's source shown */
 } plan;
 
 /* The parent's verdict, decoded once: NULL when there is none or it could
@@ -188,8 +191,10 @@ static void add_parent(kiln_strbuf *b, const kiln_prompt_input *in)
 {
     const char *f = fence_for(in->parent_source);
     size_t n = strlen(in->parent_source);
-    kiln_sb_printf(b, "Parent (the current best; your answer replaces this whole file):\n%s%s\n", f,
-                   strcmp(in->lang, "cuda") == 0 ? "cuda" : "c");
+    kiln_sb_printf(b, "Parent (%s; your answer replaces this whole file):\n%s%s\n",
+                   in->parent_not_best ? "an elite of this run's archive, not its best"
+                                       : "the current best",
+                   f, strcmp(in->lang, "cuda") == 0 ? "cuda" : "c");
     kiln_sb_add(b, in->parent_source);
     kiln_sb_printf(b, "%s%s\n\n", n && in->parent_source[n - 1] != '\n' ? "\n" : "", f);
 }
@@ -216,6 +221,31 @@ static void add_attempts(kiln_strbuf *b, const kiln_prompt_input *in, const plan
         kiln_sb_printf(b, "(%d older attempt%s not shown)\n", pl->first, pl->first == 1 ? "" : "s");
     for (int i = pl->first; i < in->nattempts; i++)
         add_attempt(b, &in->attempts[i], pl->log_lines[i]);
+    kiln_sb_add(b, "\n");
+}
+
+/* Other elites of the archive: where the search has been that worked, for
+ * ideas to borrow; their numbers are against the task's baseline. */
+static void add_inspirations(kiln_strbuf *b, const kiln_prompt_input *in, const plan *pl)
+{
+    if (pl->ninsp == 0)
+        return;
+    kiln_sb_add(b, "Other kernels this run kept (inspirations, not your parent; speedups against "
+                   "the task's baseline):\n");
+    for (int i = 0; i < pl->ninsp; i++) {
+        const kiln_inspiration *x = &in->inspirations[i];
+        kiln_sb_printf(b, "#%d in cell %.60s: %.2fx [%.2f, %.2f]", x->n, x->cell ? x->cell : "?",
+                       x->speedup, x->lo, x->hi);
+        if (x->hypothesis && *x->hypothesis) {
+            kiln_sb_add(b, ": ");
+            kiln_prompt_oneline(b, x->hypothesis, FIELD_CHARS);
+        }
+        kiln_sb_add(b, "\n");
+        if (pl->insp_lines > 0 && x->source && *x->source) {
+            kiln_sb_printf(b, "  source (first lines):\n");
+            add_log(b, x->source, pl->insp_lines);
+        }
+    }
     kiln_sb_add(b, "\n");
 }
 
@@ -259,6 +289,7 @@ static void render(kiln_strbuf *b, const kiln_prompt_input *in, const parent_vie
     add_results(b, pv, pl);
     add_attempts(b, in, pl);
     add_lessons(b, in, pl);
+    add_inspirations(b, in, pl);
     add_strategy(b, in->strategy);
     kiln_sb_add(b, "Write the next candidate. Answer with the complete file in one fenced code "
                    "block and one line:\nHYPOTHESIS: <what you changed and why it should be "
@@ -280,6 +311,10 @@ static void cut_lessons(const kiln_prompt_input *in, plan *pl, size_t over)
 static int shrink(const kiln_prompt_input *in, plan *pl, size_t over)
 {
     int last = in->nattempts - 1;
+    if (pl->ninsp > 0 && pl->insp_lines > 0)   /* the inspirations' sources, then them */
+        return pl->insp_lines = 0, 1;
+    if (pl->ninsp > 0)
+        return pl->ninsp--, 1;
     for (int i = pl->first; i < last; i++)   /* older attempts' feedback, oldest first */
         if (pl->log_lines[i] > 0)
             return pl->log_lines[i] = 0, 1;
@@ -351,7 +386,8 @@ static int build_user(const kiln_prompt_input *in, char **user, kiln_error *err)
 {
     kiln_verdict *v = NULL;
     parent_view pv;
-    plan pl = {.lessons_len = in->lessons ? strlen(in->lessons) : 0, .all_shapes = 1};
+    plan pl = {.lessons_len = in->lessons ? strlen(in->lessons) : 0, .all_shapes = 1,
+               .ninsp = in->inspirations ? in->ninspirations : 0, .insp_lines = INSP_LINES};
     pl.log_lines = malloc((size_t)(in->nattempts + 1) * sizeof *pl.log_lines);
     kiln_strbuf b = {0};
     int rc = -1;

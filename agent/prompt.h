@@ -30,6 +30,14 @@ typedef struct kiln_attempt {      /* one earlier attempt in this lineage, newes
     double speedup_vs_parent;      /* 0 if not timed */
 } kiln_attempt;
 
+typedef struct kiln_inspiration {  /* another elite of the run's archive (not the parent) */
+    int n;                         /* candidate number in the run */
+    const char *cell;              /* its archive cell ("all.BLOCK256") */
+    double speedup, lo, hi;        /* the objective against the task's baseline, its interval */
+    const char *hypothesis;        /* NULL or "": none shown */
+    const char *source;            /* its source: the first lines are shown */
+} kiln_inspiration;
+
 typedef struct kiln_prompt_input {
     const char *task_text;         /* `kiln task show` output for this task/dtype */
     const char *lang;              /* "c" or "cuda" */
@@ -39,12 +47,16 @@ typedef struct kiln_prompt_input {
     const kiln_attempt *attempts;
     int nattempts;
     const char *lessons;           /* may be NULL or "" */
+    const kiln_inspiration *inspirations;   /* best first; may be NULL */
+    int ninspirations;
+    int parent_not_best;           /* 1: the parent is an elite of the archive, not the best */
     const char *strategy;          /* this draft's direction (kiln_draft_strategy); may be NULL */
     size_t max_chars;              /* user prompt budget in bytes; 0: KILN_PROMPT_DEFAULT_CHARS */
 } kiln_prompt_input;
 
 /* Build malloc'd system and user prompts.  To fit max_chars it gives up, in
- * order: the feedback of older attempts (oldest first), the older attempts
+ * order: the inspirations' sources, the inspirations (from the last), the
+ * feedback of older attempts (oldest first), the older attempts
  * (oldest first), the lessons (whole lessons, from the last), the newest
  * attempt's feedback (first shortened), that attempt, then the rows of the
  * shape table that are not called out as lagging or slower.  The task, the

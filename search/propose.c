@@ -373,14 +373,67 @@ static void note_shown(search *s, int first, const drafts *dr, const kiln_llm_re
     }
 }
 
+/* ---- inspirations: other elites of the archive (archive.h) ------------- */
+
+typedef struct inspirations {
+    kiln_elite *a;                                /* the archive, read back */
+    kiln_inspiration x[KILN_INSPIRATIONS];
+    char *src[KILN_INSPIRATIONS];                 /* malloc'd */
+    char hyp[KILN_INSPIRATIONS][512];
+    int n;
+} inspirations;
+
+static void free_inspirations(inspirations *ins)
+{
+    for (int i = 0; i < ins->n; i++)
+        free(ins->src[i]);
+    free(ins->a);
+}
+
+/* The elites other than this iteration's parent, best first, with their
+ * hypotheses and sources from the run's candidates. */
+static int load_inspirations(search *s, inspirations *ins, kiln_error *err)
+{
+    memset(ins, 0, sizeof *ins);
+    kiln_cand *all;
+    int na, nall, parent = -1, idx[KILN_INSPIRATIONS];
+    if (kiln_db_archive(s->db, s->run.id, &ins->a, &na, err) < 0)
+        return -1;
+    if (kiln_db_cands(s->db, s->run.id, &all, &nall, err) < 0)
+        return free_inspirations(ins), -1;
+    for (int i = 0; i < na; i++)
+        if (strcmp(ins->a[i].commit, s->parent) == 0)
+            parent = i;
+    int k = kiln_archive_inspirations(ins->a, na, parent, idx, KILN_INSPIRATIONS);
+    for (int j = 0; j < k; j++) {
+        const kiln_elite *e = &ins->a[idx[j]];
+        ins->src[j] = kiln_db_cand_get_verdict(s->db, s->run.id, e->n, "source");
+        for (int m = 0; m < nall; m++)
+            if (all[m].n == e->n)
+                snprintf(ins->hyp[j], sizeof ins->hyp[j], "%s", all[m].hypothesis);
+        ins->x[j] = (kiln_inspiration){.n = e->n, .cell = e->cell, .speedup = e->speedup,
+                                       .lo = e->lo, .hi = e->hi, .hypothesis = ins->hyp[j],
+                                       .source = ins->src[j]};
+        ins->n = j + 1;
+    }
+    free(all);
+    return 0;
+}
+
 static int propose_llm(search *s, int it, int first, const char *parent_src,
                        const char *parent_verdict, kiln_error *err)
 {
     history h;
+    inspirations ins;
     char *text = task_text(s);
     if (!text || load_history(s, &h, err) < 0) {
         free(text);
         return text ? -1 : kiln_fail(err, "out of memory");
+    }
+    if (load_inspirations(s, &ins, err) < 0) {
+        free_history(&h);
+        free(text);
+        return -1;
     }
     long long ids[16];
     int nids = 0;
@@ -390,9 +443,12 @@ static int propose_llm(search *s, int it, int first, const char *parent_src,
     kiln_prompt_input in = {.task_text = text, .lang = lang_of(s), .entry = entry,
                             .parent_source = parent_src, .parent_verdict_json = parent_verdict,
                             .attempts = h.att, .nattempts = h.n, .lessons = lessons,
+                            .inspirations = ins.x, .ninspirations = ins.n,
+                            .parent_not_best = strcmp(s->parent, s->run.head_commit) != 0,
                             .max_chars = 0};   /* the prompt's default budget */
     drafts dr = {.n = s->run.drafts < MAX_DRAFTS ? s->run.drafts : MAX_DRAFTS};
     int rc = build_drafts(&in, it, &dr, err);
+    free_inspirations(&ins);
     free_history(&h);
     free(text);
     kiln_llm_result res[MAX_DRAFTS];

@@ -490,6 +490,71 @@ static void test_budget_order(void **state)
     assert_true(states >= 12);   /* the sweep went through the stages */
 }
 
+/* Inspirations go first (their sources, then whole inspirations from the
+ * last): while one is shown, everything else is shown whole. */
+static void test_budget_inspirations(void **state)
+{
+    (void)state;
+    char fb[256], src[3][512];
+    size_t n = 0;
+    for (int l = 0; l < 10; l++)
+        n += (size_t)snprintf(fb + n, sizeof fb - n, "fb1-line-%02d\n", l);
+    kiln_attempt at = {.n = 1, .hypothesis = "idea-1", .status = "fail", .stage = "visible",
+                       .reason = "wrong-output", .feedback = fb};
+    kiln_inspiration ins[3];
+    for (int i = 0; i < 3; i++) {
+        n = 0;
+        for (int l = 0; l < 8; l++)
+            n += (size_t)snprintf(src[i] + n, sizeof src[i] - n, "insp%d-src-%02d\n", i, l);
+        ins[i] = (kiln_inspiration){.n = 10 + i, .cell = "all.noknob", .speedup = 2.0 - i,
+                                    .lo = 1.5 - i / 2.0, .hi = 2.5, .hypothesis = "elite idea",
+                                    .source = src[i]};
+    }
+    kiln_prompt_input in = input("cuda", g_cuda);
+    in.attempts = &at;
+    in.nattempts = 1;
+    in.lessons = "- When x: do y\n";
+    in.inspirations = ins;
+    in.ninspirations = 3;
+    in.parent_not_best = 1;
+    in.max_chars = KILN_PROMPT_NO_LIMIT;
+    char *u = user_of(&in);
+    must_contain(u, "Parent (an elite of this run's archive, not its best;");
+    must_contain(u, "#12 in cell all.noknob: 0.00x [0.50, 2.50]: elite idea");
+    must_contain(u, "insp2-src-07");
+    size_t full = strlen(u);
+    free(u);
+    int saw_names_only = 0, saw_some = 0;
+    for (size_t budget = full; budget > 2000; budget -= 11) {
+        char *sys, *user;
+        kiln_error err;
+        in.max_chars = budget;
+        if (kiln_prompt_build(&in, &sys, &user, &err) < 0)
+            break;
+        int shown[3], src_shown = strstr(user, "-src-") != NULL;
+        for (int i = 0; i < 3; i++) {
+            char key[32];
+            snprintf(key, sizeof key, "#%d in cell", 10 + i);
+            shown[i] = strstr(user, key) != NULL;
+        }
+        if (src_shown)
+            assert_true(shown[0] && shown[1] && shown[2]);
+        for (int i = 1; i < 3; i++)
+            if (shown[i])
+                assert_true(shown[i - 1]);
+        if (shown[0]) {   /* nothing else given up yet */
+            must_contain(user, "fb1-line-09");
+            must_contain(user, "Lessons:");
+            assert_null(strstr(user, "not shown for length"));
+        }
+        saw_names_only |= shown[0] && !src_shown;
+        saw_some |= shown[0] && !shown[2];
+        free(sys);
+        free(user);
+    }
+    assert_true(saw_names_only && saw_some);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -512,6 +577,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_budget_many_lessons),
         cmocka_unit_test(test_budget_long_source),
         cmocka_unit_test(test_budget_order),
+        cmocka_unit_test(test_budget_inspirations),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     free(g_cpu);
