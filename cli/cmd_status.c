@@ -15,7 +15,8 @@ static const char usage[] =
     "\n"
     "Print the essentials of the latest run (or RUN): progress, the best kernel per\n"
     "shape, each kept candidate's geomean with its interval and why it was kept,\n"
-    "rejections by stage and reason, lessons, tokens and time.\n"
+    "the archive's cells and the best's lineage, rejections by stage and reason,\n"
+    "lessons, tokens and time.\n"
     "\n"
     "Exit status: 0 ok, 2 bad input (no workspace or run), 3 internal error.\n";
 
@@ -108,6 +109,31 @@ static void print_kept(const kiln_rv_run *r)
     }
 }
 
+/* The archive's cells, each elite's objective against the task's baseline
+ * with its interval, and the lineage of the best (docs/search.md,
+ * "Population"). */
+static void print_archive(const kiln_rv_run *r)
+{
+    if (r->narchive > 0)
+        printf("archive (parents: %s): %d cell%s\n", r->run.parents[0] ? r->run.parents : "best",
+               r->narchive, r->narchive == 1 ? "" : "s");
+    for (int i = 0; i < r->narchive; i++) {
+        const kiln_elite *e = &r->archive[i];
+        char sp[64];
+        kiln_rv_fmt_speedup(e->speedup, e->lo, e->hi, sp, sizeof sp);
+        printf("  %-24s #%d %.12s %s vs baseline%s\n", e->cell, e->n, e->commit, sp,
+               strcmp(e->commit, r->run.head_commit) == 0 ? " (the best)" : "");
+    }
+    int line[256];
+    int n = kiln_rv_lineage(r, line, 256);
+    if (n == 0)
+        return;
+    printf("lineage of the best:");
+    for (int i = 0; i < n; i++)
+        printf("%s#%d", i ? " -> " : " ", r->c[line[i]].n);
+    printf("\n");
+}
+
 static void print_rest(sqlite3 *db, const kiln_rv_run *r)
 {
     kiln_rv_reject rej[64];
@@ -149,6 +175,7 @@ int kiln_cmd_status(int argc, char **argv)
         print_header(&r);
         print_best(&r);
         print_kept(&r);
+        print_archive(&r);
         print_rest(db, &r);
         if (kiln_rv_search_running(workspace))
             printf("a search is running in this workspace\n");

@@ -407,6 +407,36 @@ static void kept_table(FILE *o, const kiln_rv_run *r)
     fputs(any ? "</table>\n" : "</table><p class=\"muted\">none kept after the start</p>\n", o);
 }
 
+/* The archive (docs/search.md, "Population"): each cell's elite with its
+ * objective against the task's baseline and the interval; then the
+ * lineage of the best, start first. */
+static void archive_table(FILE *o, const kiln_rv_run *r)
+{
+    if (r->narchive == 0) {
+        fputs("<p class=\"muted\">no archive (a run from before kiln kept one)</p>\n", o);
+        return;
+    }
+    fprintf(o, "<p>parents chosen by: %s</p>\n<table><tr><th>cell</th><th>#</th><th>commit</th>"
+               "<th>vs baseline</th></tr>\n", r->run.parents[0] ? r->run.parents : "best");
+    for (int i = 0; i < r->narchive; i++) {
+        const kiln_elite *e = &r->archive[i];
+        char sp[64];
+        kiln_rv_fmt_speedup(e->speedup, e->lo, e->hi, sp, sizeof sp);
+        fputs("<tr>", o);
+        td_text(o, e->cell);
+        fprintf(o, "<td class=\"num\">%d</td><td>%.12s%s</td><td class=\"num\">%s</td></tr>\n",
+                e->n, e->commit, strcmp(e->commit, r->run.head_commit) == 0 ? " (best)" : "", sp);
+    }
+    fputs("</table>\n", o);
+    int line[256], n = kiln_rv_lineage(r, line, 256);
+    if (n == 0)
+        return;
+    fputs("<p>lineage of the best:", o);
+    for (int i = 0; i < n; i++)
+        fprintf(o, "%s#%d", i ? " &rarr; " : " ", r->c[line[i]].n);
+    fputs("</p>\n", o);
+}
+
 static void rejections_table(FILE *o, const kiln_rv_run *r)
 {
     kiln_rv_reject rej[64];
@@ -560,6 +590,8 @@ static void run_section(FILE *o, sqlite3 *db, const kiln_rv_run *r)
     best_table(o, r);
     fputs("<h3>kept candidates and why</h3>\n", o);
     kept_table(o, r);
+    fputs("<h3>archive</h3>\n", o);
+    archive_table(o, r);
     fputs("<h3>rejections by stage and reason</h3>\n", o);
     rejections_table(o, r);
     candidates_table(o, r);

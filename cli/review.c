@@ -162,13 +162,37 @@ int kiln_rv_run_load(sqlite3 *db, const char *id, kiln_rv_run *r, kiln_error *er
         return -1;
     estimate(r);
     load_best(db, r);
-    return 0;
+    return kiln_db_archive(db, id, &r->archive, &r->narchive, err);
+}
+
+static int cand_at(const kiln_rv_run *r, const char *commit)
+{
+    for (int i = 0; commit[0] && i < r->nc; i++)
+        if (strcmp(r->c[i].commit, commit) == 0)
+            return i;
+    return -1;
+}
+
+int kiln_rv_lineage(const kiln_rv_run *r, int *out, int cap)
+{
+    int n = 0;
+    /* Walk back from the head, then reverse: parents come before children
+     * in the run, so the walk ends (cap bounds a corrupt loop too). */
+    for (int i = cand_at(r, r->run.head_commit); i >= 0 && n < cap; i = cand_at(r, r->c[i].parent))
+        out[n++] = i;
+    for (int a = 0, b = n - 1; a < b; a++, b--) {
+        int t = out[a];
+        out[a] = out[b];
+        out[b] = t;
+    }
+    return n;
 }
 
 void kiln_rv_run_free(kiln_rv_run *r)
 {
     free(r->c);
     free(r->best_record);
+    free(r->archive);
     memset(r, 0, sizeof *r);
     r->best = -1;
 }

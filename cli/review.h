@@ -46,7 +46,14 @@ typedef struct kiln_rv_run {
     int llm_calls, llm_failed;
     int best;                   /* index in c of the best kept candidate; -1: none */
     kiln_verdict *best_record;  /* its verdict against the task's baseline (decoded) */
+    kiln_elite *archive;        /* the run's archive by cell (none in older runs) */
+    int narchive;
 } kiln_rv_run;
+
+/* The lineage of the run's best (the branch's head): indexes into r->c from
+ * the start kernel to the head, following each candidate's parent commit.
+ * Returns how many (at most cap; 0 when the head is not a candidate). */
+int kiln_rv_lineage(const kiln_rv_run *r, int *out, int cap);
 
 /* Run ids to review: `run` (an id or "last"), every run of `task`, or
  * (both NULL) the latest. *ids is malloc'd. -2 when nothing matches. */
