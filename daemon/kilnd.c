@@ -37,8 +37,9 @@ static const char usage[] =
     "\n"
     "The kiln verifier daemon. Default socket: $KILN_SOCKET, else\n"
     "$XDG_RUNTIME_DIR/kiln/kilnd.sock, else STATE/kilnd.sock. Default state directory:\n"
-    "$KILN_STATE, else ~/.local/state/kiln. Devices (default cpu,cuda:0): 'cpu', the CPU\n"
-    "backend's lane, and 'cuda:N', GPU N's lane; timed runs on one lane never overlap.\n"
+    "$KILN_STATE, else ~/.local/state/kiln. Devices: 'cpu', the CPU backend's lane, and\n"
+    "'cuda:N', GPU N's lane; timed runs on one lane never overlap. Default: cpu and one\n"
+    "lane per visible GPU ($CUDA_VISIBLE_DEVICES, else /dev/nvidiaN), e.g. cpu,cuda:0,cuda:1.\n"
     "TCP clients (--listen) must authenticate within 5 s; at most --max-tcp (default 64)\n"
     "TCP connections are open at once, apart from up to 256 local ones.\n";
 
@@ -513,6 +514,34 @@ static int read_token(const char *path, char *out, size_t len, kiln_error *err)
     return 0;
 }
 
+/* How many GPUs this process sees: the entries of $CUDA_VISIBLE_DEVICES
+ * (Slurm sets it to the job's GPUs), else the /dev/nvidiaN device nodes. */
+static int visible_gpus(void)
+{
+    const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+    int n = 0;
+    if (cvd) {
+        if (strncmp(cvd, "-1", 2) == 0 || strncmp(cvd, "NoDevFile", 9) == 0)
+            return 0;
+        for (const char *p = cvd; *p; p++)   /* non-empty comma-separated entries */
+            n += *p != ',' && (p == cvd || p[-1] == ',');
+        return n;
+    }
+    for (char path[32];; n++) {
+        snprintf(path, sizeof path, "/dev/nvidia%d", n);
+        if (access(path, F_OK) != 0)
+            return n;
+    }
+}
+
+/* The default --devices: "cpu", then "cuda:N" for each visible GPU. */
+static void default_devices(char *out, size_t len)
+{
+    int n = visible_gpus(), w = snprintf(out, len, "cpu");
+    for (int i = 0; i < n && i < KILND_MAX_LANES - 1; i++)
+        w += snprintf(out + w, len - (size_t)w, ",cuda:%d", i);
+}
+
 static int setup_lanes(kilnd *d, const char *devices, kiln_error *err)
 {
     char buf[256];
@@ -591,6 +620,9 @@ static int start(kilnd *d, const char *devices, const char *token_file, int *ufd
                  int *lockfd, kiln_error *err)
 {
     char logp[4200];
+    char dflt[256];
+    if (!devices[0])
+        default_devices(dflt, sizeof dflt), devices = dflt;
     if (default_paths(d, err) < 0 || setup_lanes(d, devices, err) < 0 ||
         (*lockfd = lock_state(d, err)) < 0)
         return -1;
@@ -613,7 +645,7 @@ static int start(kilnd *d, const char *devices, const char *token_file, int *ufd
 int main(int argc, char **argv)
 {
     static kilnd d;
-    char token_file[4096] = "", devices[256] = "cpu,cuda:0";
+    char token_file[4096] = "", devices[256] = "";
     d.compile_jobs = 2;
     kiln_build_id("/proc/self/exe", d.build);
     d.max_tcp = MAX_TCP_CONNS;

@@ -10,7 +10,7 @@
 #include "protocol.h"
 #include "spool.h"
 
-#define KILND_MAX_LANES 8
+#define KILND_MAX_LANES 17   /* cpu and up to 16 GPUs */
 #define KILND_OUT_LIMIT (8u << 20)   /* a client that stops reading is dropped */
 
 typedef struct kilnd_conn {
@@ -44,6 +44,7 @@ typedef struct kilnd_waiter {   /* a `result` request for an unfinished job */
 typedef struct kilnd_lane {
     char name[32];
     int busy;
+    int load;                   /* jobs assigned to it, running or waiting (kilnd.mu) */
     char job[32];
     pthread_mutex_t mu;
     pthread_cond_t cv;

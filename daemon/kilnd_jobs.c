@@ -151,15 +151,44 @@ static int write_sources(kilnd *d, kilnd_job *job, char *src, char *base, size_t
     return job->rq.baseline ? kiln_write_text(base, job->rq.baseline, err) : 0;
 }
 
-/* CPU jobs time on the "cpu" lane, CUDA jobs on the first GPU's; with no
- * lane of that kind they share the first (still never two at once). */
-static kilnd_lane *lane_for(kilnd *d, const char *backend)
+/* CPU jobs time on the "cpu" lane, CUDA jobs on the GPU lane with the
+ * fewest jobs assigned (the first on a tie); with no lane of that kind they
+ * share the first (still never two at once). The job keeps its lane. */
+static kilnd_lane *lane_take(kilnd *d, const char *backend)
 {
     int cuda = strcmp(backend, "cuda") == 0;
+    kilnd_lane *best = NULL;
+    pthread_mutex_lock(&d->mu);
     for (int i = 0; i < d->nlanes; i++)
-        if ((strncmp(d->lanes[i].name, "cuda:", 5) == 0) == cuda)
-            return &d->lanes[i];
-    return &d->lanes[0];
+        if ((strncmp(d->lanes[i].name, "cuda:", 5) == 0) == cuda &&
+            (!best || d->lanes[i].load < best->load))
+            best = &d->lanes[i];
+    if (!best)
+        best = &d->lanes[0];
+    best->load++;
+    pthread_mutex_unlock(&d->mu);
+    return best;
+}
+
+static void lane_give(kilnd *d, kilnd_lane *lane)
+{
+    pthread_mutex_lock(&d->mu);
+    lane->load--;
+    pthread_mutex_unlock(&d->mu);
+}
+
+/* Who judged it: this daemon's host, its endpoint (TCP when it listens
+ * there, else its socket) and the lane. */
+static void stamp_verifier(const kilnd *d, const kilnd_lane *lane, kiln_verdict *v)
+{
+    if (gethostname(v->verifier_host, sizeof v->verifier_host) != 0)
+        v->verifier_host[0] = '\0';
+    v->verifier_host[sizeof v->verifier_host - 1] = '\0';
+    if (d->listen_addr[0])
+        snprintf(v->verifier_endpoint, sizeof v->verifier_endpoint, "tcp://%s", d->listen_addr);
+    else
+        snprintf(v->verifier_endpoint, sizeof v->verifier_endpoint, "%.200s", d->socket_path);   /* sun_path: < 108 */
+    snprintf(v->lane, sizeof v->lane, "%s", lane->name);
 }
 
 static char *verify_job(kilnd *d, kilnd_job *job, char *status, size_t slen)
@@ -180,7 +209,7 @@ static char *verify_job(kilnd *d, kilnd_job *job, char *status, size_t slen)
         event = kiln_event_error(job->rq.id, job->id, "internal", err.msg);
     } else {
         progress_ctx pc = {d, job};
-        kilnd_lane *lane = lane_for(d, job->rq.backend);
+        kilnd_lane *lane = lane_take(d, job->rq.backend);
         lane_use lu = {lane, job->id};
         kiln_verify_opts o = {.task = t, .candidate = src, .dtype = dt, .group = group,
                               .device = strncmp(lane->name, "cuda:", 5) == 0 ? atoi(lane->name + 5) : 0,
@@ -192,7 +221,9 @@ static char *verify_job(kilnd *d, kilnd_job *job, char *status, size_t slen)
                               .lane_acquire = lane_acquire, .lane_release = lane_release,
                               .lane_ctx = &lu, .work_root = d->spool.work};
         rc = kiln_verify(&o, v, &err);
+        lane_give(d, lane);
         if (rc == 0) {
+            stamp_verifier(d, lane, v);
             event = verdict_event(job, v, t);
             snprintf(status, slen, "%s stage=%s code=%s", v->status, v->stage, v->code);
         } else {

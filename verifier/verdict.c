@@ -248,6 +248,12 @@ cJSON *kiln_verdict_to_cjson(const kiln_verdict *v, const kiln_task *t)
     cJSON_AddStringToObject(base, "sha256", v->baseline_sha256);
     cJSON_AddStringToObject(root, "verifier_version",
                             v->verifier_version[0] ? v->verifier_version : KILN_VERIFIER_VERSION);
+    if (v->lane[0]) {   /* judged by a daemon: which one, and on which lane */
+        cJSON *who = cJSON_AddObjectToObject(root, "verifier");
+        cJSON_AddStringToObject(who, "host", v->verifier_host);
+        cJSON_AddStringToObject(who, "endpoint", v->verifier_endpoint);
+        cJSON_AddStringToObject(who, "lane", v->lane);
+    }
     add_secs(root, "seconds", v->seconds);
     cJSON *st = cJSON_AddObjectToObject(root, "stage_seconds");
     add_secs(st, "compile", v->compile_s);

@@ -80,6 +80,9 @@ typedef struct kiln_verdict {
     int calls;
     int trust_level_cpu;        /* 1: candidate shares the worker's address space */
     char gpu[256];              /* CUDA: "name=...|cc=...|driver=...|pageable=0|..." */
+    /* Who judged it (kilnd fills these; "" in process): the daemon's host,
+     * its endpoint (tcp://HOST:PORT or its socket path) and the lane. */
+    char verifier_host[64], verifier_endpoint[288], lane[32];
     /* The candidate's preconditions ("cols % 8 == 0", precond.h) and the
      * visible shapes they left out (id and dims); hidden shapes are never
      * named, since all of them were drawn to satisfy the preconditions. */

@@ -161,6 +161,10 @@ static void totals_of(const cJSON *root, kiln_verdict *v)
     v->median_roofline = num(sum, "median_roofline_fraction");
     str(root, "source_sha256", v->source_sha256, sizeof v->source_sha256);
     str(root, "verifier_version", v->verifier_version, sizeof v->verifier_version);
+    const cJSON *who = GET(root, "verifier");
+    str(who, "host", v->verifier_host, sizeof v->verifier_host);
+    str(who, "endpoint", v->verifier_endpoint, sizeof v->verifier_endpoint);
+    str(who, "lane", v->lane, sizeof v->lane);
     const cJSON *base = GET(root, "baseline");
     str(base, "sha256", v->baseline_sha256, sizeof v->baseline_sha256);
     const char *kind = cJSON_GetStringValue(GET(base, "kind"));

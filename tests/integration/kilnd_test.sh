@@ -578,7 +578,11 @@ if [ -n "$port" ]; then
     rc=$?
     honest_out "$rc" "$tmp/io/i.out" ||
         problem "exit $rc: $(head -c 300 "$tmp/io/i.err")"
-    end "i. kiln verify over TCP with the right token passes"
+    who=$(tr -d ' \n\t' <"$tmp/io/i.out" | grep -o '"verifier":{[^}]*}')
+    grep -q "\"endpoint\":\"tcp://127.0.0.1:$port\"" <<<"$who" && grep -q '"lane":"cpu"' <<<"$who" &&
+        grep -q "\"host\":\"$(hostname)\"" <<<"$who" ||
+        problem "the verdict does not name this kilnd and its cpu lane: '$who'"
+    end "i. kiln verify over TCP with the right token passes; the verdict names the endpoint and lane"
 
     begin
     KILN_TOKEN_FILE=$tmp/badtoken timeout -k 5 60 "$KILN" verify "$HONEST" --task rmsnorm \
@@ -666,6 +670,34 @@ for mode in by-hand on-demand; do
         KILN_STATE=$JST timeout -k 5 60 "$KILN" daemon stop --socket "$JS" >/dev/null 2>&1
         end "j. a kilnd of another build, started on demand: replaced by this kiln's"
     fi
+done
+
+# ---- k. lanes --------------------------------------------------------------------
+# By default one lane per visible GPU ($CUDA_VISIBLE_DEVICES, else /dev/nvidiaN)
+# after the cpu lane; --devices overrides. No job runs here, so no GPU is needed.
+
+lanes_of() {   # the lane names of a status line, comma-separated
+    grep -o '"name":"[^"]*"' <<<"$1" | sed 's/"name":"\(.*\)"/\1/' | paste -sd,
+}
+nvdev=0
+while [ -e "/dev/nvidia$nvdev" ]; do nvdev=$((nvdev + 1)); done
+want_default=cpu
+for ((g = 0; g < nvdev; g++)); do want_default+=",cuda:$g"; done
+for case in "0,1|cpu,cuda:0,cuda:1|" "|cpu|" "unset|$want_default|" "3|cpu,cuda:7|--devices cpu,cuda:7"; do
+    IFS='|' read -r cvd want args <<<"$case"
+    begin
+    KS=$tmp/lanes.sock KST=$tmp/lanes-state KLG=$tmp/kilnd-lanes.stderr
+    saved_cvd=${CUDA_VISIBLE_DEVICES-unset}
+    if [ "$cvd" = unset ]; then unset CUDA_VISIBLE_DEVICES; else export CUDA_VISIBLE_DEVICES=$cvd; fi
+    start_kilnd "$KS" "$KST" "$KLG" $args || problem "kilnd did not come up: $(tail -3 "$KLG")"
+    if [ "$saved_cvd" = unset ]; then unset CUDA_VISIBLE_DEVICES; else export CUDA_VISIBLE_DEVICES=$saved_cvd; fi
+    status "$KS"
+    [ "$(lanes_of "$st")" = "$want" ] || problem "lanes '$(lanes_of "$st")', expected '$want': ${st:0:300}"
+    "$KILN" daemon status --socket "$KS" 2>&1 | grep -q "^device ${want##*,}: idle" ||
+        problem "kiln daemon status does not list lane ${want##*,}"
+    timeout -k 5 60 "$KILN" daemon stop --socket "$KS" >/dev/null 2>&1
+    wait_gone "$KPID" 30 || problem "kilnd did not stop"
+    end "k. CUDA_VISIBLE_DEVICES=$cvd ${args:-(default devices)} -> lanes $want"
 done
 
 # ---- h. after all -------------------------------------------------------------

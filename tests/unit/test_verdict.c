@@ -96,6 +96,9 @@ static kiln_verdict *sample(const char *backend, int device_resident)
     if (strcmp(backend, "cuda") == 0) {
         v->peak_tflops = 989.4;
         snprintf(v->gpu, sizeof v->gpu, "name=NVIDIA H200|cc=9.0|driver=13000|pageable=0|sms=132");
+        snprintf(v->verifier_host, sizeof v->verifier_host, "node7");   /* judged by a kilnd */
+        snprintf(v->verifier_endpoint, sizeof v->verifier_endpoint, "tcp://node7:7077");
+        snprintf(v->lane, sizeof v->lane, "cuda:1");
     }
     v->trust_level_cpu = strcmp(backend, "cpu") == 0;
     v->worker_user_s = 1.2;
@@ -148,6 +151,10 @@ static void round_trip(const char *backend, int device_resident)
     assert_int_equal(w->nrequire, device_resident);
     assert_int_equal(w->nleft_out, device_resident);
     assert_int_equal(!strstr(a, "\"preconditions\""), !device_resident);
+    /* Who judged it: only when a daemon did (the cuda samples), and read back. */
+    assert_int_equal(!strstr(a, "\"verifier\":{"), strcmp(backend, "cuda") != 0);
+    assert_string_equal(w->lane, strcmp(backend, "cuda") == 0 ? "cuda:1" : "");
+    assert_string_equal(w->verifier_endpoint, strcmp(backend, "cuda") == 0 ? "tcp://node7:7077" : "");
     if (device_resident) {
         assert_string_equal(w->require[0], "cols % 8 == 0");
         assert_string_equal(w->left_out_id[0], "v3");
