@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # setup.sh - install kiln's dependencies from Debian's packages and build it
 # into build/. Safe to run again: apt skips what is installed, cmake and make
-# rebuild only what changed.
+# rebuild only what changed. --deps-only: install the packages, build nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,6 +11,7 @@ packages=(
   libseccomp-dev libssl-dev git sqlite3
   python3    # the hidden-shape leak test reads verdicts with it
   chromium   # headless: the report test renders the page
+  slurm-wlm munge   # the fleet test starts a private single-node Slurm
 )
 
 missing=()
@@ -26,6 +27,10 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
 else
   echo "setup: all Debian packages already installed"
+fi
+
+if [ "${1:-}" = "--deps-only" ]; then
+  exit 0
 fi
 
 echo "setup: configuring and building into build/"
