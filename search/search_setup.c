@@ -56,6 +56,9 @@ static int setup_task(search *s, const char *task, const char *backend, const ch
         return kiln_fail(err, "task %s has no %s group '%s'", s->task.name, bname, group), -2;
     if (s->o->from && access(s->o->from, R_OK) != 0)
         return kiln_fail(err, "--from %s: %s", s->o->from, strerror(errno)), -2;
+    const char *parents = s->o->parents;
+    if (parents && strcmp(parents, "best") != 0 && strcmp(parents, "archive") != 0)
+        return kiln_fail(err, "--parents must be best or archive, not '%s'", parents), -2;
     if (s->o->objective && !s->o->resume) {
         int g = group ? kiln_task_group_for(&s->task, bname, group)
                       : kiln_task_default_group_for(&s->task, bname);
@@ -117,10 +120,8 @@ static int keep_resumed(search *s, kiln_error *err)
  * run, one policy; a run from before the archive took the best. */
 static int parents_policy(search *s, int resumed, kiln_error *err)
 {
-    const char *given = s->o->parents;
+    const char *given = s->o->parents;   /* best or archive: setup_task checked it */
     kiln_run *r = &s->run;
-    if (given && strcmp(given, "best") != 0 && strcmp(given, "archive") != 0)
-        return kiln_fail(err, "--parents must be best or archive, not '%s'", given), -2;
     if (resumed && !r->parents[0])
         snprintf(r->parents, sizeof r->parents, "best");
     if (resumed && given && strcmp(given, r->parents) != 0)
