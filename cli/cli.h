@@ -20,6 +20,8 @@ int kiln_cmd_status(int argc, char **argv);
 int kiln_cmd_export(int argc, char **argv);
 int kiln_cmd_lessons(int argc, char **argv);
 int kiln_cmd_doctor(int argc, char **argv);
+/* `kiln fleet up|status|down`: kilnd jobs on Slurm (cmd_fleet.c). */
+int kiln_cmd_fleet(int argc, char **argv);
 /* `kiln import FILE.cu --task T`: host launch code into a candidate (cmd_import.c). */
 int kiln_cmd_import(int argc, char **argv);
 /* `kiln help TOPIC`: a command's --help or a topic page (help.c). */

@@ -15,6 +15,7 @@ static const char usage[] =
     "  task show NAME            print a task as the agent sees it\n"
     "  task list                 list the built-in tasks\n"
     "  daemon start|stop|status  manage kilnd, the verifier daemon\n"
+    "  fleet up|status|down      kilnd daemons on a Slurm cluster (docs/fleet.md)\n"
     "  status [RUN]              the essentials of the latest (or given) search run\n"
     "  report -o FILE.html       a self-contained HTML page about a run or a task\n"
     "  reverify [REV...|--best]  verify recorded kernels again, compare old and new\n"
@@ -37,6 +38,7 @@ static const struct {
     {"daemon", kiln_cmd_daemon},     {"reverify", kiln_cmd_reverify}, {"report", kiln_cmd_report},
     {"status", kiln_cmd_status},     {"export", kiln_cmd_export},   {"lessons", kiln_cmd_lessons},
     {"doctor", kiln_cmd_doctor},     {"import", kiln_cmd_import},
+    {"fleet", kiln_cmd_fleet},
 };
 
 int main(int argc, char **argv)

@@ -1,0 +1,434 @@
+/* cmd_fleet.c - `kiln fleet up|status|down`: kilnd daemons on a Slurm
+ * cluster, one job per node, found through a fleet directory (docs/fleet.md):
+ * DIR/token (0600), DIR/jobs (the submitted job ids), DIR/endpoints/JOB.json
+ * (written by scripts/slurm/kilnd.sbatch once its kilnd answers). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "daemon_client.h"
+#include "fileutil.h"
+#include "paths.h"
+
+#ifndef KILN_SLURM_SCRIPT
+#define KILN_SLURM_SCRIPT "scripts/slurm/kilnd.sbatch"
+#endif
+
+static const char usage[] =
+    "usage: kiln fleet up --slurm --dir DIR [--nodes N] [--devices LIST] [-- SBATCH_OPTIONS...]\n"
+    "       kiln fleet status --dir DIR [--json]\n"
+    "       kiln fleet down --dir DIR\n"
+    "\n"
+    "up      submit N (default 1) kilnd jobs with sbatch (scripts/slurm/kilnd.sbatch, or\n"
+    "        $KILN_SLURM_SCRIPT), one task per node; each listens on TCP with DIR/token\n"
+    "        (made with mode 0600 if absent) and writes DIR/endpoints/JOB.json. --devices\n"
+    "        goes to kilnd (default: cpu and every GPU the job has). DIR must be on storage\n"
+    "        the nodes share.\n"
+    "status  each endpoint: up (lanes, queue) or down; jobs without an endpoint yet\n"
+    "down    scancel the jobs and remove their endpoint files\n"
+    "\n"
+    "Exit status: 0 ok (status: every endpoint up), 1 (status) one down or none up,\n"
+    "2 bad input, 3 internal error (sbatch or scancel missing or failing).\n";
+
+typedef struct fleet_args {
+    const char *dir, *devices;
+    int slurm, nodes, json;
+    int nsbatch;
+    char **sbatch;              /* the options after -- */
+} fleet_args;
+
+static int parse(int argc, char **argv, fleet_args *a)
+{
+    a->nodes = 1;
+    for (int i = 2; i < argc; i++) {
+        int miss = 0;
+        const char *v;
+        if (strcmp(argv[i], "--") == 0) {
+            a->sbatch = argv + i + 1;
+            a->nsbatch = argc - i - 1;
+            break;
+        } else if (strcmp(argv[i], "--slurm") == 0) {
+            a->slurm = 1;
+        } else if (strcmp(argv[i], "--json") == 0) {
+            a->json = 1;
+        } else if ((v = kiln_flag_value(argc, argv, &i, "--dir", &miss))) {
+            a->dir = v;
+        } else if ((v = kiln_flag_value(argc, argv, &i, "--devices", &miss))) {
+            a->devices = v;
+        } else if ((v = kiln_flag_value(argc, argv, &i, "--nodes", &miss))) {
+            a->nodes = atoi(v);
+        } else {
+            fprintf(stderr, "kiln fleet: %s '%s'\n", miss ? "a value is missing after" : "unknown argument",
+                    argv[i]);
+            return -1;
+        }
+    }
+    if (!a->dir) {
+        fprintf(stderr, "kiln fleet: --dir DIR is required (the fleet directory)\n");
+        return -1;
+    }
+    if (a->nodes < 1 || a->nodes > 1024) {
+        fprintf(stderr, "kiln fleet: --nodes must be from 1 to 1024\n");
+        return -1;
+    }
+    return 0;
+}
+
+/* DIR must be a directory (up creates it when its parent exists). */
+static int check_dir(const char *dir, int create)
+{
+    struct stat st;
+    if (create && stat(dir, &st) < 0 && errno == ENOENT && mkdir(dir, 0700) < 0) {
+        fprintf(stderr, "kiln fleet: cannot create the fleet directory %s: %s\n", dir, strerror(errno));
+        return -1;
+    }
+    if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "kiln fleet: %s is not a fleet directory (%s)\n", dir,
+                errno && !S_ISDIR(st.st_mode) ? strerror(errno) : "not a directory");
+        return -1;
+    }
+    return 0;
+}
+
+/* DIR/token: it must be the owner's alone (0600); up makes one if absent. */
+static int check_token(const char *dir, int create, char *path, size_t len)
+{
+    snprintf(path, len, "%s/token", dir);
+    struct stat st;
+    if (stat(path, &st) < 0 && errno == ENOENT && create) {
+        unsigned char raw[24];
+        int rfd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+        int ok = rfd >= 0 && read(rfd, raw, sizeof raw) == (ssize_t)sizeof raw;
+        if (rfd >= 0)
+            close(rfd);
+        FILE *f = ok ? fopen(path, "wx") : NULL;
+        if (!f || fchmod(fileno(f), 0600) < 0) {
+            fprintf(stderr, "kiln fleet: cannot create the token file %s: %s\n", path, strerror(errno));
+            if (f)
+                fclose(f);
+            return -1;
+        }
+        for (size_t i = 0; i < sizeof raw; i++)
+            fprintf(f, "%02x", raw[i]);
+        fputc('\n', f);
+        if (fclose(f) != 0 || stat(path, &st) < 0) {
+            fprintf(stderr, "kiln fleet: cannot write the token file %s\n", path);
+            return -1;
+        }
+    }
+    if (stat(path, &st) < 0) {
+        fprintf(stderr, "kiln fleet: no token file %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    if ((st.st_mode & 077) != 0) {
+        fprintf(stderr, "kiln fleet: the token file %s has mode %04o: it must be 0600 (chmod 600 %s)\n",
+                path, (unsigned)(st.st_mode & 07777), path);
+        return -1;
+    }
+    return 0;
+}
+
+/* A Slurm command on PATH, or a message saying it is missing. */
+static int find_tool(const char *name)
+{
+    const char *path = getenv("PATH");
+    char buf[4096], full[4200];
+    snprintf(buf, sizeof buf, "%s", path ? path : "/usr/bin:/bin");
+    for (char *save, *d = strtok_r(buf, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+        snprintf(full, sizeof full, "%s/%s", d, name);
+        if (access(full, X_OK) == 0)
+            return 0;
+    }
+    fprintf(stderr, "kiln fleet: %s not found on PATH: is Slurm installed on this machine?\n", name);
+    return -1;
+}
+
+/* Run argv, its stdout into out (up to len); -1 if it could not run or failed. */
+static int run_tool(char **argv, char *out, size_t len)
+{
+    int p[2];
+    if (pipe(p) < 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(p[1], STDOUT_FILENO);
+        close(p[0]);
+        close(p[1]);
+        execvp(argv[0], argv);
+        fprintf(stderr, "kiln fleet: cannot run %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    close(p[1]);
+    size_t n = 0;
+    ssize_t r;
+    char chunk[512];
+    while (pid > 0 && (r = read(p[0], chunk, sizeof chunk)) > 0)   /* to EOF; keep what fits */
+        for (ssize_t k = 0; k < r && n < len - 1; k++)
+            out[n++] = chunk[k];
+    out[n] = '\0';
+    close(p[0]);
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) < 0)
+        return -1;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+/* ---- up ------------------------------------------------------------------- */
+
+static int submit_one(const fleet_args *a, const char *script, const char *bindir, char *job,
+                      size_t jlen)
+{
+    char logs[4200], exp[4200], outp[4300];
+    snprintf(logs, sizeof logs, "%s/logs", a->dir);
+    mkdir(logs, 0700);
+    snprintf(outp, sizeof outp, "--output=%s/kilnd-%%j.out", logs);
+    snprintf(exp, sizeof exp, "--export=ALL,KILN_BIN=%s", bindir);
+    char *argv[64 + 16];
+    int n = 0;
+    argv[n++] = "sbatch";
+    argv[n++] = "--parsable";
+    argv[n++] = outp;
+    argv[n++] = exp;
+    for (int i = 0; i < a->nsbatch && i < 64; i++)
+        argv[n++] = a->sbatch[i];
+    argv[n++] = (char *)script;
+    argv[n++] = (char *)a->dir;
+    if (a->devices) {
+        argv[n++] = "--devices";
+        argv[n++] = (char *)a->devices;
+    }
+    argv[n] = NULL;
+    char out[256];
+    if (run_tool(argv, out, sizeof out) < 0) {
+        fprintf(stderr, "kiln fleet: sbatch %s failed (its message is above)\n", script);
+        return -1;
+    }
+    snprintf(job, jlen, "%.*s", (int)strcspn(out, ";\n"), out);   /* "JOB[;CLUSTER]" */
+    return job[0] ? 0 : -1;
+}
+
+static int fleet_up(const fleet_args *a)
+{
+    char token[4200], script[4096], bindir[4096], jobs[4200];
+    if (!a->slurm) {
+        fprintf(stderr, "kiln fleet up: say how to start the daemons: --slurm (the only way today)\n");
+        return KILN_EXIT_BAD_INPUT;
+    }
+    if (check_dir(a->dir, 1) < 0 || check_token(a->dir, 1, token, sizeof token) < 0)
+        return KILN_EXIT_BAD_INPUT;
+    if (find_tool("sbatch") < 0)
+        return KILN_EXIT_INTERNAL;
+    const char *env = getenv("KILN_SLURM_SCRIPT");
+    snprintf(script, sizeof script, "%s", env && *env ? env : KILN_SLURM_SCRIPT);
+    if (access(script, R_OK) != 0) {
+        fprintf(stderr, "kiln fleet: the sbatch script %s is not readable (set KILN_SLURM_SCRIPT)\n", script);
+        return KILN_EXIT_INTERNAL;
+    }
+    ssize_t n = readlink("/proc/self/exe", bindir, sizeof bindir - 1);
+    bindir[n > 0 ? n : 0] = '\0';
+    char *slash = strrchr(bindir, '/');
+    if (slash)
+        *slash = '\0';
+    snprintf(jobs, sizeof jobs, "%s/jobs", a->dir);
+    for (int i = 0; i < a->nodes; i++) {
+        char job[64];
+        if (submit_one(a, script, bindir, job, sizeof job) < 0)
+            return KILN_EXIT_INTERNAL;
+        FILE *f = fopen(jobs, "a");
+        if (!f || fprintf(f, "%s\n", job) < 0 || fclose(f) != 0) {
+            fprintf(stderr, "kiln fleet: cannot record job %s in %s: scancel it by hand\n", job, jobs);
+            return KILN_EXIT_INTERNAL;
+        }
+        printf("submitted kilnd job %s\n", job);
+    }
+    printf("endpoints appear in %s/endpoints as the jobs start; see kiln fleet status --dir %s\n",
+           a->dir, a->dir);
+    return KILN_EXIT_OK;
+}
+
+/* ---- status --------------------------------------------------------------- */
+
+/* One endpoint file: ask its kilnd for its status; add a row to rows. */
+static int status_one(const char *file, const char *job, cJSON *rows)
+{
+    char *text = NULL;
+    size_t len;
+    kiln_error err = {{0}};
+    cJSON *ep = kiln_read_file(file, 1 << 16, &text, &len, &err) == 0 ? cJSON_Parse(text) : NULL;
+    free(text);
+    const char *addr = cJSON_GetStringValue(cJSON_GetObjectItem(ep, "endpoint"));
+    cJSON *row = cJSON_CreateObject();
+    cJSON_AddStringToObject(row, "job", job);
+    cJSON_AddStringToObject(row, "endpoint", addr ? addr : "");
+    int up = 0;
+    kiln_client c;
+    cJSON *r = NULL;
+    if (!addr)
+        kiln_fail(&err, "%s is not an endpoint file", file);
+    else if (kiln_client_open(&c, addr, 0, &err) == 0) {
+        r = kiln_client_request(&c, "status", 5000, &err);
+        kiln_client_close(&c);
+    }
+    const char *ev = cJSON_GetStringValue(cJSON_GetObjectItem(r, "event"));
+    up = ev && strcmp(ev, "status") == 0;
+    cJSON_AddStringToObject(row, "health", up ? "up" : "down");
+    if (!up)
+        cJSON_AddStringToObject(row, "error", ev ? "no status answer" : err.msg);
+    cJSON *lanes = cJSON_AddArrayToObject(row, "lanes"), *d;
+    cJSON *from = up ? cJSON_GetObjectItem(r, "devices") : cJSON_GetObjectItem(ep, "lanes");
+    cJSON_ArrayForEach(d, from) {
+        const char *name = cJSON_IsString(d) ? d->valuestring : cJSON_GetStringValue(cJSON_GetObjectItem(d, "name"));
+        cJSON_AddItemToArray(lanes, cJSON_CreateString(name ? name : "?"));
+    }
+    for (const char *const *k = (const char *const[]){"queued", "active", "jobs_done", NULL}; up && *k; k++)
+        cJSON_AddNumberToObject(row, *k, cJSON_GetNumberValue(cJSON_GetObjectItem(r, *k)));
+    cJSON_AddItemToArray(rows, row);
+    cJSON_Delete(r);
+    cJSON_Delete(ep);
+    return up;
+}
+
+static void print_row(const cJSON *row)
+{
+    const char *job = cJSON_GetStringValue(cJSON_GetObjectItem(row, "job"));
+    const char *addr = cJSON_GetStringValue(cJSON_GetObjectItem(row, "endpoint"));
+    const char *health = cJSON_GetStringValue(cJSON_GetObjectItem(row, "health"));
+    char lanes[512] = "";
+    const cJSON *l;
+    cJSON_ArrayForEach(l, cJSON_GetObjectItem(row, "lanes"))
+        snprintf(lanes + strlen(lanes), sizeof lanes - strlen(lanes), "%s%s", lanes[0] ? "," : "",
+                 l->valuestring);
+    printf("job %s  %s  %s", job, addr && *addr ? addr : "-", health);
+    if (strcmp(health, "up") == 0)
+        printf("  lanes %s  queued %.0f  active %.0f  done %.0f\n", lanes,
+               cJSON_GetNumberValue(cJSON_GetObjectItem(row, "queued")),
+               cJSON_GetNumberValue(cJSON_GetObjectItem(row, "active")),
+               cJSON_GetNumberValue(cJSON_GetObjectItem(row, "jobs_done")));
+    else if (strcmp(health, "down") == 0)
+        printf("  lanes %s  (%s)\n", lanes, cJSON_GetStringValue(cJSON_GetObjectItem(row, "error")));
+    else
+        printf("  (no endpoint yet: queued in Slurm or starting)\n");
+}
+
+/* The job ids of DIR/jobs, one a line, into ids (up to max). */
+static int read_jobs(const char *dir, char ids[][64], int max)
+{
+    char path[4200], line[128];
+    snprintf(path, sizeof path, "%s/jobs", dir);
+    FILE *f = fopen(path, "r");
+    int n = 0;
+    while (f && n < max && fgets(line, sizeof line, f))
+        if (line[strspn(line, "0123456789")] == '\n' && line[0] != '\n')
+            snprintf(ids[n++], 64, "%.*s", (int)strcspn(line, "\n"), line);
+    if (f)
+        fclose(f);
+    return n;
+}
+
+static int fleet_status(const fleet_args *a)
+{
+    char token[4200], path[4400];
+    static char ids[1024][64];
+    if (check_dir(a->dir, 0) < 0 || check_token(a->dir, 0, token, sizeof token) < 0)
+        return KILN_EXIT_BAD_INPUT;
+    setenv("KILN_TOKEN_FILE", token, 1);
+    int njobs = read_jobs(a->dir, ids, 1024), nup = 0, ndown = 0;
+    cJSON *rows = cJSON_CreateArray();
+    snprintf(path, sizeof path, "%s/endpoints", a->dir);
+    DIR *dh = opendir(path);
+    for (struct dirent *e; dh && (e = readdir(dh));) {
+        size_t len = strlen(e->d_name);
+        if (e->d_name[0] == '.' || len < 6 || strcmp(e->d_name + len - 5, ".json") != 0)
+            continue;
+        char job[64], file[4700];
+        snprintf(job, sizeof job, "%.*s", (int)(len - 5), e->d_name);
+        snprintf(file, sizeof file, "%s/%s", path, e->d_name);
+        status_one(file, job, rows) ? nup++ : ndown++;
+        for (int i = 0; i < njobs; i++)
+            if (strcmp(ids[i], job) == 0)
+                ids[i][0] = '\0';
+    }
+    if (dh)
+        closedir(dh);
+    for (int i = 0; i < njobs; i++) {
+        if (!ids[i][0])
+            continue;
+        cJSON *row = cJSON_CreateObject();
+        cJSON_AddStringToObject(row, "job", ids[i]);
+        cJSON_AddStringToObject(row, "health", "pending");
+        cJSON_AddItemToArray(rows, row);
+    }
+    if (a->json) {
+        char *s = cJSON_Print(rows);
+        puts(s ? s : "[]");
+        free(s);
+    } else {
+        const cJSON *row;
+        cJSON_ArrayForEach(row, rows)
+            print_row(row);
+        printf("%d up, %d down, %d without an endpoint\n", nup, ndown, cJSON_GetArraySize(rows) - nup - ndown);
+    }
+    cJSON_Delete(rows);
+    return nup > 0 && ndown == 0 ? KILN_EXIT_OK : KILN_EXIT_FAIL;
+}
+
+/* ---- down ----------------------------------------------------------------- */
+
+static int fleet_down(const fleet_args *a)
+{
+    static char ids[1024][64];
+    char path[4200];
+    if (check_dir(a->dir, 0) < 0)
+        return KILN_EXIT_BAD_INPUT;
+    int n = read_jobs(a->dir, ids, 1024);
+    if (n == 0) {
+        printf("no kilnd jobs recorded in %s/jobs: nothing to cancel\n", a->dir);
+        return KILN_EXIT_OK;
+    }
+    if (find_tool("scancel") < 0)
+        return KILN_EXIT_INTERNAL;
+    char *argv[1024 + 2];
+    argv[0] = "scancel";
+    for (int i = 0; i < n; i++)
+        argv[i + 1] = ids[i];
+    argv[n + 1] = NULL;
+    char out[256];
+    if (run_tool(argv, out, sizeof out) < 0) {
+        fprintf(stderr, "kiln fleet: scancel failed (its message is above); %s/jobs is kept\n", a->dir);
+        return KILN_EXIT_INTERNAL;
+    }
+    for (int i = 0; i < n; i++) {
+        snprintf(path, sizeof path, "%s/endpoints/%s.json", a->dir, ids[i]);
+        unlink(path);
+    }
+    snprintf(path, sizeof path, "%s/jobs", a->dir);
+    unlink(path);
+    printf("cancelled %d kilnd job%s\n", n, n == 1 ? "" : "s");
+    return KILN_EXIT_OK;
+}
+
+int kiln_cmd_fleet(int argc, char **argv)
+{
+    if (argc < 2 || kiln_is_help(argv[1])) {
+        fputs(usage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? KILN_EXIT_BAD_INPUT : KILN_EXIT_OK;
+    }
+    fleet_args a = {0};
+    if (parse(argc, argv, &a) < 0)
+        return KILN_EXIT_BAD_INPUT;
+    if (strcmp(argv[1], "up") == 0)
+        return fleet_up(&a);
+    if (strcmp(argv[1], "status") == 0)
+        return fleet_status(&a);
+    if (strcmp(argv[1], "down") == 0)
+        return fleet_down(&a);
+    fprintf(stderr, "kiln fleet: unknown command '%s' (up, status or down)\n%s", argv[1], usage);
+    return KILN_EXIT_BAD_INPUT;
+}
