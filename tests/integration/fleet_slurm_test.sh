@@ -1,0 +1,259 @@
+#!/usr/bin/env bash
+# fleet_slurm_test.sh - kiln fleet against a real, private, single-node Slurm:
+# munge with its own key and socket, slurmctld and slurmd on private ports, all
+# in a temp directory. Two kilnd jobs on CPU lanes come up through
+# `kiln fleet up --slurm`; each verifies a kernel over TCP with the fleet's
+# token; one is scancelled and fleet status reports it down while the other
+# still verifies; `kiln fleet down` cancels the rest. Also the errors: a bad
+# fleet directory, a token with a wrong mode, no sbatch or scancel.
+#
+# usage: fleet_slurm_test.sh BUILD_DIR SOURCE_DIR
+#
+# Prints "ok - NAME" / "not ok - NAME" lines, then "N passed, N failed".
+# Exits 77 (skipped, with the reason) where Slurm daemons cannot run here:
+# not root, slurm-wlm or munge missing (scripts/setup.sh installs them), or
+# the daemons do not start. Kills every daemon it started, even on failure.
+set -u
+
+if [ $# -ne 2 ]; then
+    echo "usage: $0 BUILD_DIR SOURCE_DIR" >&2
+    exit 2
+fi
+BUILD=$(readlink -f -- "$1")
+SRC=$(readlink -f -- "$2")
+KILN=$BUILD/kiln
+[ -x "$KILN" ] && [ -x "$BUILD/kilnd" ] || { echo "$0: no kiln or kilnd in $BUILD" >&2; exit 2; }
+skip() { echo "SKIP: $*"; exit 77; }
+
+npass=0
+nfail=0
+probs=()
+begin() { probs=(); }
+problem() { probs+=("$*"); }
+end() {
+    if [ ${#probs[@]} -eq 0 ]; then
+        echo "ok - $1"
+        npass=$((npass + 1))
+    else
+        echo "not ok - $1"
+        local p
+        for p in "${probs[@]}"; do echo "#   $p"; done
+        nfail=$((nfail + 1))
+    fi
+}
+
+tmp=$(mktemp -d /tmp/kiln-fleet-test.XXXXXX) || exit 2
+chmod 755 "$tmp"
+PIDFILES=("$tmp/munged.pid" "$tmp/slurmctld.pid" "$tmp/slurmd.pid")
+cleanup() {
+    local f p
+    if [ -f "$tmp/slurm.conf" ] && [ -f "$tmp/slurmctld.pid" ]; then   # jobs first: their kilnds
+        SLURM_CONF=$tmp/slurm.conf timeout 10 scancel --partition=kilntest >/dev/null 2>&1
+    fi
+    for f in "$tmp/slurmd.pid" "$tmp/slurmctld.pid" "$tmp/munged.pid"; do
+        p=$(cat "$f" 2>/dev/null) && [ -n "$p" ] && kill -TERM "$p" 2>/dev/null
+    done
+    sleep 0.5
+    for f in "${PIDFILES[@]}"; do
+        p=$(cat "$f" 2>/dev/null) && [ -n "$p" ] && kill -9 "$p" 2>/dev/null
+    done
+    # A kilnd or slurmstepd left behind (all of them have $tmp in their command line).
+    for p in /proc/[0-9]*; do
+        p=${p#/proc/}
+        [ "$p" = $$ ] && continue
+        tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline" | grep -q -- "$tmp" && kill -9 "$p" 2>/dev/null
+    done
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+cd "$SRC" || exit 2
+
+# ---- errors that need no Slurm ----------------------------------------------
+
+begin
+touch "$tmp/afile"
+out=$("$KILN" fleet status --dir "$tmp/afile" 2>&1)
+rc=$?
+[ $rc -eq 2 ] && grep -q "afile is not a fleet directory" <<<"$out" || problem "a file as DIR: exit $rc: $out"
+out=$("$KILN" fleet up --slurm --dir "$tmp/no/such/dir" 2>&1)
+rc=$?
+[ $rc -eq 2 ] && grep -q "cannot create the fleet directory" <<<"$out" || problem "DIR without a parent: exit $rc: $out"
+end "errors: a fleet directory that is a file or cannot be made (exit 2, named)"
+
+begin
+mkdir -p "$tmp/loose" && printf 'abcdefghijklmnopqrstuvwxyz\n' >"$tmp/loose/token" && chmod 644 "$tmp/loose/token"
+out=$(PATH=/usr/bin:/bin "$KILN" fleet up --slurm --dir "$tmp/loose" 2>&1)
+rc=$?
+[ $rc -eq 2 ] && grep -q "has mode 0644: it must be 0600" <<<"$out" || problem "up: exit $rc: $out"
+out=$("$KILN" fleet status --dir "$tmp/loose" 2>&1)
+rc=$?
+[ $rc -eq 2 ] && grep -q "0644" <<<"$out" || problem "status: exit $rc: $out"
+end "errors: a token file with mode 0644 is refused (exit 2, the mode and the fix named)"
+
+begin
+mkdir -p "$tmp/nobin" "$tmp/f0"
+out=$(PATH=$tmp/nobin "$KILN" fleet up --slurm --dir "$tmp/f0" 2>&1)
+rc=$?
+[ $rc -eq 3 ] && grep -q "sbatch not found on PATH" <<<"$out" || problem "no sbatch: exit $rc: $out"
+[ "$(stat -c %a "$tmp/f0/token" 2>/dev/null)" = 600 ] || problem "up did not make DIR/token with mode 0600"
+echo 12345 >"$tmp/f0/jobs"
+out=$(PATH=$tmp/nobin "$KILN" fleet down --dir "$tmp/f0" 2>&1)
+rc=$?
+[ $rc -eq 3 ] && grep -q "scancel not found on PATH" <<<"$out" || problem "no scancel: exit $rc: $out"
+[ -f "$tmp/f0/jobs" ] || problem "down without scancel removed the job list"
+end "errors: no sbatch or scancel on PATH (exit 3, named); the token is made 0600"
+
+# ---- a private Slurm ----------------------------------------------------------
+
+[ "$(id -u)" -eq 0 ] || skip "Slurm daemons need root here (run as root to test kiln fleet)"
+for b in munged slurmctld slurmd sbatch scancel squeue sinfo; do
+    command -v "$b" >/dev/null || skip "$b is missing: scripts/setup.sh --deps-only installs slurm-wlm and munge"
+done
+host=$(hostname)
+base=$((30000 + ($$ * 7) % 30000))
+mkdir -p "$tmp/munge" "$tmp/state" "$tmp/spool" "$tmp/log" "$tmp/fleet"
+chmod 700 "$tmp/munge"
+head -c 1024 /dev/urandom >"$tmp/munge/munge.key" && chmod 600 "$tmp/munge/munge.key"
+munged --key-file="$tmp/munge/munge.key" --socket="$tmp/munge/munge.sock" --pid-file="$tmp/munged.pid" \
+    --log-file="$tmp/log/munged.log" --seed-file="$tmp/munge/seed" --force >"$tmp/log/munged.out" 2>&1 ||
+    skip "munged does not start: $(tail -2 "$tmp/log/munged.out" "$tmp/log/munged.log" 2>/dev/null | tr '\n' ' ')"
+cat >"$tmp/slurm.conf" <<CONF
+ClusterName=kilntest
+SlurmctldHost=$host
+SlurmctldPort=$base
+SlurmdPort=$((base + 1))
+AuthType=auth/munge
+AuthInfo=socket=$tmp/munge/munge.sock
+CredType=cred/munge
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+MpiDefault=none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+StateSaveLocation=$tmp/state
+SlurmdSpoolDir=$tmp/spool
+SlurmctldPidFile=$tmp/slurmctld.pid
+SlurmdPidFile=$tmp/slurmd.pid
+SlurmctldLogFile=$tmp/log/slurmctld.log
+SlurmdLogFile=$tmp/log/slurmd.log
+SlurmUser=root
+SlurmdUser=root
+ReturnToService=2
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+KillWait=5
+NodeName=$host CPUs=2 RealMemory=1000 State=UNKNOWN
+PartitionName=kilntest Nodes=$host Default=YES MaxTime=10 State=UP OverSubscribe=FORCE:4
+CONF
+export SLURM_CONF=$tmp/slurm.conf
+slurmctld -f "$SLURM_CONF" >"$tmp/log/slurmctld.out" 2>&1 || skip "slurmctld does not start: $(tail -2 "$tmp/log/slurmctld.out")"
+slurmd -f "$SLURM_CONF" >"$tmp/log/slurmd.out" 2>&1 || skip "slurmd does not start: $(tail -2 "$tmp/log/slurmd.out")"
+for ((i = 0; i < 100; i++)); do
+    [ "$(sinfo -h -o %t 2>/dev/null)" = idle ] && break
+    sleep 0.2
+done
+[ "$(sinfo -h -o %t 2>/dev/null)" = idle ] ||
+    skip "the private Slurm node is not idle after 20 s: $(sinfo -h 2>&1 | head -2; tail -2 "$tmp/log/slurmctld.log" "$tmp/log/slurmd.log")"
+echo "# private Slurm up: $host, ports $base-$((base + 1)), $(slurmctld -V)"
+
+# ---- kiln fleet on it -----------------------------------------------------------
+
+export TMPDIR=$tmp   # the jobs' kilnd state directories land here (and are cleaned with it)
+F=$tmp/fleet
+HONEST=kernels/rmsnorm/cpu/starter.c
+
+# verify_at ENDPOINT NAME: an honest kernel through ENDPOINT passes (a noisy
+# "suspect" is the verifier's call, not the fleet's) and names ENDPOINT.
+verify_at() {
+    local out rc
+    out=$(KILN_TOKEN_FILE=$F/token timeout -k 5 90 "$KILN" verify "$HONEST" --task rmsnorm --socket "$1" \
+        --json --timing-ms 200 --group decode 2>"$tmp/verify.err" </dev/null | tr -d ' \t\n')
+    rc=$?
+    grep -qE '^\{"status":"(pass|suspect)"' <<<"$out" ||
+        { problem "$2: exit $rc: ${out:0:200} $(head -c 300 "$tmp/verify.err")"; return; }
+    grep -q "\"verifier\":{\"host\":\"[^\"]*\",\"endpoint\":\"$1\",\"lane\":\"cpu\"}" <<<"$out" ||
+        problem "$2: the verdict does not name $1 and lane cpu: $(grep -o '"verifier":{[^}]*}' <<<"$out")"
+}
+endpoint_of() { sed -n 's/.*"endpoint":"\([^"]*\)".*/\1/p' "$F/endpoints/$1.json" 2>/dev/null; }
+
+begin
+out=$("$KILN" fleet up --slurm --dir "$F" --nodes 2 --devices cpu -- --time=5 2>&1)
+rc=$?
+[ $rc -eq 0 ] || problem "fleet up: exit $rc: $out"
+mapfile -t jobs < <(sed -n 's/^submitted kilnd job \([0-9]*\)$/\1/p' <<<"$out")
+[ ${#jobs[@]} -eq 2 ] || problem "expected two jobs submitted: $out"
+for ((i = 0; i < 150; i++)); do
+    [ "$(ls "$F/endpoints" 2>/dev/null | grep -c '^[0-9]*\.json$')" -ge 2 ] && break
+    sleep 0.2
+done
+for j in "${jobs[@]}"; do
+    grep -qE '^tcp://[^:]+:[0-9]+$' <<<"$(endpoint_of "$j")" ||
+        problem "job $j wrote no endpoint: $(cat "$F/endpoints/$j.json" "$F"/logs/kilnd-"$j".out 2>&1 | head -5)"
+    grep -q '"lanes":\["cpu"\]' "$F/endpoints/$j.json" 2>/dev/null || problem "job $j's endpoint lacks lanes [cpu]"
+done
+end "fleet up --slurm --nodes 2: two kilnd jobs, each writes its endpoint (tcp, lanes, job, pid)"
+if [ ${#jobs[@]} -ne 2 ] || [ -z "$(endpoint_of "${jobs[1]:-x}")" ]; then
+    echo "$npass passed, $((nfail)) failed"
+    exit 1
+fi
+EP0=$(endpoint_of "${jobs[0]}")
+EP1=$(endpoint_of "${jobs[1]}")
+
+begin
+verify_at "$EP0" "job ${jobs[0]}"
+verify_at "$EP1" "job ${jobs[1]}"
+[ "$EP0" != "$EP1" ] || problem "both daemons have the endpoint $EP0"
+end "kiln verify through each endpoint with the fleet's token: the verdict names the endpoint and lane"
+
+begin
+out=$("$KILN" fleet status --dir "$F" 2>&1)
+rc=$?
+[ $rc -eq 0 ] || problem "exit $rc"
+for j in "${jobs[@]}"; do
+    grep -qE "^job $j  $(endpoint_of "$j")  up  lanes cpu  queued 0  active 0  done 1$" <<<"$out" ||
+        problem "no up line with one job done for $j"
+done
+grep -q "^2 up, 0 down" <<<"$out" || problem "no '2 up, 0 down' summary"
+[ ${#probs[@]} -eq 0 ] || problem "output: $out"
+end "fleet status: both up, lanes, queue and jobs done"
+
+begin
+scancel "${jobs[0]}"
+for ((i = 0; i < 100; i++)); do
+    "$KILN" fleet status --dir "$F" >"$tmp/st.out" 2>&1
+    rc=$?
+    grep -q "^job ${jobs[0]} .* down " "$tmp/st.out" && break
+    sleep 0.2
+done
+[ $rc -eq 1 ] || problem "fleet status exit $rc with one daemon down, expected 1"
+grep -qE "^job ${jobs[0]}  $EP0  down  lanes cpu  \(cannot connect" "$tmp/st.out" || problem "job ${jobs[0]} not reported down"
+grep -qE "^job ${jobs[1]}  $EP1  up " "$tmp/st.out" || problem "job ${jobs[1]} not reported up"
+grep -q "^1 up, 1 down" "$tmp/st.out" || problem "no '1 up, 1 down' summary"
+[ ${#probs[@]} -eq 0 ] || problem "output: $(cat "$tmp/st.out")"
+verify_at "$EP1" "job ${jobs[1]} after the other was cancelled"
+end "scancel one daemon: fleet status reports it down (exit 1), the other still verifies"
+
+begin
+out=$("$KILN" fleet down --dir "$F" 2>&1)
+rc=$?
+[ $rc -eq 0 ] && grep -q "cancelled 2 kilnd jobs" <<<"$out" || problem "fleet down: exit $rc: $out"
+for ((i = 0; i < 100; i++)); do
+    [ -z "$(squeue -h 2>/dev/null)" ] && break
+    sleep 0.2
+done
+[ -z "$(squeue -h 2>&1)" ] || problem "jobs still in Slurm: $(squeue -h 2>&1)"
+left=$(ls "$F/endpoints")
+[ -z "$left" ] && [ ! -e "$F/jobs" ] || problem "left in the fleet directory: $left $(ls "$F")"
+for ((i = 0; i < 50; i++)); do
+    kilnds=$(for p in /proc/[0-9]*/cmdline; do tr '\0' ' ' 2>/dev/null <"$p" | grep "kilnd.*$tmp"; done)
+    [ -z "$kilnds" ] && break
+    sleep 0.2
+done
+[ -z "$kilnds" ] || problem "kilnd processes left: $kilnds"
+out=$("$KILN" fleet status --dir "$F" 2>&1)
+[ $? -eq 1 ] && grep -q "^0 up, 0 down" <<<"$out" || problem "status after down: $out"
+end "fleet down: jobs cancelled, endpoint files removed, no kilnd left"
+
+echo "$npass passed, $nfail failed"
+[ $nfail -eq 0 ]
