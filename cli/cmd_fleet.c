@@ -89,9 +89,12 @@ static int check_dir(const char *dir, int create)
         fprintf(stderr, "kiln fleet: cannot create the fleet directory %s: %s\n", dir, strerror(errno));
         return -1;
     }
-    if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "kiln fleet: %s is not a fleet directory (%s)\n", dir,
-                errno && !S_ISDIR(st.st_mode) ? strerror(errno) : "not a directory");
+    if (stat(dir, &st) < 0) {
+        fprintf(stderr, "kiln fleet: %s is not a fleet directory: %s\n", dir, strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "kiln fleet: %s is not a fleet directory: not a directory\n", dir);
         return -1;
     }
     return 0;

@@ -54,7 +54,7 @@ int kiln_help(const char *topic)
         {"daemon", kiln_cmd_daemon}, {"status", kiln_cmd_status}, {"report", kiln_cmd_report},
         {"reverify", kiln_cmd_reverify}, {"export", kiln_cmd_export},
         {"lessons", kiln_cmd_lessons}, {"doctor", kiln_cmd_doctor},
-        {"import", kiln_cmd_import},
+        {"import", kiln_cmd_import}, {"fleet", kiln_cmd_fleet},
     };
     static const struct { const char *name; const char *text; } pages[] = {
         {"tasks", tasks_page}, {"verdicts", verdicts_page}, {"manifest", manifest_page},
