@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +73,10 @@ static int parse(int argc, char **argv, fleet_args *a)
     }
     if (!a->dir) {
         fprintf(stderr, "kiln fleet: --dir DIR is required (the fleet directory)\n");
+        return -1;
+    }
+    if (a->nsbatch > 64) {
+        fprintf(stderr, "kiln fleet: at most 64 sbatch options after --\n");
         return -1;
     }
     if (a->nodes < 1 || a->nodes > 1024) {
@@ -199,7 +204,7 @@ static int submit_one(const fleet_args *a, const char *script, const char *bindi
     argv[n++] = "--parsable";
     argv[n++] = outp;
     argv[n++] = exp;
-    for (int i = 0; i < a->nsbatch && i < 64; i++)
+    for (int i = 0; i < a->nsbatch; i++)
         argv[n++] = a->sbatch[i];
     argv[n++] = (char *)script;
     argv[n++] = (char *)a->dir;
@@ -214,7 +219,11 @@ static int submit_one(const fleet_args *a, const char *script, const char *bindi
         return -1;
     }
     snprintf(job, jlen, "%.*s", (int)strcspn(out, ";\n"), out);   /* "JOB[;CLUSTER]" */
-    return job[0] ? 0 : -1;
+    if (!job[0] || job[strspn(job, "0123456789")] != '\0') {
+        fprintf(stderr, "kiln fleet: sbatch --parsable printed no job id: '%s'\n", out);
+        return -1;
+    }
+    return 0;
 }
 
 static int fleet_up(const fleet_args *a)
@@ -226,6 +235,14 @@ static int fleet_up(const fleet_args *a)
     }
     if (check_dir(a->dir, 1) < 0 || check_token(a->dir, 1, token, sizeof token) < 0)
         return KILN_EXIT_BAD_INPUT;
+    char absdir[PATH_MAX];   /* the jobs may start elsewhere */
+    if (!realpath(a->dir, absdir)) {
+        fprintf(stderr, "kiln fleet: cannot resolve %s: %s\n", a->dir, strerror(errno));
+        return KILN_EXIT_BAD_INPUT;
+    }
+    fleet_args abs = *a;
+    abs.dir = absdir;
+    a = &abs;
     if (find_tool("sbatch") < 0)
         return KILN_EXIT_INTERNAL;
     const char *env = getenv("KILN_SLURM_SCRIPT");
