@@ -106,7 +106,7 @@ RUN=$(last_run)
 row=$(sq "SELECT code || '|' || answer FROM candidates WHERE run='$RUN' AND n=1")
 [ "$row" = "bad-answer|$(cat "$tmp/nocode.md")" ] ||
     problem "candidate 1 (an answer without code): '$row', expected bad-answer with the raw answer"
-[ "$(sq 'PRAGMA user_version')" = 4 ] || problem "user_version $(sq 'PRAGMA user_version'), expected 4"
+[ "$(sq 'PRAGMA user_version')" -ge 4 ] || problem "user_version $(sq 'PRAGMA user_version'), expected 4 or later"
 end "a rejected candidate keeps the model's raw answer"
 
 # ---- confidence moves only on confirmed outcomes ------------------------------
