@@ -251,9 +251,15 @@ for ((i = 0; i < 50; i++)); do
     sleep 0.2
 done
 [ -z "$kilnds" ] || problem "kilnd processes left: $kilnds"
+for j in "${jobs[@]}"; do   # kilnd's stderr reached the job's output (so would a sanitizer's)
+    grep -q "stopped after" "$F/logs/kilnd-$j.out" 2>/dev/null ||
+        problem "job $j's kilnd did not stop gracefully: $(tail -3 "$F/logs/kilnd-$j.out" 2>&1)"
+done
+san=$(grep -l -E "ERROR: (Leak|Address|UndefinedBehavior)Sanitizer|runtime error:" "$F"/logs/*.out 2>/dev/null)
+[ -z "$san" ] || problem "sanitizer reports in $san: $(grep -h -A5 -E 'Sanitizer|runtime error' $san | head -20)"
 out=$("$KILN" fleet status --dir "$F" 2>&1)
 [ $? -eq 1 ] && grep -q "^0 up, 0 down" <<<"$out" || problem "status after down: $out"
-end "fleet down: jobs cancelled, endpoint files removed, no kilnd left"
+end "fleet down: jobs cancelled, endpoint files removed, no kilnd left, no sanitizer report"
 
 echo "$npass passed, $nfail failed"
 [ $nfail -eq 0 ]
