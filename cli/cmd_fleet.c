@@ -425,7 +425,7 @@ static int fleet_down(const fleet_args *a)
         return KILN_EXIT_INTERNAL;
     }
     for (int i = 0; i < n; i++) {
-        snprintf(path, sizeof path, "%s/endpoints/%s.json", a->dir, ids[i]);
+        snprintf(path, sizeof path, "%s/endpoints/%.32s.json", a->dir, ids[i]);   /* job ids are short */
         unlink(path);
     }
     snprintf(path, sizeof path, "%s/jobs", a->dir);
