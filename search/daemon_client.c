@@ -67,7 +67,13 @@ static int authenticate(kiln_client *c, kiln_error *err)
     cJSON_Delete(m);
     cJSON *r = rc < 0 ? NULL : kiln_client_next(c, 10000, err);
     const char *ev = r ? cJSON_GetStringValue(cJSON_GetObjectItem(r, "event")) : NULL;
-    rc = ev && strcmp(ev, "authenticated") == 0 ? 0 : kiln_fail(err, "kilnd at %s refused the token", c->address);
+    if (ev && strcmp(ev, "authenticated") == 0)
+        rc = 0;
+    else if (!r)   /* no answer at all: a daemon stopping closes what it accepted */
+        rc = kiln_fail(err, "kilnd at %s closed the connection before answering the token "
+                       "(stopping?)", c->address);
+    else
+        rc = kiln_fail(err, "kilnd at %s refused the token", c->address);
     cJSON_Delete(r);
     return rc;
 }

@@ -223,7 +223,9 @@ scancel "${jobs[0]}"
 for ((i = 0; i < 100; i++)); do
     "$KILN" fleet status --dir "$F" >"$tmp/st.out" 2>&1
     rc=$?
-    grep -q "^job ${jobs[0]} .* down " "$tmp/st.out" && break
+    # Down for good once kilnd has exited (while it stops it may still
+    # accept a connection and close it unanswered).
+    grep -q "^job ${jobs[0]} .* down .*(cannot connect" "$tmp/st.out" && break
     sleep 0.2
 done
 [ $rc -eq 1 ] || problem "fleet status exit $rc with one daemon down, expected 1"
