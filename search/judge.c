@@ -181,9 +181,10 @@ static int on_event(kiln_judge *j, cJSON *ev, char job[32], kiln_judge_accepted 
 
 /* One exchange with kilnd: 1 final event, 0 connection lost, -1 the
  * deadline passed (the job goes on in kilnd; its id is known), -3 no
- * connection at all. */
+ * connection at all, 2 (until_accepted) the job is accepted. */
 static int exchange(kiln_judge *j, const char *source, const char *baseline, char job[32],
-                    kiln_judge_accepted on_accepted, void *ctx, cJSON **final, kiln_error *err)
+                    kiln_judge_accepted on_accepted, void *ctx, int until_accepted,
+                    cJSON **final, kiln_error *err)
 {
     kiln_client c;
     if (kiln_client_open(&c, j->address, 1, err) < 0)
@@ -207,6 +208,8 @@ static int exchange(kiln_judge *j, const char *source, const char *baseline, cha
             rc = 1;
         } else {
             cJSON_Delete(ev);
+            if (until_accepted && job[0])
+                rc = 2;
         }
     }
     kiln_client_close(&c);
@@ -257,7 +260,7 @@ static kiln_verdict *run_daemon(kiln_judge *j, const char *source, const char *b
     uint64_t away_since = 0;
     for (;;) {
         cJSON *final = NULL;
-        int rc = exchange(j, source, baseline, job, on_accepted, ctx, &final, err);
+        int rc = exchange(j, source, baseline, job, on_accepted, ctx, 0, &final, err);
         if (rc == -1)
             return NULL;
         /* No kilnd to talk to and no job of ours in one: nothing to wait
@@ -299,28 +302,13 @@ int kiln_judge_submit(kiln_judge *j, const char *source, const char *baseline, c
         return 0;   /* nothing to hand over ahead: it runs (or is collected) when asked */
     if (strlen(j->task_ref) >= sizeof ((kiln_verify_request *)0)->task)
         return kiln_fail(err, "task '%.80s...' is too long for the protocol", j->task_ref);
-    kiln_client c;
-    if (kiln_client_open(&c, j->address, 1, err) < 0)
-        return -1;
-    cJSON *m = request(j, source, baseline, job);
-    int rc = kiln_client_send(&c, m, err);
-    cJSON_Delete(m);
-    while (rc == 0 && !job[0]) {
-        cJSON *ev = kiln_client_next(&c, 30000, err);
-        if (!ev) {
-            rc = -1;
-            break;
-        }
-        const char *kind = str_of(ev, "event");
-        const char *msg = str_of(cJSON_GetObjectItemCaseSensitive(ev, "error"), "message");
-        if (kind && strcmp(kind, "error") == 0)
-            rc = kiln_fail(err, "kilnd refused the job: %s", msg ? msg : "error");
-        else
-            on_event(j, ev, job, on_accepted, ctx);
-        cJSON_Delete(ev);
-    }
-    kiln_client_close(&c);
-    return rc;
+    cJSON *final = NULL;
+    int rc = exchange(j, source, baseline, job, on_accepted, ctx, 1, &final, err);
+    const char *msg = str_of(cJSON_GetObjectItemCaseSensitive(final, "error"), "message");
+    if (rc == 1 && !job[0])   /* an error before any job id: refused */
+        kiln_fail(err, "kilnd refused the job: %s", msg ? msg : "error");
+    cJSON_Delete(final);
+    return job[0] ? 0 : -1;
 }
 
 kiln_verdict *kiln_judge_run(kiln_judge *j, const char *source, const char *baseline, char job[32],
