@@ -100,9 +100,7 @@ static void print_kept(const kiln_rv_run *r)
         if (!c->kept || c->n == 0)
             continue;
         char p[64], q[64], b[64];
-        kiln_rv_fmt_speedup(c->speedup, c->speedup_lo, c->speedup_hi, p, sizeof p);
-        kiln_rv_fmt_speedup(c->confirm_speedup, c->confirm_lo, c->confirm_hi, q, sizeof q);
-        kiln_rv_fmt_speedup(c->vs_baseline, c->baseline_lo, c->baseline_hi, b, sizeof b);
+        kiln_rv_fmt_kept(c, p, q, b);
         printf("kept #%d: geomean %s vs parent (re-timed %s), %s vs baseline\n", c->n, p, q, b);
         if (c->why[0])
             printf("  %.300s\n", c->why);

@@ -393,9 +393,7 @@ static void kept_table(FILE *o, const kiln_rv_run *r)
         if (!c->kept || c->n == 0)
             continue;
         char p[64], q[64], b[64];
-        kiln_rv_fmt_speedup(c->speedup, c->speedup_lo, c->speedup_hi, p, sizeof p);
-        kiln_rv_fmt_speedup(c->confirm_speedup, c->confirm_lo, c->confirm_hi, q, sizeof q);
-        kiln_rv_fmt_speedup(c->vs_baseline, c->baseline_lo, c->baseline_hi, b, sizeof b);
+        kiln_rv_fmt_kept(c, p, q, b);
         fprintf(o, "<tr class=\"kept\"><td class=\"num\">%d</td><td class=\"hyp\">", c->n);
         kiln_html_escape(o, c->hypothesis);
         fprintf(o, "</td><td class=\"num\">%s</td><td class=\"num\">%s</td>"

@@ -268,6 +268,13 @@ void kiln_rv_fmt_speedup(double x, double lo, double hi, char *buf, size_t len)
         snprintf(buf, len, "%.3fx", kiln_rv_fin(x));
 }
 
+void kiln_rv_fmt_kept(const kiln_rv_cand *c, char parent[64], char retimed[64], char base[64])
+{
+    kiln_rv_fmt_speedup(c->speedup, c->speedup_lo, c->speedup_hi, parent, 64);
+    kiln_rv_fmt_speedup(c->confirm_speedup, c->confirm_lo, c->confirm_hi, retimed, 64);
+    kiln_rv_fmt_speedup(c->vs_baseline, c->baseline_lo, c->baseline_hi, base, 64);
+}
+
 void kiln_rv_fmt_time(double ns, char *buf, size_t len)
 {
     if (ns <= 0 || !isfinite(ns))

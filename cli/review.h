@@ -85,6 +85,9 @@ double kiln_rv_fin(double x);
 /* A speedup with its interval, "1.083x [1.041, 1.126]", or "1.083x" when
  * the interval is unknown (lo or hi 0). */
 void kiln_rv_fmt_speedup(double x, double lo, double hi, char *buf, size_t len);
+/* A kept candidate's three measured speedups with their intervals: against
+ * its parent, re-timed, and against the task's baseline (64 bytes each). */
+void kiln_rv_fmt_kept(const kiln_rv_cand *c, char parent[64], char retimed[64], char base[64]);
 /* Seconds since the epoch as "2026-01-31T12:00:00Z". */
 void kiln_rv_fmt_date(double epoch_s, char *buf, size_t len);
 double kiln_rv_now(void);
