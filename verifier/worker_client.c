@@ -6,6 +6,8 @@
  * in its own process group, which is killed as a whole when it is done. */
 #include "worker_client.h"
 
+#define KILN_FAULT_GRACE_MS 3000   /* see late_fault_report */
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -111,7 +113,7 @@ static int read_full_deadline(int fd, void *buf, size_t len, uint64_t deadline_n
     while (len) {
         uint64_t now = kiln_mono_ns();
         if (now >= deadline_ns)
-            return -2;
+            return p == (char *)buf ? -2 : -3;   /* -3: late, part of it read */
         struct pollfd pfd = {.fd = fd, .events = POLLIN};
         int ms = (int)((deadline_ns - now) / 1000000u) + 1;
         int r = poll(&pfd, 1, ms);
@@ -357,8 +359,8 @@ int kiln_worker_start(kiln_worker *w, const kiln_worker_opts *o, kiln_error *err
     uint64_t deadline = kiln_mono_ns() + (uint64_t)(o->start_timeout_ms ? o->start_timeout_ms : 10000) * 1000000u;
     int r = read_full_deadline(w->resp_fd, &ready, sizeof ready, deadline);
     if (r < 0 || ready.magic != KILN_MSG_READY) {
-        fail_worker(w, r == -2 ? KILN_FAULT_TIMEOUT : KILN_FAULT_PROTOCOL,
-                    r == -2 ? "worker did not start in time (load-time code hung?)" : "worker did not start");
+        fail_worker(w, r <= -2 ? KILN_FAULT_TIMEOUT : KILN_FAULT_PROTOCOL,
+                    r <= -2 ? "worker did not start in time (load-time code hung?)" : "worker did not start");
         return 0;   /* started, but already faulted: the caller reports w->fault */
     }
     ready.info[sizeof ready.info - 1] = '\0';
@@ -380,6 +382,20 @@ void kiln_worker_fault(kiln_worker *w, kiln_fault f, const char *msg)
     snprintf(w->fault_msg, sizeof w->fault_msg, "%s", msg);
 }
 
+/* A GPU fault (a misaligned address, a trap) can take the driver more than
+ * a second to report: on the H200 a misaligned vector load once came back
+ * after the 1 s a calibrated call may take, and was judged a hang. A CUDA
+ * worker whose call is late gets a short grace in which only a failure
+ * report counts; an answer of success after the deadline is still late.
+ * Returns 0 when a failure report came in time, -2 otherwise. */
+static int late_fault_report(kiln_worker *w, kiln_call_resp *rs)
+{
+    uint64_t grace = kiln_mono_ns() + (uint64_t)KILN_FAULT_GRACE_MS * 1000000u;
+    if (read_full_deadline(w->resp_fd, rs, sizeof *rs, grace) == 0 && rs->status != 0)
+        return 0;
+    return -2;
+}
+
 int kiln_worker_call(kiln_worker *w, const kiln_call_req *rq, int timeout_ms,
                      kiln_call_resp *rs, uint64_t *rt_ns, uint64_t *cpu_ns)
 {
@@ -394,6 +410,10 @@ int kiln_worker_call(kiln_worker *w, const kiln_call_req *rq, int timeout_ms,
         return -1;
     }
     int r = read_full_deadline(w->resp_fd, rs, sizeof *rs, t0 + (uint64_t)timeout_ms * 1000000u);
+    if (r == -2 && w->device[0])
+        r = late_fault_report(w, rs);
+    if (r == -3)
+        r = -2;
     *rt_ns = kiln_mono_ns() - t0;
     uint64_t c1 = worker_cpu_ns(w);
     *cpu_ns = c0 && c1 > c0 ? c1 - c0 : 0;
