@@ -132,7 +132,12 @@ static int add_column(sqlite3 *db, const char *table, const char *column, const 
 }
 
 static const char *const v3_cand_reals[] = {"speedup_lo", "speedup_hi", "confirm_lo", "confirm_hi",
-                                            "baseline_lo", "baseline_hi"};
+                                            "baseline_lo", "baseline_hi",
+                                            /* version 6: the claim vs the parent, pooled */
+                                            "pooled_speedup", "pooled_lo", "pooled_hi"};
+/* Version 6: the re-record (a second measurement against the task's
+ * baseline, in a fresh worker) and the pool of the two. */
+static const char *const v6_cand_texts[] = {"rerecord_job", "rerecord_verdict", "pooled_verdict"};
 
 static int add_v3_columns(sqlite3 *db, kiln_error *err)
 {
@@ -142,10 +147,15 @@ static int add_v3_columns(sqlite3 *db, kiln_error *err)
         add_column(db, "candidates", "why", "TEXT", err) < 0 ||
         add_column(db, "candidates", "answer", "TEXT", err) < 0 ||   /* version 4 */
         add_column(db, "runs", "parents", "TEXT", err) < 0 ||          /* version 5 */
+        add_column(db, "runs", "model_wait_s", "REAL", err) < 0 ||     /* version 6 */
+        add_column(db, "runs", "verify_wait_s", "REAL", err) < 0 ||
         exec(db, schema_v5, err) < 0)
         return -1;
     for (size_t i = 0; i < sizeof v3_cand_reals / sizeof *v3_cand_reals; i++)
         if (add_column(db, "candidates", v3_cand_reals[i], "REAL", err) < 0)
+            return -1;
+    for (size_t i = 0; i < sizeof v6_cand_texts / sizeof *v6_cand_texts; i++)
+        if (add_column(db, "candidates", v6_cand_texts[i], "TEXT", err) < 0)
             return -1;
     return 0;
 }
@@ -238,6 +248,8 @@ static int run_write(sqlite3 *db, const kiln_run *r, const char *sql, kiln_error
     sqlite3_bind_double(st, 25, r->max_regression);
     bind_text(st, 26, r->objective);
     bind_text(st, 27, r->parents);
+    sqlite3_bind_double(st, 28, r->model_wait_s);
+    sqlite3_bind_double(st, 29, r->verify_wait_s);
     int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_fail(db, err, "writing the run");
     sqlite3_finalize(st);
     return rc;
@@ -250,8 +262,9 @@ int kiln_db_run_insert(sqlite3 *db, const kiln_run *r, kiln_error *err)
                      " start_commit, head_commit, status, iterations_done, budget_iterations, drafts,"
                      " budget_seconds, seconds_used, budget_tokens, tokens_used, best_speedup,"
                      " started_at, updated_at, base_url, from_path, keep_margin, max_regression,"
-                     " objective, parents) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,"
-                     "?15,?16,?17,?18,?19,?20,?21,?21,?22,?23,?24,?25,?26,?27)",
+                     " objective, parents, model_wait_s, verify_wait_s) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,"
+                     "?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?21,?22,?23,?24,?25,?26,"
+                     "?27,?28,?29)",
                      err);
 }
 
@@ -263,7 +276,7 @@ int kiln_db_run_update(sqlite3 *db, const kiln_run *r, kiln_error *err)
                      " iterations_done=?13, budget_iterations=?14, drafts=?15, budget_seconds=?16,"
                      " seconds_used=?17, budget_tokens=?18, tokens_used=?19, best_speedup=?20,"
                      " updated_at=?21, base_url=?22, from_path=?23, keep_margin=?24, max_regression=?25,"
-                     " objective=?26, parents=?27 WHERE id=?1",
+                     " objective=?26, parents=?27, model_wait_s=?28, verify_wait_s=?29 WHERE id=?1",
                      err);
 }
 
@@ -287,12 +300,13 @@ int kiln_db_run_get(sqlite3 *db, const char *id, kiln_run *r, kiln_error *err)
      * (version 2) or no parents (before version 5). */
     int v3 = has_column(db, "runs", "objective") == 1;
     int v5 = has_column(db, "runs", "parents") == 1;
+    int v6 = has_column(db, "runs", "verify_wait_s") == 1;
     snprintf(sql, sizeof sql, "SELECT id, task, backend, dtype, grp, agent, model, seed, branch,"
              " start_commit, head_commit, status, iterations_done, budget_iterations,"
              " drafts, budget_seconds, seconds_used, budget_tokens, tokens_used,"
-             " best_speedup, base_url, from_path, %s, %s FROM runs WHERE id=?1",
+             " best_speedup, base_url, from_path, %s, %s, %s FROM runs WHERE id=?1",
              v3 ? "keep_margin, max_regression, objective" : "NULL, NULL, NULL",
-             v5 ? "parents" : "NULL");
+             v5 ? "parents" : "NULL", v6 ? "model_wait_s, verify_wait_s" : "NULL, NULL");
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
         return db_fail(db, err, "reading the run");
     bind_text(st, 1, id);
@@ -325,6 +339,8 @@ int kiln_db_run_get(sqlite3 *db, const char *id, kiln_run *r, kiln_error *err)
         r->max_regression = real_or(st, 23, -1);
         col_text(st, 24, r->objective, sizeof r->objective);
         col_text(st, 25, r->parents, sizeof r->parents);
+        r->model_wait_s = real_or(st, 26, 0);
+        r->verify_wait_s = real_or(st, 27, 0);
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)
@@ -339,14 +355,17 @@ int kiln_db_cand_upsert(sqlite3 *db, const kiln_cand *c, kiln_error *err)
         "INSERT INTO candidates (run, n, iteration, draft, parent, commit_id, proposer, state,"
         " hypothesis, job, confirm_job, record_job, status, stage, code, reason, decision, speedup,"
         " confirm_speedup, speedup_vs_baseline, roofline, updated_at, speedup_lo, speedup_hi,"
-        " confirm_lo, confirm_hi, baseline_lo, baseline_hi, why) VALUES (?1,?2,?3,?4,?5,?6,?7,"
-        "?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28,?29)"
+        " confirm_lo, confirm_hi, baseline_lo, baseline_hi, why, rerecord_job, pooled_speedup,"
+        " pooled_lo, pooled_hi) VALUES (?1,?2,?3,?4,?5,?6,?7,"
+        "?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28,?29,"
+        "?30,?31,?32,?33)"
         " ON CONFLICT(run, n) DO UPDATE"
         " SET iteration=?3, draft=?4, parent=?5, commit_id=?6, proposer=?7, state=?8, hypothesis=?9,"
         " job=?10, confirm_job=?11, record_job=?12, status=?13, stage=?14, code=?15, reason=?16,"
         " decision=?17, speedup=?18, confirm_speedup=?19, speedup_vs_baseline=?20, roofline=?21,"
         " updated_at=?22, speedup_lo=?23, speedup_hi=?24, confirm_lo=?25, confirm_hi=?26,"
-        " baseline_lo=?27, baseline_hi=?28, why=?29";
+        " baseline_lo=?27, baseline_hi=?28, why=?29, rerecord_job=?30, pooled_speedup=?31,"
+        " pooled_lo=?32, pooled_hi=?33";
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
         return db_fail(db, err, "preparing a candidate update");
     const char *texts[] = {c->parent, c->commit, c->proposer, kiln_cand_state_name(c->state),
@@ -369,6 +388,10 @@ int kiln_db_cand_upsert(sqlite3 *db, const kiln_cand *c, kiln_error *err)
     for (int i = 0; i < 6; i++)
         sqlite3_bind_double(st, 23 + i, iv[i]);
     bind_text(st, 29, c->why);
+    bind_text(st, 30, c->rerecord_job);
+    sqlite3_bind_double(st, 31, c->pooled_speedup);
+    sqlite3_bind_double(st, 32, c->pooled_lo);
+    sqlite3_bind_double(st, 33, c->pooled_hi);
     int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_fail(db, err, "writing a candidate");
     sqlite3_finalize(st);
     return rc;
@@ -406,6 +429,10 @@ static int read_cand(sqlite3_stmt *st, kiln_cand *c, kiln_error *err)
     for (int i = 0; i < 6; i++)
         *iv[i] = real_or(st, 21 + i, 0);
     col_text(st, 27, c->why, sizeof c->why);
+    col_text(st, 28, c->rerecord_job, sizeof c->rerecord_job);
+    c->pooled_speedup = real_or(st, 29, 0);
+    c->pooled_lo = real_or(st, 30, 0);
+    c->pooled_hi = real_or(st, 31, 0);
     int k = kiln_cand_state_parse(state);
     if (k < 0)
         return kiln_fail(err, "database: run %s candidate %d has the unknown state '%s'", c->run,
@@ -423,7 +450,8 @@ int kiln_db_cands(sqlite3 *db, const char *run, kiln_cand **out, int *n, kiln_er
                            " state, hypothesis, job, confirm_job, record_job, status, stage, code,"
                            " reason, decision, speedup, confirm_speedup, speedup_vs_baseline,"
                            " roofline, speedup_lo, speedup_hi, confirm_lo, confirm_hi, baseline_lo,"
-                           " baseline_hi, why FROM candidates WHERE run=?1 ORDER BY n", -1, &st,
+                           " baseline_hi, why, rerecord_job, pooled_speedup, pooled_lo, pooled_hi"
+                           " FROM candidates WHERE run=?1 ORDER BY n", -1, &st,
                            NULL) != SQLITE_OK)
         return db_fail(db, err, "reading candidates");
     bind_text(st, 1, run);
@@ -456,6 +484,10 @@ static const char *verdict_column(const char *which)
         return "confirm_verdict";
     if (strcmp(which, "record") == 0)
         return "record_verdict";
+    if (strcmp(which, "rerecord") == 0)
+        return "rerecord_verdict";
+    if (strcmp(which, "pooled") == 0)
+        return "pooled_verdict";
     if (strcmp(which, "source") == 0)
         return "source";
     if (strcmp(which, "answer") == 0)
@@ -738,6 +770,10 @@ static void read_cand_row(sqlite3_stmt *st, kiln_cand_row *c)
     for (int i = 0; i < 6; i++)
         *iv[i] = real_or(st, 16 + i, 0);
     col_text(st, 22, c->why, sizeof c->why);
+    c->pooled_speedup = real_or(st, 23, 0);
+    c->pooled_lo = real_or(st, 24, 0);
+    c->pooled_hi = real_or(st, 25, 0);
+    c->pooled = sqlite3_column_int(st, 26);
 }
 
 int kiln_db_cand_rows(sqlite3 *db, const char *run, kiln_cand_row **out, int *n, kiln_error *err)
@@ -745,14 +781,18 @@ int kiln_db_cand_rows(sqlite3 *db, const char *run, kiln_cand_row **out, int *n,
     sqlite3_stmt *st = NULL;
     *out = NULL;
     *n = 0;
-    char sql[512];
-    /* A database of version 2 opened read-only (review) has no intervals. */
+    char sql[640];
+    /* A database of version 2 opened read-only (review) has no intervals,
+     * one from before version 6 no pooled figures. */
     int v3 = has_column(db, "candidates", "why") == 1;
+    int v6 = has_column(db, "candidates", "pooled_verdict") == 1;
     snprintf(sql, sizeof sql, "SELECT n, iteration, commit_id, parent, proposer, status, stage,"
              " code, decision, record_job, hypothesis, reason, speedup, speedup_vs_baseline,"
-             " updated_at, confirm_speedup, %s FROM candidates WHERE run=?1 ORDER BY n",
+             " updated_at, confirm_speedup, %s, %s FROM candidates WHERE run=?1 ORDER BY n",
              v3 ? "speedup_lo, speedup_hi, confirm_lo, confirm_hi, baseline_lo, baseline_hi, why"
-                : "NULL, NULL, NULL, NULL, NULL, NULL, NULL");
+                : "NULL, NULL, NULL, NULL, NULL, NULL, NULL",
+             v6 ? "pooled_speedup, pooled_lo, pooled_hi, pooled_verdict IS NOT NULL"
+                : "NULL, NULL, NULL, 0");
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
         return read_fail(db, err);
     bind_text(st, 1, run);
@@ -802,8 +842,12 @@ char *kiln_db_record_verdict_at(sqlite3 *db, const char *run, const char *commit
 {
     sqlite3_stmt *st = NULL;
     char *out = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT record_verdict FROM candidates WHERE run=?1 AND "
-                           "commit_id=?2 AND record_verdict IS NOT NULL", -1, &st, NULL) == SQLITE_OK) {
+    const char *sql = has_column(db, "candidates", "pooled_verdict") == 1
+        ? "SELECT coalesce(pooled_verdict, record_verdict) FROM candidates WHERE run=?1 AND "
+          "commit_id=?2 AND record_verdict IS NOT NULL"
+        : "SELECT record_verdict FROM candidates WHERE run=?1 AND commit_id=?2 AND "
+          "record_verdict IS NOT NULL";
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
         bind_text(st, 1, run);
         bind_text(st, 2, commit);
         if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
@@ -852,6 +896,9 @@ static int read_kept(sqlite3_stmt *st, kiln_kept_record *k)
     k->source = col_dup(st, 5);
     k->updated_at = sqlite3_column_double(st, 6);
     k->hypothesis = col_dup(st, 7);
+    col_text(st, 8, k->rejob, sizeof k->rejob);
+    if (sqlite3_column_type(st, 9) != SQLITE_NULL && !(k->reverdict = col_dup(st, 9)))
+        return -1;
     return k->verdict && k->source && k->hypothesis ? 0 : -1;
 }
 
@@ -861,11 +908,15 @@ int kiln_db_kept_records(sqlite3 *db, const char *dtype, const char *backend,
     sqlite3_stmt *st = NULL;
     *out = NULL;
     *n = 0;
-    if (sqlite3_prepare_v2(db, "SELECT c.run, c.n, c.commit_id, c.record_job, c.record_verdict,"
-                           " c.source, c.updated_at, c.hypothesis FROM candidates c JOIN runs r"
-                           " ON r.id = c.run WHERE c.decision='keep' AND c.record_verdict IS NOT NULL"
-                           " AND c.source IS NOT NULL AND r.backend=?2 AND r.dtype=?1"
-                           " ORDER BY c.updated_at", -1, &st, NULL) != SQLITE_OK)
+    char sql[512];
+    /* Read-only, an older database may have no re-record (before version 6). */
+    snprintf(sql, sizeof sql, "SELECT c.run, c.n, c.commit_id, c.record_job, c.record_verdict,"
+             " c.source, c.updated_at, c.hypothesis, %s FROM candidates c JOIN runs r"
+             " ON r.id = c.run WHERE c.decision='keep' AND c.record_verdict IS NOT NULL"
+             " AND c.source IS NOT NULL AND r.backend=?2 AND r.dtype=?1 ORDER BY c.updated_at",
+             has_column(db, "candidates", "rerecord_verdict") == 1
+                 ? "c.rerecord_job, c.rerecord_verdict" : "NULL, NULL");
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
         return read_fail(db, err);
     bind_text(st, 1, dtype);
     bind_text(st, 2, backend);
@@ -892,6 +943,7 @@ void kiln_kept_records_free(kiln_kept_record *k, int n)
         free(k[i].verdict);
         free(k[i].source);
         free(k[i].hypothesis);
+        free(k[i].reverdict);
     }
     free(k);
 }

@@ -14,10 +14,11 @@
 #include "cand_state.h"
 #include "kiln_error.h"
 
-#define KILN_DB_SCHEMA_VERSION 5   /* 2: lessons (knowledge/lessons.h); 3: the keep
+#define KILN_DB_SCHEMA_VERSION 6   /* 2: lessons (knowledge/lessons.h); 3: the keep
                                       rule's settings and intervals; 4: the model's
                                       raw answer of each candidate; 5: the archive
-                                      and runs.parents */
+                                      and runs.parents; 6: where the run's wall
+                                      time went (runs.model_wait_s, verify_wait_s) */
 
 typedef struct kiln_run {
     char id[32], task[256], backend[8], dtype[8], grp[32], agent[16], model[128];
@@ -36,6 +37,10 @@ typedef struct kiln_run {
     /* How parents are chosen: "best" or "archive" (docs/search.md,
      * "Population"); "" in a run recorded before kiln had an archive. */
     char parents[8];
+    /* Wall seconds, over all sessions, the search waited on the model for
+     * proposals and on the verifier for verdicts (docs/search.md, "Where
+     * the time goes"); 0 in a run recorded before kiln measured them. */
+    double model_wait_s, verify_wait_s;
 } kiln_run;
 
 typedef struct kiln_cand {
@@ -43,13 +48,20 @@ typedef struct kiln_cand {
     int n, iteration, draft;
     char parent[41], commit[41], proposer[16];
     kiln_cand_state state;     /* stored by name */
-    char hypothesis[512], job[32], confirm_job[32], record_job[32];
+    char hypothesis[512], job[32], confirm_job[32], record_job[32], rerecord_job[32];
     char status[12], stage[16], code[32], reason[640], decision[24];
+    /* speedup, confirm_speedup: the first verdict's and the re-time's
+     * geomeans against the parent; speedup_vs_baseline, roofline: the pool
+     * of the record and the re-record against the task's baseline (search
+     * pooled.h; one record in a run from before version 6). */
     double speedup, confirm_speedup, speedup_vs_baseline, roofline;
     /* The intervals of speedup, confirm_speedup and speedup_vs_baseline
      * (geomeans; 0 when not measured), and why it was kept or reverted. */
     double speedup_lo, speedup_hi, confirm_lo, confirm_hi, baseline_lo, baseline_hi;
     char why[400];
+    /* The claim against the parent: the verdict and its re-time pooled,
+     * with its interval (0 when it was not re-timed). */
+    double pooled_speedup, pooled_lo, pooled_hi;
 } kiln_cand;
 
 /* Open (creating or upgrading) the database; a corrupt or foreign file is
@@ -69,8 +81,10 @@ int kiln_db_cand_verdict(sqlite3 *db, const char *run, int n, const char *which,
                          const char *json, kiln_error *err);
 /* Store or read a candidate's text column. which: "source" (the candidate's
  * code, stored before it is verified), "verdict" (against its parent),
- * "confirm" (the re-time), "record" (against the task's baseline) or
- * "answer" (the model's raw answer, kept even when it did not parse). */
+ * "confirm" (the re-time), "record" (against the task's baseline),
+ * "rerecord" (the same again, in a fresh worker), "pooled" (the two
+ * pooled: what every claim against the baseline reads) or "answer" (the
+ * model's raw answer, kept even when it did not parse). */
 char *kiln_db_cand_get_verdict(sqlite3 *db, const char *run, int n, const char *which);
 
 int kiln_db_llm_call(sqlite3 *db, const char *run, int n, int draft, const char *provider,
@@ -117,6 +131,8 @@ typedef struct kiln_cand_row {
     double confirm_speedup, speedup_lo, speedup_hi, confirm_lo, confirm_hi;
     double baseline_lo, baseline_hi;
     char why[400];              /* the decision's reason; "" in older runs */
+    double pooled_speedup, pooled_lo, pooled_hi;   /* vs the parent, 0: not re-timed */
+    int pooled;                 /* 1: vs_baseline pools two records (0: one, an older run) */
 } kiln_cand_row;
 /* A run's candidates in order; *out malloc'd. */
 int kiln_db_cand_rows(sqlite3 *db, const char *run, kiln_cand_row **out, int *n, kiln_error *err);
@@ -130,8 +146,9 @@ typedef struct kiln_outcome_count {
 } kiln_outcome_count;
 int kiln_db_outcome_counts(sqlite3 *db, const char *run, kiln_outcome_count **out, int *n);
 
-/* The record verdict (against the task's baseline) of run's candidate at
- * commit; malloc'd, NULL when there is none. */
+/* The verdict against the task's baseline of run's candidate at commit:
+ * the pooled one, else (a run from before pooling) the record; malloc'd,
+ * NULL when there is none. */
 char *kiln_db_record_verdict_at(sqlite3 *db, const char *run, const char *commit);
 
 /* Commits of kept candidates: of run (in order) or, run NULL, of every
@@ -141,10 +158,11 @@ int kiln_db_kept_commits(sqlite3 *db, const char *run, char (**out)[41], int *n,
 
 /* A kept candidate with a record verdict and its source, for kiln export. */
 typedef struct kiln_kept_record {
-    char run[32], commit[41], job[32];
+    char run[32], commit[41], job[32], rejob[32];
     int n;
     double updated_at;
     char *verdict, *source, *hypothesis;   /* malloc'd */
+    char *reverdict;            /* the re-record (malloc'd), NULL: none (an older run) */
 } kiln_kept_record;
 /* Every kept candidate of runs with this dtype and backend that has a
  * record verdict and a source, oldest first; *out malloc'd. */
