@@ -40,6 +40,8 @@ static const char usage[] =
     "$KILN_STATE, else ~/.local/state/kiln. Devices: 'cpu', the CPU backend's lane, and\n"
     "'cuda:N', GPU N's lane; timed runs on one lane never overlap. Default: cpu and one\n"
     "lane per visible GPU ($CUDA_VISIBLE_DEVICES, else /dev/nvidiaN), e.g. cpu,cuda:0,cuda:1.\n"
+    "--compile-jobs: jobs compiled (and run) at once; default the online cores, from 2\n"
+    "to 32.\n"
     "TCP clients (--listen) must authenticate within 5 s; at most --max-tcp (default 64)\n"
     "TCP connections are open at once, apart from up to 256 local ones.\n";
 
@@ -642,11 +644,21 @@ static int start(kilnd *d, const char *devices, const char *token_file, int *ufd
     return 0;
 }
 
+/* The default compile pool: one thread per online core, so a node with
+ * many cores compiles many candidates while its lanes time others; at
+ * least 2 (one compiles while one times) and at most 32 (past that the
+ * lanes, not compiles, hold jobs back, and each thread holds a job). */
+static int default_compile_jobs(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 2 ? 2 : n > 32 ? 32 : (int)n;
+}
+
 int main(int argc, char **argv)
 {
     static kilnd d;
     char token_file[4096] = "", devices[256] = "";
-    d.compile_jobs = 2;
+    d.compile_jobs = default_compile_jobs();
     kiln_build_id("/proc/self/exe", d.build);
     d.max_tcp = MAX_TCP_CONNS;
     d.log_fd = -1;

@@ -545,6 +545,9 @@ char *kilnd_status_json(kilnd *d, const char *client_id)
         cJSON_AddStringToObject(l, "name", d->lanes[i].name);
         cJSON_AddStringToObject(l, "job", d->lanes[i].busy ? d->lanes[i].job : "");
         pthread_mutex_unlock(&d->lanes[i].mu);
+        pthread_mutex_lock(&d->mu);   /* jobs assigned to the lane, running or waiting for it */
+        cJSON_AddNumberToObject(l, "load", d->lanes[i].load);
+        pthread_mutex_unlock(&d->mu);
         cJSON_AddItemToArray(lanes, l);
     }
     char *s = cJSON_PrintUnformatted(o);
