@@ -43,6 +43,11 @@ static const char usage[] =
     "  --parents P        best (each iteration starts from the best kernel) or archive\n"
     "                     (a seeded draw from the run's elites; the default for a model)\n"
     "  --socket ADDR      kilnd to use (default $KILN_SOCKET; started on demand)\n"
+    "  --verifiers ADDR,...   many kilnds (Unix socket paths or tcp://HOST:PORT, the token\n"
+    "                     in $KILN_TOKEN_FILE): drafts go to the one with the most free\n"
+    "                     lanes; one that dies has its jobs sent to the others\n"
+    "  --fleet DIR        the kilnds of a fleet directory (kiln fleet up), read again as\n"
+    "                     nodes join; its token is DIR/token\n"
     "  --no-daemon        verify in this process\n"
     "  --json             one JSON event per line\n"
     "\n"
@@ -134,13 +139,13 @@ static int parse(int argc, char **argv, kiln_search_opts *o)
 {
     static const char *strings[] = {"--agent", "--model", "--base-url", "--from", "--backend",
                                     "--dtype", "--group", "--workspace", "--resume", "--socket",
-                                    "--objective", "--parents"};
+                                    "--objective", "--parents", "--verifiers", "--fleet"};
     static const char *numbers[] = {"--drafts", "--iterations", "--budget", "--max-tokens",
                                     "--answer-tokens", "--seed", "--timing-ms", "--model-failures",
                                     "--model-failure-window", "--keep-margin", "--max-regression"};
     const char **slots[] = {&o->agent, &o->model, &o->base_url, &o->from, &o->backend,
                             &o->dtype, &o->group, &o->workspace, &o->resume, &o->socket,
-                            &o->objective, &o->parents};
+                            &o->objective, &o->parents, &o->verifiers, &o->fleet};
     for (int i = 1; i < argc; i++) {
         int miss = 0, done = 0;
         const char *v;
@@ -170,6 +175,9 @@ static int parse(int argc, char **argv, kiln_search_opts *o)
         else
             o->task = argv[i];
     }
+    if ((o->verifiers != NULL) + (o->fleet != NULL) + (o->socket != NULL) + o->no_daemon > 1)
+        return fprintf(stderr, "kiln search: give one of --socket, --verifiers, --fleet and "
+                               "--no-daemon\n"), -1;
     if (!o->task && !o->resume)
         return fprintf(stderr, "kiln search: need TASK (or --resume RUN)\n\n%s", usage), -1;
     return 0;

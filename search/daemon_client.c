@@ -245,6 +245,7 @@ cJSON *kiln_client_next(kiln_client *c, int timeout_ms, kiln_error *err)
         }
         ssize_t r = read(c->fd, c->buf + c->len, c->cap - c->len);
         if (r <= 0) {
+            c->closed = 1;
             kiln_fail(err, "kilnd closed the connection");
             return NULL;
         }

@@ -13,6 +13,7 @@ typedef struct kiln_client {
     char address[4096];
     char *buf;
     size_t len, cap;
+    int closed;                 /* kilnd closed the connection (kiln_client_next saw its end) */
 } kiln_client;
 
 /* --socket value, else $KILN_SOCKET, else the default path. */

@@ -1,6 +1,7 @@
 /* judge.c - kiln's one client of the verifier (see judge.h): requests
- * built by the protocol's codec, one retry and timeout policy for kilnd,
- * and the same interface in process. */
+ * built by the protocol's codec, one retry and timeout policy for kilnd
+ * (one daemon, or many through verifiers.h with failover), and the same
+ * interface in process. */
 #include "judge.h"
 
 #include <stdio.h>
@@ -13,12 +14,16 @@
 #include "paths.h"
 #include "protocol.h"
 #include "verdict.h"
+#include "verifiers.h"
 #include "verify.h"
 #include "worker_io.h"   /* kiln_mono_ns */
 
 /* How long kilnd may stay away (restarting, say) before a job counts as
  * lost: it is spooled, so a daemon back within this time answers it. */
 #define RECONNECT_S 60
+/* With many verifiers: how long a wait for the next event lasts before the
+ * verifier is pinged (a daemon that stops answering loses its jobs). */
+#define PROBE_MS 5000
 
 static int is_cuda(const kiln_judge *j)
 {
@@ -182,20 +187,30 @@ static int on_event(kiln_judge *j, cJSON *ev, char job[32], kiln_judge_accepted 
 /* One exchange with kilnd: 1 final event, 0 connection lost, -1 the
  * deadline passed (the job goes on in kilnd; its id is known), -3 no
  * connection at all, 2 (until_accepted) the job is accepted. */
-static int exchange(kiln_judge *j, const char *source, const char *baseline, char job[32],
-                    kiln_judge_accepted on_accepted, void *ctx, int until_accepted,
+static int exchange(kiln_judge *j, const char *address, const char *source, const char *baseline,
+                    char job[32], kiln_judge_accepted on_accepted, void *ctx, int until_accepted,
                     cJSON **final, kiln_error *err)
 {
     kiln_client c;
-    if (kiln_client_open(&c, j->address, 1, err) < 0)
+    int many = j->verifiers != NULL;   /* not started on demand; pinged when quiet */
+    if (kiln_client_open(&c, address, !many, err) < 0)
         return -3;
     cJSON *m = request(j, source, baseline, job);
     int rc = kiln_client_send(&c, m, err) < 0 ? 0 : -2;
     cJSON_Delete(m);
     while (rc == -2) {
         int ms = wait_ms(j);
+        if (many && ms > PROBE_MS)
+            ms = PROBE_MS;
         cJSON *ev = ms > 0 ? kiln_client_next(&c, ms, err) : NULL;
-        if (!ev && past(j)) {
+        if (!ev && many && !c.closed && !past(j)) {
+            /* quiet: still there? (a long timing stage sends nothing) */
+            kiln_error e;
+            if (kiln_verifier_answers(address, PROBE_MS, &e))
+                continue;
+            kiln_fail(err, "kilnd at %s stopped answering: %s", address, e.msg);
+            rc = 0;
+        } else if (!ev && past(j)) {
             j->past_deadline = 1;
             set_code(j, "deadline");
             kiln_fail(err, "the time budget ran out while job %s was verified; it goes on in "
@@ -260,7 +275,7 @@ static kiln_verdict *run_daemon(kiln_judge *j, const char *source, const char *b
     uint64_t away_since = 0;
     for (;;) {
         cJSON *final = NULL;
-        int rc = exchange(j, source, baseline, job, on_accepted, ctx, 0, &final, err);
+        int rc = exchange(j, j->address, source, baseline, job, on_accepted, ctx, 0, &final, err);
         if (rc == -1)
             return NULL;
         /* No kilnd to talk to and no job of ours in one: nothing to wait
@@ -295,6 +310,138 @@ static kiln_verdict *run_daemon(kiln_judge *j, const char *source, const char *b
     }
 }
 
+/* ---- through many kilnds (verifiers.h) ------------------------------------- */
+
+#define MAX_AVOID 16
+
+/* on_accepted with the job id naming its verifier: "RAW@TAG" in the
+ * caller's job buffer, which is what the caller records. */
+typedef struct tagger {
+    const kiln_verifier *v;
+    char *job;
+    kiln_judge_accepted fn;
+    void *ctx;
+} tagger;
+
+static void tag_accepted(void *p, const char *raw)
+{
+    tagger *t = p;
+    if (kiln_verifier_job_id(t->v->tag, raw, t->job) < 0)
+        t->job[0] = '\0';   /* not kilnd's: nothing to record, the verdict still comes */
+    else if (t->fn)
+        t->fn(t->ctx, t->job);
+}
+
+/* The verifier holding a recorded job, its id there in raw; NULL when the
+ * job names none that can still be asked (a plain id from a session with
+ * one daemon, a verifier no longer listed or gone from the fleet). */
+static kiln_verifier *holder(kiln_judge *j, const char *job, char raw[32])
+{
+    char tag[13];
+    if (!kiln_verifier_split_job(job, raw, tag))
+        return NULL;
+    kiln_verifier *v = kiln_verifiers_find(j->verifiers, tag);
+    return v && !v->gone ? v : NULL;
+}
+
+/* Verify through one verifier after another until one answers the job. A
+ * job is sent under the caller's key; when its verifier dies, stops
+ * answering or shuts down, the job is sent to another under the same key,
+ * so each daemon runs it at most once and the caller gets one verdict. */
+static kiln_verdict *run_many(kiln_judge *j, const char *source, const char *baseline, char job[32],
+                              kiln_judge_accepted on_accepted, void *ctx, kiln_error *err)
+{
+    kiln_verifier *avoid[MAX_AVOID];
+    int navoid = 0;
+    uint64_t none_since = 0;
+    for (;;) {
+        char raw[32] = "";
+        kiln_verifier *v = job[0] ? holder(j, job, raw) : NULL;
+        if (!v && job[0])
+            job[0] = '\0';   /* its verifier is gone: sent elsewhere, same key */
+        if (v && v->down && navoid < MAX_AVOID)
+            avoid[navoid++] = v, v = NULL, job[0] = '\0';
+        if (!v)
+            v = kiln_verifiers_pick(j->verifiers, j->backend, avoid, navoid, err);
+        if (!v) {
+            uint64_t now = kiln_mono_ns();
+            if (!none_since)
+                none_since = now;
+            if (now - none_since > RECONNECT_S * 1000000000ull) {
+                char last[sizeof err->msg - 32];
+                snprintf(last, sizeof last, "%.*s", (int)sizeof last - 1, err->msg);
+                set_code(j, "unreachable");
+                return kiln_fail(err, "%s (for %d s)", last, RECONNECT_S), NULL;
+            }
+            if (past(j)) {
+                j->past_deadline = 1;
+                set_code(j, "deadline");
+                return kiln_fail(err, "the time budget ran out while no verifier could take a "
+                                 "job"), NULL;
+            }
+            sleep(1);
+            continue;
+        }
+        none_since = 0;
+        tagger t = {v, job, on_accepted, ctx};
+        cJSON *final = NULL;
+        int rc = exchange(j, v->address, source, baseline, raw, tag_accepted, &t, 0, &final, err);
+        if (rc == -1)
+            return NULL;   /* the deadline: the job goes on there; its id is recorded */
+        if (rc == 1) {
+            int again = 0;
+            kiln_verdict *out = conclude(j, final, raw, &again, err);
+            if (out || !again)
+                return out;
+            /* kilnd lost the job (restarted) or is stopping: asking it again
+             * under the same key would get the same answer */
+            if (strcmp(j->error_code, "shutting-down") == 0)
+                kiln_verifier_down(v, "shutting down");
+        } else {
+            kiln_verifier_down(v, err->msg);   /* died, or stopped answering */
+        }
+        if (navoid < MAX_AVOID)
+            avoid[navoid++] = v;
+        job[0] = '\0';
+        j->error_code[0] = '\0';
+    }
+}
+
+static int submit_many(kiln_judge *j, const char *source, const char *baseline, char job[32],
+                       kiln_judge_accepted on_accepted, void *ctx, kiln_error *err)
+{
+    kiln_verifier *avoid[MAX_AVOID];
+    for (int navoid = 0; navoid < MAX_AVOID;) {
+        kiln_verifier *v = kiln_verifiers_pick(j->verifiers, j->backend, avoid, navoid, err);
+        if (!v)
+            return -1;
+        char raw[32] = "";
+        tagger t = {v, job, on_accepted, ctx};
+        cJSON *final = NULL;
+        int rc = exchange(j, v->address, source, baseline, raw, tag_accepted, &t, 1, &final, err);
+        const char *msg = str_of(cJSON_GetObjectItemCaseSensitive(final, "error"), "message");
+        if (rc == 1 && !raw[0])
+            kiln_fail(err, "kilnd at %s refused the job: %s", v->address, msg ? msg : "error");
+        cJSON_Delete(final);
+        if (raw[0] || rc == 1 || rc == -1)
+            return raw[0] ? 0 : -1;
+        kiln_verifier_down(v, err->msg);
+        avoid[navoid++] = v;
+    }
+    return -1;
+}
+
+/* A recorded "RAW@TAG" with one daemon: the raw id when the tag is this
+ * daemon's, else nothing (the job is sent again under its key). */
+static void untag_for_one(const kiln_judge *j, char job[32])
+{
+    char raw[32], tag[13], mine[13];
+    if (!kiln_verifier_split_job(job, raw, tag))
+        return;
+    kiln_verifier_tag(j->address, mine);
+    snprintf(job, 32, "%s", strcmp(tag, mine) == 0 ? raw : "");
+}
+
 int kiln_judge_submit(kiln_judge *j, const char *source, const char *baseline, char job[32],
                       kiln_judge_accepted on_accepted, void *ctx, kiln_error *err)
 {
@@ -302,8 +449,10 @@ int kiln_judge_submit(kiln_judge *j, const char *source, const char *baseline, c
         return 0;   /* nothing to hand over ahead: it runs (or is collected) when asked */
     if (strlen(j->task_ref) >= sizeof ((kiln_verify_request *)0)->task)
         return kiln_fail(err, "task '%.80s...' is too long for the protocol", j->task_ref);
+    if (j->verifiers)
+        return submit_many(j, source, baseline, job, on_accepted, ctx, err);
     cJSON *final = NULL;
-    int rc = exchange(j, source, baseline, job, on_accepted, ctx, 1, &final, err);
+    int rc = exchange(j, j->address, source, baseline, job, on_accepted, ctx, 1, &final, err);
     const char *msg = str_of(cJSON_GetObjectItemCaseSensitive(final, "error"), "message");
     if (rc == 1 && !job[0])   /* an error before any job id: refused */
         kiln_fail(err, "kilnd refused the job: %s", msg ? msg : "error");
@@ -325,5 +474,8 @@ kiln_verdict *kiln_judge_run(kiln_judge *j, const char *source, const char *base
         return kiln_fail(err, "task '%.80s...' is longer than the protocol's %zu bytes: give "
                          "its name, or a shorter path", j->task_ref, sizeof rq.task - 1), NULL;
     }
+    if (j->verifiers)
+        return run_many(j, source, baseline, job, on_accepted, ctx, err);
+    untag_for_one(j, job);
     return run_daemon(j, source, baseline, job, on_accepted, ctx, err);
 }

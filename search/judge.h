@@ -16,9 +16,16 @@
 /* A progress event: the stage, and where in it. */
 typedef void (*kiln_judge_progress)(void *ctx, const char *stage, const char *message);
 
+struct kiln_verifiers;
+
 typedef struct kiln_judge {
     int in_process;
     char address[4096];         /* kilnd socket */
+    struct kiln_verifiers *verifiers;   /* many kilnds (verifiers.h), or NULL: the one at
+                                   address. Each job goes to the one with the most free
+                                   lanes; one that goes down has its jobs sent elsewhere
+                                   under the same key; job ids carry "@" and the
+                                   verifier's tag */
     const kiln_task *task;
     char task_ref[4096];        /* name or directory, as kilnd resolves it */
     const char *backend;        /* "cpu" (also when NULL or "") or "cuda" */
@@ -43,7 +50,8 @@ typedef struct kiln_judge {
     char error_code[32];        /* why no verdict came: kilnd's error code, or "bad-input",
                                    "internal", "unreachable" (no kilnd to connect to),
                                    "lost" (kilnd went away for good during a job),
-                                   "deadline" */
+                                   "deadline"; with verifiers, "unreachable" when none
+                                   could take the job for a minute */
 } kiln_judge;
 
 typedef void (*kiln_judge_accepted)(void *ctx, const char *job);

@@ -18,6 +18,8 @@ typedef struct kiln_search_opts {
     const char *workspace;
     const char *resume;         /* run id */
     const char *socket;
+    const char *verifiers;      /* "ADDR,ADDR,...": many kilnds (verifiers.h), or NULL */
+    const char *fleet;          /* a fleet directory (kiln fleet up), or NULL */
     int json, no_daemon, timing_ms, answer_tokens;
     int model_failures;         /* stop after this many failed model calls in a row (0: 5) */
     double model_failure_window_s;   /* ... spanning at least this long (0: 120 s) */

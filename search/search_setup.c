@@ -14,6 +14,7 @@
 #include "paths.h"
 #include "replay.h"
 #include "search_state.h"
+#include "verifiers.h"
 
 /* A start kernel's source (its first 256 KiB, as the verifier reads). */
 static char *read_text(const char *path, kiln_error *err)
@@ -141,6 +142,22 @@ static void keep_load(search *s)
     snprintf(s->keep.objective, sizeof s->keep.objective, "%s", s->run.objective);
 }
 
+/* Many kilnds (docs/fleet.md): a list must answer now, every one of
+ * them (a typo should not quietly halve the search); a fleet's nodes may
+ * still be queued in Slurm, and are used as their endpoints appear. */
+static int setup_verifiers(search *s, kiln_error *err)
+{
+    kiln_verifiers *vs = calloc(1, sizeof *vs);
+    if (!vs)
+        return kiln_fail(err, "out of memory"), -1;
+    s->judge.verifiers = vs;
+    if (s->o->verifiers)
+        return kiln_verifiers_list(vs, s->o->verifiers, err) < 0 ? -2
+               : kiln_verifiers_check(vs, err) < 0             ? -1
+                                                                : 0;
+    return kiln_verifiers_fleet(vs, s->o->fleet, err) < 0 ? -2 : 0;
+}
+
 static int setup_judge(search *s, kiln_error *err)
 {
     kiln_judge *j = &s->judge;
@@ -153,6 +170,8 @@ static int setup_judge(search *s, kiln_error *err)
     j->timing_ms = s->o->timing_ms > 0 ? s->o->timing_ms : 1000;
     if (j->in_process)
         return 0;
+    if (s->o->verifiers || s->o->fleet)
+        return setup_verifiers(s, err);
     const char *sock = s->o->socket ? s->o->socket : getenv("KILN_SOCKET");
     if (sock && *sock) {
         snprintf(j->address, sizeof j->address, "%s", sock);
@@ -380,6 +399,11 @@ int kiln_search_setup(search *s, kiln_error *err)
 
 void kiln_search_teardown(search *s)
 {
+    if (s->judge.verifiers) {
+        kiln_verifiers_free(s->judge.verifiers);
+        free(s->judge.verifiers);
+        s->judge.verifiers = NULL;
+    }
     if (s->replay)
         kiln_replay_free(s->replay, s->nreplay);
     if (s->db)
