@@ -15,8 +15,8 @@ static const char usage[] =
     "\n"
     "Print the essentials of the latest run (or RUN): progress, the best kernel per\n"
     "shape, each kept candidate's geomean with its interval and why it was kept,\n"
-    "the archive's cells and the best's lineage, rejections by stage and reason,\n"
-    "lessons, tokens and time.\n"
+    "the archive's cells and the best's lineage, verdicts per hour of each verifier\n"
+    "(kilnd endpoint), rejections by stage and reason, lessons, tokens and time.\n"
     "\n"
     "Exit status: 0 ok, 2 bad input (no workspace or run), 3 internal error.\n";
 
@@ -132,6 +132,67 @@ static void print_archive(const kiln_rv_run *r)
     printf("\n");
 }
 
+/* Throughput per verifier: the verdicts each kilnd endpoint gave this run
+ * (against the parent, re-times and records; from the stored verdicts'
+ * "verifier"), per hour of the run's time, and the seconds each took. */
+typedef struct vstat {
+    char endpoint[256], host[128], lanes[128];
+    int verdicts;
+    double seconds;
+} vstat;
+
+static void count_verdict(const char *text, vstat *vs, int *n, int cap)
+{
+    cJSON *o = text ? cJSON_Parse(text) : NULL;
+    const cJSON *who = cJSON_GetObjectItemCaseSensitive(o, "verifier");
+    const char *ep = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(who, "endpoint"));
+    const char *host = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(who, "host"));
+    const char *lane = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(who, "lane"));
+    int i = 0;
+    while (ep && i < *n && strcmp(vs[i].endpoint, ep) != 0)
+        i++;
+    if (ep && i == *n && *n < cap) {
+        memset(&vs[i], 0, sizeof vs[i]);
+        snprintf(vs[i].endpoint, sizeof vs[i].endpoint, "%s", ep);
+        snprintf(vs[i].host, sizeof vs[i].host, "%s", host ? host : "?");
+        (*n)++;
+    }
+    if (ep && i < *n) {
+        vs[i].verdicts++;
+        vs[i].seconds += kiln_rv_num(o, "seconds");
+        char *l = vs[i].lanes;
+        size_t used = strlen(l), ll = lane ? strlen(lane) : 0;
+        int have = 0;
+        for (const char *p = l; lane && (p = strstr(p, lane)); p += ll)
+            have |= (p == l || p[-1] == ',') && (p[ll] == ',' || !p[ll]);
+        if (lane && *lane && !have && used + ll + 2 < sizeof vs[i].lanes)
+            snprintf(l + used, sizeof vs[i].lanes - used, "%s%s", used ? "," : "", lane);
+    }
+    cJSON_Delete(o);
+}
+
+static void print_verifiers(sqlite3 *db, const kiln_rv_run *r)
+{
+    static const char *which[] = {"verdict", "confirm", "record"};
+    vstat vs[64];
+    int n = 0;
+    for (int i = 0; i < r->nc; i++)
+        for (int k = 0; k < 3; k++) {
+            char *text = kiln_db_cand_get_verdict(db, r->run.id, r->c[i].n, which[k]);
+            count_verdict(text, vs, &n, 64);
+            free(text);
+        }
+    if (n == 0)
+        return;
+    double span = r->run.seconds_used > 0 ? r->run.seconds_used : r->updated_at - r->started_at;
+    printf("verifiers: %d (verdicts per hour of the run's %.0f s)\n", n, span);
+    for (int i = 0; i < n; i++)
+        printf("  %-40s %s, lanes %s: %d verdict%s, %.0f/h, %.1f s each\n", vs[i].endpoint,
+               vs[i].host, vs[i].lanes[0] ? vs[i].lanes : "?", vs[i].verdicts,
+               vs[i].verdicts == 1 ? "" : "s", span > 0 ? vs[i].verdicts * 3600.0 / span : 0,
+               vs[i].seconds / vs[i].verdicts);
+}
+
 static void print_rest(sqlite3 *db, const kiln_rv_run *r)
 {
     kiln_rv_reject rej[64];
@@ -174,6 +235,7 @@ int kiln_cmd_status(int argc, char **argv)
         print_best(&r);
         print_kept(&r);
         print_archive(&r);
+        print_verifiers(db, &r);
         print_rest(db, &r);
         if (kiln_rv_search_running(workspace))
             printf("a search is running in this workspace\n");
