@@ -38,6 +38,10 @@ typedef struct kiln_lesson_event {     /* one verdict in a search */
     const char *status, *stage, *code, *reason;   /* the verdict against the parent */
     double speedup;                    /* against the parent; 0 if not timed */
     double noise;                      /* the relative noise of that speedup */
+    /* 1: speedup, noise and verdict pool the verdict and its re-time in a
+     * fresh worker (search/pooled.h). Only such a measurement teaches a
+     * speed lesson; a single one teaches only a failure note. */
+    int pooled;
     const char *decision;              /* keep | revert */
     /* The verdict against the parent, or NULL: its numbers (the largest
      * visible timed shape, its GB/s and fraction of the roofline) go into
@@ -46,8 +50,9 @@ typedef struct kiln_lesson_event {     /* one verdict in a search */
 } kiln_lesson_event;
 
 /* Failure note (kind 'note') for a failed verdict; a lesson (kind 'lesson')
- * when speedup > 1+2*noise (helped) or < 1-2*noise (hurt). Nothing is stored
- * for a neutral verdict or an empty hypothesis. Returns the id stored, 0 if
+ * when the measurement is pooled and speedup > 1+2*noise (helped) or
+ * < 1-2*noise (hurt). Nothing is stored for a neutral or single (not
+ * pooled) measurement or an empty hypothesis. Returns the id stored, 0 if
  * nothing was stored, -1 on error. */
 long long kiln_lessons_record(sqlite3 *db, const kiln_lesson_event *ev, kiln_error *err);
 

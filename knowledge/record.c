@@ -84,6 +84,8 @@ static void evidence_json(const kiln_lesson_event *ev, double noise, char *out, 
     if (!blank(ev->stage))
         cJSON_AddStringToObject(o, "stage", ev->stage);
     cJSON_AddStringToObject(o, "decision", or_empty(ev->decision));
+    if (ev->pooled)
+        cJSON_AddStringToObject(o, "measured", "pooled: the verdict and its re-time");
     verdict_numbers(ev->verdict, o);
     char *s = cJSON_PrintUnformatted(o);
     kn_copy(out, cap, s ? s : "{}");
@@ -192,6 +194,8 @@ long long kiln_lessons_record(sqlite3 *db, const kiln_lesson_event *ev, kiln_err
     fill_common(&l, ev, noise, change);
     if (failed) {
         build_note(&l, ev, change);
+    } else if (!ev->pooled) {
+        return 0;   /* one measurement, not re-timed: no claim about speed */
     } else if (ev->speedup > 1 + 2 * noise) {
         build_lesson(&l, ev, change, 1);
     } else if (ev->speedup > 0 && ev->speedup < 1 - 2 * noise) {

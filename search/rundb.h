@@ -18,7 +18,9 @@
                                       rule's settings and intervals; 4: the model's
                                       raw answer of each candidate; 5: the archive
                                       and runs.parents; 6: where the run's wall
-                                      time went (runs.model_wait_s, verify_wait_s) */
+                                      time went (runs.model_wait_s, verify_wait_s)
+                                      and pooled measurements (the re-record, the
+                                      pooled verdict and figures) */
 
 typedef struct kiln_run {
     char id[32], task[256], backend[8], dtype[8], grp[32], agent[16], model[128];

@@ -9,6 +9,7 @@
 #include "lessons.h"
 #include "normalize.h"   /* kiln_source_normalize */
 #include "keep_rule.h"
+#include "pooled.h"
 #include "search_state.h"
 #include "worker_io.h"   /* kiln_mono_ns */
 
@@ -55,8 +56,10 @@ static kiln_verdict *judge_job(search *s, const char *src, const char *base, cha
 }
 
 /* which: "verdict" (against the parent), "confirm" (again, fresh worker),
- * "record" (against the task's baseline). s->verify_failed tells a NULL
- * that came from the verifier from one that came from here. */
+ * "record" (against the task's baseline), "rerecord" (that again, fresh
+ * worker). Each has its own job id and idempotency key, so a resumed run
+ * collects it. s->verify_failed tells a NULL that came from the verifier
+ * from one that came from here. */
 static kiln_verdict *judge(search *s, kiln_cand *c, const char *which, const char *parent_src,
                     kiln_error *err)
 {
@@ -64,11 +67,12 @@ static kiln_verdict *judge(search *s, kiln_cand *c, const char *which, const cha
     char *src = kiln_db_cand_get_verdict(s->db, s->run.id, c->n, "source");
     if (!src)
         return kiln_fail(err, "candidate %d has no stored source", c->n), NULL;
-    char *job = strcmp(which, "verdict") == 0   ? c->job
-                : strcmp(which, "confirm") == 0 ? c->confirm_job
-                                                : c->record_job;
+    char *job = strcmp(which, "verdict") == 0    ? c->job
+                : strcmp(which, "confirm") == 0  ? c->confirm_job
+                : strcmp(which, "rerecord") == 0 ? c->rerecord_job
+                                                 : c->record_job;
     accept_ctx a = {s, c, job};
-    const char *base = strcmp(which, "record") == 0 ? NULL : parent_src;
+    const char *base = strstr(which, "record") ? NULL : parent_src;
     /* If this process dies between kilnd accepting the job and the job id
      * reaching the database, the resumed run sends the same key and kilnd
      * hands back the same job: nothing is verified twice. */
@@ -102,18 +106,22 @@ static void say(search *s, kiln_cand *c, const char *what)
     kiln_progress_event(&s->progress, "step", o);
 }
 
-/* What this verdict teaches: a failure note for the lineage, or a lesson
- * when the change clearly helped or hurt (knowledge/record.c decides). A
- * lesson that cannot be stored does not stop the search. */
-static void learn(search *s, const kiln_cand *c, const kiln_verdict *v)
+/* What verdict v of candidate c (its speedup against the parent and that
+ * speedup's noise) teaches: a failure note for the lineage, or, when v
+ * pools the verdict and its re-time (pooled 1), a lesson if the change
+ * clearly helped or hurt (knowledge/record.c decides). A single
+ * measurement teaches no speed lesson. A lesson that cannot be stored does
+ * not stop the search. */
+static void learn(search *s, const kiln_cand *c, const kiln_verdict *v, double speedup,
+                  double noise, int pooled)
 {
     kiln_lesson_event ev = {.run = s->run.id, .candidate = c->n, .task = s->task.name,
                             .dtype = s->run.dtype, .backend = s->run.backend,
                             .group = s->run.grp, .proposer = c->proposer,
-                            .hypothesis = c->hypothesis, .status = c->status, .stage = c->stage,
-                            .code = c->code, .reason = c->reason, .speedup = c->speedup,
-                            .noise = kiln_verdict_noise(v), .decision = c->decision,
-                            .verdict = v};
+                            .hypothesis = c->hypothesis, .status = v->status, .stage = v->stage,
+                            .code = v->code, .reason = v->reason, .speedup = speedup,
+                            .noise = noise, .decision = c->decision, .verdict = v,
+                            .pooled = pooled};
     kiln_error e;
     kiln_lessons_record(s->db, &ev, &e);
 }
@@ -146,7 +154,7 @@ static int verify_step(search *s, kiln_cand *c, const char *parent_src, kiln_err
         return -1;
     kiln_cand_from_verdict(c, v);
     geomean_of(v, &c->speedup_lo, &c->speedup_hi);
-    learn(s, c, v);
+    learn(s, c, v, c->speedup, kiln_verdict_noise(v), 0);   /* a failure's note only */
     free(v);
     if (move_to(c, KILN_CAND_VERIFIED, err) < 0)
         return -1;
@@ -173,38 +181,118 @@ static int decide(kiln_cand *c, const char *decision, const char *why, kiln_erro
     return move_to(c, KILN_CAND_DECIDED, err);
 }
 
+/* c's stored verdict which ("verdict", "record", ...), decoded; NULL when
+ * it has none or it does not decode. */
+static kiln_verdict *stored_verdict(search *s, const kiln_cand *c, const char *which)
+{
+    char *text = kiln_db_cand_get_verdict(s->db, s->run.id, c->n, which);
+    kiln_verdict *v = text ? malloc(sizeof *v) : NULL;
+    kiln_error e;
+    if (v && kiln_verdict_parse(text, v, &e) < 0) {
+        free(v);
+        v = NULL;
+    }
+    free(text);
+    return v;
+}
+
+/* The claim against the parent: the first verdict and its re-time pooled
+ * (pooled.h) into c->pooled_*, and what the pool teaches (learn). "" or
+ * what the pool set aside goes into note. */
+static void pool_vs_parent(search *s, kiln_cand *c, const kiln_verdict *retime, char *note,
+                           size_t len)
+{
+    kiln_verdict *first = stored_verdict(s, c, "verdict");
+    kiln_verdict *p = first ? malloc(sizeof *p) : NULL;
+    note[0] = '\0';
+    if (p) {
+        kiln_pool_verdicts(first, retime, p, note, len);
+        kiln_pool_geomean(p, &c->pooled_speedup, &c->pooled_lo, &c->pooled_hi);
+        learn(s, c, p, c->pooled_speedup,
+              fmax(kiln_verdict_noise(first), kiln_verdict_noise(retime)), 1);
+    }
+    free(p);
+    free(first);
+}
+
 /* The keep rule again on a re-time in a fresh worker (the parent is its
  * baseline in the same job, as in the first verdict): a candidate is kept
- * only when both measurements clear it. Returns 1 kept, 0 reverted, -1 error. */
+ * only when both measurements clear it; the claim is the two pooled.
+ * Returns 1 kept, 0 reverted, -1 error. */
 static int confirm_step(search *s, kiln_cand *c, const char *parent_src, kiln_error *err)
 {
     say(s, c, "re-timing in a fresh worker");
     kiln_verdict *v = judge(s, c, "confirm", parent_src, err);
     if (!v)
         return -1;
-    char rule[400], why[400];
+    char rule[400], why[400], note[160];
     int ok = kiln_keep_rule(v, &s->keep, rule, sizeof rule);
     c->confirm_speedup = v->geomean_speedup;
     geomean_of(v, &c->confirm_lo, &c->confirm_hi);
+    pool_vs_parent(s, c, v, note, sizeof note);
     free(v);
-    snprintf(why, sizeof why, "%.360s (re-timed in a fresh worker)", rule);
+    snprintf(why, sizeof why, "%.240s (re-timed in a fresh worker; pooled %.3fx [%.3f, %.3f]%s%.100s)",
+             rule, c->pooled_speedup, c->pooled_lo, c->pooled_hi, note[0] ? ": " : "", note);
     snprintf(c->why, sizeof c->why, "%s", why);
     if ((ok ? move_to(c, KILN_CAND_CONFIRMED, err) : decide(c, "revert", why, err)) < 0)
         return -1;
     return kiln_db_cand_upsert(s->db, c, err) < 0 ? -1 : ok;
 }
 
+/* c against the task's baseline twice, each in a fresh worker (the
+ * "record" and "rerecord" jobs), pooled (pooled.h) and stored as c's
+ * "pooled" verdict: speedup_vs_baseline, its interval and roofline are the
+ * pool's. A record that does not pass is not measured again. The pooled
+ * verdict (malloc'd) into *out; what the pool set aside into note. */
+static int baseline_step(search *s, kiln_cand *c, kiln_verdict **out, char *note, size_t len,
+                         kiln_error *err)
+{
+    *out = NULL;
+    note[0] = '\0';
+    kiln_verdict *a = judge(s, c, "record", NULL, err), *b = NULL;
+    if (!a)
+        return -1;
+    int pass = strcmp(a->status, "pass") == 0;
+    if (pass) {
+        say(s, c, "measuring against the task's baseline again, in a fresh worker");
+        if (!(b = judge(s, c, "rerecord", NULL, err))) {
+            free(a);
+            return -1;
+        }
+    }
+    kiln_verdict *p = malloc(sizeof *p);
+    if (p && b)
+        kiln_pool_verdicts(a, b, p, note, len);
+    else if (p)
+        memcpy(p, a, sizeof *p);
+    free(a);
+    free(b);
+    char *text = p ? kiln_verdict_json(p, &s->task, 0) : NULL;
+    int rc = text ? kiln_db_cand_verdict(s->db, s->run.id, c->n, "pooled", text, err)
+                  : kiln_fail(err, "out of memory");
+    free(text);
+    if (rc < 0) {
+        free(p);
+        return -1;
+    }
+    kiln_pool_geomean(p, &c->speedup_vs_baseline, &c->baseline_lo, &c->baseline_hi);
+    c->roofline = p->median_roofline;
+    *out = p;
+    return 0;
+}
+
 static int record_step(search *s, kiln_cand *c, kiln_error *err)
 {
     say(s, c, "measuring against the task's baseline");
-    kiln_verdict *v = judge(s, c, "record", NULL, err);
-    if (!v)
+    kiln_verdict *v;
+    char note[160];
+    if (baseline_step(s, c, &v, note, sizeof note, err) < 0)
         return -1;
-    c->speedup_vs_baseline = v->geomean_speedup;
-    c->roofline = v->median_roofline;
-    geomean_of(v, &c->baseline_lo, &c->baseline_hi);
     int pass = strcmp(v->status, "pass") == 0;
     free(v);
+    size_t used = strlen(c->why);
+    if (note[0] && used + 1 < sizeof c->why)   /* the pool's caveat, in why */
+        snprintf(c->why + used, sizeof c->why - used, "; vs baseline: %s", note);
     /* A kept candidate's why stays the confirmation's ("kept: ..."). */
     if ((pass ? decide(c, "keep", NULL, err)
               : decide(c, "revert", "failed its measurement against the task's baseline", err)) < 0)
@@ -394,8 +482,8 @@ static char *note_json(search *s, const kiln_cand *c)
     cJSON_AddStringToObject(o, "decision", c->decision);
     cJSON_AddStringToObject(o, "reason", c->reason);
     cJSON_AddStringToObject(o, "why", c->why);
-    static const char *which[] = {"verdict", "confirm", "record"};
-    for (int i = 0; i < 3; i++) {
+    static const char *which[] = {"verdict", "confirm", "record", "rerecord", "pooled"};
+    for (int i = 0; i < 5; i++) {
         /* The stored text is the encoder's JSON: it goes in as it is. */
         char *t = kiln_db_cand_get_verdict(s->db, s->run.id, c->n, which[i]);
         if (t)
@@ -429,7 +517,8 @@ static int commit_step(search *s, kiln_cand *c, kiln_error *err)
 }
 
 /* Tag the kernel when it beats what the tag points to (both measured
- * against the task's baseline, as recorded in their notes). */
+ * against the task's baseline, as recorded in their notes: the pooled
+ * verdict, or the record of a kernel tagged before pooling). */
 static int maybe_tag(search *s, const kiln_cand *c, kiln_error *err)
 {
     char tag[256], ref[300], old[41];
@@ -441,7 +530,10 @@ static int maybe_tag(search *s, const kiln_cand *c, kiln_error *err)
         double best = 0;
         cJSON *n = text ? cJSON_Parse(text) : NULL;
         kiln_verdict *rec = n ? malloc(sizeof *rec) : NULL;
-        if (rec && kiln_verdict_from_cjson(cJSON_GetObjectItemCaseSensitive(n, "record"), rec, &e) == 0)
+        const cJSON *p = cJSON_GetObjectItemCaseSensitive(n, "pooled");
+        if (!p)
+            p = cJSON_GetObjectItemCaseSensitive(n, "record");
+        if (rec && kiln_verdict_from_cjson(p, rec, &e) == 0)
             best = rec->geomean_speedup;
         free(rec);
         cJSON_Delete(n);
@@ -464,11 +556,14 @@ static int becomes_best(const search *s, const kiln_cand *c)
            c->speedup_vs_baseline > s->run.best_speedup;
 }
 
-/* e's cell and objective from c's verdict against the task's baseline and
- * its source; 0 when c has no readable record (it stays out). */
+/* e's cell and objective from c's pooled verdict against the task's
+ * baseline (the record in a run from before pooling) and its source; 0
+ * when c has no readable one (it stays out). */
 static int elite_of(search *s, const kiln_cand *c, kiln_elite *e)
 {
-    char *rec = kiln_db_cand_get_verdict(s->db, s->run.id, c->n, "record");
+    char *rec = kiln_db_cand_get_verdict(s->db, s->run.id, c->n, "pooled");
+    if (!rec)
+        rec = kiln_db_cand_get_verdict(s->db, s->run.id, c->n, "record");
     char *src = kiln_db_cand_get_verdict(s->db, s->run.id, c->n, "source");
     kiln_verdict *v = malloc(sizeof *v);
     kiln_error pe;
@@ -718,8 +813,9 @@ static void report(search *s, const kiln_cand *c)
     judge_lessons(s, c);
     char line[256];
     if (strcmp(c->decision, "keep") == 0)
-        snprintf(line, sizeof line, "#%d kept: %.2fx [%.2f, %.2f] vs parent, %.2fx vs baseline",
-                 c->n, c->speedup, c->speedup_lo, c->speedup_hi, c->speedup_vs_baseline);
+        snprintf(line, sizeof line, "#%d kept: %.2fx [%.2f, %.2f] vs parent (pooled), %.2fx vs "
+                 "baseline", c->n, c->pooled_speedup, c->pooled_lo, c->pooled_hi,
+                 c->speedup_vs_baseline);
     else
         snprintf(line, sizeof line, "#%d reverted: %.180s", c->n, c->reason);
     snprintf(s->progress.last, sizeof s->progress.last, "%s", line);
@@ -734,6 +830,10 @@ static void report(search *s, const kiln_cand *c)
     cJSON_AddStringToObject(o, "decision", c->decision);
     cJSON_AddStringToObject(o, "reason", c->reason);
     cJSON_AddNumberToObject(o, "speedup_vs_parent", c->speedup);
+    if (c->pooled_speedup > 0)   /* the claim: the verdict and its re-time pooled */
+        cJSON_AddNumberToObject(o, "pooled_speedup_vs_parent", c->pooled_speedup);
+    if (strcmp(c->decision, "keep") == 0)
+        cJSON_AddNumberToObject(o, "speedup_vs_baseline", c->speedup_vs_baseline);
     cJSON_AddStringToObject(o, "why", c->why);
     cJSON_AddStringToObject(o, "commit", c->commit);
     kiln_progress_event(&s->progress, "candidate", o);
@@ -854,18 +954,19 @@ static int start_step(search *s, kiln_error *err)
         return -1;
     if (c.state == KILN_CAND_PROPOSED) {
         say(s, &c, "measuring the start kernel");
-        kiln_verdict *v = judge(s, &c, "record", NULL, err);
-        if (!v)
-            return start_unverified(s, err);
+        kiln_verdict *v;
+        char note[160];
+        if (baseline_step(s, &c, &v, note, sizeof note, err) < 0)
+            return s->verify_failed ? start_unverified(s, err) : -1;
         kiln_cand_from_verdict(&c, v);
-        c.speedup_vs_baseline = c.speedup;
-        c.roofline = v->median_roofline;
-        geomean_of(v, &c.baseline_lo, &c.baseline_hi);
         free(v);
         if (strcmp(c.status, "pass") != 0)
             return kiln_fail(err, "the start kernel does not pass verification: %s at %s (%s): %s",
                              c.status, c.stage, c.code, c.reason);
-        if (decide(&c, "keep", "kept: the start kernel", err) < 0 ||
+        char why[240];
+        snprintf(why, sizeof why, "kept: the start kernel%s%.160s", note[0] ? "; vs baseline: " : "",
+                 note);
+        if (decide(&c, "keep", why, err) < 0 ||
             kiln_db_cand_upsert(s->db, &c, err) < 0)
             return -1;
     }

@@ -175,7 +175,8 @@ static kiln_lesson_event event(const char *status, double speedup, const char *h
     kiln_lesson_event ev = {.run = "r1", .candidate = cand, .task = "rmsnorm", .dtype = "f32",
                             .backend = "cpu", .group = "decode", .proposer = "tune",
                             .hypothesis = hyp, .status = status, .stage = "", .code = "",
-                            .reason = "", .speedup = speedup, .noise = 0.02, .decision = "revert"};
+                            .reason = "", .speedup = speedup, .noise = 0.02, .decision = "revert",
+                            .pooled = 1};
     return ev;
 }
 
@@ -224,6 +225,22 @@ static void test_record(void **state)
     assert_int_equal(kiln_lessons_record(f->db, &ev, &err), 0);
     ev = event("fail", 0, "", 6);
     assert_int_equal(kiln_lessons_record(f->db, &ev, &err), 0);
+
+    /* A single measurement (screened out before any re-time) teaches no
+     * speed lesson however clear, but a failure still teaches its note. */
+    ev = event("pass", 3.0, "VEC 1 -> 16", 7);
+    ev.pooled = 0;
+    assert_int_equal(kiln_lessons_record(f->db, &ev, &err), 0);
+    ev = event("pass", 0.2, "VEC 1 -> 16", 7);
+    ev.pooled = 0;
+    assert_int_equal(kiln_lessons_record(f->db, &ev, &err), 0);
+    ev = event("fail", 0, "VEC 1 -> 16", 7);
+    ev.pooled = 0;
+    ev.stage = "visible";
+    ev.code = "wrong-output";
+    assert_true(kiln_lessons_record(f->db, &ev, &err) > 0);
+    ev = event("pass", 3.0, "VEC 1 -> 16", 7);   /* its re-time pooled: now a lesson */
+    assert_true(kiln_lessons_record(f->db, &ev, &err) > 0);
 }
 
 /* ---- tags -------------------------------------------------------------- */

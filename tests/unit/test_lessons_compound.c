@@ -152,7 +152,7 @@ static void test_decided(void **state)
     kiln_lesson_event ev = {.run = "r1", .candidate = 6, .task = "rmsnorm", .dtype = "f32",
                             .backend = "cpu", .group = "decode", .proposer = "openai",
                             .hypothesis = "VEC 1 -> 4", .status = "pass", .speedup = 1.4,
-                            .noise = 0.02, .decision = ""};
+                            .noise = 0.02, .decision = "", .pooled = 1};
     long long own = kiln_lessons_record(f->db, &ev, &err);
     assert_true(own > 0);
     assert_int_equal(kiln_lessons_shown(f->db, "r1", 6, ids, 1, 10, 100, &err), 0);
@@ -204,6 +204,9 @@ static void test_numbers(void **state)
                             .backend = "cuda", .group = "prefill", .proposer = "anthropic",
                             .hypothesis = "keep rows in registers across both passes",
                             .status = "pass", .speedup = 1.3, .noise = 0.01, .verdict = v};
+    /* One measurement (not re-timed and pooled) teaches no speed lesson. */
+    assert_int_equal(kiln_lessons_record(f->db, &ev, &err), 0);
+    ev.pooled = 1;
     long long id = kiln_lessons_record(f->db, &ev, &err);
     free(v);
     assert_true(id > 0);
@@ -215,6 +218,7 @@ static void test_numbers(void **state)
     assert_non_null(strstr(l.evidence, "\"roofline\":0.94"));
     assert_non_null(strstr(l.evidence, "\"gbps\":3976.8"));   /* 268435456 B / 67.5 us */
     assert_null(strstr(l.evidence, "h1"));                      /* hidden shapes are never named */
+    assert_non_null(strstr(l.evidence, "\"measured\":\"pooled"));
 }
 
 /* ---- distill -------------------------------------------------------------- */
