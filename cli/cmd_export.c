@@ -5,8 +5,9 @@
  * A kernel that wins one shape may lose another, so the choice is made per
  * visible shape of every group of the backend (a task's cuda_groups for
  * --backend cuda when it has them). "Fastest" means the highest speedup against
- * the task's baseline measured at that shape in a kept candidate's record
- * verdict: the baseline runs in the same job, interleaved, so the ratio
+ * the task's baseline measured at that shape, pooled (search/pooled.h) over
+ * the kernel's records and re-records (a single record is unconfirmed and
+ * wins only where no kernel has a confirmed figure): the baseline runs in the same job, interleaved, so the ratio
  * stays comparable across runs made on different days, where raw times do
  * not. Dims that match no visible shape go to the kernel with the best
  * geomean speedup over the shapes where it was measured.
@@ -105,21 +106,31 @@ static int add_kernel(ex *x, int mi, const char *source, kiln_error *err)
     return 0;
 }
 
-/* One kept candidate: kept only when its verdict is this task's and a pass. */
+/* A record verdict decoded, when it is this task's and a pass; else NULL. */
+static kiln_verdict *passing(const ex *x, const char *text)
+{
+    kiln_verdict *v = text ? malloc(sizeof *v) : NULL;
+    kiln_error e;
+    if (v && (kiln_verdict_parse(text, v, &e) < 0 || strcmp(v->task, x->task->name) != 0 ||
+              strcmp(v->status, "pass") != 0)) {
+        free(v);
+        v = NULL;
+    }
+    return v;
+}
+
+/* One kept candidate: kept only when its verdict is this task's and a
+ * pass; its re-record joins it when that passed too. */
 static int add_record(ex *x, const kiln_kept_record *k, kiln_error *err)
 {
-    kiln_verdict *v = malloc(sizeof *v);
-    kiln_error e;
+    kiln_verdict *v = passing(x, k->verdict);
     if (!v)
-        return kiln_fail(err, "out of memory");
-    if (kiln_verdict_parse(k->verdict, v, &e) < 0 || strcmp(v->task, x->task->name) != 0 ||
-        strcmp(v->status, "pass") != 0) {
-        free(v);
         return 0;
-    }
+    kiln_verdict *rv = passing(x, k->reverdict);
     ex_meas *p = realloc(x->m, (size_t)(x->nm + 1) * sizeof *p);
     if (!p) {
         free(v);
+        free(rv);
         return kiln_fail(err, "out of memory");
     }
     x->m = p;
@@ -130,8 +141,10 @@ static int add_record(ex *x, const kiln_kept_record *k, kiln_error *err)
     snprintf(m->commit, sizeof m->commit, "%s", k->commit);
     snprintf(m->job, sizeof m->job, "%s", k->job);
     m->date = k->updated_at;
+    snprintf(m->rejob, sizeof m->rejob, "%s", k->rejob);
     m->hypothesis = strdup(k->hypothesis);
     m->verdict = v;
+    m->reverdict = rv;
     return add_kernel(x, x->nm - 1, k->source, err);
 }
 
@@ -179,12 +192,20 @@ static void list_shapes(ex *x)
     }
 }
 
+/* Per shape, the kernel with the highest pooled speedup there; a
+ * confirmed figure (two measurements or more) beats any unconfirmed one,
+ * which wins only where no kernel has a confirmed figure (a workspace from
+ * before pooling), and is marked so. */
 static void choose_winners(ex *x)
 {
     for (int c = 0; c < x->nc; c++)
         for (int i = 0; i < x->nm; i++) {
-            double sp = kiln_ex_speedup_at(x, i, &x->c[c].shape);
-            if (sp > 0 && (x->c[c].winner < 0 || sp > kiln_ex_speedup_at(x, x->c[c].winner, &x->c[c].shape)))
+            const kiln_shape *sh = &x->c[c].shape;
+            double sp = kiln_ex_speedup_at(x, i, sh);
+            int w = x->c[c].winner, conf = kiln_ex_confirmed_at(x, i, sh);
+            int wconf = w >= 0 && kiln_ex_confirmed_at(x, w, sh);
+            if (sp > 0 && (w < 0 || conf > wconf ||
+                           (conf == wconf && sp > kiln_ex_speedup_at(x, w, sh))))
                 x->c[c].winner = i;
         }
 }
@@ -227,8 +248,8 @@ static int add_baseline(ex *x, kiln_error *err)
     return x->m[x->nm - 1].kernel;
 }
 
-/* Each kernel's geomean over the shapes where it was measured (its best
- * measurement at each). The best is the kernel with the highest; the
+/* Each kernel's geomean over the shapes where it was measured (its
+ * measurements at each pooled). The best is the kernel with the highest; the
  * fallback, for dims no branch takes, the highest of those that require
  * nothing (or the task's baseline), so the dispatch is right at every
  * shape. */
@@ -452,7 +473,10 @@ static cJSON *measurement_json(const ex *x, int mi, const kiln_shape *sh)
         cJSON_AddNullToObject(o, "kernel");
     cJSON_AddStringToObject(o, "source_sha256", x->k[m->kernel].sha);
     double med = s->cand.median_ns;
-    cJSON_AddNumberToObject(o, "speedup", kiln_rv_fin(s->speedup));
+    cJSON_AddNumberToObject(o, "speedup", kiln_rv_fin(s->speedup));   /* this record's own */
+    const kiln_shape_result *rs = m->reverdict ? kiln_ex_measured_at(x, m->reverdict, sh) : NULL;
+    if (rs)
+        cJSON_AddNumberToObject(o, "rerecord_speedup", kiln_rv_fin(rs->speedup));
     cJSON_AddNumberToObject(o, "candidate_median_ns", kiln_rv_fin(med));
     cJSON_AddNumberToObject(o, "baseline_median_ns", kiln_rv_fin(s->base.median_ns));
     cJSON_AddNumberToObject(o, "candidate_half_spread", kiln_rv_fin(kiln_time_half_spread(&s->cand)));
@@ -462,6 +486,7 @@ static cJSON *measurement_json(const ex *x, int mi, const kiln_shape *sh)
     cJSON_AddNumberToObject(v, "candidate", m->n);
     cJSON_AddStringToObject(v, "commit", m->commit);
     cJSON_AddStringToObject(v, "job", m->job);
+    cJSON_AddStringToObject(v, "rerecord_job", m->rejob);
     cJSON_AddStringToObject(v, "date", date);
     cJSON_AddStringToObject(v, "verifier_version", m->verdict->verifier_version);
     cJSON *e = cJSON_AddObjectToObject(o, "environment");
@@ -489,10 +514,21 @@ static cJSON *choice_json(const ex *x, const ex_choice *c)
         cJSON_AddStringToObject(o, "kernel", x->k[x->fallback].name);
         cJSON_AddStringToObject(o, "reason", "no kept kernel was measured at these dims: the fallback");
     } else {
-        snprintf(why, sizeof why, "the highest speedup against the task's baseline at these dims, "
-                 "of %d measurement%s", n + 1, n ? "s" : "");
+        kiln_interval iv;
+        int pooled;
+        kiln_ex_pooled_at(x, c->winner, &c->shape, &iv, &pooled);
+        snprintf(why, sizeof why, "the highest pooled speedup against the task's baseline at "
+                 "these dims, of %d kept candidate%s%s", n + 1, n ? "s" : "",
+                 pooled >= 2 ? "" : "; unconfirmed: one record, no re-record (a run from before "
+                                    "pooling) and no kernel confirmed here");
         cJSON_AddStringToObject(o, "kernel", x->k[x->m[c->winner].kernel].name);
         cJSON_AddStringToObject(o, "reason", why);
+        cJSON *p = cJSON_AddObjectToObject(o, "pooled");
+        cJSON_AddNumberToObject(p, "speedup", kiln_rv_fin(iv.point));
+        cJSON_AddNumberToObject(p, "lo", kiln_rv_fin(iv.lo));
+        cJSON_AddNumberToObject(p, "hi", kiln_rv_fin(iv.hi));
+        cJSON_AddNumberToObject(p, "measurements", pooled);
+        cJSON_AddBoolToObject(p, "confirmed", pooled >= 2);
         cJSON_AddItemToObject(o, "chosen", measurement_json(x, c->winner, &c->shape));
     }
     cJSON_AddItemToObject(o, "alternatives", alts);
@@ -546,7 +582,9 @@ static int write_decisions(const ex *x, kiln_error *err)
     cJSON_AddStringToObject(o, "date", date);
     cJSON_AddStringToObject(o, "signature", sig);
     cJSON_AddStringToObject(o, "rule", "dims equal to a visible shape's: the kept kernel with the highest "
-                            "speedup against the task's baseline measured there; other dims: the fallback");
+                            "pooled speedup against the task's baseline measured there (its records and "
+                            "re-records pooled; a confirmed figure, of two or more, before any "
+                            "unconfirmed one); other dims: the fallback");
     cJSON_AddItemToObject(o, "kernels", kernels_json(x));
     cJSON *shapes = cJSON_AddArrayToObject(o, "shapes");
     for (int c = 0; c < x->nc; c++)
@@ -675,8 +713,10 @@ static void print_summary(const ex *x)
         if (w < 0)
             printf("  %-22s -> %s (not measured: the fallback)\n", dims, x->k[x->fallback].name);
         else
-            printf("  %-22s -> %s, %.2fx against the baseline\n", dims, x->k[x->m[w].kernel].name,
-                   kiln_ex_speedup_at(x, w, &x->c[c].shape));
+            printf("  %-22s -> %s, %.2fx against the baseline%s\n", dims,
+                   x->k[x->m[w].kernel].name, kiln_ex_speedup_at(x, w, &x->c[c].shape),
+                   kiln_ex_confirmed_at(x, w, &x->c[c].shape) ? " (pooled)"
+                                                              : " (unconfirmed: one record)");
     }
     if (x->best != x->fallback) {
         char pre[256];
@@ -725,6 +765,7 @@ static void teardown(ex *x)
 {
     for (int i = 0; i < x->nm; i++) {
         free(x->m[i].verdict);
+        free(x->m[i].reverdict);
         free(x->m[i].hypothesis);
     }
     for (int k = 0; k < x->nk; k++)

@@ -67,8 +67,9 @@ static void print_best(const kiln_rv_run *r)
     char gs[64];
     kiln_geomean_interval(v, &g);
     kiln_rv_fmt_speedup(v->geomean_speedup, g.lo, g.hi, gs, sizeof gs);
-    printf("best: #%d %.12s, %s against the task's baseline (min %.2fx), %.0f%% of roofline\n",
-           b->n, b->commit, gs, kiln_rv_fin(v->min_speedup), 100 * kiln_rv_fin(v->median_roofline));
+    printf("best: #%d %.12s, %s against the task's baseline (min %.2fx), %.0f%% of roofline; %s\n",
+           b->n, b->commit, gs, kiln_rv_fin(v->min_speedup), 100 * kiln_rv_fin(v->median_roofline),
+           r->best_pooled ? "two records pooled" : "one record, unconfirmed (a run from before pooling)");
     printf("  %.200s\n", b->hypothesis);
     for (int i = 0; i < v->nresults; i++) {
         const kiln_shape_result *s = &v->results[i];
@@ -99,9 +100,10 @@ static void print_kept(const kiln_rv_run *r)
         const kiln_rv_cand *c = &r->c[i];
         if (!c->kept || c->n == 0)
             continue;
-        char p[64], q[64], b[64];
-        kiln_rv_fmt_kept(c, p, q, b);
-        printf("kept #%d: geomean %s vs parent (re-timed %s), %s vs baseline\n", c->n, p, q, b);
+        char claim[64], p[64], q[64], b[64];
+        kiln_rv_fmt_kept(c, claim, p, q, b);
+        printf("kept #%d: geomean %s vs parent, pooled (first %s, re-timed %s), %s vs baseline\n",
+               c->n, claim, p, q, b);
         if (c->why[0])
             printf("  %.300s\n", c->why);
     }

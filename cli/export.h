@@ -6,6 +6,7 @@
 #include <cjson/cJSON.h>
 #include <stdio.h>
 
+#include "keep_rule.h"
 #include "kiln_error.h"
 #include "precond.h"
 #include "task.h"
@@ -16,13 +17,15 @@ typedef struct export_opts {
     int force;
 } export_opts;
 
-/* One kept candidate's verdict against the task's baseline. */
+/* One kept candidate's verdicts against the task's baseline: its record
+ * and (since pooling) its re-record, each from a fresh worker. */
 typedef struct ex_meas {
-    char run[32], commit[41], job[32];
+    char run[32], commit[41], job[32], rejob[32];
     int n, kernel;              /* kernel: index into ex.k */
     double date;
     char *hypothesis;
     kiln_verdict *verdict;      /* decoded once, when the record is loaded */
+    kiln_verdict *reverdict;    /* the re-record, NULL: none (a run from before pooling) */
 } ex_meas;
 
 /* A distinct source (kept candidates of several runs can be the same). */
@@ -68,7 +71,13 @@ int kiln_ex_close(FILE *f, const char *path, kiln_error *err);
  * the dims passed as arguments (returns the number of terms). */
 const kiln_shape_result *kiln_ex_measured_at(const ex *x, const kiln_verdict *v,
                                              const kiln_shape *sh);
+/* The speedup of measurement mi's kernel at sh: the pool (search/pooled.h)
+ * of every record and re-record of that kernel measured there (0: none);
+ * *n, when given, gets how many were pooled. Confirmed means at least two:
+ * a single record is never a confirmed figure. */
+double kiln_ex_pooled_at(const ex *x, int mi, const kiln_shape *sh, kiln_interval *iv, int *n);
 double kiln_ex_speedup_at(const ex *x, int mi, const kiln_shape *sh);
+int kiln_ex_confirmed_at(const ex *x, int mi, const kiln_shape *sh);
 int kiln_ex_condition(const ex *x, const kiln_shape *sh, char *buf, size_t len);
 /* A kept source's preconditions (a CUDA manifest's "require", a C require
  * block), and them as a C condition over the dispatch's dim arguments

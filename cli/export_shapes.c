@@ -8,6 +8,7 @@
 
 #include "export.h"
 #include "manifest.h"
+#include "pooled.h"
 #include "review.h"
 
 /* Where the task's dim d sits among the verdict's own dims; -1: absent. */
@@ -38,10 +39,41 @@ const kiln_shape_result *kiln_ex_measured_at(const ex *x, const kiln_verdict *v,
     return NULL;
 }
 
+#define EX_POOL_MAX 64
+
+double kiln_ex_pooled_at(const ex *x, int mi, const kiln_shape *sh, kiln_interval *iv, int *n)
+{
+    kiln_interval all[EX_POOL_MAX];
+    int k = 0;
+    for (int i = 0; i < x->nm; i++) {
+        if (x->m[i].kernel != x->m[mi].kernel)
+            continue;
+        const kiln_verdict *v[2] = {x->m[i].verdict, x->m[i].reverdict};
+        for (int j = 0; j < 2 && k < EX_POOL_MAX; j++) {
+            const kiln_shape_result *s = v[j] ? kiln_ex_measured_at(x, v[j], sh) : NULL;
+            if (s)
+                all[k++] = kiln_shape_interval(s);
+        }
+    }
+    kiln_interval p = {0};
+    kiln_pool_intervals(all, k, &p);
+    if (iv)
+        *iv = p;
+    if (n)
+        *n = k;
+    return p.point;
+}
+
 double kiln_ex_speedup_at(const ex *x, int mi, const kiln_shape *sh)
 {
-    const kiln_shape_result *s = kiln_ex_measured_at(x, x->m[mi].verdict, sh);
-    return s ? s->speedup : 0;
+    return kiln_ex_pooled_at(x, mi, sh, NULL, NULL);
+}
+
+int kiln_ex_confirmed_at(const ex *x, int mi, const kiln_shape *sh)
+{
+    int n;
+    kiln_ex_pooled_at(x, mi, sh, NULL, &n);
+    return n >= 2;
 }
 
 /* "rows == 1 && cols == 1024" over the dims passed as arguments. */

@@ -367,8 +367,10 @@ static void best_table(FILE *o, const kiln_rv_run *r)
     char gs[64];
     kiln_geomean_interval(v, &g);
     kiln_rv_fmt_speedup(v->geomean_speedup, g.lo, g.hi, gs, sizeof gs);
-    fprintf(o, "</table>\n<p>geomean %s, min %.2fx, median roofline fraction %.1f%%; ", gs,
-            kiln_rv_fin(v->min_speedup), 100 * kiln_rv_fin(v->median_roofline));
+    fprintf(o, "</table>\n<p>geomean %s, min %.2fx, median roofline fraction %.1f%% (%s); ", gs,
+            kiln_rv_fin(v->min_speedup), 100 * kiln_rv_fin(v->median_roofline),
+            r->best_pooled ? "two records pooled"
+                           : "one record, unconfirmed: a run from before pooling");
     fputs("measured on ", o);
     kiln_html_escape(o, v->cpu_model);
     fputs(", host ", o);
@@ -385,19 +387,19 @@ static void kept_table(FILE *o, const kiln_rv_run *r)
         fprintf(o, "<p>keep rule: the %s&#39;s interval against the parent must lie above %.3fx, "
                    "and no visible shape&#39;s interval wholly below %.3fx</p>\n",
                 u->objective, 1 + u->keep_margin, 1 - u->max_regression);
-    fputs("<table><tr><th>#</th><th>hypothesis</th><th>geomean vs parent</th><th>re-timed</th>"
-          "<th>vs baseline</th><th>why</th></tr>\n", o);
+    fputs("<table><tr><th>#</th><th>hypothesis</th><th>geomean vs parent (pooled)</th>"
+          "<th>first</th><th>re-timed</th><th>vs baseline (pooled)</th><th>why</th></tr>\n", o);
     int any = 0;
     for (int i = 0; i < r->nc; i++) {
         const kiln_rv_cand *c = &r->c[i];
         if (!c->kept || c->n == 0)
             continue;
-        char p[64], q[64], b[64];
-        kiln_rv_fmt_kept(c, p, q, b);
+        char claim[64], p[64], q[64], b[64];
+        kiln_rv_fmt_kept(c, claim, p, q, b);
         fprintf(o, "<tr class=\"kept\"><td class=\"num\">%d</td><td class=\"hyp\">", c->n);
         kiln_html_escape(o, c->hypothesis);
-        fprintf(o, "</td><td class=\"num\">%s</td><td class=\"num\">%s</td>"
-                   "<td class=\"num\">%s</td>", p, q, b);
+        fprintf(o, "</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">"
+                   "%s</td><td class=\"num\">%s</td>", claim, p, q, b);
         td_text(o, c->why);
         fputs("</tr>\n", o);
         any = 1;

@@ -75,6 +75,10 @@ static void from_row(kiln_rv_cand *c, const kiln_cand_row *w, double started)
     c->baseline_lo = w->baseline_lo;
     c->baseline_hi = w->baseline_hi;
     snprintf(c->why, sizeof c->why, "%s", w->why);
+    c->pooled_speedup = w->pooled_speedup;
+    c->pooled_lo = w->pooled_lo;
+    c->pooled_hi = w->pooled_hi;
+    c->pooled = w->pooled;
     c->t = w->updated_at - started;
     if (c->t < 0)
         c->t = 0;
@@ -131,7 +135,8 @@ static void load_times_tokens(sqlite3 *db, kiln_rv_run *r)
     r->llm_failed = t.failed;
 }
 
-/* The best kept candidate and its record verdict. */
+/* The best kept candidate and its pooled verdict against the task's
+ * baseline (its one record in a run from before pooling). */
 static void load_best(sqlite3 *db, kiln_rv_run *r)
 {
     r->best = -1;
@@ -140,7 +145,11 @@ static void load_best(sqlite3 *db, kiln_rv_run *r)
             r->best = i;
     if (r->best < 0)
         return;
-    char *text = kiln_db_cand_get_verdict(db, r->run.id, r->c[r->best].n, "record");
+    char *text = r->c[r->best].pooled
+                     ? kiln_db_cand_get_verdict(db, r->run.id, r->c[r->best].n, "pooled") : NULL;
+    r->best_pooled = text != NULL;
+    if (!text)
+        text = kiln_db_cand_get_verdict(db, r->run.id, r->c[r->best].n, "record");
     kiln_error e;
     r->best_record = text ? malloc(sizeof *r->best_record) : NULL;
     if (r->best_record && kiln_verdict_parse(text, r->best_record, &e) < 0) {
@@ -268,11 +277,20 @@ void kiln_rv_fmt_speedup(double x, double lo, double hi, char *buf, size_t len)
         snprintf(buf, len, "%.3fx", kiln_rv_fin(x));
 }
 
-void kiln_rv_fmt_kept(const kiln_rv_cand *c, char parent[64], char retimed[64], char base[64])
+void kiln_rv_fmt_kept(const kiln_rv_cand *c, char claim[64], char first[64], char retimed[64],
+                      char base[64])
 {
-    kiln_rv_fmt_speedup(c->speedup, c->speedup_lo, c->speedup_hi, parent, 64);
+    char one[48];
+    kiln_rv_fmt_speedup(c->speedup, c->speedup_lo, c->speedup_hi, first, 64);
     kiln_rv_fmt_speedup(c->confirm_speedup, c->confirm_lo, c->confirm_hi, retimed, 64);
-    kiln_rv_fmt_speedup(c->vs_baseline, c->baseline_lo, c->baseline_hi, base, 64);
+    if (c->pooled_speedup > 0) {
+        kiln_rv_fmt_speedup(c->pooled_speedup, c->pooled_lo, c->pooled_hi, claim, 64);
+    } else {
+        kiln_rv_fmt_speedup(c->speedup, c->speedup_lo, c->speedup_hi, one, sizeof one);
+        snprintf(claim, 64, "%.44s (one measurement)", one);
+    }
+    kiln_rv_fmt_speedup(c->vs_baseline, c->baseline_lo, c->baseline_hi, one, sizeof one);
+    snprintf(base, 64, "%.44s%s", one, c->pooled ? "" : " (one record)");
 }
 
 void kiln_rv_fmt_time(double ns, char *buf, size_t len)

@@ -35,6 +35,12 @@ typedef struct kiln_rv_cand {
     double confirm_speedup, speedup_lo, speedup_hi, confirm_lo, confirm_hi;
     double baseline_lo, baseline_hi;
     char why[400];
+    /* The claim against the parent: the verdict and its re-time pooled
+     * (search/pooled.h), with its interval; 0 when not re-timed. pooled: 1
+     * when vs_baseline pools two records, 0 for one (a run from before
+     * pooling: an unconfirmed figure). */
+    double pooled_speedup, pooled_lo, pooled_hi;
+    int pooled;
 } kiln_rv_cand;
 
 typedef struct kiln_rv_run {
@@ -45,7 +51,10 @@ typedef struct kiln_rv_run {
     long long prompt_tokens, completion_tokens;
     int llm_calls, llm_failed;
     int best;                   /* index in c of the best kept candidate; -1: none */
-    kiln_verdict *best_record;  /* its verdict against the task's baseline (decoded) */
+    kiln_verdict *best_record;  /* its verdict against the task's baseline (decoded):
+                                   the pooled one, or its one record (best_pooled 0,
+                                   a run from before pooling) */
+    int best_pooled;
     kiln_elite *archive;        /* the run's archive by cell (none in older runs) */
     int narchive;
 } kiln_rv_run;
@@ -85,9 +94,13 @@ double kiln_rv_fin(double x);
 /* A speedup with its interval, "1.083x [1.041, 1.126]", or "1.083x" when
  * the interval is unknown (lo or hi 0). */
 void kiln_rv_fmt_speedup(double x, double lo, double hi, char *buf, size_t len);
-/* A kept candidate's three measured speedups with their intervals: against
- * its parent, re-timed, and against the task's baseline (64 bytes each). */
-void kiln_rv_fmt_kept(const kiln_rv_cand *c, char parent[64], char retimed[64], char base[64]);
+/* A kept candidate's speedups with their intervals (64 bytes each): the
+ * claim against its parent (the verdict and the re-time pooled; without a
+ * re-time, the first verdict marked "(one measurement)"), the first
+ * verdict, the re-time, and against the task's baseline (the pool of two
+ * records, or one marked "(one record)"). */
+void kiln_rv_fmt_kept(const kiln_rv_cand *c, char claim[64], char first[64], char retimed[64],
+                      char base[64]);
 /* Seconds since the epoch as "2026-01-31T12:00:00Z". */
 void kiln_rv_fmt_date(double epoch_s, char *buf, size_t len);
 double kiln_rv_now(void);

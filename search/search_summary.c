@@ -31,8 +31,8 @@ static void rejections(search *s, cJSON *by_stage, int *kept, int *total)
     free(c);
 }
 
-/* The head kernel's verdict against the task's baseline per visible timed
- * shape, decoded from its stored text. */
+/* The head kernel's pooled verdict against the task's baseline per
+ * visible timed shape, decoded from its stored text. */
 static void print_best_shapes(const char *text)
 {
     kiln_verdict *v = text ? malloc(sizeof *v) : NULL;
@@ -59,8 +59,8 @@ static void print_text(search *s, const cJSON *by_stage, int kept, int total, co
     const cJSON *e;
     cJSON_ArrayForEach(e, by_stage) printf("  rejected at %-28s %d\n", e->string, (int)e->valuedouble);
     if (s->run.head_commit[0])
-        printf("best: commit %.12s, %.2fx against the task's baseline\n", s->run.head_commit,
-               s->run.best_speedup);
+        printf("best: commit %.12s, %.2fx against the task's baseline (two records pooled)\n",
+               s->run.head_commit, s->run.best_speedup);
     else
         printf("best: none (no kernel was verified)\n");
     print_best_shapes(best);
@@ -77,7 +77,7 @@ void kiln_search_summary(search *s)
     cJSON *by_stage = cJSON_CreateObject();
     int kept, total;
     rejections(s, by_stage, &kept, &total);
-    /* the head kernel's verdict against the task's baseline, as stored */
+    /* the head kernel's pooled verdict against the task's baseline, as stored */
     char *best = kiln_db_record_verdict_at(s->db, s->run.id, s->run.head_commit);
     if (s->o->json) {
         cJSON *o = cJSON_CreateObject();

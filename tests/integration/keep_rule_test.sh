@@ -149,9 +149,9 @@ begin
 kiln status --workspace "$WS"
 expect_rc 0
 expect "$tmp/out" "^keep rule: geomean's lower end above 1\.020x, no shape surely below 0\.970x"
-expect "$tmp/out" "^kept #3: geomean [0-9.]+x \[[0-9.]+, [0-9.]+\] vs parent \(re-timed [0-9.]+x \[[0-9.]+, [0-9.]+\]\), [0-9.]+x \[[0-9.]+, [0-9.]+\] vs baseline"
+expect "$tmp/out" "^kept #3: geomean [0-9.]+x \[[0-9.]+, [0-9.]+\] vs parent, pooled \(first [0-9.]+x \[[0-9.]+, [0-9.]+\], re-timed [0-9.]+x \[[0-9.]+, [0-9.]+\]\), [0-9.]+x \[[0-9.]+, [0-9.]+\] vs baseline$"
 expect "$tmp/out" "^  kept: geomean .* clears 2%"
-expect "$tmp/out" "^best: #3 .*x \[[0-9.]+, [0-9.]+\] against the task's baseline"
+expect "$tmp/out" "^best: #3 .*x \[[0-9.]+, [0-9.]+\] against the task's baseline .*; two records pooled$"
 kiln report --workspace "$WS" -o "$tmp/r.html"
 expect_rc 0
 expect "$tmp/r.html" "kept candidates and why"
@@ -159,6 +159,54 @@ expect "$tmp/r.html" "<td class=\"num\">[0-9.]+x \[[0-9.]+, [0-9.]+\]</td>"
 expect "$tmp/r.html" "kept(:|&#58;) geomean"
 expect "$tmp/r.html" "geomean [0-9.]+x \[[0-9.]+, [0-9.]+\], min"
 end "status and report show the kept candidate's geomean with its interval and why"
+
+# ==== 1b. claims are pooled re-timed measurements, lessons too ====================
+
+# close A B: 0 when A and B agree to 1e-6 relative (awk: sqlite3 may lack sqrt).
+close() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0 && d <= 1e-6 * a) }'; }
+gm() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.12g", sqrt(a * b) }'; }
+begin
+row=$(sq "$WS" "SELECT speedup || '|' || confirm_speedup || '|' || pooled_speedup || '|' ||
+    json_extract(record_verdict, '$.summary.geomean_speedup') || '|' ||
+    json_extract(rerecord_verdict, '$.summary.geomean_speedup') || '|' || speedup_vs_baseline || '|' ||
+    json_extract(pooled_verdict, '$.summary.geomean_speedup') || '|' || record_job || '|' ||
+    rerecord_job || '|' || why FROM candidates WHERE run='$RUN' AND n=3")
+IFS='|' read -r first retime claim rec rerec vsb pooledv job rejob why3 <<<"$row"
+# Per shape the pool is the geometric mean of the two ratios, so its
+# geomean is the geometric mean of the two geomeans, unless a shape's two
+# intervals did not overlap (then the lower is taken, and why says so).
+if [[ $why3 != *"do not overlap"* ]]; then
+    close "$claim" "$(gm "$first" "$retime")" ||
+        problem "vs parent: claimed $claim, not the pool of $first and its re-time $retime"
+    close "$vsb" "$(gm "$rec" "$rerec")" ||
+        problem "vs baseline: claimed $vsb, not the pool of the record $rec and the re-record $rerec"
+else
+    awk -v c="$vsb" -v g="$(gm "$rec" "$rerec")" 'BEGIN { exit !(c > 0 && c <= g * 1.000001) }' ||
+        problem "vs baseline: claimed $vsb above the pool $(gm "$rec" "$rerec") though intervals were apart"
+fi
+# The two records differ (two fresh workers), and the claim is neither one.
+if [ "$rec" != "$rerec" ]; then
+    [ "$vsb" != "$rec" ] && [ "$vsb" != "$rerec" ] ||
+        problem "vs baseline: claimed $vsb is one of the records ($rec, $rerec), not their pool"
+fi
+close "$vsb" "$pooledv" || problem "speedup_vs_baseline $vsb is not the stored pooled verdict's $pooledv"
+[ -n "$job" ] && [ -n "$rejob" ] && [ "$job" != "$rejob" ] ||
+    problem "record and re-record are not two jobs: '$job' '$rejob'"
+best=$(sq "$WS" "SELECT best_speedup FROM runs WHERE id='$RUN'")
+close "$best" "$vsb" || problem "runs.best_speedup $best is not the pooled $vsb"
+start=$(sq "$WS" "SELECT (rerecord_verdict IS NOT NULL) || (pooled_verdict IS NOT NULL) FROM candidates WHERE run='$RUN' AND n=0")
+[ "$start" = 11 ] || problem "the start kernel was not measured twice and pooled ($start)"
+git -C "$WS" notes --ref=kiln-verdict show "$(sq "$WS" "SELECT commit_id FROM candidates WHERE run='$RUN' AND n=3")" 2>/dev/null |
+    grep -q '"pooled"' || problem "candidate 3's verdict note has no pooled verdict"
+# Lessons: candidates 1 and 2 were screened out without a re-time: their
+# clear speed (2.5x by geomean, or none) teaches nothing; 3's pooled one does.
+nl=$(sq "$WS" "SELECT count(*) FROM lessons WHERE run='$RUN' AND kind='lesson' AND candidate IN (1, 2)")
+[ "$nl" = 0 ] || problem "$nl speed lesson(s) from a single measurement: $(sq "$WS" "SELECT candidate, action FROM lessons WHERE run='$RUN' AND candidate IN (1, 2)")"
+l3=$(sq "$WS" "SELECT count(*) FROM lessons WHERE run='$RUN' AND kind='lesson' AND candidate=3 AND action LIKE 'each row once made it %x faster' AND json_extract(evidence, '$.measured') LIKE 'pooled%'")
+[ "$l3" = 1 ] || problem "no pooled speed lesson for candidate 3: $(sq "$WS" "SELECT candidate, kind, action, evidence FROM lessons WHERE run='$RUN'")"
+e3=$(sq "$WS" "SELECT effect FROM lessons WHERE run='$RUN' AND kind='lesson' AND candidate=3")
+close "$e3" "$claim" || problem "candidate 3's lesson effect $e3 is not the pooled claim $claim"
+end "best, status and lessons rest on pooled re-timed measurements (record + re-record, verdict + re-time)"
 
 # ==== 2. resume keeps the recorded rule ==========================================
 
