@@ -357,12 +357,15 @@ static kiln_verdict *run_many(kiln_judge *j, const char *source, const char *bas
     for (;;) {
         char raw[32] = "";
         kiln_verifier *v = job[0] ? holder(j, job, raw) : NULL;
-        if (!v && job[0])
-            job[0] = '\0';   /* its verifier is gone: sent elsewhere, same key */
         if (v && v->down && navoid < MAX_AVOID)
-            avoid[navoid++] = v, v = NULL, job[0] = '\0';
-        if (!v)
+            avoid[navoid++] = v, v = NULL;
+        if (!v) {
+            /* Its verifier is gone or down: the job is sent elsewhere under
+             * the same key. Never ask another daemon for this id: its ids
+             * are its own, and the same one there is another job. */
+            job[0] = raw[0] = '\0';
             v = kiln_verifiers_pick(j->verifiers, j->backend, avoid, navoid, err);
+        }
         if (!v) {
             uint64_t now = kiln_mono_ns();
             if (!none_since)

@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# verifiers_test.sh - one search over two kilnds (kiln search --verifiers
+# A,B; docs/fleet.md), without Slurm: two daemons on Unix sockets with CPU
+# lanes, a tune search with 8 drafts an iteration. Verdicts must come from
+# both; then one daemon is killed (SIGKILL) while it holds jobs of the
+# search, and the search must finish on the other with every candidate
+# judged exactly once: a verdict each, each job id naming the daemon whose
+# verdict is recorded, none of the killed daemon's unfinished jobs left
+# in the record, no job shared by two candidates. kiln status shows both
+# verifiers' throughput. Also the errors: a malformed ADDR (exit 2) and an
+# ADDR where nothing answers (exit 3), each named.
+#
+# usage: verifiers_test.sh KILN SOURCE_DIR
+#
+# Prints "ok - NAME" / "not ok - NAME" lines, then "N passed, N failed".
+set -u
+
+if [ $# -ne 2 ]; then
+    echo "usage: $0 KILN SOURCE_DIR" >&2
+    exit 2
+fi
+KILN=$(readlink -f -- "$1")
+KILND=$(dirname "$KILN")/kilnd
+SRC=$(readlink -f -- "$2")
+[ -x "$KILN" ] && [ -x "$KILND" ] || { echo "$0: no kiln or kilnd beside $KILN" >&2; exit 2; }
+command -v python3 >/dev/null || { echo "SKIP: python3 is needed to read the run database"; exit 77; }
+
+npass=0
+nfail=0
+probs=()
+begin() { probs=(); }
+problem() { probs+=("$*"); }
+end() {
+    if [ ${#probs[@]} -eq 0 ]; then
+        echo "ok - $1"
+        npass=$((npass + 1))
+    else
+        echo "not ok - $1"
+        local p
+        for p in "${probs[@]}"; do echo "#   $p"; done
+        nfail=$((nfail + 1))
+    fi
+}
+
+T=$(mktemp -d /tmp/kiln-verifiers-test.XXXXXX) || exit 2
+pids=()
+cleanup() {
+    local p
+    for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+    [ -n "${KILN_TEST_KEEP:-}" ] && echo "# kept $T" || rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+cd "$SRC" || exit 2
+export KILN_STATE=$T/own-state   # no daemon of the user's is touched
+
+# ---- errors -------------------------------------------------------------------
+
+begin
+out=$("$KILN" search rmsnorm --verifiers "$T/a.sock,tcp://localhost" --workspace "$T/ws0" 2>&1)
+rc=$?
+[ $rc -eq 2 ] && grep -q "address 2 ('tcp://localhost')" <<<"$out" || problem "no port: exit $rc: $out"
+out=$("$KILN" search rmsnorm --verifiers "$T/a.sock,,$T/b.sock" --workspace "$T/ws0" 2>&1)
+rc=$?
+[ $rc -eq 2 ] && grep -q "address 2 (''): an empty address" <<<"$out" || problem "empty: exit $rc: $out"
+out=$("$KILN" search rmsnorm --verifiers "$T/nobody.sock" --workspace "$T/ws0" 2>&1)
+rc=$?
+[ $rc -eq 3 ] && grep -q "verifier $T/nobody.sock (1 of 1) does not answer" <<<"$out" ||
+    problem "nothing there: exit $rc: $out"
+out=$("$KILN" search rmsnorm --verifiers "$T/a.sock" --socket "$T/a.sock" --workspace "$T/ws0" 2>&1)
+rc=$?
+[ $rc -eq 2 ] && grep -q "give one of --socket, --verifiers" <<<"$out" || problem "with --socket: exit $rc: $out"
+[ ! -e "$T/a.sock" ] || problem "a kilnd was started on demand at an ADDR of --verifiers"
+out=$("$KILN" search rmsnorm --fleet "$T/no-fleet" --workspace "$T/ws0" 2>&1)
+rc=$?
+[ $rc -eq 2 ] && grep -q "no-fleet is not a fleet directory" <<<"$out" || problem "--fleet: exit $rc: $out"
+end "errors: a malformed or empty ADDR (exit 2), one where nothing answers (exit 3), each named"
+
+# ---- two daemons, one search ----------------------------------------------------
+
+start_kilnd() {   # NAME
+    "$KILND" --foreground --socket "$T/$1.sock" --state "$T/st-$1" --devices cpu --compile-jobs 2 \
+        >"$T/$1.log" 2>&1 &
+    pids+=($!)
+    eval "PID_$1=$!"
+    for ((i = 0; i < 100; i++)); do
+        [ -S "$T/$1.sock" ] && return 0
+        sleep 0.1
+    done
+    echo "$0: kilnd $1 did not start: $(cat "$T/$1.log")" >&2
+    exit 1
+}
+start_kilnd a
+start_kilnd b
+
+# count_from ENDPOINT: verdicts in the run database that ENDPOINT gave.
+count_from() {
+    python3 - "$T/ws/.kiln/kiln.db" "$1" <<'PY' 2>/dev/null || echo 0
+import json, sqlite3, sys
+db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+n = 0
+for row in db.execute("select verdict, confirm_verdict, record_verdict from candidates"):
+    for v in row:
+        if v and json.loads(v).get("verifier", {}).get("endpoint") == sys.argv[2]:
+            n += 1
+print(n)
+PY
+}
+
+"$KILN" search rmsnorm --drafts 8 --iterations 4 --group decode --timing-ms 200 \
+    --verifiers "$T/a.sock,$T/b.sock" --workspace "$T/ws" >"$T/search.out" 2>&1 &
+search_pid=$!
+pids+=($search_pid)
+
+# Kill a once both have judged something and a holds jobs of the search
+# that it has not finished (its spool): those must be judged by b.
+killed=""
+for ((i = 0; i < 1200; i++)); do
+    kill -0 $search_pid 2>/dev/null || break
+    if [ "$(count_from "$T/a.sock")" -ge 1 ] && [ "$(count_from "$T/b.sock")" -ge 1 ]; then
+        if [ "$(ls "$T/st-a/spool" 2>/dev/null | grep -c '\.json$')" -ge 2 ]; then
+            kill -9 "$PID_a"
+            wait "$PID_a" 2>/dev/null
+            # Unfinished: spooled, no result stored (a result is stored
+            # before its spool entry goes).
+            for f in "$T"/st-a/spool/j*.json; do
+                id=$(basename "$f" .json)
+                [ -e "$T/st-a/results/$id.json" ] || killed="$killed $id"
+            done
+            [ -n "$killed" ] && break
+        fi
+    fi
+    sleep 0.1
+done
+wait $search_pid
+rc=$?
+
+begin
+[ -n "$killed" ] || problem "never saw both daemons judge and a hold two unfinished jobs; output: $(tail -5 "$T/search.out")"
+[ $rc -eq 0 ] || problem "the search exited $rc: $(tail -8 "$T/search.out")"
+grep -q "done (iteration budget reached)" "$T/search.out" || problem "the search did not finish its 4 iterations: $(tail -8 "$T/search.out")"
+end "a search over two kilnds finishes after one of them is killed while it holds jobs"
+
+begin
+result=$(python3 - "$T/ws/.kiln/kiln.db" "$T/a.sock" "$T/b.sock" "$killed" <<'PY' 2>&1
+import json, sqlite3, sys
+db, a, b, killed = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split()
+def tag(addr):   # verifiers.c: 12 hex digits of FNV-1a 64
+    h = 1469598103934665603
+    for ch in addr.encode():
+        h = ((h ^ ch) * 1099511628211) & (2**64 - 1)
+    return "%012x" % (h & 0xffffffffffff)
+tags = {tag(a): a, tag(b): b}
+rows = sqlite3.connect(db).execute(
+    "select n, state, job, verdict, confirm_job, confirm_verdict, record_job, record_verdict"
+    " from candidates order by n").fetchall()
+bad, by = [], {a: 0, b: 0}
+seen = set()
+for n, state, *steps in rows:
+    if state != "done":
+        bad.append(f"#{n} is {state}, not done")
+    for which, (job, verdict) in zip(("verdict", "confirm", "record"), zip(steps[0::2], steps[1::2])):
+        if not job and not verdict:
+            continue
+        if n > 0 and which == "verdict" and not verdict:
+            bad.append(f"#{n}: job {job} but no verdict")
+            continue
+        if not job or not verdict:
+            bad.append(f"#{n} {which}: job {job!r}, verdict {'yes' if verdict else 'none'}")
+            continue
+        raw, _, t = job.partition("@")
+        ep = json.loads(verdict).get("verifier", {}).get("endpoint")
+        if tags.get(t) != ep:
+            bad.append(f"#{n} {which}: job {job} names {tags.get(t)} but {ep} judged it")
+        if t == tag(a) and raw in killed:
+            bad.append(f"#{n} {which}: job {job} was unfinished on the killed daemon, yet recorded")
+        if job in seen:
+            bad.append(f"#{n} {which}: job {job} is another candidate's too")
+        seen.add(job)
+        by[ep] = by.get(ep, 0) + 1
+drafts = [r for r in rows if r[0] > 0]
+if len(drafts) != 32:
+    bad.append(f"{len(drafts)} candidates, expected 32 (4 iterations of 8 drafts)")
+if not by[a] or not by[b]:
+    bad.append(f"verdicts by endpoint: {by}")
+print("\n".join(bad) if bad else f"ok {by[a]} {by[b]}")
+PY
+)
+case $result in
+    ok*) echo "# verdicts: $(cut -d' ' -f2 <<<"$result") from a (killed), $(cut -d' ' -f3 <<<"$result") from b" ;;
+    *) problem "$result" ;;
+esac
+end "every candidate judged once: a verdict each from the daemon its job names, the killed daemon's unfinished jobs judged elsewhere"
+
+begin
+out=$("$KILN" status --workspace "$T/ws" 2>&1)
+grep -q "^verifiers: 2 (verdicts per hour" <<<"$out" || problem "no verifiers line: $out"
+for s in a b; do
+    grep -qE "^  $T/$s.sock +[^,]+, lanes cpu: [0-9]+ verdicts?, [0-9]+/h, [0-9.]+ s each$" <<<"$out" ||
+        problem "no throughput line for $s: $(grep -A3 '^verifiers' <<<"$out")"
+done
+end "kiln status: verdicts per hour of each verifier"
+
+echo "$npass passed, $nfail failed"
+[ $nfail -eq 0 ]
