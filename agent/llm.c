@@ -586,7 +586,20 @@ static int poll_wait_ms(const draft *d, int n, int *left)
     return wait > 0 ? (int)ceil(wait * 1000) : 0;
 }
 
-static void run_all(const kiln_llm_config *cfg, CURLM *multi, draft *d, int n)
+/* Every request not yet answered, given up (the caller's stop). */
+static void cancel_all(draft *d, int n, double t0)
+{
+    for (int i = 0; i < n; i++) {
+        if (d[i].state == D_DONE)
+            continue;
+        draft_fail(&d[i], t0, "cancelled");
+        d[i].res->ok = 0;
+        d[i].res->cancelled = 1;
+    }
+}
+
+static void run_all(const kiln_llm_config *cfg, CURLM *multi, draft *d, int n,
+                    const atomic_int *stop)
 {
     double t0 = now_s();
     struct timespec ts;
@@ -599,12 +612,18 @@ static void run_all(const kiln_llm_config *cfg, CURLM *multi, draft *d, int n)
     }
     int left = n;
     while (left > 0) {
+        if (stop && atomic_load(stop)) {
+            cancel_all(d, n, t0);
+            return;
+        }
         start_due(multi, d, n, t0);
         int running;
         CURLMcode mc = curl_multi_perform(multi, &running);
         if (mc == CURLM_OK)
             collect_done(cfg, multi, t0, &rng);
         int wait_ms = poll_wait_ms(d, n, &left);
+        if (stop && wait_ms > 50)
+            wait_ms = 50;   /* how soon a stop is seen */
         if (mc == CURLM_OK && left > 0)
             mc = curl_multi_poll(multi, NULL, 0, wait_ms, NULL);
         if (mc != CURLM_OK) {
@@ -704,6 +723,12 @@ static int check_requests(const kiln_llm_request *req, int n, kiln_error *err)
 int kiln_llm_complete_each(const kiln_llm_config *cfg, const kiln_llm_request *req, int n,
                            kiln_llm_result *out, kiln_error *err)
 {
+    return kiln_llm_complete_each_until(cfg, req, n, out, NULL, err);
+}
+
+int kiln_llm_complete_each_until(const kiln_llm_config *cfg, const kiln_llm_request *req, int n,
+                                 kiln_llm_result *out, const atomic_int *stop, kiln_error *err)
+{
     if (!cfg || !req || !out || n < 1)
         return kiln_fail(err, "llm: need a config, requests and n >= 1 results");
     memset(out, 0, (size_t)n * sizeof *out);
@@ -729,7 +754,7 @@ int kiln_llm_complete_each(const kiln_llm_config *cfg, const kiln_llm_request *r
             goto done;
         }
     }
-    run_all(cfg, multi, d, n);
+    run_all(cfg, multi, d, n, stop);
     rc = 0;
 done:
     cleanup(multi, d, n, headers);

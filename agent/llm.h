@@ -4,6 +4,8 @@
 #ifndef KILN_LLM_H
 #define KILN_LLM_H
 
+#include <stdatomic.h>
+
 #include "kiln_error.h"
 
 typedef enum kiln_llm_dialect { KILN_LLM_OPENAI, KILN_LLM_ANTHROPIC } kiln_llm_dialect;
@@ -41,6 +43,7 @@ typedef struct kiln_llm_result {
     double latency_s;       /* whole call including retries */
     int attempts;
     long http_status;       /* of the last attempt (0 = no HTTP response) */
+    int cancelled;          /* given up by kiln_llm_complete_each_until's stop */
     int fatal;              /* retrying cannot help: 401/403 (key rejected), 400, 404, other 4xx */
     double temperature;     /* what the last attempt sent; -1: none */
     char error[512];        /* when !ok: what went wrong */
@@ -62,6 +65,14 @@ typedef struct kiln_llm_request {
    arguments, out of memory, curl could not start). */
 int kiln_llm_complete_each(const kiln_llm_config *cfg, const kiln_llm_request *req, int n,
                            kiln_llm_result *out, kiln_error *err);
+
+/* complete_each that gives up early: while *stop (may be NULL) is 0 it is
+   complete_each; once another thread sets it, every request not yet
+   answered ends within about 50 ms with ok = 0, cancelled = 1 and the
+   error "cancelled".  For a search that asks for the next proposals on a
+   thread of their own while it verifies (search/prefetch.c). */
+int kiln_llm_complete_each_until(const kiln_llm_config *cfg, const kiln_llm_request *req, int n,
+                                 kiln_llm_result *out, const atomic_int *stop, kiln_error *err);
 
 /* n completions of the same prompt at cfg->temperature: complete_each with
    n equal requests. */

@@ -9,6 +9,7 @@
 #include "keep_rule.h"
 #include "lessons.h"
 #include "review.h"
+#include "shares.h"
 
 static const char usage[] =
     "usage: kiln status [RUN] [--workspace DIR]\n"
@@ -195,6 +196,23 @@ static void print_verifiers(sqlite3 *db, const kiln_rv_run *r)
                vs[i].seconds / vs[i].verdicts);
 }
 
+/* Candidates per hour and where the wall time went (docs/search.md,
+ * "Where the time goes"); a run recorded before kiln measured it has no
+ * waits to show. */
+static void print_shares(const kiln_rv_run *r)
+{
+    if (r->run.model_wait_s <= 0 && r->run.verify_wait_s <= 0)
+        return;
+    int decided = 0;
+    for (int i = 0; i < r->nc; i++)
+        decided += r->c[i].n > 0 && r->c[i].decision[0];
+    kiln_shares sh;
+    char line[256];
+    kiln_shares_of(&r->run, decided, &sh);
+    kiln_shares_text(&sh, line, sizeof line);
+    printf("  %s\n", line);
+}
+
 static void print_rest(sqlite3 *db, const kiln_rv_run *r)
 {
     kiln_rv_reject rej[64];
@@ -214,6 +232,7 @@ static void print_rest(sqlite3 *db, const kiln_rv_run *r)
     if (r->run.budget_seconds > 0)
         printf(" of %.0f s", r->run.budget_seconds);
     printf("\n");
+    print_shares(r);
 }
 
 int kiln_cmd_status(int argc, char **argv)

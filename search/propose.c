@@ -14,10 +14,10 @@
 #include "parse.h"
 #include "prompt.h"
 #include "replay.h"
-#include "search_state.h"
+#include "propose.h"
 #include "manifest.h"
 
-#define MAX_DRAFTS 16
+#define MAX_DRAFTS KILN_MAX_DRAFTS
 #define MAX_TRIED 4096
 
 static int add_candidate(search *s, int it, int n, int draft, const char *proposer,
@@ -185,7 +185,9 @@ static void entry_of(const search *s, const char *parent_src, char *buf, size_t 
     free(k);
 }
 
-/* The last attempts of the run, newest last, for the prompt. */
+/* The last attempts of the run that are decided, newest last, for the
+ * prompt. Drafts still being verified (the iteration under way while the
+ * next one's requests go out early: prefetch.c) have nothing to show yet. */
 typedef struct history {
     kiln_cand *all;
     int nall;
@@ -199,9 +201,13 @@ static int load_history(search *s, history *h, kiln_error *err)
     memset(h, 0, sizeof *h);
     if (kiln_db_cands(s->db, s->run.id, &h->all, &h->nall, err) < 0)
         return -1;
-    int from = h->nall > 9 ? h->nall - 8 : 1;
+    int from = h->nall, take = 0;
+    while (from > 1 && take < 8)
+        take += h->all[--from].decision[0] != '\0';
     for (int i = from; i < h->nall && h->n < 8; i++) {
         kiln_cand *c = &h->all[i];
+        if (!c->decision[0])
+            continue;
         kiln_attempt *a = &h->att[h->n];
         a->n = c->n;
         a->hypothesis = c->hypothesis;
@@ -334,42 +340,39 @@ static char *lessons_for(search *s, const history *h, const char *task_text, lon
 
 /* The requests of one iteration: the same context, but each draft its own
  * direction and temperature, so no two ask the same (docs/search.md). */
-typedef struct drafts {
-    int n;
-    char *system[MAX_DRAFTS], *user[MAX_DRAFTS];
-    kiln_llm_request req[MAX_DRAFTS];
-} drafts;
-
-static int build_drafts(kiln_prompt_input *in, int it, drafts *dr, kiln_error *err)
+static int build_drafts(kiln_prompt_input *in, int it, kiln_model_batch *b, kiln_error *err)
 {
-    for (int d = 0; d < dr->n; d++) {
-        in->strategy = kiln_draft_strategy(it, d, dr->n);
-        if (kiln_prompt_build(in, &dr->system[d], &dr->user[d], err) < 0)
+    for (int d = 0; d < b->n; d++) {
+        in->strategy = kiln_draft_strategy(it, d, b->n);
+        if (kiln_prompt_build(in, &b->system[d], &b->user[d], err) < 0)
             return -1;
-        dr->req[d] = (kiln_llm_request){.system = dr->system[d], .user = dr->user[d],
-                                        .temperature = kiln_draft_temperature(d, dr->n)};
+        b->req[d] = (kiln_llm_request){.system = b->system[d], .user = b->user[d],
+                                       .temperature = kiln_draft_temperature(d, b->n)};
     }
     return 0;
 }
 
-static void free_drafts(drafts *dr)
+void kiln_model_batch_free(kiln_model_batch *b)
 {
-    for (int d = 0; d < dr->n; d++) {
-        free(dr->system[d]);
-        free(dr->user[d]);
+    for (int d = 0; d < b->n; d++) {
+        free(b->system[d]);
+        free(b->user[d]);
+        kiln_llm_result_free(&b->res[d]);
     }
+    free(b->lessons);
+    memset(b, 0, sizeof *b);
 }
 
 /* What each draft's prompt showed; a call that failed showed nothing. */
-static void note_shown(search *s, int first, const drafts *dr, const kiln_llm_result *res,
-                       const long long *ids, int nids, const char *lessons)
+static void note_shown(search *s, int first, const kiln_model_batch *b)
 {
-    for (int d = 0; d < dr->n; d++) {
-        if (!res[d].ok)
+    for (int d = 0; d < b->n; d++) {
+        if (!b->res[d].ok)
             continue;
         kiln_error e;
-        kiln_lessons_shown(s->db, s->run.id, first + d, ids, nids, lessons ? strlen(lessons) : 0,
-                           strlen(dr->system[d]) + strlen(dr->user[d]), &e);
+        kiln_lessons_shown(s->db, s->run.id, first + d, b->lesson_ids, b->nids,
+                           b->lessons ? strlen(b->lessons) : 0,
+                           strlen(b->system[d]) + strlen(b->user[d]), &e);
     }
 }
 
@@ -390,9 +393,10 @@ static void free_inspirations(inspirations *ins)
     free(ins->a);
 }
 
-/* The elites other than this iteration's parent, best first, with their
- * hypotheses and sources from the run's candidates. */
-static int load_inspirations(search *s, inspirations *ins, kiln_error *err)
+/* The elites other than parent, best first, with their hypotheses and
+ * sources from the run's candidates. */
+static int load_inspirations(search *s, const char *parent_commit, inspirations *ins,
+                             kiln_error *err)
 {
     memset(ins, 0, sizeof *ins);
     kiln_cand *all;
@@ -402,7 +406,7 @@ static int load_inspirations(search *s, inspirations *ins, kiln_error *err)
     if (kiln_db_cands(s->db, s->run.id, &all, &nall, err) < 0)
         return free_inspirations(ins), -1;
     for (int i = 0; i < na; i++)
-        if (strcmp(ins->a[i].commit, s->parent) == 0)
+        if (strcmp(ins->a[i].commit, parent_commit) == 0)
             parent = i;
     int k = kiln_archive_inspirations(ins->a, na, parent, idx, KILN_INSPIRATIONS);
     for (int j = 0; j < k; j++) {
@@ -420,9 +424,12 @@ static int load_inspirations(search *s, inspirations *ins, kiln_error *err)
     return 0;
 }
 
-static int propose_llm(search *s, int it, int first, const char *parent_src,
-                       const char *parent_verdict, kiln_error *err)
+int kiln_model_prepare(search *s, int it, const char *parent, const char *parent_src,
+                       const char *parent_verdict, kiln_model_batch *b, kiln_error *err)
 {
+    memset(b, 0, sizeof *b);
+    b->it = it;
+    snprintf(b->parent, sizeof b->parent, "%s", parent);
     history h;
     inspirations ins;
     char *text = task_text(s);
@@ -430,43 +437,68 @@ static int propose_llm(search *s, int it, int first, const char *parent_src,
         free(text);
         return text ? -1 : kiln_fail(err, "out of memory");
     }
-    if (load_inspirations(s, &ins, err) < 0) {
+    if (load_inspirations(s, parent, &ins, err) < 0) {
         free_history(&h);
         free(text);
         return -1;
     }
-    long long ids[16];
-    int nids = 0;
-    char *lessons = lessons_for(s, &h, text, ids, &nids);
-    char entry[128];
-    entry_of(s, parent_src, entry, sizeof entry);
-    kiln_prompt_input in = {.task_text = text, .lang = lang_of(s), .entry = entry,
+    b->lessons = lessons_for(s, &h, text, b->lesson_ids, &b->nids);
+    entry_of(s, parent_src, b->entry, sizeof b->entry);
+    kiln_prompt_input in = {.task_text = text, .lang = lang_of(s), .entry = b->entry,
                             .parent_source = parent_src, .parent_verdict_json = parent_verdict,
-                            .attempts = h.att, .nattempts = h.n, .lessons = lessons,
+                            .attempts = h.att, .nattempts = h.n, .lessons = b->lessons,
                             .inspirations = ins.x, .ninspirations = ins.n,
-                            .parent_not_best = strcmp(s->parent, s->run.head_commit) != 0,
+                            .parent_not_best = strcmp(parent, s->run.head_commit) != 0,
                             .max_chars = 0};   /* the prompt's default budget */
-    drafts dr = {.n = s->run.drafts < MAX_DRAFTS ? s->run.drafts : MAX_DRAFTS};
-    int rc = build_drafts(&in, it, &dr, err);
+    b->n = s->run.drafts < MAX_DRAFTS ? s->run.drafts : MAX_DRAFTS;
+    int rc = build_drafts(&in, it, b, err);
     free_inspirations(&ins);
     free_history(&h);
     free(text);
-    kiln_llm_result res[MAX_DRAFTS];
-    memset(res, 0, sizeof res);
-    if (rc == 0) {
-        say_asking(s, dr.n);
-        rc = kiln_llm_complete_each(&s->llm, dr.req, dr.n, res, err);
-    }
-    if (rc == 0)
-        rc = record_answers(s, it, first, entry, res, dr.n, err);
+    return rc;
+}
+
+int kiln_model_record(search *s, kiln_model_batch *b, int first, kiln_error *err)
+{
+    snprintf(s->parent, sizeof s->parent, "%s", b->parent);
+    int rc = record_answers(s, b->it, first, b->entry, b->res, b->n, err);
     if (rc == 0)
         rc = server_gone(s, err);
     if (rc == 0)
-        note_shown(s, first, &dr, res, ids, nids, lessons);
-    free(lessons);
-    for (int d = 0; d < dr.n; d++)
-        kiln_llm_result_free(&res[d]);
-    free_drafts(&dr);
+        note_shown(s, first, b);
+    return rc;
+}
+
+void kiln_model_drop(search *s, kiln_model_batch *b)
+{
+    for (int d = 0; d < b->n; d++) {
+        kiln_llm_result *r = &b->res[d];
+        s->run.tokens_used += r->prompt_tokens + r->completion_tokens;
+        char why[600];
+        snprintf(why, sizeof why, "not used: the run stopped before iteration %d%s%.500s", b->it,
+                 r->ok ? "" : "; ", r->ok ? "" : r->error);
+        kiln_error e;
+        kiln_db_llm_call(s->db, s->run.id, -1, d, s->run.agent, s->run.model, r->prompt_tokens,
+                         r->completion_tokens, r->latency_s, r->attempts, r->http_status, r->ok,
+                         why, &e);
+    }
+}
+
+static int propose_llm(search *s, int it, int first, const char *parent_src,
+                       const char *parent_verdict, kiln_error *err)
+{
+    kiln_model_batch b;
+    const char *parent = s->parent[0] ? s->parent : s->run.head_commit;
+    int rc = kiln_model_prepare(s, it, parent, parent_src, parent_verdict, &b, err);
+    if (rc == 0) {
+        say_asking(s, b.n);
+        double t = kiln_wall_now();
+        rc = kiln_llm_complete_each(&s->llm, b.req, b.n, b.res, err);
+        s->run.model_wait_s += kiln_wall_now() - t;
+    }
+    if (rc == 0)
+        rc = kiln_model_record(s, &b, first, err);
+    kiln_model_batch_free(&b);
     return rc;
 }
 

@@ -10,6 +10,7 @@
 #include "normalize.h"   /* kiln_source_normalize */
 #include "keep_rule.h"
 #include "pooled.h"
+#include "prefetch.h"
 #include "search_state.h"
 #include "worker_io.h"   /* kiln_mono_ns */
 
@@ -44,6 +45,7 @@ static kiln_verdict *judge_job(search *s, const char *src, const char *base, cha
     char *job = a->job_field;
     int stored = job[0] != '\0';
     s->judge.key = key;
+    double t = kiln_wall_now();   /* waiting for the verifier (docs/search.md) */
     kiln_verdict *v = kiln_judge_run(&s->judge, src, base, job, on_accepted, a, err);
     if (!v && stored && s->judge.job_failed) {
         size_t n = strlen(key);
@@ -51,6 +53,7 @@ static kiln_verdict *judge_job(search *s, const char *src, const char *base, cha
         job[0] = '\0';
         v = kiln_judge_run(&s->judge, src, base, job, on_accepted, a, err);
     }
+    s->run.verify_wait_s += kiln_wall_now() - t;
     s->judge.key = NULL;
     return v;
 }
@@ -714,6 +717,7 @@ static void submit_ahead(search *s, kiln_cand *c, int n, const char *parent_src)
 {
     if (s->judge.in_process || n < 2)
         return;
+    double t = kiln_wall_now();   /* handing over to the verifier counts as its time */
     for (int i = 0; i < n && !kiln_search_should_stop(); i++) {
         kiln_error e = {{0}};
         if (!needs_verifying(s, c, i, &e))
@@ -729,12 +733,12 @@ static void submit_ahead(search *s, kiln_cand *c, int n, const char *parent_src)
         s->judge.key = NULL;
         free(src);
     }
+    s->run.verify_wait_s += kiln_wall_now() - t;
 }
 
 /* Steps that need no ordering: verify every proposal, screen the results. */
 static int verify_all(search *s, kiln_cand *c, int n, const char *parent_src, kiln_error *err)
 {
-    submit_ahead(s, c, n, parent_src);
     for (int i = 0; i < n; i++) {
         if (kiln_search_should_stop())
             return 1;
@@ -839,13 +843,10 @@ static void report(search *s, const kiln_cand *c)
     kiln_progress_event(&s->progress, "candidate", o);
 }
 
-/* The parent of iteration it into s->parent: the one its stored proposals
- * name (a resumed iteration), else the head (--parents best) or a draw
- * from the archive (kiln_archive_pick, seeded by the run's seed). */
-static int choose_parent(search *s, int it, const kiln_cand *c, int n, kiln_error *err)
+int kiln_search_draw_parent(search *s, int it, char parent[41], kiln_error *err)
 {
-    snprintf(s->parent, sizeof s->parent, "%s", n > 0 ? c[0].parent : s->run.head_commit);
-    if (n > 0 || strcmp(s->run.parents, "archive") != 0)
+    snprintf(parent, 41, "%s", s->run.head_commit);
+    if (strcmp(s->run.parents, "archive") != 0)
         return 0;
     kiln_elite *a;
     int na;
@@ -853,9 +854,26 @@ static int choose_parent(search *s, int it, const kiln_cand *c, int n, kiln_erro
         return -1;
     int pick = kiln_archive_pick(a, na, KILN_PARENT_BEST_P, (unsigned long long)s->run.seed, it);
     if (pick >= 0)
-        snprintf(s->parent, sizeof s->parent, "%s", a[pick].commit);
+        snprintf(parent, 41, "%s", a[pick].commit);
     free(a);
     return 0;
+}
+
+/* The parent of iteration it into s->parent: the one its stored proposals
+ * name (a resumed iteration), else the one its drafts were asked from
+ * while the iteration before it was verified (prefetch.h), else the head
+ * (--parents best) or a draw from the archive (kiln_archive_pick, seeded
+ * by the run's seed). */
+static int choose_parent(search *s, int it, const kiln_cand *c, int n, kiln_error *err)
+{
+    const char *ahead = n > 0 ? NULL : kiln_prefetch_parent(s, it);
+    if (s->prefetch && !ahead)
+        kiln_prefetch_cancel(s);   /* asked for another iteration: never the case, never lost */
+    if (n > 0 || ahead) {
+        snprintf(s->parent, sizeof s->parent, "%s", n > 0 ? c[0].parent : ahead);
+        return 0;
+    }
+    return kiln_search_draw_parent(s, it, s->parent, err);
 }
 
 static int parent_state(search *s, char **src, char **verdict, kiln_error *err)
@@ -879,9 +897,25 @@ static int next_n(search *s, kiln_error *err)
     return next;
 }
 
+/* Iteration it's proposals: the answers asked for during the iteration
+ * before it, else asked for now. 0, 1 interrupted while waiting for the
+ * model, 2 the proposer has nothing left, -1 error. */
+static int propose(search *s, int it, const char *parent_src, const char *parent_verdict,
+                   kiln_error *err)
+{
+    int first = next_n(s, err);
+    if (first < 0)
+        return -1;
+    if (kiln_prefetch_parent(s, it))
+        return kiln_prefetch_collect(s, it, first, err);
+    int rc = kiln_propose(s, it, first, parent_src, parent_verdict, err);
+    return rc == 1 ? 2 : rc;
+}
+
 /* 0 done, 1 interrupted, 2 the proposer has nothing left, -1 error. */
 static int iteration(search *s, int it, kiln_error *err)
 {
+    double started = kiln_wall_now();
     kiln_cand *c = NULL;
     int n = 0, rc;
     char *parent_src = NULL, *parent_verdict = NULL;
@@ -894,17 +928,21 @@ static int iteration(search *s, int it, kiln_error *err)
     }
     if (n == 0) {
         free(c);
-        int first = next_n(s, err);
-        rc = first < 0 ? -1 : kiln_propose(s, it, first, parent_src, parent_verdict, err);
+        c = NULL;
+        rc = propose(s, it, parent_src, parent_verdict, err);
         if (rc == 0)
             rc = load_iteration(s, it, &c, &n, err);
         if (rc != 0) {
             free(parent_src);
             free(parent_verdict);
-            return rc == 1 ? 2 : -1;
+            return rc;
         }
     }
     free(parent_verdict);
+    /* Pipelining: the drafts go to kilnd, then the next iteration's are
+     * asked for while these are verified (prefetch.h). */
+    submit_ahead(s, c, n, parent_src);
+    kiln_prefetch_start(s, it + 1, started);
     rc = verify_all(s, c, n, parent_src, err);
     if (rc == 0)
         rc = choose(s, c, n, parent_src, err);
@@ -1094,6 +1132,7 @@ int kiln_search_loop(search *s, kiln_error *err)
             break;
         }
     }
+    kiln_prefetch_cancel(s);   /* a batch asked for an iteration that will not run */
     tick(s);
     snprintf(s->run.status, sizeof s->run.status, "%s",
              rc < 0 ? "failed" : why && strcmp(why, "interrupted") == 0 ? "stopped" : "done");

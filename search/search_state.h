@@ -21,6 +21,8 @@
 
 /* A source this run has verified, by the hash of its normalised text
  * (kiln_source_normalize), with the verdict a duplicate of it reuses. */
+typedef struct kiln_prefetch kiln_prefetch;
+
 typedef struct kiln_seen_source {
     int n;
     uint64_t hash;
@@ -55,6 +57,9 @@ typedef struct search {
     char parent[41];            /* this iteration's parent commit (the head, or an elite) */
     kiln_seen_source *seen;     /* verified sources, read from the database on first use */
     int nseen, capseen, seen_loaded;
+    struct kiln_prefetch *prefetch; /* the next iteration's model calls in flight (prefetch.h) */
+    int prefetch_asked;         /* batches asked for ahead, this session */
+    int prefetch_dropped;       /* answers asked for ahead that became no candidate */
 } search;
 
 int kiln_search_setup(search *s, kiln_error *err);
@@ -67,6 +72,11 @@ int kiln_search_loop(search *s, kiln_error *err);
  * the proposer has nothing left, 0 ok, -1 error (a rejected API key). */
 int kiln_propose(search *s, int it, int first_n, const char *parent_source,
                  const char *parent_verdict, kiln_error *err);
+
+/* The parent iteration it gets when it starts now, with none of its
+ * proposals stored: the best (the run branch's head), or with --parents
+ * archive a seeded draw from the archive. */
+int kiln_search_draw_parent(search *s, int it, char parent[41], kiln_error *err);
 
 void kiln_search_catch_interrupts(void);
 int kiln_search_should_stop(void);

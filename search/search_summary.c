@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "search_state.h"
+#include "shares.h"
 
 void kiln_search_summary(search *s);
 
@@ -72,8 +73,51 @@ static void print_text(search *s, const cJSON *by_stage, int kept, int total, co
            s->run.branch, s->ws.dir, s->task.name, s->ws.dir, s->run.id);
 }
 
+/* Candidates per hour and where the wall time went (shares.h), with what
+ * pipelining did this session (docs/search.md, "Pipelining"). */
+static void time_shares(search *s, kiln_shares *sh)
+{
+    kiln_cand *all;
+    int n, decided = 0;
+    kiln_error e;
+    if (kiln_db_cands(s->db, s->run.id, &all, &n, &e) == 0) {
+        for (int i = 0; i < n; i++)
+            decided += all[i].n > 0 && all[i].decision[0];
+        free(all);
+    }
+    kiln_shares_of(&s->run, decided, sh);
+}
+
+static void print_shares(search *s, const kiln_shares *sh)
+{
+    char line[256];
+    kiln_shares_text(sh, line, sizeof line);
+    printf("%s\n", line);
+    if (s->prefetch_asked > 0)
+        printf("pipelined: %d batch%s of drafts asked for while the iteration before was "
+               "verified, %d answer%s not used (the run stopped first)\n", s->prefetch_asked,
+               s->prefetch_asked == 1 ? "" : "es", s->prefetch_dropped,
+               s->prefetch_dropped == 1 ? "" : "s");
+}
+
+static void add_shares(search *s, cJSON *o, const kiln_shares *sh)
+{
+    cJSON_AddNumberToObject(o, "candidates_per_hour", sh->per_hour);
+    cJSON_AddNumberToObject(o, "model_wait_seconds", s->run.model_wait_s);
+    cJSON_AddNumberToObject(o, "verify_wait_seconds", s->run.verify_wait_s);
+    cJSON *sh_o = cJSON_AddObjectToObject(o, "shares");
+    cJSON_AddNumberToObject(sh_o, "model", sh->model);
+    cJSON_AddNumberToObject(sh_o, "verification", sh->verify);
+    cJSON_AddNumberToObject(sh_o, "kiln", sh->kiln);
+    cJSON *p = cJSON_AddObjectToObject(o, "pipelined");
+    cJSON_AddNumberToObject(p, "asked_ahead", s->prefetch_asked);
+    cJSON_AddNumberToObject(p, "answers_not_used", s->prefetch_dropped);
+}
+
 void kiln_search_summary(search *s)
 {
+    kiln_shares sh;
+    time_shares(s, &sh);
     cJSON *by_stage = cJSON_CreateObject();
     int kept, total;
     rejections(s, by_stage, &kept, &total);
@@ -93,10 +137,12 @@ void kiln_search_summary(search *s)
         free(best);
         cJSON_AddNumberToObject(o, "tokens", (double)s->run.tokens_used);
         cJSON_AddNumberToObject(o, "seconds", s->run.seconds_used);
+        add_shares(s, o, &sh);
         kiln_progress_event(&s->progress, "summary", o);
         return;
     }
     print_text(s, by_stage, kept, total, best);
+    print_shares(s, &sh);
     cJSON_Delete(by_stage);
     free(best);
 }

@@ -18,7 +18,9 @@
  * others while the script order stays that of the connections.  The log
  * has a line per request: method, path, dialect, step, model, then t= the
  * request's temperature ("-": none) and h= a 64-bit FNV-1a hash of its body
- * (so a test can tell requests apart); --bodies DIR keeps each body as
+ * (so a test can tell requests apart) and at= the wall time the request was
+ * read (seconds since the epoch, to the nanosecond: a test can order
+ * requests against other events); --bodies DIR keeps each body as
  * DIR/<that hash>.json (so a test can read what was asked).  It exits on
  * SIGTERM, or by itself after 120 s without a request, so a crashed test
  * cannot leave it behind. */
@@ -414,9 +416,12 @@ static void log_line(const char *log, const request *rq, const char *dialect, co
     if (!log)
         return;
     char line[1024];
-    int n = snprintf(line, sizeof line, "%s %s %s %s %s t=%s h=%016llx\n",
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    int n = snprintf(line, sizeof line, "%s %s %s %s %s t=%s h=%016llx at=%lld.%09ld\n",
                      rq->method[0] ? rq->method : "-", rq->path[0] ? rq->path : "-", dialect, kind,
-                     model[0] ? model : "-", rq->temperature[0] ? rq->temperature : "-", rq->hash);
+                     model[0] ? model : "-", rq->temperature[0] ? rq->temperature : "-", rq->hash,
+                     (long long)now.tv_sec, now.tv_nsec);
     if (n >= (int)sizeof line)
         n = sizeof line - 1;
     /* One O_APPEND write per line keeps concurrent children's lines whole. */

@@ -27,6 +27,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -423,6 +425,61 @@ static void test_concurrent_drafts(void **state)
     }
 }
 
+/* ---- giving up (kiln_llm_complete_each_until) ----------------------------- */
+
+static void *raise_after_300ms(void *p)
+{
+    struct timespec ts = {0, 300 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    atomic_store((atomic_int *)p, 1);
+    return NULL;
+}
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A stop raised by another thread ends 5 s answers within a second, each
+ * marked cancelled, none with text; an answer already in stays. */
+static void test_stop_cancels(void **state)
+{
+    fixture *f = *state;
+    start_fake(f, "ok a.txt\nslow 5000 b.txt\nslow 5000 c.txt\nok c.txt\n");
+    kiln_llm_config c = openai_cfg(f);
+    kiln_llm_request req[3] = {{NULL, "one", 0.2}, {NULL, "two", 0.5}, {NULL, "three", 0.8}};
+    kiln_llm_result r[3];
+    kiln_error err = {{0}};
+    atomic_int stop = 0;
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, raise_after_300ms, &stop), 0);
+    double t0 = mono_s();
+    assert_int_equal(kiln_llm_complete_each_until(&c, req, 3, r, &stop, &err), 0);
+    double took = mono_s() - t0;
+    pthread_join(th, NULL);
+    assert_true(took < 1.5);
+    int ok = 0, cancelled = 0;
+    for (int i = 0; i < 3; i++) {
+        ok += r[i].ok;
+        if (r[i].cancelled) {
+            cancelled++;
+            assert_false(r[i].ok);
+            assert_null(r[i].text);
+            assert_string_equal(r[i].error, "cancelled");
+        }
+        kiln_llm_result_free(&r[i]);
+    }
+    assert_int_equal(ok, 1);
+    assert_int_equal(cancelled, 2);
+    /* Never raised: the same as complete_each. */
+    atomic_int never = 0;
+    assert_int_equal(kiln_llm_complete_each_until(&c, req, 1, r, &never, &err), 0);
+    assert_true(r[0].ok && !r[0].cancelled);
+    kiln_llm_result_free(&r[0]);
+}
+
 static void test_retry_does_not_block_others(void **state)
 {
     fixture *f = *state;
@@ -610,6 +667,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_nocontent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_drafts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_retry_does_not_block_others, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stop_cancels, setup, teardown),
         cmocka_unit_test_setup_teardown(test_temperature_sent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_requests_differ, setup, teardown),
         cmocka_unit_test_setup_teardown(test_temperature_refused, setup, teardown),

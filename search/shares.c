@@ -1,0 +1,33 @@
+/* shares.c - where a search's wall time went (see shares.h). */
+#include "shares.h"
+
+#include <stdio.h>
+
+void kiln_shares_of(const kiln_run *r, int candidates, kiln_shares *out)
+{
+    *out = (kiln_shares){.seconds = r->seconds_used, .candidates = candidates};
+    double t = r->seconds_used;
+    if (t <= 0)
+        return;
+    out->per_hour = candidates / (t / 3600);
+    /* Both waits are parts of the wall time; a clock step aside, they fit. */
+    double m = r->model_wait_s > 0 ? r->model_wait_s : 0;
+    double v = r->verify_wait_s > 0 ? r->verify_wait_s : 0;
+    if (m + v > t) {
+        double k = t / (m + v);
+        m *= k;
+        v *= k;
+    }
+    out->model = m / t;
+    out->verify = v / t;
+    out->kiln = 1 - out->model - out->verify;
+    if (out->kiln < 0)
+        out->kiln = 0;
+}
+
+void kiln_shares_text(const kiln_shares *sh, char *buf, size_t len)
+{
+    snprintf(buf, len, "%.1f candidates an hour; of the wall time, model %.1f%%, verification "
+             "%.1f%%, kiln %.1f%%", sh->per_hour, 100 * sh->model, 100 * sh->verify,
+             100 * sh->kiln);
+}
