@@ -3,8 +3,10 @@
 # munge with its own key and socket, slurmctld and slurmd on private ports, all
 # in a temp directory. Two kilnd jobs on CPU lanes come up through
 # `kiln fleet up --slurm`; each verifies a kernel over TCP with the fleet's
-# token; one is scancelled and fleet status reports it down while the other
-# still verifies; `kiln fleet down` cancels the rest. Also the errors: a bad
+# token; `kiln search --fleet` runs 8 drafts an iteration over both, one is
+# scancelled mid-run and the search finishes on the other with every
+# candidate judged once; fleet status reports the cancelled one down while
+# the other still verifies; `kiln fleet down` cancels the rest. Also the errors: a bad
 # fleet directory, a token with a wrong mode, no sbatch or scancel.
 #
 # usage: fleet_slurm_test.sh BUILD_DIR SOURCE_DIR
@@ -218,8 +220,88 @@ grep -q "^2 up, 0 down" <<<"$out" || problem "no '2 up, 0 down' summary"
 [ ${#probs[@]} -eq 0 ] || problem "output: $out"
 end "fleet status: both up, lanes, queue and jobs done"
 
+# count_from ENDPOINT: verdicts in the search's run database from ENDPOINT.
+count_from() {
+    python3 - "$tmp/ws/.kiln/kiln.db" "$1" <<'PY' 2>/dev/null || echo 0
+import json, sqlite3, sys
+db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+print(sum(1 for row in db.execute("select verdict, confirm_verdict, record_verdict from candidates")
+          for v in row if v and json.loads(v).get("verifier", {}).get("endpoint") == sys.argv[2]))
+PY
+}
+
+# One search over the fleet, 8 drafts an iteration; once both daemons have
+# judged and the first holds jobs of it, its Slurm job is cancelled (kilnd
+# gets SIGTERM: its running job finishes, its queued ones are refused) and
+# the search must finish on the other with every candidate judged once.
 begin
-scancel "${jobs[0]}"
+command -v python3 >/dev/null || problem "python3 is needed to read the run database"
+"$KILN" search rmsnorm --fleet "$F" --drafts 8 --iterations 4 --group decode --timing-ms 200 \
+    --workspace "$tmp/ws" >"$tmp/search.out" 2>&1 </dev/null &
+search_pid=$!
+cancelled=""
+for ((i = 0; i < 1500 && ${#probs[@]} == 0; i++)); do
+    kill -0 $search_pid 2>/dev/null || break
+    if [ "$(count_from "$EP0")" -ge 1 ] && [ "$(count_from "$EP1")" -ge 1 ] &&
+        [ "$(ls "$tmp/kiln-fleet-${jobs[0]}/spool" 2>/dev/null | grep -c '\.json$')" -ge 2 ]; then
+        scancel "${jobs[0]}"
+        cancelled=yes
+        break
+    fi
+    sleep 0.1
+done
+timeout 240 tail --pid=$search_pid -f /dev/null
+wait $search_pid
+rc=$?
+[ -n "$cancelled" ] || problem "never saw both daemons judge while ${jobs[0]} held two jobs: $(tail -5 "$tmp/search.out")"
+[ $rc -eq 0 ] && grep -q "done (iteration budget reached)" "$tmp/search.out" ||
+    problem "the search exited $rc: $(tail -8 "$tmp/search.out")"
+result=$(python3 - "$tmp/ws/.kiln/kiln.db" "$EP0" "$EP1" <<'PY' 2>&1
+import json, sqlite3, sys
+db, a, b = sys.argv[1:4]
+def tag(addr):   # search/verifiers.c: 12 hex digits of FNV-1a 64
+    h = 1469598103934665603
+    for ch in addr.encode():
+        h = ((h ^ ch) * 1099511628211) & (2**64 - 1)
+    return "%012x" % (h & 0xffffffffffff)
+tags = {tag(a): a, tag(b): b}
+rows = sqlite3.connect(db).execute(
+    "select n, state, job, verdict, confirm_job, confirm_verdict, record_job, record_verdict"
+    " from candidates order by n").fetchall()
+bad, by, seen = [], {a: 0, b: 0}, set()
+for n, state, *steps in rows:
+    if state != "done":
+        bad.append(f"#{n} is {state}, not done")
+    for which, job, verdict in zip(("verdict", "confirm", "record"), steps[0::2], steps[1::2]):
+        if n > 0 and which == "verdict" and not verdict:
+            bad.append(f"#{n}: no verdict (job {job!r})")
+        if not job and not verdict:
+            continue
+        ep = json.loads(verdict).get("verifier", {}).get("endpoint") if verdict else None
+        if not job or not verdict or tags.get(job.partition("@")[2]) != ep:
+            bad.append(f"#{n} {which}: job {job!r} but the verdict is from {ep}")
+        if job in seen:
+            bad.append(f"#{n} {which}: job {job} is another candidate's too")
+        seen.add(job)
+        by[ep] = by.get(ep, 0) + 1
+if len([r for r in rows if r[0] > 0]) != 32:
+    bad.append(f"{len(rows) - 1} candidates, expected 32 (4 iterations of 8 drafts)")
+if not by[a] or not by[b]:
+    bad.append(f"verdicts by endpoint: {by}")
+print("\n".join(bad) if bad else f"ok {by[a]} {by[b]}")
+PY
+)
+case $result in
+    ok*) echo "# verdicts: $(cut -d' ' -f2 <<<"$result") from $EP0 (cancelled), $(cut -d' ' -f3 <<<"$result") from $EP1" ;;
+    *) problem "$result" ;;
+esac
+out=$("$KILN" status --workspace "$tmp/ws" 2>&1)
+for ep in "$EP0" "$EP1"; do
+    grep -qE "^  $ep +[^,]+, lanes cpu: [0-9]+ verdicts?, [0-9]+/h" <<<"$out" || problem "kiln status has no throughput line for $ep: $(grep -A3 '^verifiers' <<<"$out")"
+done
+end "kiln search --fleet: 8 drafts over both daemons; one scancelled mid-run; the search finishes, every candidate judged once"
+
+begin
 for ((i = 0; i < 100; i++)); do
     "$KILN" fleet status --dir "$F" >"$tmp/st.out" 2>&1
     rc=$?
@@ -234,7 +316,7 @@ grep -qE "^job ${jobs[1]}  $EP1  up " "$tmp/st.out" || problem "job ${jobs[1]} n
 grep -q "^1 up, 1 down" "$tmp/st.out" || problem "no '1 up, 1 down' summary"
 [ ${#probs[@]} -eq 0 ] || problem "output: $(cat "$tmp/st.out")"
 verify_at "$EP1" "job ${jobs[1]} after the other was cancelled"
-end "scancel one daemon: fleet status reports it down (exit 1), the other still verifies"
+end "the scancelled daemon: fleet status reports it down (exit 1), the other still verifies"
 
 begin
 out=$("$KILN" fleet down --dir "$F" 2>&1)
