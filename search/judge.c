@@ -463,6 +463,39 @@ int kiln_judge_submit(kiln_judge *j, const char *source, const char *baseline, c
     return job[0] ? 0 : -1;
 }
 
+/* A verdict must be of the source sent: a daemon that lost its state (or a
+ * new one at the same address) numbers its jobs afresh, and its job of a
+ * recorded id may be another candidate's. */
+static int foreign(const char *source, const kiln_verdict *v)
+{
+    char sha[65];
+    if (!source || !v->source_sha256[0])
+        return 0;
+    kiln_sha256_hex(source, strlen(source), sha);
+    return strcmp(sha, v->source_sha256) != 0;
+}
+
+static kiln_verdict *run_checked(kiln_judge *j, const char *source, const char *baseline,
+                                 char job[32], kiln_judge_accepted on_accepted, void *ctx,
+                                 kiln_error *err)
+{
+    for (int attempt = 0;; attempt++) {
+        char asked[32];
+        snprintf(asked, sizeof asked, "%s", job);
+        kiln_verdict *v = j->verifiers ? run_many(j, source, baseline, job, on_accepted, ctx, err)
+                                       : run_daemon(j, source, baseline, job, on_accepted, ctx, err);
+        if (!v || !foreign(source, v))
+            return v;
+        free(v);
+        if (attempt || !asked[0]) {
+            set_code(j, "internal");
+            return kiln_fail(err, "kilnd's verdict for job %s is of another source (its sha256 "
+                             "differs)", job[0] ? job : asked), NULL;
+        }
+        job[0] = '\0';   /* not this candidate's job: sent again under its key */
+    }
+}
+
 kiln_verdict *kiln_judge_run(kiln_judge *j, const char *source, const char *baseline, char job[32],
                       kiln_judge_accepted on_accepted, void *ctx, kiln_error *err)
 {
@@ -477,8 +510,7 @@ kiln_verdict *kiln_judge_run(kiln_judge *j, const char *source, const char *base
         return kiln_fail(err, "task '%.80s...' is longer than the protocol's %zu bytes: give "
                          "its name, or a shorter path", j->task_ref, sizeof rq.task - 1), NULL;
     }
-    if (j->verifiers)
-        return run_many(j, source, baseline, job, on_accepted, ctx, err);
-    untag_for_one(j, job);
-    return run_daemon(j, source, baseline, job, on_accepted, ctx, err);
+    if (!j->verifiers)
+        untag_for_one(j, job);
+    return run_checked(j, source, baseline, job, on_accepted, ctx, err);
 }
