@@ -306,7 +306,7 @@ kiln_verifier *kiln_verifiers_pick(kiln_verifiers *vs, const char *backend,
     rescan_if_due(vs);
     uint64_t now = kiln_mono_ns();
     kiln_verifier *best = NULL;
-    int best_free = 0;
+    long best_jobs = 0;
     for (int k = 0; k < vs->n; k++) {
         kiln_verifier *v = vs->v[(vs->turn + (unsigned)k) % (unsigned)vs->n];
         if (v->gone || avoided(v, avoid, navoid))
@@ -319,9 +319,11 @@ kiln_verifier *kiln_verifiers_pick(kiln_verifiers *vs, const char *backend,
             continue;
         if (!v->lanes[kind])
             continue;
-        int free_lanes = v->lanes[kind] - v->load[kind] - v->queued - v->sent;
-        if (!best || free_lanes > best_free)
-            best = v, best_free = free_lanes;
+        /* the fewest jobs per lane once this one is added: a daemon of 8
+         * lanes gets twice the jobs of one of 4, the idle before the busy */
+        long jobs = (long)v->load[kind] + v->queued + v->sent + 1;
+        if (!best || jobs * best->lanes[kind] < best_jobs * v->lanes[kind])
+            best = v, best_jobs = jobs;
     }
     vs->turn++;
     if (!best) {

@@ -52,9 +52,10 @@ void kiln_verifiers_free(kiln_verifiers *vs);
 
 /* The verifier for the next job of backend ("cpu"/NULL or "cuda"): of those
  * answering, not in avoid and with a lane of that kind, the one with the
- * most free lanes (lanes less jobs assigned, queued and sent since its
- * status), ties taken in turn. NULL with err saying why none (each down
- * one and why). */
+ * fewest jobs per lane of that kind once this one is added (jobs: assigned
+ * to its lanes, queued, and sent since its status), so jobs go to free
+ * lanes first and in proportion to lanes after; ties taken in turn. NULL
+ * with err saying why none (each down one and why). */
 kiln_verifier *kiln_verifiers_pick(kiln_verifiers *vs, const char *backend,
                                    kiln_verifier *const *avoid, int navoid, kiln_error *err);
 /* The verifier whose tag this is (a fleet directory is read again first
