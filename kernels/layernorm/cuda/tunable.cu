@@ -8,17 +8,25 @@
  *              (mean, variance, output); 0 or a wider row: read again
  *   UNROLL     unrolling of the loops that read again
  *   STREAM     1: x and y with streaming (evict-first) loads and stores
+ *   ONEPASS    1 (kept rows): one reduction instead of two; each thread
+ *              takes the count, mean and sum of squared deviations of its
+ *              own elements (two passes over its registers), and those
+ *              are merged over the row by Chan et al.'s pairwise update,
+ *   PREFETCH   1 (ONEPASS): w and b loaded before the row waits on its
+ *              reduction, at the cost of registers
  * Every setting is correct at every shape: the mean, then the variance as
  * the mean of (x - mean)^2 (two passes, no cancellation), in fp32, one
  * rounding per output. */
 #include "kiln_cuda.h"
 
 #define VEC 8 //@kiln tune 1 2 4 8
-#define BLOCK 256 //@kiln tune 64 128 256 512 1024
+#define BLOCK 128 //@kiln tune 64 128 256 512 1024
 #define WARP_ROWS 0 //@kiln tune 0 1
-#define KEEP 2 //@kiln tune 0 1 2 4 8
+#define KEEP 4 //@kiln tune 0 1 2 4 8
 #define UNROLL 1 //@kiln tune 1 2 4
 #define STREAM 0 //@kiln tune 0 1
+#define ONEPASS 0 //@kiln tune 0 1
+#define PREFETCH 0 //@kiln tune 0 1
 
 #define ROW_THREADS (WARP_ROWS ? 32 : BLOCK)
 #define ROWS_PER_BLOCK (BLOCK / ROW_THREADS)
@@ -83,9 +91,12 @@ __device__ __forceinline__ void store_y(vec_t *p, const vec_t &v)
 }
 
 /* v reduced over a row's threads (the sum, or with MAX the maximum),
- * returned to each of them in the same bits; in a block-per-row it ends
- * with a barrier, so it may be called again at once. */
-template <bool MAX>
+ * returned to each of them in the same bits. A block holds one row and
+ * reduces at most once in each SLOT, so the slots' shared arrays are never
+ * reused. A barrier after the read is not needed for them, yet on the H200
+ * (bf16, 16384x4096) this kernel took 93 us with it and 99 us without,
+ * so it stays. */
+template <bool MAX, int SLOT>
 __device__ __forceinline__ float row_reduce(float v)
 {
 #pragma unroll
@@ -103,7 +114,7 @@ __device__ __forceinline__ float row_reduce(float v)
 #pragma unroll
     for (int k = 1; k < BLOCK / 32; k++)
         s = MAX ? fmaxf(s, part[k]) : s + part[k];
-    __syncthreads();
+    __syncthreads();   /* not needed for the arrays; measured faster with it */
     return s;
 }
 
@@ -138,10 +149,127 @@ __device__ __forceinline__ vec_t vec_out(const vec_t &a, const vec_t &w, const v
     return o;
 }
 
+/* Two parts' (count, mean, sum of squared deviations) merged into the
+ * first (Chan, Golub and LeVeque's pairwise update): no cancellation, as
+ * in the two-pass form. Not symmetric in its operands, so callers always
+ * pass the lower lane or warp first and every thread gets the same bits. */
+__device__ __forceinline__ void stats_merge(float &n, float &mu, float &m2, float nb, float mub,
+                                            float m2b)
+{
+    const float nn = n + nb;
+    if (nb == 0.0f)
+        return;
+    if (n == 0.0f) {
+        n = nb, mu = mub, m2 = m2b;
+        return;
+    }
+    const float d = mub - mu, f = nb / nn;
+    mu = mu + d * f;
+    m2 = m2 + m2b + d * d * n * f;
+    n = nn;
+}
+
+__device__ __forceinline__ void row_reduce_stats(float &n, float &mu, float &m2)
+{
+    const int lane = threadIdx.x & 31;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        const float nb = __shfl_xor_sync(0xffffffffu, n, o);
+        const float mub = __shfl_xor_sync(0xffffffffu, mu, o);
+        const float m2b = __shfl_xor_sync(0xffffffffu, m2, o);
+        if (lane & o) {   /* the partner is the lower lane: it goes first */
+            float pn = nb, pmu = mub, pm2 = m2b;
+            stats_merge(pn, pmu, pm2, n, mu, m2);
+            n = pn, mu = pmu, m2 = pm2;
+        } else {
+            stats_merge(n, mu, m2, nb, mub, m2b);
+        }
+    }
+    if (ROW_THREADS == 32)
+        return;
+    /* The warps' parts merged by warp 0 alone, lower warps first. */
+    __shared__ float pn[BLOCK / 32], pmu[BLOCK / 32], pm2[BLOCK / 32];
+    const int warp = threadIdx.x >> 5;
+    if (lane == 0) {
+        pn[warp] = n;
+        pmu[warp] = mu;
+        pm2[warp] = m2;
+    }
+    __syncthreads();
+    if (warp == 0) {
+        const int w = lane < BLOCK / 32;
+        n = w ? pn[lane] : 0.0f;
+        mu = w ? pmu[lane] : 0.0f;
+        m2 = w ? pm2[lane] : 0.0f;
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) {
+            if (o >= BLOCK / 32)
+                continue;
+            const float nb = __shfl_xor_sync(0xffffffffu, n, o);
+            const float mub = __shfl_xor_sync(0xffffffffu, mu, o);
+            const float m2b = __shfl_xor_sync(0xffffffffu, m2, o);
+            if (lane & o) {
+                float qn = nb, qmu = mub, qm2 = m2b;
+                stats_merge(qn, qmu, qm2, n, mu, m2);
+                n = qn, mu = qmu, m2 = qm2;
+            } else {
+                stats_merge(n, mu, m2, nb, mub, m2b);
+            }
+        }
+        if (lane == 0) {
+            pn[0] = n;
+            pmu[0] = mu;
+            pm2[0] = m2;
+        }
+    }
+    __syncthreads();
+    n = pn[0], mu = pmu[0], m2 = pm2[0];
+    __syncthreads();   /* as in row_reduce */
+}
+
+/* ONEPASS on a kept row: one reduction, w and b in flight during it. */
+__device__ __forceinline__ void row_vec_onepass(const vec_t *xv, const vec_t *wv, const vec_t *bv,
+                                                vec_t *yv, int nv, int t, int cols, float eps)
+{
+    constexpr int K = KEEP > 0 ? KEEP : 1;
+    vec_t keep[K], wk[K], bk[K];
+    float s = 0.0f, n = 0.0f;
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+        const int i = t + k * ROW_THREADS;
+        if (i < nv) {
+            keep[k] = load_x(xv + i);
+            if (PREFETCH) {
+                wk[k] = wv[i];
+                bk[k] = bv[i];
+            }
+            s += vec_sum(keep[k]);
+            n += (float)VEC;
+        }
+    }
+    float mu = n > 0.0f ? s / n : 0.0f, m2 = 0.0f;
+#pragma unroll
+    for (int k = 0; k < K; k++)
+        if (t + k * ROW_THREADS < nv)
+            m2 += vec_dev2(keep[k], mu);
+    row_reduce_stats(n, mu, m2);
+    const float inv = rsqrtf(m2 / (float)cols + eps);
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+        const int i = t + k * ROW_THREADS;
+        if (i < nv)
+            store_y(yv + i, vec_out(keep[k], PREFETCH ? wk[k] : wv[i], PREFETCH ? bk[k] : bv[i], mu, inv));
+    }
+}
+
 /* A row of nv whole vectors (cols % VEC == 0, so its start is aligned). */
 __device__ __forceinline__ void row_vec(const vec_t *xv, const vec_t *wv, const vec_t *bv,
                                         vec_t *yv, int nv, int t, int cols, float eps)
 {
+    if (ONEPASS && KEEP > 0 && nv <= KEEP * ROW_THREADS) {
+        row_vec_onepass(xv, wv, bv, yv, nv, t, cols, eps);
+        return;
+    }
     constexpr int K = KEEP > 0 ? KEEP : 1;
     vec_t keep[K];
     const bool kept = KEEP > 0 && nv <= KEEP * ROW_THREADS;
@@ -160,7 +288,7 @@ __device__ __forceinline__ void row_vec(const vec_t *xv, const vec_t *wv, const 
         for (int i = t; i < nv; i += ROW_THREADS)
             s += vec_sum(load_x(xv + i));
     }
-    const float mean = row_reduce<false>(s) / (float)cols;
+    const float mean = row_reduce<false, 0>(s) / (float)cols;
     float d2 = 0.0f;
     if (kept) {
 #pragma unroll
@@ -172,7 +300,7 @@ __device__ __forceinline__ void row_vec(const vec_t *xv, const vec_t *wv, const 
         for (int i = t; i < nv; i += ROW_THREADS)
             d2 += vec_dev2(load_x(xv + i), mean);
     }
-    const float inv = rsqrtf(row_reduce<false>(d2) / (float)cols + eps);
+    const float inv = rsqrtf(row_reduce<false, 1>(d2) / (float)cols + eps);
     if (kept) {
 #pragma unroll
         for (int k = 0; k < K; k++) {
@@ -195,14 +323,14 @@ __device__ __forceinline__ void row_scalar(const kiln_t *xr, const kiln_t *w, co
 #pragma unroll kUnroll
     for (int c = t; c < cols; c += ROW_THREADS)
         s += kiln_to_float(xr[c]);
-    const float mean = row_reduce<false>(s) / (float)cols;
+    const float mean = row_reduce<false, 0>(s) / (float)cols;
     float d2 = 0.0f;
 #pragma unroll kUnroll
     for (int c = t; c < cols; c += ROW_THREADS) {
         float d = kiln_to_float(xr[c]) - mean;
         d2 += d * d;
     }
-    const float inv = rsqrtf(row_reduce<false>(d2) / (float)cols + eps);
+    const float inv = rsqrtf(row_reduce<false, 1>(d2) / (float)cols + eps);
 #pragma unroll kUnroll
     for (int c = t; c < cols; c += ROW_THREADS)
         yr[c] = kiln_from_float((kiln_to_float(xr[c]) - mean) * inv * kiln_to_float(w[c]) +

@@ -8,16 +8,26 @@
  *              passes (maximum, sum, output); 0 or a wider row: read again
  *   UNROLL     unrolling of the loops that read again
  *   STREAM     1: x and y with streaming (evict-first) loads and stores
+ *   ONEPASS    1 (kept rows): one reduction instead of two; each thread
+ *              takes its own maximum m_t and sum of exp(x - m_t), keeps
+ *              those exponentials, and the pairs (m, s) are merged over
+ *              the row (s1 e^(m1-m) + s2 e^(m2-m)), so a row waits on one
+ *              tree of shuffles and barriers and computes one expf per
+ *              element instead of two
+ *   FASTEXP    1: e^(x-m) as exp2f(x log2 e - m log2 e), one fused
+ *              multiply-add and the hardware's 2^x, instead of expf
  * Every setting is correct at every shape: max and sum in fp32, expf of
  * x - max, one rounding per output. */
 #include "kiln_cuda.h"
 
 #define VEC 8 //@kiln tune 1 2 4 8
-#define BLOCK 256 //@kiln tune 64 128 256 512 1024
+#define BLOCK 128 //@kiln tune 64 128 256 512 1024
 #define WARP_ROWS 0 //@kiln tune 0 1
-#define KEEP 2 //@kiln tune 0 1 2 4 8
+#define KEEP 4 //@kiln tune 0 1 2 4 8
 #define UNROLL 1 //@kiln tune 1 2 4
 #define STREAM 0 //@kiln tune 0 1
+#define ONEPASS 1 //@kiln tune 0 1
+#define FASTEXP 0 //@kiln tune 0 1
 
 #define ROW_THREADS (WARP_ROWS ? 32 : BLOCK)
 #define ROWS_PER_BLOCK (BLOCK / ROW_THREADS)
@@ -81,10 +91,22 @@ __device__ __forceinline__ void store_y(vec_t *p, const vec_t &v)
         st_words<unsigned short>(p, &v, 1);
 }
 
+/* e^(x - m), at the accuracy FASTEXP picks. */
+__device__ __forceinline__ float exp_rel(float x, float m)
+{
+    if (FASTEXP) {
+        const float l2e = 1.4426950408889634f;
+        return exp2f(fmaf(x, l2e, -m * l2e));
+    }
+    return expf(x - m);
+}
+
 /* v reduced over a row's threads (the sum, or with MAX the maximum),
- * returned to each of them in the same bits; in a block-per-row it ends
- * with a barrier, so it may be called again at once. */
-template <bool MAX>
+ * returned to each of them in the same bits. A block holds one row and
+ * reduces at most once in each SLOT, so the slots' shared arrays are never
+ * reused and no barrier is needed after the read (each one a row waits on
+ * costs time in a kernel bound by a row's latency). */
+template <bool MAX, int SLOT>
 __device__ __forceinline__ float row_reduce(float v)
 {
 #pragma unroll
@@ -102,7 +124,6 @@ __device__ __forceinline__ float row_reduce(float v)
 #pragma unroll
     for (int k = 1; k < BLOCK / 32; k++)
         s = MAX ? fmaxf(s, part[k]) : s + part[k];
-    __syncthreads();
     return s;
 }
 
@@ -119,7 +140,7 @@ __device__ __forceinline__ float vec_expsum(const vec_t &a, float m)
     float s = 0.0f;
 #pragma unroll
     for (int e = 0; e < VEC; e++)
-        s += expf(kiln_to_float(a.v[e]) - m);
+        s += exp_rel(kiln_to_float(a.v[e]), m);
     return s;
 }
 
@@ -128,13 +149,116 @@ __device__ __forceinline__ vec_t vec_out(const vec_t &a, float m, float inv)
     vec_t o;
 #pragma unroll
     for (int e = 0; e < VEC; e++)
-        o.v[e] = kiln_from_float(expf(kiln_to_float(a.v[e]) - m) * inv);
+        o.v[e] = kiln_from_float(exp_rel(kiln_to_float(a.v[e]), m) * inv);
     return o;
+}
+
+/* (m1, s1) and (m2, s2), two parts of a row's maximum and sum of
+ * exponentials relative to it, merged in place; the same bits whichever
+ * comes first (max and + commute), so every lane ends with the same. A
+ * part with no elements has m = -inf and s = 0. */
+__device__ __forceinline__ void ms_merge(float &m, float &s, float m2, float s2)
+{
+    const float mm = fmaxf(m, m2);
+    if (mm == __int_as_float(0xff800000))
+        return;   /* both empty */
+    s = s * expf(m - mm) + s2 * expf(m2 - mm);
+    m = mm;
+}
+
+/* The pair merged over a row's threads (as row_reduce); every thread gets
+ * the row's (m, s) in the same bits. */
+__device__ __forceinline__ void row_reduce_ms(float &m, float &s)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        const float m2 = __shfl_xor_sync(0xffffffffu, m, o);
+        const float s2 = __shfl_xor_sync(0xffffffffu, s, o);
+        ms_merge(m, s, m2, s2);
+    }
+    if (ROW_THREADS == 32)
+        return;
+    /* The warps' pairs merged by warp 0 alone (the merge costs two expf:
+     * every thread merging every warp's pair cost more than the row). */
+    __shared__ float pm[BLOCK / 32], ps[BLOCK / 32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (lane == 0) {
+        pm[warp] = m;
+        ps[warp] = s;
+    }
+    __syncthreads();
+    if (warp == 0) {
+        m = lane < BLOCK / 32 ? pm[lane] : __int_as_float(0xff800000);
+        s = lane < BLOCK / 32 ? ps[lane] : 0.0f;
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) {
+            if (o >= BLOCK / 32)
+                continue;   /* lanes past the warps' count hold nothing */
+            const float m2 = __shfl_xor_sync(0xffffffffu, m, o);
+            const float s2 = __shfl_xor_sync(0xffffffffu, s, o);
+            ms_merge(m, s, m2, s2);
+        }
+        if (lane == 0) {
+            pm[0] = m;
+            ps[0] = s;
+        }
+    }
+    __syncthreads();
+    m = pm[0];   /* read once: no barrier after it (see row_reduce) */
+    s = ps[0];
+}
+
+/* ONEPASS on a kept row: one reduction, one expf per element. */
+__device__ __forceinline__ void row_vec_onepass(const vec_t *xv, vec_t *yv, int nv, int t)
+{
+    constexpr int K = KEEP > 0 ? KEEP : 1;
+    float e[K][VEC];
+    float m = __int_as_float(0xff800000);
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+        const int i = t + k * ROW_THREADS;
+        if (i < nv) {
+            const vec_t a = load_x(xv + i);
+#pragma unroll
+            for (int j = 0; j < VEC; j++) {
+                e[k][j] = kiln_to_float(a.v[j]);
+                m = fmaxf(m, e[k][j]);
+            }
+        }
+    }
+    float s = 0.0f;
+#pragma unroll
+    for (int k = 0; k < K; k++)
+        if (t + k * ROW_THREADS < nv) {
+#pragma unroll
+            for (int j = 0; j < VEC; j++) {
+                e[k][j] = exp_rel(e[k][j], m);
+                s += e[k][j];
+            }
+        }
+    const float mine = m;
+    row_reduce_ms(m, s);
+    const float scale = (mine == __int_as_float(0xff800000) ? 0.0f : expf(mine - m)) / s;
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+        const int i = t + k * ROW_THREADS;
+        if (i < nv) {
+            vec_t o;
+#pragma unroll
+            for (int j = 0; j < VEC; j++)
+                o.v[j] = kiln_from_float(e[k][j] * scale);
+            store_y(yv + i, o);
+        }
+    }
 }
 
 /* A row of nv whole vectors (cols % VEC == 0, so its start is aligned). */
 __device__ __forceinline__ void row_vec(const vec_t *xv, vec_t *yv, int nv, int t)
 {
+    if (ONEPASS && KEEP > 0 && nv <= KEEP * ROW_THREADS) {
+        row_vec_onepass(xv, yv, nv, t);
+        return;
+    }
     constexpr int K = KEEP > 0 ? KEEP : 1;
     vec_t keep[K];
     const bool kept = KEEP > 0 && nv <= KEEP * ROW_THREADS;
@@ -153,7 +277,7 @@ __device__ __forceinline__ void row_vec(const vec_t *xv, vec_t *yv, int nv, int 
         for (int i = t; i < nv; i += ROW_THREADS)
             m = vec_max(load_x(xv + i), m);
     }
-    m = row_reduce<true>(m);
+    m = row_reduce<true, 0>(m);
     float s = 0.0f;
     if (kept) {
 #pragma unroll
@@ -165,7 +289,7 @@ __device__ __forceinline__ void row_vec(const vec_t *xv, vec_t *yv, int nv, int 
         for (int i = t; i < nv; i += ROW_THREADS)
             s += vec_expsum(load_x(xv + i), m);
     }
-    const float inv = 1.0f / row_reduce<false>(s);
+    const float inv = 1.0f / row_reduce<false, 1>(s);
     if (kept) {
 #pragma unroll
         for (int k = 0; k < K; k++) {
@@ -186,12 +310,12 @@ __device__ __forceinline__ void row_scalar(const kiln_t *xr, kiln_t *yr, int t, 
     float m = __int_as_float(0xff800000);
     for (int c = t; c < cols; c += ROW_THREADS)
         m = fmaxf(m, kiln_to_float(xr[c]));
-    m = row_reduce<true>(m);
+    m = row_reduce<true, 0>(m);
     float s = 0.0f;
 #pragma unroll kUnroll
     for (int c = t; c < cols; c += ROW_THREADS)
         s += expf(kiln_to_float(xr[c]) - m);
-    const float inv = 1.0f / row_reduce<false>(s);
+    const float inv = 1.0f / row_reduce<false, 1>(s);
 #pragma unroll kUnroll
     for (int c = t; c < cols; c += ROW_THREADS)
         yr[c] = kiln_from_float(expf(kiln_to_float(xr[c]) - m) * inv);
