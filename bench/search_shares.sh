@@ -58,7 +58,7 @@ python3 - "$tmp/out.json" <<'PY'
 import json, sys
 s = [json.loads(l) for l in open(sys.argv[1]) if '"event":"summary"' in l][0]
 sh = s["shares"]
-print(f"iterations {s['iterations']}, candidates {s['candidates'] - 1} (the start aside), "
+print(f"iterations {s['iterations']}, candidates {s['candidates']} (the summary's count), "
       f"wall {s['seconds']:.1f} s")
 print(f"candidates an hour: {s['candidates_per_hour']:.0f}")
 print(f"waiting on the model:    {s['model_wait_seconds']:7.1f} s  {100 * sh['model']:5.1f}%")
