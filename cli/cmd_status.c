@@ -136,8 +136,9 @@ static void print_archive(const kiln_rv_run *r)
 }
 
 /* Throughput per verifier: the verdicts each kilnd endpoint gave this run
- * (against the parent, re-times and records; from the stored verdicts'
- * "verifier"), per hour of the run's time, and the seconds each took. */
+ * (against the parent, re-times, records and re-records; from the stored
+ * verdicts' "verifier"), per hour of the run's time, and the seconds each
+ * took. */
 typedef struct vstat {
     char endpoint[256], host[128], lanes[128];
     int verdicts;
@@ -176,11 +177,11 @@ static void count_verdict(const char *text, vstat *vs, int *n, int cap)
 
 static void print_verifiers(sqlite3 *db, const kiln_rv_run *r)
 {
-    static const char *which[] = {"verdict", "confirm", "record"};
+    static const char *which[] = {"verdict", "confirm", "record", "rerecord"};   /* not "pooled": made here */
     vstat vs[64];
     int n = 0;
     for (int i = 0; i < r->nc; i++)
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < 4; k++) {
             char *text = kiln_db_cand_get_verdict(db, r->run.id, r->c[i].n, which[k]);
             count_verdict(text, vs, &n, 64);
             free(text);

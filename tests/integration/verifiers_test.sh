@@ -151,15 +151,18 @@ def tag(addr):   # verifiers.c: 12 hex digits of FNV-1a 64
         h = ((h ^ ch) * 1099511628211) & (2**64 - 1)
     return "%012x" % (h & 0xffffffffffff)
 tags = {tag(a): a, tag(b): b}
-rows = sqlite3.connect(db).execute(
-    "select n, state, job, verdict, confirm_job, confirm_verdict, record_job, record_verdict"
-    " from candidates order by n").fetchall()
+con = sqlite3.connect(db)
+cols = {r[1] for r in con.execute("pragma table_info(candidates)")}
+steps = ["", "confirm_", "record_"] + (["rerecord_"] if "rerecord_job" in cols else [])
+names = [s.rstrip("_") or "verdict" for s in steps]
+rows = con.execute("select n, state, " + ", ".join(f"{s}job, {s}verdict" for s in steps) +
+                   " from candidates order by n").fetchall()
 bad, by = [], {a: 0, b: 0}
 seen = set()
-for n, state, *steps in rows:
+for n, state, *cells in rows:
     if state != "done":
         bad.append(f"#{n} is {state}, not done")
-    for which, (job, verdict) in zip(("verdict", "confirm", "record"), zip(steps[0::2], steps[1::2])):
+    for which, (job, verdict) in zip(names, zip(cells[0::2], cells[1::2])):
         if not job and not verdict:
             continue
         if n > 0 and which == "verdict" and not verdict:
