@@ -228,7 +228,7 @@ static int confirm_step(search *s, kiln_cand *c, const char *parent_src, kiln_er
     kiln_verdict *v = judge(s, c, "confirm", parent_src, err);
     if (!v)
         return -1;
-    char rule[400], why[400], note[160];
+    char rule[400], why[480], note[160];
     int ok = kiln_keep_rule(v, &s->keep, rule, sizeof rule);
     c->confirm_speedup = v->geomean_speedup;
     geomean_of(v, &c->confirm_lo, &c->confirm_hi);
@@ -236,7 +236,7 @@ static int confirm_step(search *s, kiln_cand *c, const char *parent_src, kiln_er
     free(v);
     snprintf(why, sizeof why, "%.240s (re-timed in a fresh worker; pooled %.3fx [%.3f, %.3f]%s%.100s)",
              rule, c->pooled_speedup, c->pooled_lo, c->pooled_hi, note[0] ? ": " : "", note);
-    snprintf(c->why, sizeof c->why, "%s", why);
+    snprintf(c->why, sizeof c->why, "%.399s", why);
     if ((ok ? move_to(c, KILN_CAND_CONFIRMED, err) : decide(c, "revert", why, err)) < 0)
         return -1;
     return kiln_db_cand_upsert(s->db, c, err) < 0 ? -1 : ok;

@@ -431,11 +431,11 @@ else
         *) problem "verified candidates (n:status:code) are '$ver', expected one of #1, #2 failing as wrong-output" ;;
     esac
     dups=$(sq "$DB3E" "SELECT count(*) FROM candidates WHERE run='$RUN3E' AND n>0 AND job='' AND
-                       confirm_job='' AND record_job='' AND code='duplicate' AND decision='revert' AND
+                       confirm_job='' AND record_job='' AND rerecord_job='' AND code='duplicate' AND decision='revert' AND
                        status='fail' AND reason LIKE 'same source as candidate #$k,%'")
     [ "$dups" = 3 ] || problem "$dups candidates recorded as duplicates of #$k without a job, expected 3:"$'\n'"$(sq "$DB3E" "SELECT n, job, status, code, reason FROM candidates WHERE run='$RUN3E'")"
     jobs=$(( $(kilnd_jobs) - jobs_before ))
-    [ "$jobs" = 2 ] || problem "kilnd ran $jobs jobs for this run, expected 2 (the start kernel and #$k)"
+    [ "$jobs" = 3 ] || problem "kilnd ran $jobs jobs for this run, expected 3 (the start kernel's record and re-record, and #$k)"
     id=$(sq "$DB3E" "SELECT job FROM candidates WHERE run='$RUN3E' AND n=$k")
     c=$(grep -c " job $id " "$DAEMONLOG")
     [ "$c" = 1 ] || problem "kilnd job $id of #$k appears $c times in kilnd.log, expected once"
@@ -464,13 +464,13 @@ if [ "$RC" -ne 0 ]; then
 else
     RUN3F=$(last_run "$WS3F")
     got=$(sq "$DB3F" "SELECT count(*) || ' ' || sum(decision='keep') || ' ' ||
-                      sum(job<>'' OR confirm_job<>'' OR record_job<>'') || ' ' ||
+                      sum(job<>'' OR confirm_job<>'' OR record_job<>'' OR rerecord_job<>'') || ' ' ||
                       sum(reason LIKE 'same source as its parent (#0),%')
                       FROM candidates WHERE run='$RUN3F' AND n>0")
     [ "$got" = "10 0 0 10" ] ||
         problem "candidates, kept, verified, copies of the parent: '$got', expected '10 0 0 10':"$'\n'"$(sq "$DB3F" "SELECT n, decision, job, code, reason FROM candidates WHERE run='$RUN3F'")"
     jobs=$(( $(kilnd_jobs) - jobs_before ))
-    [ "$jobs" = 1 ] || problem "kilnd ran $jobs jobs for this run, expected 1 (the start kernel)"
+    [ "$jobs" = 2 ] || problem "kilnd ran $jobs jobs for this run, expected 2 (the start kernel's record and re-record)"
     head=$(sq "$DB3F" "SELECT (SELECT head_commit FROM runs WHERE id='$RUN3F') = commit_id
                        FROM candidates WHERE run='$RUN3F' AND n=0")
     [ "$head" = 1 ] || problem "the run's head moved off the start kernel"
@@ -639,7 +639,7 @@ else
         [ "$runs" = 1 ] || problem "$runs runs in the database, expected 1 (resume continues the run)"
         its=$(sq "$DB6" "SELECT iterations_done || ' ' || status FROM runs WHERE id='$RUN6'")
         [ "$its" = "3 done" ] || problem "runs.iterations_done/status '$its', expected '3 done'"
-        ids=$(sq "$DB6" "SELECT job FROM candidates WHERE job<>'' UNION ALL SELECT confirm_job FROM candidates WHERE confirm_job<>'' UNION ALL SELECT record_job FROM candidates WHERE record_job<>''")
+        ids=$(sq "$DB6" "SELECT job FROM candidates WHERE job<>'' UNION ALL SELECT confirm_job FROM candidates WHERE confirm_job<>'' UNION ALL SELECT record_job FROM candidates WHERE record_job<>'' UNION ALL SELECT rerecord_job FROM candidates WHERE rerecord_job<>''")
         nids=0
         for id in $ids; do
             nids=$((nids + 1))
