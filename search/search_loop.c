@@ -843,22 +843,6 @@ static void report(search *s, const kiln_cand *c)
     kiln_progress_event(&s->progress, "candidate", o);
 }
 
-int kiln_search_draw_parent(search *s, int it, char parent[41], kiln_error *err)
-{
-    snprintf(parent, 41, "%s", s->run.head_commit);
-    if (strcmp(s->run.parents, "archive") != 0)
-        return 0;
-    kiln_elite *a;
-    int na;
-    if (kiln_db_archive(s->db, s->run.id, &a, &na, err) < 0)
-        return -1;
-    int pick = kiln_archive_pick(a, na, KILN_PARENT_BEST_P, (unsigned long long)s->run.seed, it);
-    if (pick >= 0)
-        snprintf(parent, 41, "%s", a[pick].commit);
-    free(a);
-    return 0;
-}
-
 /* The parent of iteration it into s->parent: the one its stored proposals
  * name (a resumed iteration), else the one its drafts were asked from
  * while the iteration before it was verified (prefetch.h), else the head
