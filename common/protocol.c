@@ -1,7 +1,11 @@
 /* protocol.c - parsing and formatting kilnd messages (see protocol.h). */
 #include "protocol.h"
 
+#define KILN_CONNECT_TIMEOUT_MS 5000   /* a TCP verifier that does not answer */
+
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdint.h>
 #include <netdb.h>
 #include <stdio.h>
@@ -155,6 +159,38 @@ char *kiln_event_error(const char *id, const char *job, const char *code, const 
     return s;
 }
 
+/* connect(), but a host that does not answer at all (powered off, cut off
+ * by the network) fails after timeout_ms instead of the kernel's two
+ * minutes of SYN retries: a search over many verifiers must move its jobs
+ * on, not hang on one. Returns 0, or -1 with errno. */
+static int connect_within(int fd, const struct sockaddr *sa, socklen_t len, int timeout_ms)
+{
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
+        return -1;
+    int rc = connect(fd, sa, len);
+    if (rc < 0 && errno == EINPROGRESS) {
+        struct pollfd p = {.fd = fd, .events = POLLOUT};
+        int n;
+        do
+            n = poll(&p, 1, timeout_ms);
+        while (n < 0 && errno == EINTR);
+        int soerr = 0;
+        socklen_t sl = sizeof soerr;
+        if (n == 0)
+            soerr = ETIMEDOUT;
+        else if (n < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0)
+            soerr = soerr ? soerr : errno;
+        rc = soerr ? -1 : 0;
+        errno = soerr;
+    }
+    int e = errno;
+    if (fcntl(fd, F_SETFL, flags) < 0 && rc == 0)
+        return -1;
+    errno = e;
+    return rc;
+}
+
 static int connect_tcp(const char *hostport, kiln_error *err)
 {
     char host[256];
@@ -170,7 +206,7 @@ static int connect_tcp(const char *hostport, kiln_error *err)
     int fd = -1;
     for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
         fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
-        if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
+        if (fd >= 0 && connect_within(fd, ai->ai_addr, ai->ai_addrlen, KILN_CONNECT_TIMEOUT_MS) < 0) {
             close(fd);
             fd = -1;
         }
