@@ -92,14 +92,18 @@ typedef struct kiln_lesson_decision {
     const char *decision;               /* keep | revert */
     const char *why;                    /* the decision's reason */
     double speedup_hi;                  /* upper end of the speedup's interval; 0: none */
+    int pooled;                         /* 1: speedup_hi is the pooled interval's (the
+                                           verdict and its re-time); 0: one measurement */
 } kiln_lesson_decision;
 
 /* The confirmed outcome of a decision: +1 kept (after its re-time), -1 the
  * candidate's own fault (wrong output, a crash or another failure of its
- * code, or surely slower: the whole interval below 1), 0 anything else
- * (a model or parse failure, a duplicate, an error of kiln or the machine,
- * a timeout, a suspect number, within the noise). *why (may be NULL) says
- * which, in a few words. */
+ * code: deterministic, so confirmed; or surely slower by the pooled
+ * re-timed measurement: its whole interval below 1), 0 anything else (a
+ * model or parse failure, a duplicate, an error of kiln or the machine, a
+ * timeout, a suspect number, within the noise, and any speed judged from
+ * one measurement: a candidate screened out before a re-time). *why (may
+ * be NULL) says which, in a few words. */
 int kiln_lessons_outcome_of(const kiln_lesson_decision *d, const char **why);
 
 /* Report a decided candidate: applies kiln_lessons_outcome_of's outcome to

@@ -1,6 +1,7 @@
 /* outcome.c - what a decided candidate means for the lessons: the
- * confirmed outcome of its decision (kept after its re-time, or rejected
- * for a fault of its own), which moves the confidence of the lessons its
+ * confirmed outcome of its decision (kept after its re-time, rejected for
+ * a fault of its own, or surely slower by its pooled re-timed
+ * measurement), which moves the confidence of the lessons its
  * prompt showed, and the outcome written into the evidence of the note or
  * lesson the candidate itself earned. Everything else moves nothing: a
  * model that failed, an answer that did not parse, a duplicate, kiln's or
@@ -47,8 +48,10 @@ int kiln_lessons_outcome_of(const kiln_lesson_decision *d, const char **why)
         w = "failed, not surely its fault";
     else if (is(d->status, "error") || is(d->status, "suspect"))
         w = "kiln or the machine erred, or a number is in doubt";
+    else if (is(d->status, "pass") && !d->pooled)
+        w = "screened out on one measurement: not confirmed";
     else if (is(d->status, "pass") && d->speedup_hi > 0 && d->speedup_hi < 1)
-        w = "rejected: surely slower", out = -1;
+        w = "rejected: surely slower, re-timed and pooled", out = -1;
     if (why)
         *why = w;
     return out;

@@ -801,13 +801,17 @@ static int finish_all(search *s, kiln_cand *c, int n, kiln_cand **winner, kiln_e
 }
 
 /* Lessons shown to this candidate's prompt gain confidence when it was
- * kept after its re-time and lose it when it broke or surely slowed the
- * kernel; nothing else moves them (knowledge/outcome.c decides). */
+ * kept after its re-time and lose it when it broke the kernel or its
+ * pooled re-timed measurement shows it surely slower; a candidate screened
+ * out on its one first measurement, and everything else, moves nothing
+ * (knowledge/outcome.c decides). */
 static void judge_lessons(search *s, const kiln_cand *c)
 {
+    int pooled = c->pooled_speedup > 0;   /* re-timed: the verdict and its re-time pooled */
     kiln_lesson_decision d = {.run = s->run.id, .candidate = c->n, .status = c->status,
                               .stage = c->stage, .code = c->code, .decision = c->decision,
-                              .why = c->why, .speedup_hi = c->speedup_hi};
+                              .why = c->why, .speedup_hi = pooled ? c->pooled_hi : 0,
+                              .pooled = pooled};
     kiln_error e;
     kiln_lessons_decided(s->db, &d, &e);
 }

@@ -2,7 +2,8 @@
 # lessons_compound_test.sh - lessons that compound (issue 14.6), through the
 # real binaries on the CPU backend with a model played by tests/fake_llm:
 # a rejected answer is kept raw in the candidate; a lesson shown to prompts
-# moves only when a candidate is kept (not on an answer that did not parse);
+# moves only when a candidate is kept (not on an answer that did not parse,
+# nor on a draft screened out as slower on its one first measurement);
 # the lesson a kept draft earned names its run and candidate, hypothesis,
 # numbers and outcome in `kiln lessons show`; `kiln lessons search SIMD`
 # finds float4; `distill --model` rewrites a merge, and keeps the plain
@@ -127,6 +128,31 @@ got=$(sq "SELECT shown || ' ' || helped || ' ' || hurt || ' ' || printf('%.2f', 
 kept=$(sq "SELECT decision FROM candidates WHERE run='$RUN' AND n=2")
 [ "$kept" = keep ] || problem "the fast draft was not kept ('$kept'): $(sq "SELECT why FROM candidates WHERE run='$RUN' AND n=2")"
 end "a shown lesson gains only from the kept draft, not from the answer that did not parse"
+
+# ---- a draft screened out on one measurement moves nothing ----------------------
+
+begin
+kiln lessons add --workspace "$WS" --situation "rmsnorm rows on the CPU, repeated" \
+    --action "repeat each row's work" --tag op/norm --confidence 0.7
+expect_rc 0
+S=$(sed -n 's/^added lesson #\([0-9]*\)$/\1/p' "$tmp/out")
+# slow4.c doing its rows 16 times over: clearly slower than its parent.
+{ printf 'Here it is.\n\n```c\n'; sed 's/rep < 4/rep < 16/' "$FIX/slow4.c"
+  printf '```\n\nHYPOTHESIS: each row sixteen times\n'; } >"$tmp/slower.md"
+grep -q 'rep < 16' "$tmp/slower.md" || problem "could not make the slower draft"
+start_fake "ok $tmp/slower.md"
+search --iterations 1
+expect_rc 0
+SLOW=$(last_run)
+# Surely slower by its first measurement (the interval's upper end below
+# 1), screened out without a re-time: an earlier kiln took 0.15 off every
+# lesson its prompt showed for that one unconfirmed measurement.
+c=$(sq "SELECT status || ' ' || decision || ' ' || (speedup_hi > 0 AND speedup_hi < 1) || ' ' || coalesce(pooled_speedup, 0) FROM candidates WHERE run='$SLOW' AND n=1")
+[ "$c" = "pass revert 1 0" ] || [ "$c" = "pass revert 1 0.0" ] ||
+    problem "the slower draft: status decision surely-slower pooled = '$c', expected 'pass revert 1 0'"
+got=$(sq "SELECT shown || ' ' || helped || ' ' || hurt || ' ' || printf('%.2f', confidence) FROM lessons WHERE id=$S")
+[ "$got" = "1 0 0 0.70" ] || problem "lesson #$S: shown helped hurt confidence = '$got', expected '1 0 0 0.70'"
+end "a draft surely slower on one measurement, not re-timed, moves no confidence"
 
 # ---- attribution, hypothesis, numbers, outcome ---------------------------------
 

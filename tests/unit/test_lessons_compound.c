@@ -93,28 +93,31 @@ static void test_outcome_of(void **state)
     struct {
         const char *status, *stage, *code, *decision;
         double hi;
-        int want;
+        int pooled, want;
     } t[] = {
-        {"pass", "plausibility", "ok", "keep", 1.2, 1},            /* kept after its re-time */
-        {"fail", "visible", "wrong-output", "revert", 0, -1},
-        {"fail", "smoke", "crash", "revert", 0, -1},
-        {"fail", "compile", "compile-error", "revert", 0, -1},
-        {"pass", "plausibility", "ok", "revert", 0.95, -1},       /* surely slower */
-        {"pass", "plausibility", "ok", "revert", 1.01, 0},        /* maybe slower: not confirmed */
-        {"pass", "plausibility", "ok", "revert", 0, 0},           /* no interval */
-        {"fail", "timing", "timeout", "revert", 0, 0},            /* the verifier's timeout */
-        {"fail", "compile", "resource-limit", "revert", 0, 0},
-        {"error", "smoke", "no-device", "revert", 0, 0},          /* infrastructure */
-        {"suspect", "plausibility", "below-roofline", "revert", 0.5, 0},
-        {"error", "propose", "llm-error", "revert", 0, 0},        /* the model failed */
-        {"error", "propose", "bad-answer", "revert", 0, 0},       /* its answer did not parse */
-        {"fail", "propose", "duplicate", "revert", 0, 0},         /* a duplicate of a failure */
-        {"pass", "propose", "duplicate", "revert", 0.5, 0},
+        {"pass", "plausibility", "ok", "keep", 1.2, 1, 1},         /* kept after its re-time */
+        {"fail", "visible", "wrong-output", "revert", 0, 0, -1},   /* deterministic: confirmed */
+        {"fail", "smoke", "crash", "revert", 0, 0, -1},
+        {"fail", "compile", "compile-error", "revert", 0, 0, -1},
+        {"pass", "plausibility", "ok", "revert", 0.95, 1, -1},    /* surely slower, pooled */
+        {"pass", "plausibility", "ok", "revert", 0.95, 0, 0},     /* surely slower, one measurement */
+        {"pass", "plausibility", "ok", "revert", 0.5, 0, 0},      /* screened out: not re-timed */
+        {"pass", "plausibility", "ok", "revert", 1.01, 1, 0},     /* maybe slower: not confirmed */
+        {"pass", "plausibility", "ok", "revert", 0, 1, 0},        /* no interval */
+        {"fail", "timing", "timeout", "revert", 0, 0, 0},         /* the verifier's timeout */
+        {"fail", "compile", "resource-limit", "revert", 0, 0, 0},
+        {"error", "smoke", "no-device", "revert", 0, 0, 0},       /* infrastructure */
+        {"suspect", "plausibility", "below-roofline", "revert", 0.5, 1, 0},
+        {"error", "propose", "llm-error", "revert", 0, 0, 0},     /* the model failed */
+        {"error", "propose", "bad-answer", "revert", 0, 0, 0},    /* its answer did not parse */
+        {"fail", "propose", "duplicate", "revert", 0, 0, 0},      /* a duplicate of a failure */
+        {"pass", "propose", "duplicate", "revert", 0.5, 1, 0},
     };
     for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
         kiln_lesson_decision d = {.run = "r", .candidate = 1, .status = t[i].status,
                                   .stage = t[i].stage, .code = t[i].code,
-                                  .decision = t[i].decision, .speedup_hi = t[i].hi};
+                                  .decision = t[i].decision, .speedup_hi = t[i].hi,
+                                  .pooled = t[i].pooled};
         const char *why = NULL;
         int got = kiln_lessons_outcome_of(&d, &why);
         if (got != t[i].want)
@@ -133,11 +136,15 @@ static void test_decided(void **state)
     long long a = add_full(f->db, "situation a", "action a", "op/norm", 0.5, 0, 0, 0);
     long long ids[] = {a};
     kiln_lesson_decision none[] = {
-        {"r1", 1, "error", "propose", "llm-error", "revert", "the model call failed", 0},
-        {"r1", 2, "error", "propose", "bad-answer", "revert", "answer: no code block", 0},
-        {"r1", 3, "fail", "propose", "duplicate", "revert", "same source as #1", 0},
-        {"r1", 4, "fail", "timing", "timeout", "revert", "a call ran out of time", 0},
-        {"r1", 5, "error", "smoke", "no-device", "revert", "no GPU", 0},
+        {"r1", 1, "error", "propose", "llm-error", "revert", "the model call failed", 0, 0},
+        {"r1", 2, "error", "propose", "bad-answer", "revert", "answer: no code block", 0, 0},
+        {"r1", 3, "fail", "propose", "duplicate", "revert", "same source as #1", 0, 0},
+        {"r1", 4, "fail", "timing", "timeout", "revert", "a call ran out of time", 0, 0},
+        {"r1", 5, "error", "smoke", "no-device", "revert", "no GPU", 0, 0},
+        /* Surely slower on its one first measurement, screened out without
+         * a re-time: not confirmed (an earlier kiln took 0.15 for it). */
+        {"r1", 8, "pass", "plausibility", "ok", "revert",
+         "geomean 0.250x [0.200, 0.310] does not clear 2%", 0.31, 0},
     };
     for (size_t i = 0; i < sizeof none / sizeof *none; i++) {
         assert_int_equal(kiln_lessons_shown(f->db, "r1", none[i].candidate, ids, 1, 10, 100, &err), 0);
@@ -146,7 +153,7 @@ static void test_decided(void **state)
     kiln_lesson l = get(f->db, a);
     assert_true(l.confidence > 0.499 && l.confidence < 0.501);
     assert_int_equal(l.helped + l.hurt, 0);
-    assert_int_equal(l.shown, 5);
+    assert_int_equal(l.shown, 6);
 
     /* Candidate 6 earned a lesson of its own, then was kept. */
     kiln_lesson_event ev = {.run = "r1", .candidate = 6, .task = "rmsnorm", .dtype = "f32",
@@ -157,7 +164,7 @@ static void test_decided(void **state)
     assert_true(own > 0);
     assert_int_equal(kiln_lessons_shown(f->db, "r1", 6, ids, 1, 10, 100, &err), 0);
     kiln_lesson_decision kept = {"r1", 6, "pass", "plausibility", "ok", "keep",
-                                 "kept: geomean 1.40x [1.35, 1.45] clears 2%", 1.45};
+                                 "kept: geomean 1.40x [1.35, 1.45] clears 2%", 1.45, 1};
     assert_int_equal(kiln_lessons_decided(f->db, &kept, &err), 0);
     l = get(f->db, a);
     assert_true(l.confidence > 0.599 && l.confidence < 0.601);
@@ -171,11 +178,21 @@ static void test_decided(void **state)
     /* Candidate 7 produced wrong output: the shown lesson loses 0.15. */
     assert_int_equal(kiln_lessons_shown(f->db, "r1", 7, ids, 1, 10, 100, &err), 0);
     kiln_lesson_decision wrong = {"r1", 7, "fail", "visible", "wrong-output", "revert",
-                                  "reverted: fail at visible", 0};
+                                  "reverted: fail at visible", 0, 0};
     assert_int_equal(kiln_lessons_decided(f->db, &wrong, &err), 0);
     l = get(f->db, a);
     assert_true(l.confidence > 0.449 && l.confidence < 0.451);
     assert_int_equal(l.hurt, 1);
+
+    /* Candidate 9 was re-timed and its pooled measurement is surely slower
+     * (a first measurement that flattered it): confirmed, -0.15. */
+    assert_int_equal(kiln_lessons_shown(f->db, "r1", 9, ids, 1, 10, 100, &err), 0);
+    kiln_lesson_decision slower = {"r1", 9, "pass", "plausibility", "ok", "revert",
+                                   "reverted: re-timed; pooled 0.90x [0.85, 0.95]", 0.95, 1};
+    assert_int_equal(kiln_lessons_decided(f->db, &slower, &err), 0);
+    l = get(f->db, a);
+    assert_true(l.confidence > 0.299 && l.confidence < 0.301);
+    assert_int_equal(l.hurt, 2);
 }
 
 /* ---- attribution and numbers --------------------------------------------- */
