@@ -338,8 +338,8 @@ static void tag_accepted(void *p, const char *raw)
 static kiln_verifier *holder(kiln_judge *j, const char *job, char raw[32])
 {
     char tag[13];
-    if (!kiln_verifier_split_job(job, raw, tag))
-        return NULL;
+    if (kiln_verifier_split_job(job, raw, tag) <= 0)
+        return NULL;   /* plain, or malformed (raw is ""): sent again under its key */
     kiln_verifier *v = kiln_verifiers_find(j->verifiers, tag);
     return v && !v->gone ? v : NULL;
 }
@@ -439,7 +439,10 @@ static int submit_many(kiln_judge *j, const char *source, const char *baseline, 
 static void untag_for_one(const kiln_judge *j, char job[32])
 {
     char raw[32], tag[13], mine[13];
-    if (!kiln_verifier_split_job(job, raw, tag))
+    int tagged = kiln_verifier_split_job(job, raw, tag);
+    if (tagged < 0)
+        job[0] = '\0';   /* malformed: no daemon's id; sent again under its key */
+    if (tagged <= 0)
         return;
     kiln_verifier_tag(j->address, mine);
     snprintf(job, 32, "%s", strcmp(tag, mine) == 0 ? raw : "");
@@ -465,12 +468,16 @@ int kiln_judge_submit(kiln_judge *j, const char *source, const char *baseline, c
 
 /* A verdict must be of the source sent: a daemon that lost its state (or a
  * new one at the same address) numbers its jobs afresh, and its job of a
- * recorded id may be another candidate's. */
-static int foreign(const char *source, const kiln_verdict *v)
+ * recorded id may be another candidate's. One fetched by a recorded id
+ * (by_id) must carry the sha256; one of a job sent now may lack it (a
+ * candidate that could not be read has none). */
+static int foreign(const char *source, const kiln_verdict *v, int by_id)
 {
     char sha[65];
-    if (!source || !v->source_sha256[0])
+    if (!source)
         return 0;
+    if (!v->source_sha256[0])
+        return by_id;
     kiln_sha256_hex(source, strlen(source), sha);
     return strcmp(sha, v->source_sha256) != 0;
 }
@@ -484,10 +491,10 @@ static kiln_verdict *run_checked(kiln_judge *j, const char *source, const char *
         snprintf(asked, sizeof asked, "%s", job);
         kiln_verdict *v = j->verifiers ? run_many(j, source, baseline, job, on_accepted, ctx, err)
                                        : run_daemon(j, source, baseline, job, on_accepted, ctx, err);
-        if (!v || !foreign(source, v))
+        if (!v || !foreign(source, v, asked[0] != '\0'))
             return v;
         free(v);
-        if (attempt || !asked[0]) {
+        if (attempt) {
             set_code(j, "internal");
             return kiln_fail(err, "kilnd's verdict for job %s is of another source (its sha256 "
                              "differs)", job[0] ? job : asked), NULL;
