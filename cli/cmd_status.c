@@ -202,14 +202,10 @@ static void print_verifiers(sqlite3 *db, const kiln_rv_run *r)
  * waits to show. */
 static void print_shares(const kiln_rv_run *r)
 {
-    if (r->run.model_wait_s <= 0 && r->run.verify_wait_s <= 0)
-        return;
-    int decided = 0;
-    for (int i = 0; i < r->nc; i++)
-        decided += r->c[i].n > 0 && r->c[i].decision[0];
     kiln_shares sh;
     char line[256];
-    kiln_shares_of(&r->run, decided, &sh);
+    if (kiln_rv_shares(r, &sh) < 0)
+        return;
     kiln_shares_text(&sh, line, sizeof line);
     printf("  %s\n", line);
 }

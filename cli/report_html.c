@@ -36,7 +36,8 @@ static const char css[] =
     ".none{fill:#999}.legend span{display:inline-block;width:10px;height:10px;border-radius:50%;"
     "margin:0 4px 0 12px}.legend .pass{background:#2b9348}.legend .fail{background:#d62828}"
     ".legend .suspect{background:#f77f00}.legend .error{background:#7b2cbf}"
-    ".legend .none{background:#999}";
+    ".legend .none{background:#999}.model{fill:#1d4e89}.verification{fill:#2b9348}"
+    ".kiln{fill:#f77f00}";
 
 void kiln_html_escape(FILE *out, const char *s)
 {
@@ -172,7 +173,10 @@ static void draw_points(FILE *o, const chart *c, const kiln_rv_run *r)
             kiln_html_escape(o, k->code);
             fputs(")", o);
         }
-        fprintf(o, ", %.2fx%s, %s</title></circle>\n", k->vs_baseline, k->kept ? "" : " (estimated)",
+        char sp[64];
+        kiln_rv_fmt_speedup(k->vs_baseline, k->kept ? k->baseline_lo : 0,
+                            k->kept ? k->baseline_hi : 0, sp, sizeof sp);
+        fprintf(o, ", %s%s, %s</title></circle>\n", sp, k->kept ? "" : " (estimated)",
                 k->decision[0] ? k->decision : "undecided");
     }
 }
@@ -469,10 +473,12 @@ static void candidates_table(FILE *o, const kiln_rv_run *r)
         fputs("</td>", o);
         td_text(o, c->status);
         td_text(o, c->code);
-        char p[64];
+        char p[64], b[64];
         kiln_rv_fmt_speedup(c->speedup, c->speedup_lo, c->speedup_hi, p, sizeof p);
-        fprintf(o, "<td class=\"num\">%s</td><td class=\"num\">%.2fx%s</td>", p,
-                c->vs_baseline, c->kept ? "" : "*");
+        kiln_rv_fmt_speedup(c->vs_baseline, c->kept ? c->baseline_lo : 0,
+                            c->kept ? c->baseline_hi : 0, b, sizeof b);
+        fprintf(o, "<td class=\"num\">%s</td><td class=\"num\">%s%s</td>", p, b,
+                c->kept ? "" : "*");
         fputs("<td title=\"", o);
         kiln_html_escape(o, c->why[0] ? c->why : c->reason);
         fputs("\">", o);
@@ -534,6 +540,60 @@ static void lessons_section(FILE *o, sqlite3 *db, const char *run)
         fputs("<p class=\"muted\">no lessons recorded for this run</p>\n", o);
 }
 
+/* ---- where the time went ------------------------------------------------------------ */
+
+#define BW 640.0   /* the shares bar, in SVG units */
+#define BH 22.0
+
+/* One stacked bar: the model, verification and kiln shares of the wall time. */
+static void shares_bar(FILE *o, const kiln_shares *sh)
+{
+    const char *name[] = {"model", "verification", "kiln"};
+    double part[] = {sh->model, sh->verify, sh->kiln}, x = 0;
+    fprintf(o, "<svg class=\"chart shares\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" "
+               "height=\"%.0f\" role=\"img\" aria-label=\"where the wall time went\">\n",
+            BW, BH, BW, BH);
+    for (int i = 0; i < 3; i++) {
+        fprintf(o, "<rect class=\"%s\" x=\"%.1f\" y=\"0\" width=\"%.1f\" height=\"%.0f\">"
+                   "<title>%s %.1f%%</title></rect>\n", name[i], x, BW * part[i], BH, name[i],
+                100 * part[i]);
+        x += BW * part[i];
+    }
+    fputs("</svg>\n", o);
+}
+
+static void share_row(FILE *o, const char *name, const char *what, double share, double seconds)
+{
+    fprintf(o, "<tr><th><svg width=\"10\" height=\"10\"><rect class=\"%s\" width=\"10\" "
+               "height=\"10\"/></svg> %s</th><td class=\"num\" data-share=\"%s\">%.1f%%</td>"
+               "<td class=\"num\">%.1f s</td><td>%s</td></tr>\n", name, name, name, 100 * share,
+            seconds, what);
+}
+
+/* Candidates per hour and the shares of the wall time (docs/search.md,
+ * "Where the time goes"), from the run row. */
+static void shares_section(FILE *o, const kiln_rv_run *r)
+{
+    kiln_shares sh;
+    if (kiln_rv_shares(r, &sh) < 0) {
+        fputs("<p class=\"muted\">not measured: a run recorded before kiln measured where its "
+              "time went</p>\n", o);
+        return;
+    }
+    fprintf(o, "<p><span data-share=\"per-hour\">%.1f</span> candidates an hour (%d decided in "
+               "%.0f s of wall time, all sessions)</p>\n", sh.per_hour, sh.candidates, sh.seconds);
+    shares_bar(o, &sh);
+    fputs("<table class=\"shares\"><tr><th>share</th><th>of the wall time</th><th>seconds</th>"
+          "<th>what</th></tr>\n", o);
+    share_row(o, "model", "waiting for the model&#39;s answers (not what overlapped verification)",
+              sh.model, sh.model * sh.seconds);
+    share_row(o, "verification", "handing drafts to the verifier and waiting for verdicts, "
+              "re-times and records", sh.verify, sh.verify * sh.seconds);
+    share_row(o, "kiln", "kiln itself: prompts, parsing, the database, git, the archive, lessons",
+              sh.kiln, sh.kiln * sh.seconds);
+    fputs("</table>\n", o);
+}
+
 /* ---- the page --------------------------------------------------------------------- */
 
 static void run_summary(FILE *o, const kiln_rv_run *r)
@@ -563,12 +623,15 @@ static void run_summary(FILE *o, const kiln_rv_run *r)
         snprintf(iters, sizeof iters, "%d of %d", u->iterations_done, u->budget_iterations);
     else
         snprintf(iters, sizeof iters, "%d", u->iterations_done);
+    char best[64] = "none kept", claim[64], p[64], q[64];
+    if (r->best >= 0)   /* the best's claim: pooled records, with the interval */
+        kiln_rv_fmt_kept(&r->c[r->best], claim, p, q, best);
     fprintf(o, "</tr>\n<tr><th>started</th><td>%s</td><th>iterations</th><td>%s</td></tr>\n"
                "<tr><th>candidates</th><td>%d (%d kept after the start)</td><th>best</th>"
-               "<td>%.2fx against the task&#39;s baseline</td></tr>\n"
+               "<td class=\"best-claim\">%s against the task&#39;s baseline</td></tr>\n"
                "<tr><th>tokens</th><td>%lld prompt + %lld answer in %d call%s (%d failed)</td>"
                "<th>time</th><td>%.0f s</td></tr></table>\n",
-            start, iters, r->nc, kept, u->best_speedup,
+            start, iters, r->nc, kept, best,
             r->prompt_tokens, r->completion_tokens, r->llm_calls, r->llm_calls == 1 ? "" : "s",
             r->llm_failed, u->seconds_used);
 }
@@ -597,6 +660,8 @@ static void run_section(FILE *o, sqlite3 *db, const kiln_rv_run *r)
     candidates_table(o, r);
     fputs("<h3>lessons</h3>\n", o);
     lessons_section(o, db, r->run.id);
+    fputs("<h3>where the time went</h3>\n", o);
+    shares_section(o, r);
     fputs("</section>\n", o);
 }
 

@@ -197,6 +197,18 @@ int kiln_rv_lineage(const kiln_rv_run *r, int *out, int cap)
     return n;
 }
 
+int kiln_rv_shares(const kiln_rv_run *r, kiln_shares *out)
+{
+    *out = (kiln_shares){0};
+    if (r->run.model_wait_s <= 0 && r->run.verify_wait_s <= 0)
+        return -1;
+    int decided = 0;
+    for (int i = 0; i < r->nc; i++)
+        decided += r->c[i].n > 0 && r->c[i].decision[0];
+    kiln_shares_of(&r->run, decided, out);
+    return 0;
+}
+
 void kiln_rv_run_free(kiln_rv_run *r)
 {
     free(r->c);

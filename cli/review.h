@@ -11,6 +11,7 @@
 
 #include "kiln_error.h"
 #include "rundb.h"
+#include "shares.h"
 #include "verdict.h"
 
 /* Open WORKSPACE/.kiln/kiln.db read-only: review never writes the
@@ -63,6 +64,12 @@ typedef struct kiln_rv_run {
  * the start kernel to the head, following each candidate's parent commit.
  * Returns how many (at most cap; 0 when the head is not a candidate). */
 int kiln_rv_lineage(const kiln_rv_run *r, int *out, int cap);
+
+/* Candidates per hour and where the run's wall time went (search/shares.h,
+ * docs/search.md "Where the time goes"), counting the candidates that
+ * reached a decision, the start kernel aside. Returns 0, or -1 (out left
+ * zero) for a run recorded before kiln measured its waits. */
+int kiln_rv_shares(const kiln_rv_run *r, kiln_shares *out);
 
 /* Run ids to review: `run` (an id or "last"), every run of `task`, or
  * (both NULL) the latest. *ids is malloc'd. -2 when nothing matches. */

@@ -192,6 +192,39 @@ grep -qE 'https?://' "$tmp/r.html" && problem "the report refers to http(s)://"
 grep -qiE '<(script|link|img|iframe)' "$tmp/r.html" && problem "the report loads something"
 finish "kiln report writes a self-contained page with SVG charts"
 
+# The archive, the best's lineage, the interval behind every claimed
+# speedup, and where the time went, in page FILE (the written HTML, or the
+# DOM Chromium built from it).
+report_views() {   # FILE
+    local f=$1 n=$(basename "$1") rows bad line sum iv='[0-9.]+x \[[0-9.]+, [0-9.]+\]'
+    # One table row a line: the archive's rows are those after its heading.
+    sed -e 's/<tr/\n<tr/g' -e 's/<h3>/\n<h3>/g' "$f" > "$tmp/rows"
+    rows=$(sed -n '/^<h3>archive</,/^<h3>rejections/p' "$tmp/rows" | grep -E '^<tr><td>')
+    [ -n "$rows" ] || problem "$n: the archive lists no cell"
+    bad=$(grep -vE "<td class=\"num\">$iv</td></tr>" <<<"$rows")
+    [ -z "$bad" ] || problem "$n: an elite without its interval: $bad"
+    grep -qE 'lineage of the best: #0' "$tmp/rows" || problem "$n: no lineage of the best from #0"
+    grep -qE "class=\"best-claim\">$iv against" "$f" || problem "$n: the run's best speedup has no interval"
+    # A kept candidate's claim against its parent and its speedup against the baseline.
+    bad=$(grep -E '^<tr class="kept">' "$tmp/rows" |
+          grep -vE "<td class=\"hyp\">[^<]*</td><td class=\"num\">$iv</td>(<td class=\"num\">[^<]*</td>){2}<td class=\"num\">$iv</td>")
+    [ -z "$bad" ] || problem "$n: a kept candidate's claim without its interval: $bad"
+    grep -q '<h3>where the time went</h3>' "$f" || { problem "$n: no time shares section"; return; }
+    grep -q 'aria-label="where the wall time went"' "$f" || problem "$n: no shares bar"
+    line=$(grep -oE 'data-share="per-hour">[0-9.]+' "$f" | head -n 1)
+    awk -v x="${line##*>}" 'BEGIN { exit !(x > 0) }' || problem "$n: candidates an hour '${line##*>}', expected > 0"
+    line=$(grep -oE 'data-share="(model|verification|kiln)">[0-9.]+%' "$f")
+    [ "$(grep -c . <<<"$line")" -eq 3 ] || problem "$n: shares '$(echo $line)', expected three"
+    sum=$(sed -E 's/.*>([0-9.]+)%/\1/' <<<"$line" | awk '{ s += $1 } END { print s }')
+    awk -v s="$sum" 'BEGIN { exit !(s >= 99.8 && s <= 100.2) }' || problem "$n: the shares add up to $sum%"
+    line=$(grep -oE 'data-share="verification">[0-9.]+' <<<"$line")
+    awk -v x="${line##*>}" 'BEGIN { exit !(x > 0) }' || problem "$n: no time in verification ($line)"
+}
+
+begin
+report_views "$tmp/r.html"
+finish "kiln report shows the archive, the best's lineage, intervals behind every claim, time shares"
+
 if [ -x /usr/bin/chromium ]; then
     begin
     timeout -k 5 120 /usr/bin/chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage \
@@ -204,8 +237,11 @@ if [ -x /usr/bin/chromium ]; then
     tr -d '\n' < "$tmp/dom.html" | grep -qE '<svg[^>]*>.*<polyline' || problem "the DOM has no best-so-far line"
     grep -q 'Uncaught' "$tmp/chr.err" && problem "chromium reports an uncaught error"
     grep -qiE 'Refused to|net::ERR' "$tmp/chr.err" && problem "the page tried to load something"
+    tr -d '\n' < "$tmp/dom.html" | grep -qE '<svg[^>]*aria-label="where the wall time went"[^>]*>.*<rect class="model"' ||
+        problem "the DOM has no drawn shares bar"
+    report_views "$tmp/dom.html"
     [ ${#probs[@]} -eq 0 ] || tail -n 5 "$tmp/chr.err" | sed 's/^/#   chromium: /'
-    finish "the report loads in headless Chromium with its charts drawn"
+    finish "the report loads in headless Chromium with its charts, archive, intervals and shares"
 else
     skip "chromium not installed"
 fi
