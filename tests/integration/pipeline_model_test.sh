@@ -11,7 +11,9 @@
 #      line add up to 100%.
 #   2. Ctrl-C while the next iteration's requests are out: exit 130 soon
 #      (the calls are given up), a summary, the answers not used recorded
-#      with candidate -1; --resume finishes the run, asking again.
+#      with candidate -1; --resume finishes the run, asking again, with
+#      one more iteration asked for ahead: its text summary's shares line
+#      (adding up to 100%) and pipelined line.
 #   pipeline_model_test.sh BUILD_DIR SOURCE_DIR
 set -u
 BUILD=$(readlink -f -- "$1")
@@ -195,16 +197,40 @@ it2=$(sq "$T/ws2" "select count(*) from candidates where iteration = 2")
 [ "$it2" = 0 ] || problem "$it2 candidates of iteration 2 stored from answers that were given up"
 kill "$FAKEPID" 2>/dev/null; wait "$FAKEPID" 2>/dev/null; FAKEPID=
 start_fake 100 100 3   # new answers: v1 and v2 are verified already
-search "$T/ws2" --resume last --iterations 2 >"$T/out3" 2>"$T/err3"
+# One more iteration than the interrupted run asked for: the resumed
+# session asks for each iteration after the one it resumes at while the
+# one before is verified (iteration 1 is resumed unless it was finished
+# before the Ctrl-C took effect), so at least iteration 3 is asked ahead.
+done1=$(sq "$T/ws2" "select iterations_done from runs")
+ahead=$((2 - done1))
+search "$T/ws2" --resume last --iterations 3 >"$T/out3" 2>"$T/err3"
 RC=$?
 [ $RC -eq 0 ] || problem "--resume exited $RC: $(tail -5 "$T/err3")"
 s=$(sanitizer "$T/err3"); [ -z "$s" ] || problem "sanitizer report: $s"
 got=$(sq "$T/ws2" "select group_concat(iteration || ':' || state, ' ') from (select iteration, state from candidates where n > 0 order by n)")
-[ "$got" = "1:done 1:done 2:done 2:done" ] || problem "candidates after --resume: '$got'"
+[ "$got" = "1:done 1:done 2:done 2:done 3:done 3:done" ] || problem "candidates after --resume: '$got'"
 jobs=$(sq "$T/ws2" "select count(distinct job) || ' ' || count(*) from candidates where n > 0")
-[ "$jobs" = "4 4" ] || problem "verdict jobs (distinct, candidates): $jobs"
-grep -qE 'candidates an hour; of the wall time, model [0-9.]+%' "$T/out3" ||
-    problem "the resumed run's summary has no shares line: $(tail -4 "$T/out3")"
+[ "$jobs" = "6 6" ] || problem "verdict jobs (distinct, candidates): $jobs"
 end "Ctrl-C while the next requests are out: exit 130, answers recorded as not used; --resume finishes"
+
+# The text summary of that resumed session: candidates an hour and the
+# three shares of the wall time (adding up to 100%, each printed to 0.1%),
+# and what pipelining did in the session (the batches asked ahead, all of
+# them used).
+line=$(grep -E '^[0-9.]+ candidates an hour; of the wall time, model [0-9.]+%, verification [0-9.]+%, kiln [0-9.]+%$' "$T/out3")
+if [ "$(grep -c . <<<"$line")" -ne 1 ]; then
+    problem "the summary has no shares line (or more than one):"$'\n'"$(tail -6 "$T/out3")"
+else
+    read -r per model verif kiln < <(sed -E 's/^([0-9.]+) .*model ([0-9.]+)%, verification ([0-9.]+)%, kiln ([0-9.]+)%$/\1 \2 \3 \4/' <<<"$line")
+    awk -v m="$model" -v v="$verif" -v k="$kiln" 'BEGIN { s = m + v + k; exit !(s >= 99.8 && s <= 100.2) }' ||
+        problem "the summary's shares add up to $(awk -v m="$model" -v v="$verif" -v k="$kiln" 'BEGIN { print m + v + k }')%: $line"
+    awk -v p="$per" -v m="$model" -v v="$verif" 'BEGIN { exit !(p > 0 && m > 0 && v > 0) }' ||
+        problem "candidates an hour, the model's and the verifier's shares should each be above 0: $line"
+fi
+[ "$ahead" = 1 ] || [ "$ahead" = 2 ] || problem "iterations done before --resume: '$done1', expected 0 or 1"
+batches=$([ "$ahead" = 1 ] && echo "1 batch" || echo "$ahead batches")
+grep -qxF "pipelined: $batches of drafts asked for while the iteration before was verified, 0 answers not used (the run stopped first)" "$T/out3" ||
+    problem "the summary has no pipelined line for the $batches asked ahead: $(grep -E '^pipelined' "$T/out3" || tail -3 "$T/out3")"
+end "the text summary: candidates an hour, shares adding up to 100%, the pipelined line"
 
 exit $((nfail > 0))
