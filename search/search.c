@@ -17,6 +17,7 @@
 #include "progress.h"
 #include "rundb.h"
 #include "search_state.h"
+#include "verifiers.h"
 #include "workspace.h"
 
 /* ---- entry -------------------------------------------------------------- */
@@ -31,6 +32,9 @@ int kiln_search(const kiln_search_opts *o)
     kiln_search_catch_interrupts();
     kiln_error err = {{0}};
     int rc = kiln_search_setup(s, &err);
+    const char *bad = rc == 0 && s->judge.verifiers ? kiln_verifiers_news(s->judge.verifiers) : NULL;
+    if (bad && *bad)   /* the search goes on with the endpoints that are good */
+        fprintf(stderr, "kiln search: --fleet: skipping what is not an endpoint file: %s\n", bad);
     if (rc == 0)
         rc = kiln_search_loop(s, &err);
     if (rc != 0 && err.msg[0]) {
