@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# fleet_join_test.sh - `kiln search --fleet DIR` picks up a verifier that
+# joins while the search runs (docs/fleet.md), without Slurm: the fleet's
+# own job script (scripts/slurm/kilnd.sbatch, which runs alone too) starts
+# kilnd on TCP with the fleet's token and writes its endpoint file. One
+# daemon is up when the search starts; a second joins once the first has
+# judged something; the search must send work to the second too, and every
+# candidate is judged once.
+#
+# usage: fleet_join_test.sh BUILD_DIR SOURCE_DIR
+#
+# Prints "ok - NAME" / "not ok - NAME" lines, then "N passed, N failed".
+set -u
+
+if [ $# -ne 2 ]; then
+    echo "usage: $0 BUILD_DIR SOURCE_DIR" >&2
+    exit 2
+fi
+BUILD=$(readlink -f -- "$1")
+SRC=$(readlink -f -- "$2")
+KILN=$BUILD/kiln
+[ -x "$KILN" ] && [ -x "$BUILD/kilnd" ] || { echo "$0: no kiln or kilnd in $BUILD" >&2; exit 2; }
+command -v python3 >/dev/null || { echo "SKIP: python3 is needed to read the run database"; exit 77; }
+
+npass=0
+nfail=0
+probs=()
+begin() { probs=(); }
+problem() { probs+=("$*"); }
+end() {
+    if [ ${#probs[@]} -eq 0 ]; then
+        echo "ok - $1"
+        npass=$((npass + 1))
+    else
+        echo "not ok - $1"
+        local p
+        for p in "${probs[@]}"; do echo "#   $p"; done
+        nfail=$((nfail + 1))
+    fi
+}
+
+T=$(mktemp -d /tmp/kiln-fleet-join.XXXXXX) || exit 2
+pids=()
+cleanup() {
+    local p
+    for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
+    sleep 0.3
+    for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+    pkill -9 -f -- "kiln-fleet-$T" 2>/dev/null
+    [ -n "${KILN_TEST_KEEP:-}" ] && echo "# kept $T" || rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+cd "$SRC" || exit 2
+export KILN_STATE=$T/own-state KILN_BIN=$BUILD KILN_FLEET_HOST=127.0.0.1
+FLEET=$T/fleet
+mkdir -p "$FLEET"
+head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$FLEET/token"
+chmod 600 "$FLEET/token"
+
+# join NAME: the fleet's job script, alone (its job id is its pid), with
+# its state under $T; waits for its endpoint file and prints the endpoint.
+join() {
+    TMPDIR=$T/node-$1 bash "$SRC/scripts/slurm/kilnd.sbatch" "$FLEET" --devices cpu \
+        >"$T/$1.out" 2>&1 &
+    local pid=$!
+    pids+=("$pid")
+    mkdir -p "$T/node-$1"
+    for ((i = 0; i < 150; i++)); do
+        if [ -s "$FLEET/endpoints/$pid.json" ]; then
+            python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["endpoint"])' \
+                "$FLEET/endpoints/$pid.json"
+            return 0
+        fi
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    echo "none"
+}
+
+count_from() {   # ENDPOINT: verdicts in the run's database that it gave
+    python3 - "$T/ws/.kiln/kiln.db" "$1" <<'PY' 2>/dev/null || echo 0
+import json, sqlite3, sys
+db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+n = 0
+for row in db.execute("select verdict, confirm_verdict, record_verdict from candidates"):
+    for v in row:
+        if v and json.loads(v).get("verifier", {}).get("endpoint") == sys.argv[2]:
+            n += 1
+print(n)
+PY
+}
+
+begin
+A=$(join a)
+[ "$A" != none ] || { problem "the first kilnd did not come up: $(cat "$T/a.out")"; }
+if [ "$A" != none ]; then
+    "$KILN" search rmsnorm --drafts 8 --iterations 6 --group decode --timing-ms 200 \
+        --fleet "$FLEET" --workspace "$T/ws" >"$T/search.out" 2>&1 &
+    search=$!
+    B=none
+    for ((i = 0; i < 1200; i++)); do
+        kill -0 $search 2>/dev/null || break
+        if [ "$(count_from "$A")" -ge 1 ]; then
+            B=$(join b)
+            break
+        fi
+        sleep 0.1
+    done
+    wait $search
+    rc=$?
+    [ $rc -eq 0 ] || problem "search: exit $rc: $(tail -5 "$T/search.out")"
+    if [ "$B" = none ]; then
+        problem "the second kilnd did not join while the search ran: $(cat "$T/b.out" 2>/dev/null)"
+    else
+        na=$(count_from "$A")
+        nb=$(count_from "$B")
+        [ "$nb" -ge 1 ] || problem "no verdict from $B, which joined mid-run ($na from $A)"
+    fi
+    got=$(python3 - "$T/ws/.kiln/kiln.db" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+rows = db.execute("select n, job, verdict, state from candidates where n > 0").fetchall()
+bad = [f"#{n} state {s} job '{j}' verdict {'yes' if v else 'no'}" for n, j, v, s in rows
+       if s != "done" or (j and not v)]
+jobs = [j for _, j, _, _ in rows if j]
+dups = {j for j in jobs if jobs.count(j) > 1}
+print("\n".join(bad + [f"job {j} shared" for j in dups]) if bad or dups else f"ok {len(rows)}")
+PY
+)
+    case $got in
+        "ok 48") ;;
+        *) problem "every candidate judged once: $got" ;;
+    esac
+fi
+end "kiln search --fleet: a kilnd that joins mid-run gets work; every candidate judged once"
+
+echo "$npass passed, $nfail failed"
+[ $nfail -eq 0 ]
