@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include "daemon_client.h"
 #include "fileutil.h"
 #include "paths.h"
+#include "verifiers.h"
 
 #ifndef KILN_SLURM_SCRIPT
 #define KILN_SLURM_SCRIPT "scripts/slurm/kilnd.sbatch"
@@ -86,58 +88,50 @@ static int parse(int argc, char **argv, fleet_args *a)
     return 0;
 }
 
-/* DIR must be a directory (up creates it when its parent exists). */
-static int check_dir(const char *dir, int create)
+/* up: DIR made when its parent exists, and DIR/token when absent: created
+ * 0600 from the start (never readable by others, not even for a moment),
+ * and removed again if it cannot be written whole. */
+static int make_fleet(const char *dir)
 {
     struct stat st;
-    if (create && stat(dir, &st) < 0 && errno == ENOENT && mkdir(dir, 0700) < 0) {
+    if (stat(dir, &st) < 0 && errno == ENOENT && mkdir(dir, 0700) < 0) {
         fprintf(stderr, "kiln fleet: cannot create the fleet directory %s: %s\n", dir, strerror(errno));
         return -1;
     }
-    if (stat(dir, &st) < 0) {
-        fprintf(stderr, "kiln fleet: %s is not a fleet directory: %s\n", dir, strerror(errno));
-        return -1;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/token", dir);
+    if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || stat(path, &st) == 0 || errno != ENOENT)
+        return 0;   /* what is wrong, if anything, fleet_check says */
+    unsigned char raw[24];
+    char text[2 * sizeof raw + 2] = "";
+    int fd = -1;
+    ssize_t len = -1;
+    if (getrandom(raw, sizeof raw, 0) == (ssize_t)sizeof raw &&
+        (fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) >= 0) {
+        for (size_t i = 0; i < sizeof raw; i++)
+            snprintf(text + 2 * i, 3, "%02x", raw[i]);
+        strcat(text, "\n");
+        len = write(fd, text, strlen(text));
     }
-    if (!S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "kiln fleet: %s is not a fleet directory: not a directory\n", dir);
+    int e = errno;
+    if (fd >= 0 && (close(fd) != 0 || len != (ssize_t)strlen(text))) {
+        unlink(path);   /* an empty or partial token must not be found later */
+        fd = -1;
+    }
+    if (fd < 0) {
+        fprintf(stderr, "kiln fleet: cannot create the token file %s: %s\n", path, strerror(e));
         return -1;
     }
     return 0;
 }
 
-/* DIR/token: it must be the owner's alone (0600); up makes one if absent. */
-static int check_token(const char *dir, int create, char *path, size_t len)
+/* DIR and DIR/token as every reader of a fleet needs them
+ * (kiln_fleet_dir_check); KILN_TOKEN_FILE set to the token. */
+static int fleet_check(const char *dir, char *token, size_t len)
 {
-    snprintf(path, len, "%s/token", dir);
-    struct stat st;
-    if (stat(path, &st) < 0 && errno == ENOENT && create) {
-        unsigned char raw[24];
-        int rfd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-        int ok = rfd >= 0 && read(rfd, raw, sizeof raw) == (ssize_t)sizeof raw;
-        if (rfd >= 0)
-            close(rfd);
-        FILE *f = ok ? fopen(path, "wx") : NULL;
-        if (!f || fchmod(fileno(f), 0600) < 0) {
-            fprintf(stderr, "kiln fleet: cannot create the token file %s: %s\n", path, strerror(errno));
-            if (f)
-                fclose(f);
-            return -1;
-        }
-        for (size_t i = 0; i < sizeof raw; i++)
-            fprintf(f, "%02x", raw[i]);
-        fputc('\n', f);
-        if (fclose(f) != 0 || stat(path, &st) < 0) {
-            fprintf(stderr, "kiln fleet: cannot write the token file %s\n", path);
-            return -1;
-        }
-    }
-    if (stat(path, &st) < 0) {
-        fprintf(stderr, "kiln fleet: no token file %s: %s\n", path, strerror(errno));
-        return -1;
-    }
-    if ((st.st_mode & 077) != 0) {
-        fprintf(stderr, "kiln fleet: the token file %s has mode %04o: it must be 0600 (chmod 600 %s)\n",
-                path, (unsigned)(st.st_mode & 07777), path);
+    kiln_error err = {{0}};
+    if (kiln_fleet_dir_check(dir, token, len, &err) < 0) {
+        fprintf(stderr, "kiln fleet: %s\n", err.msg);
         return -1;
     }
     return 0;
@@ -233,7 +227,7 @@ static int fleet_up(const fleet_args *a)
         fprintf(stderr, "kiln fleet up: say how to start the daemons: --slurm (the only way today)\n");
         return KILN_EXIT_BAD_INPUT;
     }
-    if (check_dir(a->dir, 1) < 0 || check_token(a->dir, 1, token, sizeof token) < 0)
+    if (make_fleet(a->dir) < 0 || fleet_check(a->dir, token, sizeof token) < 0)
         return KILN_EXIT_BAD_INPUT;
     char absdir[PATH_MAX];   /* the jobs may start elsewhere */
     if (!realpath(a->dir, absdir)) {
@@ -251,8 +245,11 @@ static int fleet_up(const fleet_args *a)
         fprintf(stderr, "kiln fleet: the sbatch script %s is not readable (set KILN_SLURM_SCRIPT)\n", script);
         return KILN_EXIT_INTERNAL;
     }
-    ssize_t n = readlink("/proc/self/exe", bindir, sizeof bindir - 1);
-    bindir[n > 0 ? n : 0] = '\0';
+    kiln_error perr = {{0}};
+    if (kiln_kilnd_path(bindir, sizeof bindir, &perr) < 0) {   /* the jobs run this kilnd */
+        fprintf(stderr, "kiln fleet: %s\n", perr.msg);
+        return KILN_EXIT_INTERNAL;
+    }
     char *slash = strrchr(bindir, '/');
     if (slash)
         *slash = '\0';
@@ -356,9 +353,8 @@ static int fleet_status(const fleet_args *a)
 {
     char token[4200], path[4400];
     static char ids[1024][64];
-    if (check_dir(a->dir, 0) < 0 || check_token(a->dir, 0, token, sizeof token) < 0)
+    if (fleet_check(a->dir, token, sizeof token) < 0)
         return KILN_EXIT_BAD_INPUT;
-    setenv("KILN_TOKEN_FILE", token, 1);
     int njobs = read_jobs(a->dir, ids, 1024), nup = 0, ndown = 0;
     cJSON *rows = cJSON_CreateArray();
     snprintf(path, sizeof path, "%s/endpoints", a->dir);
@@ -405,8 +401,13 @@ static int fleet_down(const fleet_args *a)
 {
     static char ids[1024][64];
     char path[4200];
-    if (check_dir(a->dir, 0) < 0)
+    struct stat st;
+    int rc = stat(a->dir, &st);
+    if (rc < 0 || !S_ISDIR(st.st_mode)) {   /* down needs no token: only the job list */
+        fprintf(stderr, "kiln fleet: %s is not a fleet directory: %s\n", a->dir,
+                rc < 0 ? strerror(errno) : "not a directory");
         return KILN_EXIT_BAD_INPUT;
+    }
     int n = read_jobs(a->dir, ids, 1024);
     if (n == 0) {
         printf("no kilnd jobs recorded in %s/jobs: nothing to cancel\n", a->dir);

@@ -71,24 +71,31 @@ static void scan(kiln_verifiers *vs)
     }
 }
 
+int kiln_fleet_dir_check(const char *dir, char *token, size_t len, kiln_error *err)
+{
+    struct stat st;
+    if (stat(dir, &st) < 0)
+        return kiln_fail(err, "%s is not a fleet directory: %s", dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return kiln_fail(err, "%s is not a fleet directory: not a directory", dir);
+    snprintf(token, len, "%s/token", dir);
+    if (stat(token, &st) < 0)
+        return kiln_fail(err, "no token file %s (kiln fleet up makes it): %s", token,
+                         strerror(errno));
+    if ((st.st_mode & 077) != 0)
+        return kiln_fail(err, "the token file %s has mode %04o: it must be 0600 (chmod 600 %s)",
+                         token, (unsigned)(st.st_mode & 07777), token);
+    setenv("KILN_TOKEN_FILE", token, 1);
+    return 0;
+}
+
 int kiln_verifiers_fleet(kiln_verifiers *vs, const char *dir, kiln_error *err)
 {
     memset(vs, 0, sizeof *vs);
-    struct stat st;
     char token[4200];
-    if (stat(dir, &st) < 0)
-        return kiln_fail(err, "--fleet: %s is not a fleet directory: %s", dir, strerror(errno));
-    if (!S_ISDIR(st.st_mode))
-        return kiln_fail(err, "--fleet: %s is not a fleet directory: not a directory", dir);
-    snprintf(token, sizeof token, "%s/token", dir);
-    if (stat(token, &st) < 0)
-        return kiln_fail(err, "--fleet: no token file %s (kiln fleet up makes it): %s", token,
-                         strerror(errno));
-    if ((st.st_mode & 077) != 0)
-        return kiln_fail(err, "--fleet: the token file %s has mode %04o: it must be 0600", token,
-                         (unsigned)(st.st_mode & 07777));
+    if (kiln_fleet_dir_check(dir, token, sizeof token, err) < 0)
+        return kiln_error_prefix(err, "--fleet");
     snprintf(vs->fleet, sizeof vs->fleet, "%s", dir);
-    setenv("KILN_TOKEN_FILE", token, 1);   /* what kiln_client_open authenticates with */
     scan(vs);
     return 0;
 }

@@ -52,6 +52,12 @@ typedef struct kiln_verifiers {
 /* `--verifiers A,B,...`: each a Unix socket path or tcp://HOST:PORT. -1
  * with err naming the one that is malformed or given twice. */
 int kiln_verifiers_list(kiln_verifiers *vs, const char *list, kiln_error *err);
+/* A fleet directory as everything that reads one needs it: DIR a
+ * directory, DIR/token present and the owner's alone (no group or other
+ * bits). The token's path into token (len bytes) and KILN_TOKEN_FILE set to
+ * it (what kiln_client_open authenticates with). -1 with err naming what is
+ * wrong; the caller adds its prefix. */
+int kiln_fleet_dir_check(const char *dir, char *token, size_t len, kiln_error *err);
 /* `--fleet DIR`: the endpoints in DIR/endpoints/JOB.json (kiln fleet up),
  * with DIR/token as the token (KILN_TOKEN_FILE is set to it, as kiln fleet
  * status does). -1 with err when DIR or its token is missing. An endpoint
