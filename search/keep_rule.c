@@ -34,6 +34,17 @@ int kiln_keep_check_objective(const char *objective, const kiln_task *t, int g,
                      "%s group %s (v1 to v%d)", objective, t->name, backend, t->groups[g].name, nv);
 }
 
+double kiln_shape_noise(const kiln_shape_result *r)
+{
+    double w2 = 0;
+    for (int k = 0; k < 2; k++) {
+        const kiln_time_stats *st = k ? &r->base : &r->cand;
+        double h = st->median_ns > 0 ? kiln_time_half_spread(st) : 1;
+        w2 += h * h;
+    }
+    return sqrt(w2);
+}
+
 /* The half-widths of a speedup's interval in log space, below and above. */
 static void log_half_widths(const kiln_interval *x, double *below, double *above)
 {
@@ -55,13 +66,7 @@ kiln_interval kiln_shape_interval(const kiln_shape_result *r)
      * candidate and baseline combined, as the noise of earlier kilns; a
      * shape without timings gets a half-width of 100%, so it decides
      * nothing in its favour. */
-    double w2 = 0;
-    for (int k = 0; k < 2; k++) {
-        const kiln_time_stats *st = k ? &r->base : &r->cand;
-        double h = st->median_ns > 0 ? kiln_time_half_spread(st) : 1;
-        w2 += h * h;
-    }
-    double w = sqrt(w2);
+    double w = kiln_shape_noise(r);
     x.lo = x.point * exp(-w);
     x.hi = x.point * exp(w);
     return x;

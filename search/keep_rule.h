@@ -37,6 +37,12 @@ int kiln_keep_parse_percent(const char *flag, const char *text, double *out, kil
 int kiln_keep_check_objective(const char *objective, const kiln_task *t, int g,
                               const char *backend, kiln_error *err);
 
+/* One shape's relative noise: the half 20-80 spreads of candidate and
+ * baseline relative to their medians, combined in quadrature (a side
+ * without timings counts 1). The CPU interval's half-width in log space,
+ * and kiln_verdict_noise's per-shape figure. */
+double kiln_shape_noise(const kiln_shape_result *r);
+
 /* Shape r's speedup interval (a timed shape): the backend's 95% interval,
  * else the point widened by the combined half 20-80 spreads. */
 kiln_interval kiln_shape_interval(const kiln_shape_result *r);

@@ -58,6 +58,14 @@ static kiln_verdict *judge_job(search *s, const char *src, const char *base, cha
     return v;
 }
 
+/* The idempotency key of candidate n's job which: kilnd hands back the
+ * job it already has under it, so a job handed over ahead (submit_ahead)
+ * or before a crash is collected, never verified again. */
+static void job_key(const search *s, int n, const char *which, char *key, size_t len)
+{
+    snprintf(key, len, "search:%.120s:%s:%d:%s", s->ws.dir, s->run.id, n, which);
+}
+
 /* which: "verdict" (against the parent), "confirm" (again, fresh worker),
  * "record" (against the task's baseline), "rerecord" (that again, fresh
  * worker). Each has its own job id and idempotency key, so a resumed run
@@ -80,7 +88,7 @@ static kiln_verdict *judge(search *s, kiln_cand *c, const char *which, const cha
      * reaching the database, the resumed run sends the same key and kilnd
      * hands back the same job: nothing is verified twice. */
     char key[320];
-    snprintf(key, sizeof key, "search:%.120s:%s:%d:%s", s->ws.dir, s->run.id, c->n, which);
+    job_key(s, c->n, which, key, sizeof key);
     kiln_verdict *v = judge_job(s, src, base, key, sizeof key, &a, err);
     free(src);
     if (!v) {
@@ -143,10 +151,8 @@ static int move_to(kiln_cand *c, kiln_cand_state to, kiln_error *err)
  * beside every claimed speedup. */
 static void geomean_of(const kiln_verdict *v, double *lo, double *hi)
 {
-    kiln_interval g;
-    kiln_geomean_interval(v, &g);
-    *lo = g.lo;
-    *hi = isfinite(g.hi) ? g.hi : 0;
+    double point;
+    kiln_pool_geomean(v, &point, lo, hi);   /* on one verdict: its own interval */
 }
 
 static int verify_step(search *s, kiln_cand *c, const char *parent_src, kiln_error *err)
@@ -307,11 +313,8 @@ static int record_step(search *s, kiln_cand *c, kiln_error *err)
  * on its verdict against the parent (keep_rule.c). */
 static int screen(search *s, kiln_cand *c, kiln_error *err)
 {
-    char *text = kiln_db_cand_get_verdict(s->db, s->run.id, c->n, "verdict");
-    kiln_verdict *v = malloc(sizeof *v);
-    kiln_error e;
-    int ok = v && text && kiln_verdict_parse(text, v, &e) == 0;
-    free(text);
+    kiln_verdict *v = stored_verdict(s, c, "verdict");
+    int ok = v != NULL;
     char why[700];
     if (ok && kiln_keep_rule(v, &s->keep, why, sizeof why)) {
         snprintf(c->why, sizeof c->why, "%.399s", why);   /* a contender, until the re-time */
@@ -726,7 +729,7 @@ static void submit_ahead(search *s, kiln_cand *c, int n, const char *parent_src)
         if (!src)
             continue;
         char key[320];
-        snprintf(key, sizeof key, "search:%.120s:%s:%d:verdict", s->ws.dir, s->run.id, c[i].n);
+        job_key(s, c[i].n, "verdict", key, sizeof key);
         accept_ctx a = {s, &c[i], c[i].job};
         s->judge.key = key;
         kiln_judge_submit(&s->judge, src, parent_src, c[i].job, on_accepted, &a, &e);

@@ -55,13 +55,7 @@ double kiln_verdict_noise(const kiln_verdict *v)
         const kiln_shape_result *r = &v->results[i];
         if (!r->timed)
             continue;
-        double r2 = 0;
-        for (int k = 0; k < 2; k++) {
-            const kiln_time_stats *st = k ? &r->base : &r->cand;
-            double h = st->median_ns > 0 ? kiln_time_half_spread(st) : 1;
-            r2 += h * h;
-        }
-        rel[n++] = sqrt(r2);
+        rel[n++] = kiln_shape_noise(r);
     }
     for (int i = 1; i < n; i++)   /* insertion sort: n is small */
         for (int k = i; k > 0 && rel[k] < rel[k - 1]; k--) {
