@@ -49,10 +49,7 @@ static int worth_it(const search *s, int it, double started)
         return 1;
     double into = kiln_wall_now() - started;
     double rest = s->slowest_iteration_s > into ? s->slowest_iteration_s - into : 0;
-    double next = 1.5 * s->slowest_iteration_s;
-    if (r->iterations_done > 0 && r->seconds_used / r->iterations_done > next)
-        next = r->seconds_used / r->iterations_done;
-    return r->seconds_used + rest + next <= r->budget_seconds;
+    return r->seconds_used + rest + kiln_search_next_iteration_s(s) <= r->budget_seconds;
 }
 
 /* The thread, with every signal blocked in it (it inherits the mask). */

@@ -460,19 +460,33 @@ static int duplicate_step(search *s, kiln_cand *c, const kiln_seen_source *k, in
     return kiln_db_cand_upsert(s->db, c, err);
 }
 
+/* What the run verified before of c's source: c's parent's number, its
+ * normalised source (NULL when it has none; the caller frees it) and the
+ * verified source it repeats (NULL: none). -1 on a database error. */
+static int lookup_seen(search *s, const kiln_cand *c, int *parent_n, char **norm,
+                       const kiln_seen_source **k, kiln_error *err)
+{
+    *norm = NULL;
+    *k = NULL;
+    if (seen_load(s, err) < 0 || parent_number(s, c, parent_n, err) < 0)
+        return -1;
+    *norm = normalised_source(s, c->n);
+    if (*norm)
+        *k = seen_find(s, *norm, *parent_n);
+    return 0;
+}
+
 /* 1 when c repeats a verified source (and is decided), 0 when it is new. */
 static int duplicate_check(search *s, kiln_cand *c, kiln_error *err)
 {
     int parent_n;
-    if (seen_load(s, err) < 0 || parent_number(s, c, &parent_n, err) < 0)
+    char *norm;
+    const kiln_seen_source *k;
+    if (lookup_seen(s, c, &parent_n, &norm, &k, err) < 0)
         return -1;
-    char *norm = normalised_source(s, c->n);
-    if (!norm)
-        return 0;   /* verify_step reports a missing source */
-    const kiln_seen_source *k = seen_find(s, norm, parent_n);
     free(norm);
     if (!k)
-        return 0;
+        return 0;   /* fresh, or no source: verify_step reports a missing one */
     return duplicate_step(s, c, k, parent_n, err) < 0 ? -1 : 1;
 }
 
@@ -697,11 +711,12 @@ static int verify_new(search *s, kiln_cand *c, const char *parent_src, kiln_erro
 static int needs_verifying(search *s, kiln_cand *c, int i, kiln_error *err)
 {
     int parent_n;
-    if (c[i].state != KILN_CAND_PROPOSED || c[i].job[0] || seen_load(s, err) < 0 ||
-        parent_number(s, &c[i], &parent_n, err) < 0)
+    char *norm;
+    const kiln_seen_source *k;
+    if (c[i].state != KILN_CAND_PROPOSED || c[i].job[0] ||
+        lookup_seen(s, &c[i], &parent_n, &norm, &k, err) < 0)
         return 0;
-    char *norm = normalised_source(s, c[i].n);
-    int fresh = norm && !seen_find(s, norm, parent_n);
+    int fresh = norm && !k;
     for (int k = 0; k < i && fresh; k++) {
         char *other = normalised_source(s, c[k].n);
         fresh = !(other && strcmp(other, norm) == 0);
@@ -1033,12 +1048,8 @@ static const char *budget_left(search *s)
     if (r->budget_seconds > 0 && r->seconds_used >= r->budget_seconds)
         return "time budget reached";
     /* A budget is a deadline: no iteration starts that would not finish
-     * inside it, judging by the slowest so far (the start kernel's
-     * verification at first) with half again to spare, or the average of
-     * earlier sessions of a resumed run. */
-    double next = 1.5 * s->slowest_iteration_s;
-    if (r->iterations_done > 0 && r->seconds_used / r->iterations_done > next)
-        next = r->seconds_used / r->iterations_done;
+     * inside it (kiln_search_next_iteration_s). */
+    double next = kiln_search_next_iteration_s(s);
     if (r->budget_seconds > 0 && next > 0 && r->seconds_used + next > r->budget_seconds)
         return "time budget reached (the next iteration would not finish inside it)";
     if (r->budget_tokens > 0 && r->tokens_used >= r->budget_tokens)

@@ -75,3 +75,15 @@ void kiln_cand_from_verdict(kiln_cand *c, const kiln_verdict *v)
     snprintf(c->reason, sizeof c->reason, "%s", v->reason);
     c->speedup = v->geomean_speedup;
 }
+
+/* What the next iteration will take, as the budget judges it: the slowest
+ * so far (the start kernel's verification at first) with half again to
+ * spare, or the average of earlier sessions of a resumed run. */
+double kiln_search_next_iteration_s(const search *s)
+{
+    const kiln_run *r = &s->run;
+    double next = 1.5 * s->slowest_iteration_s;
+    if (r->iterations_done > 0 && r->seconds_used / r->iterations_done > next)
+        next = r->seconds_used / r->iterations_done;
+    return next;
+}

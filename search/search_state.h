@@ -77,6 +77,9 @@ int kiln_propose(search *s, int it, int first_n, const char *parent_source,
  * proposals stored: the best (the run branch's head), or with --parents
  * archive a seeded draw from the archive. */
 int kiln_search_draw_parent(search *s, int it, char parent[41], kiln_error *err);
+/* Seconds the next iteration is expected to take, by the time budget's
+ * rule (search_loop.c's budget_left and prefetch.c's worth_it). */
+double kiln_search_next_iteration_s(const search *s);
 
 void kiln_search_catch_interrupts(void);
 int kiln_search_should_stop(void);
