@@ -94,8 +94,9 @@ __device__ __forceinline__ void store_y(vec_t *p, const vec_t &v)
  * returned to each of them in the same bits. A block holds one row and
  * reduces at most once in each SLOT, so the slots' shared arrays are never
  * reused. A barrier after the read is not needed for them, yet on the H200
- * (bf16, 16384x4096) this kernel took 93 us with it and 99 us without,
- * so it stays. */
+ * (bf16, 16384x4096) this kernel took 93 us with it and 99 us without in
+ * two separate sweeps (docs/BENCHMARKS.md), so it stays until one run
+ * compares both. */
 template <bool MAX, int SLOT>
 __device__ __forceinline__ float row_reduce(float v)
 {
