@@ -4,20 +4,32 @@
  *              multiple take the scalar path
  *   BLOCK      threads per block
  *   WARP_ROWS  0: a block per row; 1: a warp per row
- *   KEEP       vectors per thread held in registers across the three
- *              passes (maximum, sum, output); 0 or a wider row: read again
+ *   KEEP       vectors per thread held in registers (as their
+ *              exponentials, once known) from the load to the output; 0 or
+ *              a wider row: read three times (maximum, sum, output)
  *   UNROLL     unrolling of the loops that read again
  *   STREAM     1: x and y with streaming (evict-first) loads and stores
  *   ONEPASS    1 (kept rows): one reduction instead of two; each thread
- *              takes its own maximum m_t and sum of exp(x - m_t), keeps
- *              those exponentials, and the pairs (m, s) are merged over
- *              the row (s1 e^(m1-m) + s2 e^(m2-m)), so a row waits on one
- *              tree of shuffles and barriers and computes one expf per
- *              element instead of two
- *   FASTEXP    1: e^(x-m) as exp2f(x log2 e - m log2 e), one fused
- *              multiply-add and the hardware's 2^x, instead of expf
- * Every setting is correct at every shape: max and sum in fp32, expf of
- * x - max, one rounding per output. */
+ *              takes its own maximum m_t and sum of exp(x - m_t), and the
+ *              pairs (m, s) are merged over the row (s1 e^(m1-m) +
+ *              s2 e^(m2-m)), so a row waits on one tree of shuffles and
+ *              barriers; 0: the row's maximum, then its sum
+ *   FASTEXP    how e^(x-m) is taken: 0 expf; 1 exp2f((x - m) log2 e), the
+ *              hardware's 2^x; 2 the same without exp2f's care for results
+ *              below 2^-126 (flushed to 0: softmax outputs that small are
+ *              0 to every dtype's tolerance). x - m is formed first, so a
+ *              large x and m lose nothing to rounding m log2 e (the fused
+ *              form exp2f(x log2 e - m log2 e) failed f32 at 1e4-scaled
+ *              rows)
+ *   ALLMERGE   1 (ONEPASS): every thread merges the warps' (m, s) pairs
+ *              after one barrier; 0: warp 0 merges them and a second
+ *              barrier hands the result out (cheaper at large BLOCK)
+ *   ROWLOOP    rows a block (a warp, WARP_ROWS) takes one after another;
+ *              on kept rows the next row's loads are issued before this
+ *              row's reductions, so memory stays busy while the block
+ *              waits on its barriers
+ * Every setting is correct at every shape: max and sum in fp32, the
+ * exponential of x - max, one rounding per output. */
 #include "kiln_cuda.h"
 
 #define VEC 8 //@kiln tune 1 2 4 8
@@ -26,8 +38,10 @@
 #define KEEP 4 //@kiln tune 0 1 2 4 8
 #define UNROLL 1 //@kiln tune 1 2 4
 #define STREAM 0 //@kiln tune 0 1
-#define ONEPASS 1 //@kiln tune 0 1
-#define FASTEXP 0 //@kiln tune 0 1
+#define ONEPASS 0 //@kiln tune 0 1
+#define FASTEXP 2 //@kiln tune 0 1 2
+#define ALLMERGE 0 //@kiln tune 0 1
+#define ROWLOOP 1 //@kiln tune 1 2 4
 
 #define ROW_THREADS (WARP_ROWS ? 32 : BLOCK)
 #define ROWS_PER_BLOCK (BLOCK / ROW_THREADS)
@@ -94,18 +108,23 @@ __device__ __forceinline__ void store_y(vec_t *p, const vec_t &v)
 /* e^(x - m), at the accuracy FASTEXP picks. */
 __device__ __forceinline__ float exp_rel(float x, float m)
 {
-    if (FASTEXP) {
-        const float l2e = 1.4426950408889634f;
-        return exp2f(fmaf(x, l2e, -m * l2e));
+    if (FASTEXP == 2) {
+        float r;
+        asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"((x - m) * 1.4426950408889634f));
+        return r;
     }
+    if (FASTEXP)
+        return exp2f((x - m) * 1.4426950408889634f);
     return expf(x - m);
 }
 
 /* v reduced over a row's threads (the sum, or with MAX the maximum),
- * returned to each of them in the same bits. A block holds one row and
- * reduces at most once in each SLOT, so the slots' shared arrays are never
- * reused and no barrier is needed after the read (each one a row waits on
- * costs time in a kernel bound by a row's latency). */
+ * returned to each of them in the same bits. Each SLOT has its own shared
+ * array. A row reduces at most once in a slot, and consecutive rows of a
+ * block (ROWLOOP) take alternate slots (P below), so a slot is written
+ * again only after a later barrier that every thread reaches after its
+ * read: no barrier is needed after the read (each one a row waits on costs
+ * time in a kernel bound by a row's latency). */
 template <bool MAX, int SLOT>
 __device__ __forceinline__ float row_reduce(float v)
 {
@@ -166,20 +185,26 @@ __device__ __forceinline__ void ms_merge(float &m, float &s, float m2, float s2)
     m = mm;
 }
 
-/* The pair merged over a row's threads (as row_reduce); every thread gets
- * the row's (m, s) in the same bits. */
-__device__ __forceinline__ void row_reduce_ms(float &m, float &s)
+__device__ __forceinline__ void warp_reduce_ms(float &m, float &s, int width)
 {
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) {
+        if (o >= width)
+            continue;   /* lanes past width hold nothing */
         const float m2 = __shfl_xor_sync(0xffffffffu, m, o);
         const float s2 = __shfl_xor_sync(0xffffffffu, s, o);
         ms_merge(m, s, m2, s2);
     }
+}
+
+/* The pair merged over a row's threads (as row_reduce, slot P); every
+ * thread gets the row's (m, s) in the same bits. */
+template <int P>
+__device__ __forceinline__ void row_reduce_ms(float &m, float &s)
+{
+    warp_reduce_ms(m, s, 32);
     if (ROW_THREADS == 32)
         return;
-    /* The warps' pairs merged by warp 0 alone (the merge costs two expf:
-     * every thread merging every warp's pair cost more than the row). */
     __shared__ float pm[BLOCK / 32], ps[BLOCK / 32];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     if (lane == 0) {
@@ -187,48 +212,67 @@ __device__ __forceinline__ void row_reduce_ms(float &m, float &s)
         ps[warp] = s;
     }
     __syncthreads();
+    if (ALLMERGE) {
+        /* every thread, the warps' pairs in one order: the same bits */
+        m = pm[0];
+        s = ps[0];
+#pragma unroll
+        for (int k = 1; k < BLOCK / 32; k++)
+            ms_merge(m, s, pm[k], ps[k]);
+        return;
+    }
+    /* warp 0 alone (each merge costs two expf: every thread merging every
+     * warp's pair cost more than the row at BLOCK 1024), then a second
+     * barrier; its result goes in a slot of its own */
+    __shared__ float rm, rs;
     if (warp == 0) {
         m = lane < BLOCK / 32 ? pm[lane] : __int_as_float(0xff800000);
         s = lane < BLOCK / 32 ? ps[lane] : 0.0f;
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) {
-            if (o >= BLOCK / 32)
-                continue;   /* lanes past the warps' count hold nothing */
-            const float m2 = __shfl_xor_sync(0xffffffffu, m, o);
-            const float s2 = __shfl_xor_sync(0xffffffffu, s, o);
-            ms_merge(m, s, m2, s2);
-        }
+        warp_reduce_ms(m, s, BLOCK / 32);
         if (lane == 0) {
-            pm[0] = m;
-            ps[0] = s;
+            rm = m;
+            rs = s;
         }
     }
     __syncthreads();
-    m = pm[0];   /* read once: no barrier after it (see row_reduce) */
-    s = ps[0];
+    m = rm;   /* read once: no barrier after it (see row_reduce) */
+    s = rs;
 }
 
-/* ONEPASS on a kept row: one reduction, one expf per element. */
-__device__ __forceinline__ void row_vec_onepass(const vec_t *xv, vec_t *yv, int nv, int t)
+/* A kept row's vectors, loaded: thread t holds vectors t, t + ROW_THREADS, ... */
+__device__ __forceinline__ void load_kept(vec_t (&a)[KEEP > 0 ? KEEP : 1], const vec_t *xv, int nv,
+                                          int t)
 {
-    constexpr int K = KEEP > 0 ? KEEP : 1;
-    float e[K][VEC];
+#pragma unroll
+    for (int k = 0; k < (KEEP > 0 ? KEEP : 1); k++)
+        if (t + k * ROW_THREADS < nv)
+            a[k] = load_x(xv + t + k * ROW_THREADS);
+}
+
+/* A kept row already loaded, as floats with their maximum. */
+__device__ __forceinline__ float kept_floats(float (&e)[KEEP > 0 ? KEEP : 1][VEC],
+                                             const vec_t (&a)[KEEP > 0 ? KEEP : 1], int nv, int t)
+{
     float m = __int_as_float(0xff800000);
 #pragma unroll
-    for (int k = 0; k < K; k++) {
-        const int i = t + k * ROW_THREADS;
-        if (i < nv) {
-            const vec_t a = load_x(xv + i);
+    for (int k = 0; k < (KEEP > 0 ? KEEP : 1); k++)
+        if (t + k * ROW_THREADS < nv) {
 #pragma unroll
             for (int j = 0; j < VEC; j++) {
-                e[k][j] = kiln_to_float(a.v[j]);
+                e[k][j] = kiln_to_float(a[k].v[j]);
                 m = fmaxf(m, e[k][j]);
             }
         }
-    }
+    return m;
+}
+
+/* e replaced by e^(e - m) in place; their sum. */
+__device__ __forceinline__ float kept_exps(float (&e)[KEEP > 0 ? KEEP : 1][VEC], float m, int nv,
+                                           int t)
+{
     float s = 0.0f;
 #pragma unroll
-    for (int k = 0; k < K; k++)
+    for (int k = 0; k < (KEEP > 0 ? KEEP : 1); k++)
         if (t + k * ROW_THREADS < nv) {
 #pragma unroll
             for (int j = 0; j < VEC; j++) {
@@ -236,11 +280,14 @@ __device__ __forceinline__ void row_vec_onepass(const vec_t *xv, vec_t *yv, int 
                 s += e[k][j];
             }
         }
-    const float mine = m;
-    row_reduce_ms(m, s);
-    const float scale = (mine == __int_as_float(0xff800000) ? 0.0f : expf(mine - m)) / s;
+    return s;
+}
+
+__device__ __forceinline__ void kept_store(const float (&e)[KEEP > 0 ? KEEP : 1][VEC], float scale,
+                                           vec_t *yv, int nv, int t)
+{
 #pragma unroll
-    for (int k = 0; k < K; k++) {
+    for (int k = 0; k < (KEEP > 0 ? KEEP : 1); k++) {
         const int i = t + k * ROW_THREADS;
         if (i < nv) {
             vec_t o;
@@ -252,93 +299,130 @@ __device__ __forceinline__ void row_vec_onepass(const vec_t *xv, vec_t *yv, int 
     }
 }
 
-/* A row of nv whole vectors (cols % VEC == 0, so its start is aligned). */
-__device__ __forceinline__ void row_vec(const vec_t *xv, vec_t *yv, int nv, int t)
+/* A kept row already loaded; its exponentials stay in registers for the
+ * output. ONEPASS: one reduction of (max, sum) pairs; otherwise the row's
+ * maximum, then the sum of e^(x - max). One exponential per element
+ * either way. */
+template <int P>
+__device__ __forceinline__ void row_kept(const vec_t (&a)[KEEP > 0 ? KEEP : 1], vec_t *yv, int nv,
+                                         int t)
 {
-    if (ONEPASS && KEEP > 0 && nv <= KEEP * ROW_THREADS) {
-        row_vec_onepass(xv, yv, nv, t);
-        return;
-    }
-    constexpr int K = KEEP > 0 ? KEEP : 1;
-    vec_t keep[K];
-    const bool kept = KEEP > 0 && nv <= KEEP * ROW_THREADS;
-    float m = __int_as_float(0xff800000);
-    if (kept) {
-#pragma unroll
-        for (int k = 0; k < K; k++) {
-            int i = t + k * ROW_THREADS;
-            if (i < nv) {
-                keep[k] = load_x(xv + i);
-                m = vec_max(keep[k], m);
-            }
-        }
+    float e[KEEP > 0 ? KEEP : 1][VEC];
+    float m = kept_floats(e, a, nv, t);
+    if (ONEPASS) {
+        float s = kept_exps(e, m, nv, t);
+        const float mine = m;
+        row_reduce_ms<P>(m, s);
+        kept_store(e, (mine == __int_as_float(0xff800000) ? 0.0f : expf(mine - m)) / s, yv, nv, t);
     } else {
-#pragma unroll kUnroll
-        for (int i = t; i < nv; i += ROW_THREADS)
-            m = vec_max(load_x(xv + i), m);
-    }
-    m = row_reduce<true, 0>(m);
-    float s = 0.0f;
-    if (kept) {
-#pragma unroll
-        for (int k = 0; k < K; k++)
-            if (t + k * ROW_THREADS < nv)
-                s += vec_expsum(keep[k], m);
-    } else {
-#pragma unroll kUnroll
-        for (int i = t; i < nv; i += ROW_THREADS)
-            s += vec_expsum(load_x(xv + i), m);
-    }
-    const float inv = 1.0f / row_reduce<false, 1>(s);
-    if (kept) {
-#pragma unroll
-        for (int k = 0; k < K; k++) {
-            int i = t + k * ROW_THREADS;
-            if (i < nv)
-                store_y(yv + i, vec_out(keep[k], m, inv));
-        }
-    } else {
-#pragma unroll kUnroll
-        for (int i = t; i < nv; i += ROW_THREADS)
-            store_y(yv + i, vec_out(load_x(xv + i), m, inv));
+        m = row_reduce<true, 2 * P>(m);
+        const float s = kept_exps(e, m, nv, t);
+        kept_store(e, 1.0f / row_reduce<false, 2 * P + 1>(s), yv, nv, t);
     }
 }
 
+/* A row of nv whole vectors (cols % VEC == 0, so its start is aligned),
+ * too wide to keep: read three times (maximum, sum, output). */
+template <int P>
+__device__ __forceinline__ void row_vec(const vec_t *xv, vec_t *yv, int nv, int t)
+{
+    float m = __int_as_float(0xff800000);
+#pragma unroll kUnroll
+    for (int i = t; i < nv; i += ROW_THREADS)
+        m = vec_max(load_x(xv + i), m);
+    m = row_reduce<true, 2 * P>(m);
+    float s = 0.0f;
+#pragma unroll kUnroll
+    for (int i = t; i < nv; i += ROW_THREADS)
+        s += vec_expsum(load_x(xv + i), m);
+    const float inv = 1.0f / row_reduce<false, 2 * P + 1>(s);
+#pragma unroll kUnroll
+    for (int i = t; i < nv; i += ROW_THREADS)
+        store_y(yv + i, vec_out(load_x(xv + i), m, inv));
+}
+
 /* Any width: one element at a time. */
+template <int P>
 __device__ __forceinline__ void row_scalar(const kiln_t *xr, kiln_t *yr, int t, int cols)
 {
     float m = __int_as_float(0xff800000);
     for (int c = t; c < cols; c += ROW_THREADS)
         m = fmaxf(m, kiln_to_float(xr[c]));
-    m = row_reduce<true, 0>(m);
+    m = row_reduce<true, 2 * P>(m);
     float s = 0.0f;
 #pragma unroll kUnroll
     for (int c = t; c < cols; c += ROW_THREADS)
         s += expf(kiln_to_float(xr[c]) - m);
-    const float inv = 1.0f / row_reduce<false, 1>(s);
+    const float inv = 1.0f / row_reduce<false, 2 * P + 1>(s);
 #pragma unroll kUnroll
     for (int c = t; c < cols; c += ROW_THREADS)
         yr[c] = kiln_from_float(expf(kiln_to_float(xr[c]) - m) * inv);
+}
+
+/* Kept rows, ROWLOOP of them: row j + 1's loads are issued before row
+ * j's reductions wait, and land while it computes. */
+__device__ __forceinline__ void rows_kept(const kiln_t *x, kiln_t *y, long long first, int rows,
+                                             int cols, int t)
+{
+    constexpr int K = KEEP > 0 ? KEEP : 1;
+    const int nv = cols / VEC;
+    vec_t cur[K], next[K];
+    load_kept(cur, reinterpret_cast<const vec_t *>(x + first * cols), nv, t);
+#pragma unroll
+    for (int j = 0; j < ROWLOOP; j++) {
+        const long long row = first + (long long)j * ROWS_PER_BLOCK;
+        if (row >= rows)
+            return;   /* the same for the whole row: no barrier is left waiting */
+        const long long nrow = row + ROWS_PER_BLOCK;
+        if (j + 1 < ROWLOOP && nrow < rows)
+            load_kept(next, reinterpret_cast<const vec_t *>(x + nrow * cols), nv, t);
+        vec_t *yv = reinterpret_cast<vec_t *>(y + row * cols);
+        if (j & 1)
+            row_kept<1>(cur, yv, nv, t);
+        else
+            row_kept<0>(cur, yv, nv, t);
+#pragma unroll
+        for (int k = 0; k < K; k++)
+            cur[k] = next[k];
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
 softmax_tuned(const kiln_t *x, kiln_t *y, int rows, int cols)
 {
     const int t = threadIdx.x % ROW_THREADS;
-    const long long row = (long long)blockIdx.x * ROWS_PER_BLOCK + threadIdx.x / ROW_THREADS;
-    if (row >= rows)
-        return;   /* a whole warp (WARP_ROWS) or the whole block: no barrier is left waiting */
-    const kiln_t *xr = x + row * cols;
-    kiln_t *yr = y + row * cols;
-    if (VEC > 1 && cols % VEC == 0)
-        row_vec(reinterpret_cast<const vec_t *>(xr), reinterpret_cast<vec_t *>(yr), cols / VEC, t);
-    else
-        row_scalar(xr, yr, t, cols);
+    /* this thread's rows: first, first + ROWS_PER_BLOCK, ... (ROWLOOP) */
+    const long long first = (long long)blockIdx.x * ROWS_PER_BLOCK * ROWLOOP +
+                            threadIdx.x / ROW_THREADS;
+    if (first >= rows)
+        return;   /* a whole warp (WARP_ROWS) or the whole block */
+    const bool vec = VEC > 1 && cols % VEC == 0;
+    if (vec && KEEP > 0 && cols / VEC <= KEEP * ROW_THREADS) {
+        rows_kept(x, y, first, rows, cols, t);
+        return;
+    }
+#pragma unroll 1
+    for (int j = 0; j < ROWLOOP; j++) {
+        const long long row = first + (long long)j * ROWS_PER_BLOCK;
+        if (row >= rows)
+            return;
+        const kiln_t *xr = x + row * cols;
+        kiln_t *yr = y + row * cols;
+        const int p = j & 1;
+        if (vec && p)
+            row_vec<1>(reinterpret_cast<const vec_t *>(xr), reinterpret_cast<vec_t *>(yr), cols / VEC, t);
+        else if (vec)
+            row_vec<0>(reinterpret_cast<const vec_t *>(xr), reinterpret_cast<vec_t *>(yr), cols / VEC, t);
+        else if (p)
+            row_scalar<1>(xr, yr, t, cols);
+        else
+            row_scalar<0>(xr, yr, t, cols);
+    }
 }
 
 /*@kiln launch
 {"launches": [{"kernel": "softmax_tuned",
-               "grid": ["WARP_ROWS ? (rows + BLOCK / 32 - 1) / (BLOCK / 32) : rows"],
+               "grid": ["cdiv(rows, (WARP_ROWS ? BLOCK / 32 : 1) * ROWLOOP)"],
                "block": ["BLOCK"], "smem": 0, "args": ["x", "y", "rows", "cols"]}],
  "scratch": []}
 @*/
