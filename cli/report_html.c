@@ -592,6 +592,15 @@ static void shares_section(FILE *o, const kiln_rv_run *r)
     share_row(o, "kiln", "kiln itself: prompts, parsing, the database, git, the archive, lessons",
               sh.kiln, sh.kiln * sh.seconds);
     fputs("</table>\n", o);
+    if (sh.lanes_busy >= 0)
+        fprintf(o, "<p>the verifiers&#39; %s lanes were busy <span data-share=\"lanes-busy\">"
+                   "%.1f%%</span> of the time (%.0f of %.0f lane-seconds, any client&#39;s jobs)"
+                   "</p>\n", r->run.backend, 100 * sh.lanes_busy, r->run.lane_busy_s, r->run.lane_s);
+    if (r->run.prefetch_asked > 0)
+        fprintf(o, "<p>pipelined: <span data-share=\"asked-ahead\">%d</span> batch%s of drafts "
+                   "asked for while the iteration before was verified, %d answer%s not used</p>\n",
+                r->run.prefetch_asked, r->run.prefetch_asked == 1 ? "" : "es",
+                r->run.prefetch_dropped, r->run.prefetch_dropped == 1 ? "" : "s");
 }
 
 /* ---- the page --------------------------------------------------------------------- */

@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 
 #include "protocol.h"
@@ -46,6 +47,9 @@ typedef struct kilnd_lane {
     int busy;
     int load;                   /* jobs assigned to it, running or waiting (kilnd.mu) */
     char job[32];
+    double busy_s;              /* seconds it was held by finished jobs, since kilnd
+                                   started (status's "busy_s" adds the running one) */
+    uint64_t busy_since;        /* kiln_mono_ns() it was taken, while busy */
     pthread_mutex_t mu;
     pthread_cond_t cv;
 } kilnd_lane;

@@ -29,6 +29,7 @@ static void lane_acquire(void *ctx)
     while (u->lane->busy)
         pthread_cond_wait(&u->lane->cv, &u->lane->mu);
     u->lane->busy = 1;
+    u->lane->busy_since = kiln_mono_ns();
     snprintf(u->lane->job, sizeof u->lane->job, "%s", u->job);
     pthread_mutex_unlock(&u->lane->mu);
 }
@@ -38,6 +39,7 @@ static void lane_release(void *ctx)
     lane_use *u = ctx;
     pthread_mutex_lock(&u->lane->mu);
     u->lane->busy = 0;
+    u->lane->busy_s += (double)(kiln_mono_ns() - u->lane->busy_since) / 1e9;
     u->lane->job[0] = '\0';
     pthread_cond_signal(&u->lane->cv);
     pthread_mutex_unlock(&u->lane->mu);
@@ -544,6 +546,12 @@ char *kilnd_status_json(kilnd *d, const char *client_id)
         pthread_mutex_lock(&d->lanes[i].mu);
         cJSON_AddStringToObject(l, "name", d->lanes[i].name);
         cJSON_AddStringToObject(l, "job", d->lanes[i].busy ? d->lanes[i].job : "");
+        /* how long the lane has worked: a client takes two of these and
+         * divides by the time between (search/lane_busy.h) */
+        double busy = d->lanes[i].busy_s;
+        if (d->lanes[i].busy)
+            busy += (double)(kiln_mono_ns() - d->lanes[i].busy_since) / 1e9;
+        cJSON_AddNumberToObject(l, "busy_s", busy);
         pthread_mutex_unlock(&d->lanes[i].mu);
         pthread_mutex_lock(&d->mu);   /* jobs assigned to the lane, running or waiting for it */
         cJSON_AddNumberToObject(l, "load", d->lanes[i].load);

@@ -89,6 +89,7 @@ void kiln_prefetch_start(search *s, int it, double started)
     }
     s->prefetch = f;
     s->prefetch_asked++;
+    s->run.prefetch_asked++;   /* over all sessions, in the run row */
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "iteration", it);
     cJSON_AddNumberToObject(o, "during_iteration", it - 1);
@@ -142,6 +143,7 @@ int kiln_prefetch_collect(search *s, int it, int first, kiln_error *err)
     if (interrupted) {
         kiln_model_drop(s, &f->b);
         s->prefetch_dropped += f->b.n;
+        s->run.prefetch_dropped += f->b.n;
         rc = 1;
     } else if (f->rc < 0) {
         *err = f->err;
@@ -162,6 +164,7 @@ void kiln_prefetch_cancel(search *s)
     if (f->rc == 0) {
         kiln_model_drop(s, &f->b);
         s->prefetch_dropped += f->b.n;
+        s->run.prefetch_dropped += f->b.n;
     }
     release(f);
 }

@@ -149,6 +149,10 @@ static int add_v3_columns(sqlite3 *db, kiln_error *err)
         add_column(db, "runs", "parents", "TEXT", err) < 0 ||          /* version 5 */
         add_column(db, "runs", "model_wait_s", "REAL", err) < 0 ||     /* version 6 */
         add_column(db, "runs", "verify_wait_s", "REAL", err) < 0 ||
+        add_column(db, "runs", "lane_busy_s", "REAL", err) < 0 ||      /* version 7 */
+        add_column(db, "runs", "lane_s", "REAL", err) < 0 ||
+        add_column(db, "runs", "prefetch_asked", "INTEGER", err) < 0 ||
+        add_column(db, "runs", "prefetch_dropped", "INTEGER", err) < 0 ||
         exec(db, schema_v5, err) < 0)
         return -1;
     for (size_t i = 0; i < sizeof v3_cand_reals / sizeof *v3_cand_reals; i++)
@@ -250,6 +254,10 @@ static int run_write(sqlite3 *db, const kiln_run *r, const char *sql, kiln_error
     bind_text(st, 27, r->parents);
     sqlite3_bind_double(st, 28, r->model_wait_s);
     sqlite3_bind_double(st, 29, r->verify_wait_s);
+    sqlite3_bind_double(st, 30, r->lane_busy_s);
+    sqlite3_bind_double(st, 31, r->lane_s);
+    sqlite3_bind_int(st, 32, r->prefetch_asked);
+    sqlite3_bind_int(st, 33, r->prefetch_dropped);
     int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_fail(db, err, "writing the run");
     sqlite3_finalize(st);
     return rc;
@@ -262,9 +270,10 @@ int kiln_db_run_insert(sqlite3 *db, const kiln_run *r, kiln_error *err)
                      " start_commit, head_commit, status, iterations_done, budget_iterations, drafts,"
                      " budget_seconds, seconds_used, budget_tokens, tokens_used, best_speedup,"
                      " started_at, updated_at, base_url, from_path, keep_margin, max_regression,"
-                     " objective, parents, model_wait_s, verify_wait_s) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,"
+                     " objective, parents, model_wait_s, verify_wait_s, lane_busy_s, lane_s,"
+                     " prefetch_asked, prefetch_dropped) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,"
                      "?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?21,?22,?23,?24,?25,?26,"
-                     "?27,?28,?29)",
+                     "?27,?28,?29,?30,?31,?32,?33)",
                      err);
 }
 
@@ -276,7 +285,9 @@ int kiln_db_run_update(sqlite3 *db, const kiln_run *r, kiln_error *err)
                      " iterations_done=?13, budget_iterations=?14, drafts=?15, budget_seconds=?16,"
                      " seconds_used=?17, budget_tokens=?18, tokens_used=?19, best_speedup=?20,"
                      " updated_at=?21, base_url=?22, from_path=?23, keep_margin=?24, max_regression=?25,"
-                     " objective=?26, parents=?27, model_wait_s=?28, verify_wait_s=?29 WHERE id=?1",
+                     " objective=?26, parents=?27, model_wait_s=?28, verify_wait_s=?29,"
+                     " lane_busy_s=?30, lane_s=?31, prefetch_asked=?32, prefetch_dropped=?33"
+                     " WHERE id=?1",
                      err);
 }
 
@@ -301,12 +312,14 @@ int kiln_db_run_get(sqlite3 *db, const char *id, kiln_run *r, kiln_error *err)
     int v3 = has_column(db, "runs", "objective") == 1;
     int v5 = has_column(db, "runs", "parents") == 1;
     int v6 = has_column(db, "runs", "verify_wait_s") == 1;
+    int v7 = has_column(db, "runs", "prefetch_dropped") == 1;
     snprintf(sql, sizeof sql, "SELECT id, task, backend, dtype, grp, agent, model, seed, branch,"
              " start_commit, head_commit, status, iterations_done, budget_iterations,"
              " drafts, budget_seconds, seconds_used, budget_tokens, tokens_used,"
-             " best_speedup, base_url, from_path, %s, %s, %s FROM runs WHERE id=?1",
+             " best_speedup, base_url, from_path, %s, %s, %s, %s FROM runs WHERE id=?1",
              v3 ? "keep_margin, max_regression, objective" : "NULL, NULL, NULL",
-             v5 ? "parents" : "NULL", v6 ? "model_wait_s, verify_wait_s" : "NULL, NULL");
+             v5 ? "parents" : "NULL", v6 ? "model_wait_s, verify_wait_s" : "NULL, NULL",
+             v7 ? "lane_busy_s, lane_s, prefetch_asked, prefetch_dropped" : "NULL, NULL, NULL, NULL");
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
         return db_fail(db, err, "reading the run");
     bind_text(st, 1, id);
@@ -341,6 +354,10 @@ int kiln_db_run_get(sqlite3 *db, const char *id, kiln_run *r, kiln_error *err)
         col_text(st, 25, r->parents, sizeof r->parents);
         r->model_wait_s = real_or(st, 26, 0);
         r->verify_wait_s = real_or(st, 27, 0);
+        r->lane_busy_s = real_or(st, 28, 0);
+        r->lane_s = real_or(st, 29, 0);
+        r->prefetch_asked = (int)real_or(st, 30, 0);
+        r->prefetch_dropped = (int)real_or(st, 31, 0);
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)

@@ -14,13 +14,16 @@
 #include "cand_state.h"
 #include "kiln_error.h"
 
-#define KILN_DB_SCHEMA_VERSION 6   /* 2: lessons (knowledge/lessons.h); 3: the keep
+#define KILN_DB_SCHEMA_VERSION 7   /* 2: lessons (knowledge/lessons.h); 3: the keep
                                       rule's settings and intervals; 4: the model's
                                       raw answer of each candidate; 5: the archive
                                       and runs.parents; 6: where the run's wall
                                       time went (runs.model_wait_s, verify_wait_s)
                                       and pooled measurements (the re-record, the
-                                      pooled verdict and figures) */
+                                      pooled verdict and figures); 7: how busy
+                                      the verifiers' lanes were and what
+                                      pipelining did (runs.lane_busy_s, lane_s,
+                                      prefetch_asked, prefetch_dropped) */
 
 typedef struct kiln_run {
     char id[32], task[256], backend[8], dtype[8], grp[32], agent[16], model[128];
@@ -43,6 +46,12 @@ typedef struct kiln_run {
      * proposals and on the verifier for verdicts (docs/search.md, "Where
      * the time goes"); 0 in a run recorded before kiln measured them. */
     double model_wait_s, verify_wait_s;
+    /* Over all sessions through kilnd: the seconds the verifiers' lanes of
+     * the run's backend were busy, out of lane_s lane-seconds (search
+     * lane_busy.h); the batches of drafts asked for ahead (pipelining) and
+     * the answers of those never used. 0 before version 7. */
+    double lane_busy_s, lane_s;
+    int prefetch_asked, prefetch_dropped;
 } kiln_run;
 
 typedef struct kiln_cand {

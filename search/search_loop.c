@@ -1075,6 +1075,21 @@ static void tick(search *s)
 
 void kiln_search_summary(search *s);
 
+/* This session's busy seconds of the verifiers' lanes into the run row
+ * (lane_busy.h): asked of the daemons again as the session ends. */
+static void add_lane_busy(search *s)
+{
+    kiln_lane_sample end;
+    double busy, lane;
+    if (s->lanes_at_start.at <= 0 || kiln_lane_sample_take(&s->judge, &end) == 0)
+        return;
+    kiln_lane_sample_diff(&s->lanes_at_start, &end, &busy, &lane);
+    s->session_lane_busy_s = busy;
+    s->session_lane_s = lane;
+    s->run.lane_busy_s += busy;
+    s->run.lane_s += lane;
+}
+
 int kiln_search_loop(search *s, kiln_error *err)
 {
     cJSON *o = cJSON_CreateObject();
@@ -1094,6 +1109,7 @@ int kiln_search_loop(search *s, kiln_error *err)
                s->run.branch, s->ws.dir, s->run.backend, s->run.dtype, s->run.agent,
                s->keep.objective, 100 * s->keep.margin, 100 * s->keep.max_regression);
     double started = kiln_wall_now();
+    kiln_lane_sample_take(&s->judge, &s->lanes_at_start);
     tick(s);
     int rc = reconcile(s, err) < 0 ? -1 : start_step(s, err);
     /* The start kernel's verification is the first estimate of what an
@@ -1135,6 +1151,7 @@ int kiln_search_loop(search *s, kiln_error *err)
         }
     }
     kiln_prefetch_cancel(s);   /* a batch asked for an iteration that will not run */
+    add_lane_busy(s);
     tick(s);
     snprintf(s->run.status, sizeof s->run.status, "%s",
              rc < 0 ? "failed" : why && strcmp(why, "interrupted") == 0 ? "stopped" : "done");

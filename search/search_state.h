@@ -9,6 +9,7 @@
 
 #include "archive.h"
 #include "judge.h"
+#include "lane_busy.h"
 #include "keep_rule.h"
 #include "llm.h"
 #include "progress.h"
@@ -60,6 +61,9 @@ typedef struct search {
     struct kiln_prefetch *prefetch; /* the next iteration's model calls in flight (prefetch.h) */
     int prefetch_asked;         /* batches asked for ahead, this session */
     int prefetch_dropped;       /* answers asked for ahead that became no candidate */
+    kiln_lane_sample lanes_at_start;    /* the verifiers' lane busy seconds as this session
+                                           started (lane_busy.h); n == 0: unknown */
+    double session_lane_busy_s, session_lane_s;   /* this session's, as it ended */
 } search;
 
 int kiln_search_setup(search *s, kiln_error *err);

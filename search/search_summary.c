@@ -109,6 +109,8 @@ static void add_shares(search *s, cJSON *o, const kiln_shares *sh)
     cJSON_AddNumberToObject(sh_o, "model", sh->model);
     cJSON_AddNumberToObject(sh_o, "verification", sh->verify);
     cJSON_AddNumberToObject(sh_o, "kiln", sh->kiln);
+    if (sh->lanes_busy >= 0)
+        cJSON_AddNumberToObject(sh_o, "lanes_busy", sh->lanes_busy);
     cJSON *p = cJSON_AddObjectToObject(o, "pipelined");
     cJSON_AddNumberToObject(p, "asked_ahead", s->prefetch_asked);
     cJSON_AddNumberToObject(p, "answers_not_used", s->prefetch_dropped);

@@ -5,7 +5,9 @@
 
 void kiln_shares_of(const kiln_run *r, int candidates, kiln_shares *out)
 {
-    *out = (kiln_shares){.seconds = r->seconds_used, .candidates = candidates};
+    *out = (kiln_shares){.seconds = r->seconds_used, .candidates = candidates, .lanes_busy = -1};
+    if (r->lane_s > 0)
+        out->lanes_busy = r->lane_busy_s < r->lane_s ? r->lane_busy_s / r->lane_s : 1;
     double t = r->seconds_used;
     if (t <= 0)
         return;
@@ -27,7 +29,9 @@ void kiln_shares_of(const kiln_run *r, int candidates, kiln_shares *out)
 
 void kiln_shares_text(const kiln_shares *sh, char *buf, size_t len)
 {
-    snprintf(buf, len, "%.1f candidates an hour; of the wall time, model %.1f%%, verification "
-             "%.1f%%, kiln %.1f%%", sh->per_hour, 100 * sh->model, 100 * sh->verify,
-             100 * sh->kiln);
+    int w = snprintf(buf, len, "%.1f candidates an hour; of the wall time, model %.1f%%, "
+                     "verification %.1f%%, kiln %.1f%%", sh->per_hour, 100 * sh->model,
+                     100 * sh->verify, 100 * sh->kiln);
+    if (sh->lanes_busy >= 0 && w > 0 && (size_t)w < len)
+        snprintf(buf + w, len - (size_t)w, "; verifier lanes busy %.1f%%", 100 * sh->lanes_busy);
 }

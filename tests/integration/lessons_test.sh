@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # lessons_test.sh - integration tests of `kiln lessons` against the real
 # binary: a missing, corrupt or foreign database, a workspace made by a real
-# search (schema version 6), add/list/show/search/edit/retire, export (md and
+# search (schema version 7), add/list/show/search/edit/retire, export (md and
 # json) and import round trips, the fixture lessons, distill (dry run and
 # idempotence), stats, and readers running while writers write.
 #
@@ -88,7 +88,7 @@ expect_rc 0
 [ -f "$WS/.kiln/kiln.db" ] || problem "no database after the search"
 if command -v sqlite3 >/dev/null; then
     v=$(sqlite3 "$WS/.kiln/kiln.db" "PRAGMA user_version")
-    [ "$v" = 6 ] || problem "user_version $v, expected 6"
+    [ "$v" = 7 ] || problem "user_version $v, expected 7"
 fi
 run lessons list --workspace "$WS"
 expect_rc 0

@@ -154,11 +154,11 @@ for b in bad:
 sys.exit(1 if bad else 0)
 PY
 "$KILN" status --workspace "$T/ws" >"$T/status" 2>&1 || problem "kiln status failed: $(cat "$T/status")"
-line=$(grep -E '^  [0-9.]+ candidates an hour; of the wall time, model [0-9.]+%, verification [0-9.]+%, kiln [0-9.]+%$' "$T/status")
+line=$(grep -E '^  [0-9.]+ candidates an hour; of the wall time, model [0-9.]+%, verification [0-9.]+%, kiln [0-9.]+%; verifier lanes busy [0-9.]+%$' "$T/status")
 if [ -z "$line" ]; then
     problem "kiln status shows no shares line:"$'\n'"$(tail -5 "$T/status")"
 else
-    sum=$(grep -oE '[0-9.]+%' <<<"$line" | tr -d % | awk '{ s += $1 } END { print s }')
+    sum=$(sed 's/; verifier lanes.*//' <<<"$line" | grep -oE '[0-9.]+%' | tr -d % | awk '{ s += $1 } END { print s }')
     awk -v s="$sum" 'BEGIN { exit !(s >= 99.8 && s <= 100.2) }' ||
         problem "kiln status's shares add up to $sum%: $line"
 fi
@@ -217,11 +217,11 @@ end "Ctrl-C while the next requests are out: exit 130, answers recorded as not u
 # three shares of the wall time (adding up to 100%, each printed to 0.1%),
 # and what pipelining did in the session (the batches asked ahead, all of
 # them used).
-line=$(grep -E '^[0-9.]+ candidates an hour; of the wall time, model [0-9.]+%, verification [0-9.]+%, kiln [0-9.]+%$' "$T/out3")
+line=$(grep -E '^[0-9.]+ candidates an hour; of the wall time, model [0-9.]+%, verification [0-9.]+%, kiln [0-9.]+%; verifier lanes busy [0-9.]+%$' "$T/out3")
 if [ "$(grep -c . <<<"$line")" -ne 1 ]; then
     problem "the summary has no shares line (or more than one):"$'\n'"$(tail -6 "$T/out3")"
 else
-    read -r per model verif kiln < <(sed -E 's/^([0-9.]+) .*model ([0-9.]+)%, verification ([0-9.]+)%, kiln ([0-9.]+)%$/\1 \2 \3 \4/' <<<"$line")
+    read -r per model verif kiln < <(sed -E 's/^([0-9.]+) .*model ([0-9.]+)%, verification ([0-9.]+)%, kiln ([0-9.]+)%;.*$/\1 \2 \3 \4/' <<<"$line")
     awk -v m="$model" -v v="$verif" -v k="$kiln" 'BEGIN { s = m + v + k; exit !(s >= 99.8 && s <= 100.2) }' ||
         problem "the summary's shares add up to $(awk -v m="$model" -v v="$verif" -v k="$kiln" 'BEGIN { print m + v + k }')%: $line"
     awk -v p="$per" -v m="$model" -v v="$verif" 'BEGIN { exit !(p > 0 && m > 0 && v > 0) }' ||

@@ -39,3 +39,27 @@ if late:
     sys.exit(f"FAIL: drafts {late} reached kilnd only after a draft's verdict: not pipelined")
 print("ok: all three drafts were with kilnd before the first verdict")
 PY
+
+# How busy kilnd's lane was (search lane_busy.h): the summary says it, the
+# run row keeps the seconds, and they are no more than the lane's time.
+grep -Eq 'verifier lanes busy [0-9.]+%' "$T/out.txt" ||
+    { cat "$T/out.txt"; fail "the summary does not say how busy the verifier's lanes were"; }
+python3 - "$T/ws/.kiln/kiln.db" <<'PY'
+import sqlite3, sys
+busy, lane, used = sqlite3.connect(sys.argv[1]).execute(
+    "select lane_busy_s, lane_s, seconds_used from runs").fetchone()
+# one cpu lane, asked at the session's start and end: its lane-seconds are
+# that span, within the run's wall time; three drafts and the start kernel
+# were timed on it, so it was busy for part of it
+if not (lane and 0 < lane <= used + 1):
+    sys.exit(f"FAIL: lane_s {lane} for a run of {used} s on one lane")
+if not (busy and 0 < busy <= lane):
+    sys.exit(f"FAIL: lane_busy_s {busy} of lane_s {lane}")
+print(f"ok: the lane was busy {busy:.1f} of {lane:.1f} s")
+PY
+
+# In process there is no lane to ask: the summary claims nothing.
+"$KILN" search rmsnorm --drafts 2 --iterations 1 --group decode --timing-ms 200 \
+    --no-daemon --workspace "$T/ws2" > "$T/out2.txt" 2>&1 || { cat "$T/out2.txt"; fail "search --no-daemon"; }
+! grep -q 'lanes busy' "$T/out2.txt" || fail "an in-process search reports lanes busy"
+echo "ok: an in-process search reports no lane share"

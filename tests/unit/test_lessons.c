@@ -123,7 +123,7 @@ static void test_schema_fresh(void **state)
     fixture *f = *state;
     kiln_error err = {{0}};
     assert_int_equal(user_version(f->db), KILN_DB_SCHEMA_VERSION);
-    assert_int_equal(KILN_DB_SCHEMA_VERSION, 6);
+    assert_int_equal(KILN_DB_SCHEMA_VERSION, 7);
     /* Idempotent: running it again changes nothing and fails nothing. */
     assert_int_equal(kiln_knowledge_schema(f->db, &err), 0);
     assert_int_equal(kiln_knowledge_schema(f->db, &err), 0);
@@ -148,7 +148,7 @@ static void test_upgrade_from_v1(void **state)
     sqlite3_close(db);
 
     assert_int_equal(kiln_db_open(&db, path, &err), 0);
-    assert_int_equal(user_version(db), 6);
+    assert_int_equal(user_version(db), KILN_DB_SCHEMA_VERSION);
     kiln_run r;
     assert_int_equal(kiln_db_run_get(db, "r1", &r, &err), 1);
     assert_string_equal(r.task, "rmsnorm");
