@@ -66,6 +66,15 @@ static void job_key(const search *s, int n, const char *which, char *key, size_t
     snprintf(key, len, "search:%.120s:%s:%d:%s", s->ws.dir, s->run.id, n, which);
 }
 
+/* Candidate c's job id field for which (see judge). */
+static char *job_field(kiln_cand *c, const char *which)
+{
+    return strcmp(which, "verdict") == 0    ? c->job
+           : strcmp(which, "confirm") == 0  ? c->confirm_job
+           : strcmp(which, "rerecord") == 0 ? c->rerecord_job
+                                            : c->record_job;
+}
+
 /* which: "verdict" (against the parent), "confirm" (again, fresh worker),
  * "record" (against the task's baseline), "rerecord" (that again, fresh
  * worker). Each has its own job id and idempotency key, so a resumed run
@@ -78,10 +87,7 @@ static kiln_verdict *judge(search *s, kiln_cand *c, const char *which, const cha
     char *src = kiln_db_cand_get_verdict(s->db, s->run.id, c->n, "source");
     if (!src)
         return kiln_fail(err, "candidate %d has no stored source", c->n), NULL;
-    char *job = strcmp(which, "verdict") == 0    ? c->job
-                : strcmp(which, "confirm") == 0  ? c->confirm_job
-                : strcmp(which, "rerecord") == 0 ? c->rerecord_job
-                                                 : c->record_job;
+    char *job = job_field(c, which);
     accept_ctx a = {s, c, job};
     const char *base = strstr(which, "record") ? NULL : parent_src;
     /* If this process dies between kilnd accepting the job and the job id
@@ -248,16 +254,45 @@ static int confirm_step(search *s, kiln_cand *c, const char *parent_src, kiln_er
     return kiln_db_cand_upsert(s->db, c, err) < 0 ? -1 : ok;
 }
 
+/* Through kilnd: hand c's job which over now (base: the baseline's
+ * source, NULL for the task's), so kilnd compiles it while it times the
+ * job before; judge collects it later under the same key, and the job id
+ * is recorded as kilnd accepts it (a resumed run collects it too). A
+ * hand-over that fails is left to judge, which submits again. */
+static void hand_over(search *s, kiln_cand *c, const char *which, const char *base)
+{
+    char *job = job_field(c, which);
+    if (s->judge.in_process || job[0])
+        return;
+    char *src = kiln_db_cand_get_verdict(s->db, s->run.id, c->n, "source");
+    if (!src)
+        return;
+    char key[320];
+    kiln_error e = {{0}};
+    job_key(s, c->n, which, key, sizeof key);
+    accept_ctx a = {s, c, job};
+    double t = kiln_wall_now();   /* handing over to the verifier counts as its time */
+    s->judge.key = key;
+    kiln_judge_submit(&s->judge, src, base, job, on_accepted, &a, &e);
+    s->judge.key = NULL;
+    s->run.verify_wait_s += kiln_wall_now() - t;
+    free(src);
+}
+
 /* c against the task's baseline twice, each in a fresh worker (the
  * "record" and "rerecord" jobs), pooled (pooled.h) and stored as c's
  * "pooled" verdict: speedup_vs_baseline, its interval and roofline are the
- * pool's. A record that does not pass is not measured again. The pooled
- * verdict (malloc'd) into *out; what the pool set aside into note. */
+ * pool's. Through kilnd the re-record is handed over with the record, so
+ * the lane goes from one to the other without waiting on a compile; when
+ * the record does not pass, the re-record's verdict is not used. The
+ * pooled verdict (malloc'd) into *out; what the pool set aside into note. */
 static int baseline_step(search *s, kiln_cand *c, kiln_verdict **out, char *note, size_t len,
                          kiln_error *err)
 {
     *out = NULL;
     note[0] = '\0';
+    hand_over(s, c, "record", NULL);
+    hand_over(s, c, "rerecord", NULL);
     kiln_verdict *a = judge(s, c, "record", NULL, err), *b = NULL;
     if (!a)
         return -1;
@@ -728,30 +763,17 @@ static int needs_verifying(search *s, kiln_cand *c, int i, kiln_error *err)
 
 /* Pipelining: through kilnd, every new proposal of the iteration is handed
  * over before the first is waited for, so kilnd compiles one while it
- * times another and keeps every lane busy. Each job id is recorded as it
- * is accepted (a resumed run collects it); verify_step then waits for it.
- * A hand-over that fails is left to verify_step, which submits again. */
+ * times another and keeps every lane busy; verify_step then waits for
+ * each. */
 static void submit_ahead(search *s, kiln_cand *c, int n, const char *parent_src)
 {
     if (s->judge.in_process || n < 2)
         return;
-    double t = kiln_wall_now();   /* handing over to the verifier counts as its time */
     for (int i = 0; i < n && !kiln_search_should_stop(); i++) {
         kiln_error e = {{0}};
-        if (!needs_verifying(s, c, i, &e))
-            continue;
-        char *src = kiln_db_cand_get_verdict(s->db, s->run.id, c[i].n, "source");
-        if (!src)
-            continue;
-        char key[320];
-        job_key(s, c[i].n, "verdict", key, sizeof key);
-        accept_ctx a = {s, &c[i], c[i].job};
-        s->judge.key = key;
-        kiln_judge_submit(&s->judge, src, parent_src, c[i].job, on_accepted, &a, &e);
-        s->judge.key = NULL;
-        free(src);
+        if (needs_verifying(s, c, i, &e))
+            hand_over(s, &c[i], "verdict", parent_src);
     }
-    s->run.verify_wait_s += kiln_wall_now() - t;
 }
 
 /* Steps that need no ordering: verify every proposal, screen the results. */
