@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """torch_norms.py - what a user would pick instead of a kiln kernel, timed on
 this GPU beside kiln in the same device call: torch's rms_norm, softmax and
-layer_norm, eager and under torch.compile, in bf16 over the rows x cols
-given (default: the prefill group's 16384x4096).
+layer_norm, eager and under torch.compile, a hand-written Triton kernel of
+each in the common one-row-per-program form (the whole row in registers,
+as the Triton tutorials and AutoKernel's starters write them; written here,
+not copied), and torch's copy of x for the copy bandwidth, in bf16 over the
+rows x cols given (default: the prefill group's 16384x4096).
 
 Two timers for each: CUDA events around 200 back-to-back calls (median of
 7 such runs), and Triton's do_bench where Triton is installed. Bandwidth
@@ -52,6 +55,75 @@ def do_bench_us(fn):
     return do_bench(fn, warmup=50, rep=300) * 1000.0
 
 
+def triton_ops(cols):
+    """Triton rmsnorm, softmax and layernorm of rows of cols, or {} without
+    Triton. One program a row; the row's block is the next power of two."""
+    try:
+        import triton
+        import triton.language as tl
+    except Exception:
+        return {}
+
+    @triton.jit
+    def rms_k(x, w, y, cols, eps, BLOCK: tl.constexpr):
+        row = tl.program_id(0).to(tl.int64)
+        c = tl.arange(0, BLOCK)
+        m = c < cols
+        v = tl.load(x + row * cols + c, mask=m, other=0.0).to(tl.float32)
+        inv = tl.rsqrt(tl.sum(v * v, axis=0) / cols + eps)
+        g = tl.load(w + c, mask=m, other=0.0).to(tl.float32)
+        tl.store(y + row * cols + c, (v * inv * g).to(tl.bfloat16), mask=m)
+
+    @triton.jit
+    def sm_k(x, y, cols, BLOCK: tl.constexpr):
+        row = tl.program_id(0).to(tl.int64)
+        c = tl.arange(0, BLOCK)
+        m = c < cols
+        v = tl.load(x + row * cols + c, mask=m, other=-float("inf")).to(tl.float32)
+        e = tl.exp(v - tl.max(v, axis=0))
+        tl.store(y + row * cols + c, (e / tl.sum(e, axis=0)).to(tl.bfloat16), mask=m)
+
+    @triton.jit
+    def ln_k(x, w, b, y, cols, eps, BLOCK: tl.constexpr):
+        row = tl.program_id(0).to(tl.int64)
+        c = tl.arange(0, BLOCK)
+        m = c < cols
+        v = tl.load(x + row * cols + c, mask=m, other=0.0).to(tl.float32)
+        mu = tl.sum(v, axis=0) / cols
+        d = tl.where(m, v - mu, 0.0)
+        inv = tl.rsqrt(tl.sum(d * d, axis=0) / cols + eps)
+        g = tl.load(w + c, mask=m, other=0.0).to(tl.float32)
+        bb = tl.load(b + c, mask=m, other=0.0).to(tl.float32)
+        tl.store(y + row * cols + c, (d * inv * g + bb).to(tl.bfloat16), mask=m)
+
+    block = triton.next_power_of_2(cols)
+    warps = 8 if block <= 4096 else 16
+
+    def rms(t, w):
+        y = torch.empty_like(t)
+        rms_k[(t.shape[0],)](t, w, y, cols, 1e-6, BLOCK=block, num_warps=warps)
+        return y
+
+    def sm(t):
+        y = torch.empty_like(t)
+        sm_k[(t.shape[0],)](t, y, cols, BLOCK=block, num_warps=warps)
+        return y
+
+    def ln(t, w, b):
+        y = torch.empty_like(t)
+        ln_k[(t.shape[0],)](t, w, b, y, cols, 1e-5, BLOCK=block, num_warps=warps)
+        return y
+
+    return {"rmsnorm": rms, "softmax": sm, "layernorm": ln}
+
+
+def check(name, got, want):
+    """A Triton kernel that is not right is not timed as if it were."""
+    err = (got.float() - want.float()).abs().max().item()
+    if err > 0.05 * max(1.0, want.float().abs().max().item()):
+        raise SystemExit(f"torch_norms: the Triton {name} differs from torch by {err}")
+
+
 def ops(rows, cols):
     x = torch.randn(rows, cols, device="cuda", dtype=torch.bfloat16)
     w = torch.randn(cols, device="cuda", dtype=torch.bfloat16)
@@ -68,6 +140,18 @@ def ops(rows, cols):
             out.append((name, "torch.compile", lambda cf=cf: cf(x)))
         except Exception as e:  # no compiler toolchain here: say so
             print(f"{name} torch.compile unavailable: {str(e).splitlines()[0][:120]}")
+    tri = triton_ops(cols)
+    if tri:
+        check("rmsnorm", tri["rmsnorm"](x, w), rms(x))
+        check("softmax", tri["softmax"](x), sm(x))
+        check("layernorm", tri["layernorm"](x, w, b), ln(x))
+        out.append(("rmsnorm", "triton", lambda: tri["rmsnorm"](x, w)))
+        out.append(("softmax", "triton", lambda: tri["softmax"](x)))
+        out.append(("layernorm", "triton", lambda: tri["layernorm"](x, w, b)))
+    else:
+        print("triton unavailable: no Triton kernels timed")
+    y = torch.empty_like(x)
+    out.append(("copy", "torch", lambda: y.copy_(x)))
     return out
 
 
