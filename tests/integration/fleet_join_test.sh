@@ -42,11 +42,18 @@ end() {
 T=$(mktemp -d /tmp/kiln-fleet-join.XXXXXX) || exit 2
 pids=()
 cleanup() {
-    local p
+    local p i alive
     for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
-    sleep 0.3
+    # A job script stops its kilnd on SIGTERM and waits for it: give it 5 s.
+    for ((i = 0; i < 50; i++)); do
+        alive=
+        for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=yes; done
+        [ -n "$alive" ] || break
+        sleep 0.1
+    done
     for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-    pkill -9 -f -- "kiln-fleet-$T" 2>/dev/null
+    # A kilnd whose job script was killed first (its --socket is under $T/node-NAME).
+    pkill -9 -f -- "--socket $T/node-" 2>/dev/null
     [ -n "${KILN_TEST_KEEP:-}" ] && echo "# kept $T" || rm -rf "$T"
 }
 trap cleanup EXIT
@@ -59,23 +66,26 @@ head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$FLEET/token"
 chmod 600 "$FLEET/token"
 
 # join NAME: the fleet's job script, alone (its job id is its pid), with
-# its state under $T; waits for its endpoint file and prints the endpoint.
+# its state under $T; waits for its endpoint file and sets EP to the
+# endpoint ("none" if it did not come up). Not run in $(...): the job's
+# pid must reach pids here, or cleanup leaves the job and its kilnd
+# running after the test.
 join() {
+    mkdir -p "$T/node-$1"
     TMPDIR=$T/node-$1 bash "$SRC/scripts/slurm/kilnd.sbatch" "$FLEET" --devices cpu \
         >"$T/$1.out" 2>&1 &
     local pid=$!
     pids+=("$pid")
-    mkdir -p "$T/node-$1"
+    EP=none
     for ((i = 0; i < 150; i++)); do
         if [ -s "$FLEET/endpoints/$pid.json" ]; then
-            python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["endpoint"])' \
-                "$FLEET/endpoints/$pid.json"
+            EP=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["endpoint"])' \
+                "$FLEET/endpoints/$pid.json")
             return 0
         fi
         kill -0 "$pid" 2>/dev/null || break
         sleep 0.1
     done
-    echo "none"
 }
 
 count_from() {   # ENDPOINT: verdicts in the run's database that it gave
@@ -92,7 +102,8 @@ PY
 }
 
 begin
-A=$(join a)
+join a
+A=$EP
 [ "$A" != none ] || { problem "the first kilnd did not come up: $(cat "$T/a.out")"; }
 if [ "$A" != none ]; then
     "$KILN" search rmsnorm --drafts 8 --iterations 6 --group decode --timing-ms 200 \
@@ -102,7 +113,8 @@ if [ "$A" != none ]; then
     for ((i = 0; i < 1200; i++)); do
         kill -0 $search 2>/dev/null || break
         if [ "$(count_from "$A")" -ge 1 ]; then
-            B=$(join b)
+            join b
+            B=$EP
             break
         fi
         sleep 0.1
