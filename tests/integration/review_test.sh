@@ -114,7 +114,7 @@ finish "kiln status of an unknown run exits 2"
 
 # 3. reverify
 begin
-run reverify --workspace "$WS" --best
+run reverify --workspace "$WS" --best --timing-ms 200
 [ "$rc" -eq 0 ] || [ "$rc" -eq 1 ] || problem "exit status $rc, expected 0 or 1"
 expect_out "status +pass -> "
 expect_out "time n/o"
@@ -132,7 +132,7 @@ sed -E 's/("geomean_speedup":[[:space:]]*)[0-9.eE+-]+/\150/g' "$tmp/note.orig" >
 git -C "$WS" notes --ref=kiln-verdict add -f -F "$tmp/note.fake" "$BEST" 2>/dev/null || problem "cannot plant the note"
 notes_before=$(git -C "$WS" rev-parse refs/notes/kiln refs/notes/kiln-verdict)
 head_before=$(git -C "$WS" rev-parse HEAD)
-run reverify --workspace "$WS" "$BEST"
+run reverify --workspace "$WS" "$BEST" --timing-ms 200
 expect_rc 1
 expect_out "regression"
 expect_out "50\.000x -> "
@@ -145,7 +145,7 @@ git -C "$WS" notes --ref=kiln-verdict add -f -F "$tmp/note.orig" "$BEST" 2>/dev/
 finish "kiln reverify finds a planted regression (exit 1) and never rewrites refs/notes/kiln*"
 
 begin
-run reverify --workspace "$WS" --run "$RUN" --json
+run reverify --workspace "$WS" --run "$RUN" --json --timing-ms 200
 [ "$rc" -eq 0 ] || [ "$rc" -eq 1 ] || problem "exit status $rc, expected 0 or 1"
 expect_out '^\{"results":\[\{"commit":'
 expect_out '"regressions":[0-9]+\}$'
