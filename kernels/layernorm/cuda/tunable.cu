@@ -5,15 +5,17 @@
  *   BLOCK      threads per block
  *   WARP_ROWS  0: a block per row; 1: a warp per row
  *   KEEP       vectors per thread held in registers across the passes
- *              (mean, variance, output); 0 or a wider row: read again
+ *              (mean, variance, output; in the two-reduction path as
+ *              floats, then as their deviations from the mean); 0 or a
+ *              wider row: read again
  *   UNROLL     unrolling of the loops that read again
  *   STREAM     1: x and y with streaming (evict-first) loads and stores
  *   ONEPASS    1 (kept rows): one reduction instead of two; each thread
  *              takes the count, mean and sum of squared deviations of its
  *              own elements (two passes over its registers), and those
  *              are merged over the row by Chan et al.'s pairwise update,
- *   PREFETCH   1 (ONEPASS): w and b loaded before the row waits on its
- *              reduction, at the cost of registers
+ *   PREFETCH   1 (kept rows): w and b loaded with x, before the row waits
+ *              on its reductions, at the cost of registers
  * Every setting is correct at every shape: the mean, then the variance as
  * the mean of (x - mean)^2 (two passes, no cancellation), in fp32, one
  * rounding per output. */
@@ -263,57 +265,84 @@ __device__ __forceinline__ void row_vec_onepass(const vec_t *xv, const vec_t *wv
     }
 }
 
+/* A kept row, two reductions: x as floats, then as their deviations from
+ * the mean, stay in registers for the output (converted once); with
+ * PREFETCH w and b are loaded with x. */
+__device__ __forceinline__ void row_kept(const vec_t *xv, const vec_t *wv, const vec_t *bv,
+                                         vec_t *yv, int nv, int t, int cols, float eps)
+{
+    constexpr int K = KEEP > 0 ? KEEP : 1;
+    float d[K][VEC];
+    vec_t wk[K], bk[K];
+    float s = 0.0f;
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+        const int i = t + k * ROW_THREADS;
+        if (i < nv) {
+            const vec_t a = load_x(xv + i);
+            if (PREFETCH) {
+                wk[k] = wv[i];
+                bk[k] = bv[i];
+            }
+#pragma unroll
+            for (int e = 0; e < VEC; e++) {
+                d[k][e] = kiln_to_float(a.v[e]);
+                s += d[k][e];
+            }
+        }
+    }
+    const float mean = row_reduce<false, 0>(s) / (float)cols;
+    float d2 = 0.0f;
+#pragma unroll
+    for (int k = 0; k < K; k++)
+        if (t + k * ROW_THREADS < nv) {
+#pragma unroll
+            for (int e = 0; e < VEC; e++) {
+                d[k][e] -= mean;
+                d2 += d[k][e] * d[k][e];
+            }
+        }
+    const float inv = rsqrtf(row_reduce<false, 1>(d2) / (float)cols + eps);
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+        const int i = t + k * ROW_THREADS;
+        if (i < nv) {
+            const vec_t w = PREFETCH ? wk[k] : wv[i], b = PREFETCH ? bk[k] : bv[i];
+            vec_t o;
+#pragma unroll
+            for (int e = 0; e < VEC; e++)
+                o.v[e] = kiln_from_float(d[k][e] * inv * kiln_to_float(w.v[e]) +
+                                         kiln_to_float(b.v[e]));
+            store_y(yv + i, o);
+        }
+    }
+}
+
 /* A row of nv whole vectors (cols % VEC == 0, so its start is aligned). */
 __device__ __forceinline__ void row_vec(const vec_t *xv, const vec_t *wv, const vec_t *bv,
                                         vec_t *yv, int nv, int t, int cols, float eps)
 {
-    if (ONEPASS && KEEP > 0 && nv <= KEEP * ROW_THREADS) {
-        row_vec_onepass(xv, wv, bv, yv, nv, t, cols, eps);
+    if (KEEP > 0 && nv <= KEEP * ROW_THREADS) {
+        if (ONEPASS)
+            row_vec_onepass(xv, wv, bv, yv, nv, t, cols, eps);
+        else
+            row_kept(xv, wv, bv, yv, nv, t, cols, eps);
         return;
     }
-    constexpr int K = KEEP > 0 ? KEEP : 1;
-    vec_t keep[K];
-    const bool kept = KEEP > 0 && nv <= KEEP * ROW_THREADS;
+    /* too wide to keep: read three times (mean, variance, output) */
     float s = 0.0f;
-    if (kept) {
-#pragma unroll
-        for (int k = 0; k < K; k++) {
-            int i = t + k * ROW_THREADS;
-            if (i < nv) {
-                keep[k] = load_x(xv + i);
-                s += vec_sum(keep[k]);
-            }
-        }
-    } else {
 #pragma unroll kUnroll
-        for (int i = t; i < nv; i += ROW_THREADS)
-            s += vec_sum(load_x(xv + i));
-    }
+    for (int i = t; i < nv; i += ROW_THREADS)
+        s += vec_sum(load_x(xv + i));
     const float mean = row_reduce<false, 0>(s) / (float)cols;
     float d2 = 0.0f;
-    if (kept) {
-#pragma unroll
-        for (int k = 0; k < K; k++)
-            if (t + k * ROW_THREADS < nv)
-                d2 += vec_dev2(keep[k], mean);
-    } else {
 #pragma unroll kUnroll
-        for (int i = t; i < nv; i += ROW_THREADS)
-            d2 += vec_dev2(load_x(xv + i), mean);
-    }
+    for (int i = t; i < nv; i += ROW_THREADS)
+        d2 += vec_dev2(load_x(xv + i), mean);
     const float inv = rsqrtf(row_reduce<false, 1>(d2) / (float)cols + eps);
-    if (kept) {
-#pragma unroll
-        for (int k = 0; k < K; k++) {
-            int i = t + k * ROW_THREADS;
-            if (i < nv)
-                store_y(yv + i, vec_out(keep[k], wv[i], bv[i], mean, inv));
-        }
-    } else {
 #pragma unroll kUnroll
-        for (int i = t; i < nv; i += ROW_THREADS)
-            store_y(yv + i, vec_out(load_x(xv + i), wv[i], bv[i], mean, inv));
-    }
+    for (int i = t; i < nv; i += ROW_THREADS)
+        store_y(yv + i, vec_out(load_x(xv + i), wv[i], bv[i], mean, inv));
 }
 
 /* Any width: one element at a time. */
