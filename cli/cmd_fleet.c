@@ -285,14 +285,11 @@ static int status_one(const char *file, const char *job, cJSON *rows)
     cJSON_AddStringToObject(row, "job", job);
     cJSON_AddStringToObject(row, "endpoint", addr ? addr : "");
     int up = 0;
-    kiln_client c;
     cJSON *r = NULL;
     if (!addr)
         kiln_fail(&err, "%s is not an endpoint file", file);
-    else if (kiln_client_open(&c, addr, 0, &err) == 0) {
-        r = kiln_client_request(&c, "status", 5000, &err);
-        kiln_client_close(&c);
-    }
+    else
+        r = kiln_client_status(addr, 5000, &err);
     const char *ev = cJSON_GetStringValue(cJSON_GetObjectItem(r, "event"));
     up = ev && strcmp(ev, "status") == 0;
     cJSON_AddStringToObject(row, "health", up ? "up" : "down");

@@ -208,11 +208,10 @@ static void print_shares(const kiln_rv_run *r)
         return;
     kiln_shares_text(&sh, line, sizeof line);
     printf("  %s\n", line);
-    if (r->run.prefetch_asked > 0)
-        printf("  pipelined: %d batch%s of drafts asked for while the iteration before was "
-               "verified, %d answer%s not used\n", r->run.prefetch_asked,
-               r->run.prefetch_asked == 1 ? "" : "es", r->run.prefetch_dropped,
-               r->run.prefetch_dropped == 1 ? "" : "s");
+    if (r->run.prefetch_asked > 0) {
+        kiln_pipelined_text(r->run.prefetch_asked, r->run.prefetch_dropped, "", line, sizeof line);
+        printf("  %s\n", line);
+    }
 }
 
 static void print_rest(sqlite3 *db, const kiln_rv_run *r)

@@ -262,3 +262,13 @@ cJSON *kiln_client_request(kiln_client *c, const char *op, int timeout_ms, kiln_
     cJSON_Delete(m);
     return rc < 0 ? NULL : kiln_client_next(c, timeout_ms, err);
 }
+
+cJSON *kiln_client_status(const char *address, int timeout_ms, kiln_error *err)
+{
+    kiln_client c;
+    if (kiln_client_open(&c, address, 0, err) < 0)
+        return NULL;
+    cJSON *r = kiln_client_request(&c, "status", timeout_ms, err);
+    kiln_client_close(&c);
+    return r;
+}

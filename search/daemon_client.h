@@ -29,6 +29,9 @@ int kiln_client_send(kiln_client *c, const cJSON *msg, kiln_error *err);
 cJSON *kiln_client_next(kiln_client *c, int timeout_ms, kiln_error *err);
 /* Send one request and return its first reply. */
 cJSON *kiln_client_request(kiln_client *c, const char *op, int timeout_ms, kiln_error *err);
+/* Connect to the kilnd at address (no autostart), ask its status and close:
+ * the status event, or NULL with err. */
+cJSON *kiln_client_status(const char *address, int timeout_ms, kiln_error *err);
 /* Start kilnd in the background on a Unix socket, exiting after idle_s idle. */
 int kiln_start_daemon(const char *socket_path, int idle_s, kiln_error *err);
 

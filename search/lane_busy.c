@@ -37,13 +37,8 @@ int kiln_lane_status_busy(const cJSON *status, const char *kind, int *lanes, dou
 /* One daemon's lanes of kind into out->d[out->n]; 0 when it answered. */
 static int sample_one(const char *address, const char *kind, kiln_lane_sample *out)
 {
-    kiln_client c;
     kiln_error err = {{0}};
-    cJSON *r = NULL;
-    if (kiln_client_open(&c, address, 0, &err) == 0) {
-        r = kiln_client_request(&c, "status", 5000, &err);
-        kiln_client_close(&c);
-    }
+    cJSON *r = kiln_client_status(address, 5000, &err);
     int lanes = 0;
     double busy = 0, up = 0;
     int rc = r ? kiln_lane_status_busy(r, kind, &lanes, &busy, &up) : -1;

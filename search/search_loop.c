@@ -1106,8 +1106,6 @@ static void add_lane_busy(search *s)
     if (s->lanes_at_start.at <= 0 || kiln_lane_sample_take(&s->judge, &end) == 0)
         return;
     kiln_lane_sample_diff(&s->lanes_at_start, &end, &busy, &lane);
-    s->session_lane_busy_s = busy;
-    s->session_lane_s = lane;
     s->run.lane_busy_s += busy;
     s->run.lane_s += lane;
 }

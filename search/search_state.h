@@ -62,8 +62,7 @@ typedef struct search {
     int prefetch_asked;         /* batches asked for ahead, this session */
     int prefetch_dropped;       /* answers asked for ahead that became no candidate */
     kiln_lane_sample lanes_at_start;    /* the verifiers' lane busy seconds as this session
-                                           started (lane_busy.h); n == 0: unknown */
-    double session_lane_busy_s, session_lane_s;   /* this session's, as it ended */
+                                           started (lane_busy.h) */
 } search;
 
 int kiln_search_setup(search *s, kiln_error *err);

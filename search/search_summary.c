@@ -93,11 +93,11 @@ static void print_shares(search *s, const kiln_shares *sh)
     char line[256];
     kiln_shares_text(sh, line, sizeof line);
     printf("%s\n", line);
-    if (s->prefetch_asked > 0)
-        printf("pipelined: %d batch%s of drafts asked for while the iteration before was "
-               "verified, %d answer%s not used (the run stopped first)\n", s->prefetch_asked,
-               s->prefetch_asked == 1 ? "" : "es", s->prefetch_dropped,
-               s->prefetch_dropped == 1 ? "" : "s");
+    if (s->prefetch_asked > 0) {
+        kiln_pipelined_text(s->prefetch_asked, s->prefetch_dropped, " (the run stopped first)",
+                            line, sizeof line);
+        printf("%s\n", line);
+    }
 }
 
 static void add_shares(search *s, cJSON *o, const kiln_shares *sh)

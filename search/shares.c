@@ -27,6 +27,13 @@ void kiln_shares_of(const kiln_run *r, int candidates, kiln_shares *out)
         out->kiln = 0;
 }
 
+void kiln_pipelined_text(int asked, int dropped, const char *tail, char *buf, size_t len)
+{
+    snprintf(buf, len, "pipelined: %d batch%s of drafts asked for while the iteration before was "
+             "verified, %d answer%s not used%s", asked, asked == 1 ? "" : "es", dropped,
+             dropped == 1 ? "" : "s", tail);
+}
+
 void kiln_shares_text(const kiln_shares *sh, char *buf, size_t len)
 {
     int w = snprintf(buf, len, "%.1f candidates an hour; of the wall time, model %.1f%%, "

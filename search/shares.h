@@ -28,4 +28,9 @@ void kiln_shares_of(const kiln_run *r, int candidates, kiln_shares *out);
  * measured) */
 void kiln_shares_text(const kiln_shares *sh, char *buf, size_t len);
 
+/* "pipelined: 3 batches of drafts asked for while the iteration before was
+ * verified, 1 answer not used" (then tail, e.g. " (the run stopped
+ * first)") */
+void kiln_pipelined_text(int asked, int dropped, const char *tail, char *buf, size_t len);
+
 #endif

@@ -112,12 +112,7 @@ void kiln_verifier_down(kiln_verifier *v, const char *why)
  * per daemon for hours). */
 static int refresh(kiln_verifier *v, kiln_error *err)
 {
-    kiln_client c;
-    cJSON *r = NULL;
-    if (kiln_client_open(&c, v->address, 0, err) == 0) {
-        r = kiln_client_request(&c, "status", 5000, err);
-        kiln_client_close(&c);
-    }
+    cJSON *r = kiln_client_status(v->address, 5000, err);
     int rc = r ? kiln_verifier_apply_status(v, r, kiln_mono_ns(), err) : -1;
     cJSON_Delete(r);
     if (rc < 0)
