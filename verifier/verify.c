@@ -420,7 +420,8 @@ static void account_worker(job *j)
     v->worker_wall_s = (double)j->cand.lifetime_ns / 1e9;
     v->worker_maxrss_kb = j->cand.ru.ru_maxrss;
     v->reported_s = j->reported_ns / 1e9;
-    j->ops->finish(j);
+    if (j->ops->finish)
+        j->ops->finish(j);
 }
 
 /* ---- the job ------------------------------------------------------------ */

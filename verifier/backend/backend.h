@@ -56,7 +56,7 @@ typedef struct kiln_backend_ops {
     int (*roofline)(struct job *j, double bytes, int again, double *bytes_per_s,
                     double *peak_flops, kiln_error *err);
     /* After the last stage: stop what the backend started; add any flags
-     * its own accounting raises (j->v). */
+     * its own accounting raises (j->v). May be NULL. */
     void (*finish)(struct job *j);
 } kiln_backend_ops;
 

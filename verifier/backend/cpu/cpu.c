@@ -178,17 +178,6 @@ static int cpu_roofline(job *j, double bytes, int again, double *bw, double *pea
                  : kiln_cpu_bandwidth((size_t)bytes, bw, err);
 }
 
-/* The kernel's own accounting of the candidate's worker against what the
- * worker reported (the worker was stopped and reaped by then). */
-static void cpu_finish(job *j)
-{
-    kiln_verdict *v = j->v;
-    double cpu = v->worker_user_s + v->worker_sys_s;
-    if (!v->status[0] && j->cand.reaped && v->reported_s > 2.0 * cpu + 0.1)
-        kiln_verdict_flag(v, "timer-disagreement: the worker reported %.3f s of calls but the "
-                          "kernel accounted only %.3f s of CPU time to it", v->reported_s, cpu);
-}
-
 static const char *cpu_task_baseline(const job *j)
 {
     return j->t->baseline_cpu;
@@ -205,5 +194,4 @@ const kiln_backend_ops kiln_backend_cpu = {
     .again = job_again_host,
     .time_shape = cpu_time_shape,
     .roofline = cpu_roofline,
-    .finish = cpu_finish,
 };
