@@ -151,8 +151,9 @@ int kiln_objective_interval(const kiln_verdict *v, const char *objective, kiln_i
 
 /* The shapes that surely regress: the upper end of their interval below
  * 1 - max_regression (docs/decisions.md says why not the point), as
- * "v3 0.950x [0.930, 0.960]"; returns how many. */
-static int regressions(const kiln_verdict *v, double max_regression, char *buf, size_t len)
+ * "v3 0.950x [0.930, 0.960]", or only "v3" when !detail; returns how many. */
+static int regressions(const kiln_verdict *v, double max_regression, int detail, char *buf,
+                       size_t len)
 {
     int n = 0;
     size_t used = 0;
@@ -164,9 +165,11 @@ static int regressions(const kiln_verdict *v, double max_regression, char *buf, 
         kiln_interval x = kiln_shape_interval(r);
         if (!(x.hi < 1 - max_regression))
             continue;
-        if (used < len)
+        if (used < len && detail)
             used += (size_t)snprintf(buf + used, len - used, "%s%s %.3fx [%.3f, %.3f]",
                                      n ? ", " : "", r->id, x.point, x.lo, x.hi);
+        else if (used < len)
+            used += (size_t)snprintf(buf + used, len - used, "%s%s", n ? ", " : "", r->id);
         n++;
     }
     return n;
@@ -182,22 +185,22 @@ int kiln_keep_rule(const kiln_verdict *v, const kiln_keep_opts *k, char *why, si
         return snprintf(why, len, "reverted: %s", what), 0;
     char iv[96], regs[256];
     snprintf(iv, sizeof iv, "%s %.3fx [%.3f, %.3f]", k->objective, x.point, x.lo, x.hi);
-    int nr = regressions(v, k->max_regression, regs, sizeof regs);
-    const char *verb = nr > 1 ? "regress" : "regresses";
     /* A kernel that is not faster is reverted for that, whatever else is
-     * true of it: the margin is named first, a regression beside it. On a
-     * noisy machine a kernel as fast as its parent can show one shape
-     * surely slower; "not faster" is still the reason that decides. */
+     * true of it: the margin is named first, and the shapes that surely
+     * regress after it, by name. On a noisy machine a kernel as fast as its
+     * parent can show one shape surely slower; "not faster" still decides. */
     if (!(x.lo > 1 + k->margin)) {
+        int nr = regressions(v, k->max_regression, 0, regs, sizeof regs);
         int w = snprintf(why, len, "reverted: %s does not clear %.3g%%", iv, 100 * k->margin);
         if (nr > 0 && w >= 0 && (size_t)w < len)
-            snprintf(why + w, len - (size_t)w, "; %s also %s by more than %.3g%%", regs, verb,
-                     100 * k->max_regression);
+            snprintf(why + w, len - (size_t)w, " (and %s %s surely below %.3fx)", regs,
+                     nr > 1 ? "are" : "is", 1 - k->max_regression);
         return 0;
     }
+    int nr = regressions(v, k->max_regression, 1, regs, sizeof regs);
     if (nr > 0)
-        return snprintf(why, len, "reverted: %s %s by more than %.3g%% (%s)", regs, verb,
-                        100 * k->max_regression, iv), 0;
+        return snprintf(why, len, "reverted: %s %s by more than %.3g%% (%s)", regs,
+                        nr > 1 ? "regress" : "regresses", 100 * k->max_regression, iv), 0;
     snprintf(why, len, "kept: %s clears %.3g%%, no shape surely below %.3fx", iv,
              100 * k->margin, 1 - k->max_regression);
     return 1;
