@@ -13,12 +13,15 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <malloc.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -113,12 +116,42 @@ static void parse_args(int argc, char **argv, opts *o)
         die("missing --dir or --exec", NULL);
 }
 
-static int run_exec_mode(opts *o)
+/* --exec: the program runs in a child, confined; this process stays its
+ * parent and the leader of its process group, and takes the group down
+ * with it. A compiler starts processes of its own (cc1, as, ld) that no
+ * parent-death signal reaches: without this, a kilnd killed mid-compile
+ * left them writing into job directories the next kilnd had just swept. */
+static void kill_group(int sig)
+{
+    (void)sig;
+    kill(0, SIGKILL);   /* the whole group, this process included */
+    _exit(128 + SIGKILL);
+}
+
+/* This process ends as the child did: the same exit status, or the same
+ * signal (the verifier reads a CPU limit from SIGXCPU or SIGKILL). */
+static int end_like(int status)
+{
+    if (WIFEXITED(status))
+        _exit(WEXITSTATUS(status));
+    int sig = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
+    struct rlimit none = {0, 0};
+    setrlimit(RLIMIT_CORE, &none);   /* a re-raised SIGXCPU or SIGSEGV dumps nothing */
+    signal(sig, SIG_DFL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    sigprocmask(SIG_UNBLOCK, &set, NULL);
+    raise(sig);
+    _exit(128 + sig);
+}
+
+static void exec_child(opts *o)
 {
     kiln_sandbox_report rep = {0};
     kiln_error err;
-    if (!o->exec_argv || !o->exec_argv[0])
-        die("--exec needs -- PROGRAM", NULL);
+    signal(SIGTERM, SIG_DFL);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (kiln_sandbox_rlimits(&o->lim, &rep, &err) < 0 ||
         kiln_sandbox_landlock(exec_ro_paths, o->dir, &rep, &err) < 0 ||
         kiln_sandbox_seccomp_compile(&rep, &err) < 0)
@@ -131,7 +164,27 @@ static int run_exec_mode(opts *o)
         die("setrlimit", strerror(errno));
     execv(o->exec_argv[0], o->exec_argv);
     die("exec failed", strerror(errno));
-    return 1;
+}
+
+static int run_exec_mode(opts *o)
+{
+    if (!o->exec_argv || !o->exec_argv[0])
+        die("--exec needs -- PROGRAM", NULL);
+    setpgid(0, 0);   /* kilnd made this group already; a shell may not have */
+    /* The parent's death now means SIGTERM, which takes the group down. A
+     * death before this line was a SIGKILL, set by kilnd before the exec. */
+    signal(SIGTERM, kill_group);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    pid_t pid = fork();
+    if (pid < 0)
+        die("fork", strerror(errno));
+    if (pid == 0)
+        exec_child(o);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            die("waitpid", strerror(errno));
+    return end_like(status);
 }
 
 /* Overwrite the stack below the caller so an uninitialised local in the
