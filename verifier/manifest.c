@@ -202,7 +202,9 @@ static int parse_knobs(parse_ctx *pc)
         if (task_dim(pc->t, k[i].name, strlen(k[i].name)) >= 0)
             rc = kiln_fail(pc->err, "manifest (line %d): knob '%s' has the name of a task dim",
                            k[i].line, k[i].name);
-        snprintf(pc->m->knobs[i].name, sizeof pc->m->knobs[i].name, "%s", k[i].name);
+        /* common/knobs.c refused a longer name; the precision says so to gcc */
+        snprintf(pc->m->knobs[i].name, sizeof pc->m->knobs[i].name, "%.*s",
+                 (int)sizeof pc->m->knobs[i].name - 1, k[i].name);
         snprintf(pc->m->knobs[i].value, sizeof pc->m->knobs[i].value, "%s", k[i].value);
         pc->knob_line[i] = k[i].line;
     }

@@ -277,6 +277,8 @@ static const struct { const char *line, *want; } KNOB_ERRORS[] = {
     {"#define VEC 4 //@kiln tune 1 4 1", "knob 'VEC': value 1 is listed twice"},
     {"#define VEC 010 //@kiln tune 1 2", "knob 'VEC': value '010' is not an integer"},
     {"#define VEC 4 // @kiln tune 1 2", "write '//@kiln tune' with no space"},
+    {"#define A_KNOB_NAME_OF_THIRTY_THREE_CHARS 4 //@kiln tune 1 4",
+     "knob name 'A_KNOB_NAME_OF_THIRTY_THREE_CHARS' is longer than 31 characters"},
 };
 
 static void test_knob_errors(void **state)
