@@ -107,21 +107,39 @@ int kiln_make_tempdir(const char *root, const char *prefix, char *buf, size_t le
     return 0;
 }
 
+/* nftw has no user pointer; kilnd removes trees from several threads. */
+static _Thread_local int remove_failed;
+
+static int make_writable(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    if (flag == FTW_D || flag == FTW_DNR)
+        chmod(path, 0700);
+    return 0;
+}
+
 static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
     (void)st;
     (void)flag;
     (void)ftw;
-    return remove(path) < 0 && errno != ENOENT ? -1 : 0;
+    if (remove(path) < 0 && errno != ENOENT)
+        remove_failed = 1;
+    return 0;   /* go on: one entry that will not go must not keep the rest */
 }
 
 int kiln_remove_tree(const char *path)
 {
     if (!path || !*path)
         return 0;
-    /* Make directories writable first: a candidate may have chmod'ed one. */
+    /* Directories writable first (a candidate may have chmod'ed one), then
+     * everything removed, children before parents. */
     chmod(path, 0700);
-    return nftw(path, remove_one, 32, FTW_DEPTH | FTW_PHYS);
+    nftw(path, make_writable, 32, FTW_PHYS);
+    remove_failed = 0;
+    int rc = nftw(path, remove_one, 32, FTW_DEPTH | FTW_PHYS);
+    return rc < 0 || remove_failed ? -1 : 0;
 }
 
 int kiln_default_socket(char *buf, size_t len, kiln_error *err)
