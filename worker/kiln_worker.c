@@ -130,7 +130,7 @@ static void kill_group(int sig)
 
 /* This process ends as the child did: the same exit status, or the same
  * signal (the verifier reads a CPU limit from SIGXCPU or SIGKILL). */
-static int end_like(int status)
+_Noreturn static void end_like(int status)
 {
     if (WIFEXITED(status))
         _exit(WEXITSTATUS(status));
@@ -184,7 +184,7 @@ static int run_exec_mode(opts *o)
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR)
             die("waitpid", strerror(errno));
-    return end_like(status);
+    end_like(status);
 }
 
 /* Overwrite the stack below the caller so an uninitialised local in the
