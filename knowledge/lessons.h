@@ -42,6 +42,11 @@ typedef struct kiln_lesson_event {     /* one verdict in a search */
      * fresh worker (search/pooled.h). Only such a measurement teaches a
      * speed lesson; a single one teaches only a failure note. */
     int pooled;
+    /* The pooled speedup's interval (search/pooled.h), or 0 and 0 when
+     * there is none. When given, it decides helped (lo > 1) and hurt
+     * (hi < 1): the same interval the keep rule judges, so a change the
+     * search surely measured as faster is not called noise. */
+    double lo, hi;
     const char *decision;              /* keep | revert */
     /* The verdict against the parent, or NULL: its numbers (the largest
      * visible timed shape, its GB/s and fraction of the roofline) go into
@@ -50,9 +55,10 @@ typedef struct kiln_lesson_event {     /* one verdict in a search */
 } kiln_lesson_event;
 
 /* Failure note (kind 'note') for a failed verdict; a lesson (kind 'lesson')
- * when the measurement is pooled and speedup > 1+2*noise (helped) or
- * < 1-2*noise (hurt). Nothing is stored for a neutral or single (not
- * pooled) measurement or an empty hypothesis. Returns the id stored, 0 if
+ * when the measurement is pooled and its interval lies above 1 (helped) or
+ * below 1 (hurt); without an interval, when speedup > 1+2*noise or
+ * < 1-2*noise. Nothing is stored for a neutral or single (not pooled)
+ * measurement or an empty hypothesis. Returns the id stored, 0 if
  * nothing was stored, -1 on error. */
 long long kiln_lessons_record(sqlite3 *db, const kiln_lesson_event *ev, kiln_error *err);
 

@@ -79,6 +79,11 @@ static void evidence_json(const kiln_lesson_event *ev, double noise, char *out, 
     cJSON_AddNumberToObject(o, "candidate", ev->candidate);
     cJSON_AddNumberToObject(o, "effect", ev->speedup);
     cJSON_AddNumberToObject(o, "noise", noise);
+    if (ev->lo > 0 && ev->hi >= ev->lo) {
+        cJSON *iv = cJSON_AddArrayToObject(o, "interval");
+        cJSON_AddItemToArray(iv, cJSON_CreateNumber(ev->lo));
+        cJSON_AddItemToArray(iv, cJSON_CreateNumber(ev->hi));
+    }
     cJSON_AddStringToObject(o, "proposer", or_empty(ev->proposer));
     cJSON_AddStringToObject(o, "status", or_empty(ev->status));
     if (!blank(ev->stage))
@@ -180,6 +185,20 @@ static long long store(sqlite3 *db, const kiln_lesson_event *ev, const kiln_less
     return kn_commit(db, err) < 0 ? -1 : id;
 }
 
+/* +1 when the change surely helped, -1 when it surely hurt, 0 otherwise.
+ * The pooled interval decides when there is one: it is what the keep rule
+ * judged, and a per-call spread (noise) is far wider than the uncertainty
+ * of a ratio of many calls, so on a loaded machine 1 +- 2*noise called
+ * clearly kept changes "noise". */
+static int helped_or_hurt(const kiln_lesson_event *ev, double noise)
+{
+    if (!(ev->speedup > 0))
+        return 0;
+    if (ev->lo > 0 && ev->hi >= ev->lo)
+        return ev->lo > 1 ? 1 : ev->hi < 1 ? -1 : 0;
+    return ev->speedup > 1 + 2 * noise ? 1 : ev->speedup < 1 - 2 * noise ? -1 : 0;
+}
+
 long long kiln_lessons_record(sqlite3 *db, const kiln_lesson_event *ev, kiln_error *err)
 {
     char change[300];
@@ -196,10 +215,8 @@ long long kiln_lessons_record(sqlite3 *db, const kiln_lesson_event *ev, kiln_err
         build_note(&l, ev, change);
     } else if (!ev->pooled) {
         return 0;   /* one measurement, not re-timed: no claim about speed */
-    } else if (ev->speedup > 1 + 2 * noise) {
-        build_lesson(&l, ev, change, 1);
-    } else if (ev->speedup > 0 && ev->speedup < 1 - 2 * noise) {
-        build_lesson(&l, ev, change, 0);
+    } else if (helped_or_hurt(ev, noise) != 0) {
+        build_lesson(&l, ev, change, helped_or_hurt(ev, noise) > 0);
     } else {
         return 0;   /* within the noise, or untimed: nothing learned */
     }

@@ -123,14 +123,15 @@ static void say(search *s, kiln_cand *c, const char *what)
     kiln_progress_event(&s->progress, "step", o);
 }
 
-/* What verdict v of candidate c (its speedup against the parent and that
- * speedup's noise) teaches: a failure note for the lineage, or, when v
- * pools the verdict and its re-time (pooled 1), a lesson if the change
- * clearly helped or hurt (knowledge/record.c decides). A single
+/* What verdict v of candidate c (its speedup against the parent, that
+ * speedup's noise and, when pooled, its interval lo..hi) teaches: a failure
+ * note for the lineage, or, when v pools the verdict and its re-time
+ * (pooled 1), a lesson if the change surely helped or hurt
+ * (knowledge/record.c decides). A single
  * measurement teaches no speed lesson. A lesson that cannot be stored does
  * not stop the search. */
 static void learn(search *s, const kiln_cand *c, const kiln_verdict *v, double speedup,
-                  double noise, int pooled)
+                  double noise, int pooled, double lo, double hi)
 {
     kiln_lesson_event ev = {.run = s->run.id, .candidate = c->n, .task = s->task.name,
                             .dtype = s->run.dtype, .backend = s->run.backend,
@@ -138,7 +139,7 @@ static void learn(search *s, const kiln_cand *c, const kiln_verdict *v, double s
                             .hypothesis = c->hypothesis, .status = v->status, .stage = v->stage,
                             .code = v->code, .reason = v->reason, .speedup = speedup,
                             .noise = noise, .decision = c->decision, .verdict = v,
-                            .pooled = pooled};
+                            .pooled = pooled, .lo = lo, .hi = hi};
     kiln_error e;
     kiln_lessons_record(s->db, &ev, &e);
 }
@@ -169,7 +170,7 @@ static int verify_step(search *s, kiln_cand *c, const char *parent_src, kiln_err
         return -1;
     kiln_cand_from_verdict(c, v);
     geomean_of(v, &c->speedup_lo, &c->speedup_hi);
-    learn(s, c, v, c->speedup, kiln_verdict_noise(v), 0);   /* a failure's note only */
+    learn(s, c, v, c->speedup, kiln_verdict_noise(v), 0, 0, 0);   /* a failure's note only */
     free(v);
     if (move_to(c, KILN_CAND_VERIFIED, err) < 0)
         return -1;
@@ -224,7 +225,8 @@ static void pool_vs_parent(search *s, kiln_cand *c, const kiln_verdict *retime, 
         kiln_pool_verdicts(first, retime, p, note, len);
         kiln_pool_geomean(p, &c->pooled_speedup, &c->pooled_lo, &c->pooled_hi);
         learn(s, c, p, c->pooled_speedup,
-              fmax(kiln_verdict_noise(first), kiln_verdict_noise(retime)), 1);
+              fmax(kiln_verdict_noise(first), kiln_verdict_noise(retime)), 1, c->pooled_lo,
+              c->pooled_hi);
     }
     free(p);
     free(first);

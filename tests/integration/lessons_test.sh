@@ -85,6 +85,7 @@ end "unknown subcommand and --help"
 begin
 run search rmsnorm --iterations 3 --group decode --timing-ms 200 --workspace "$WS"
 expect_rc 0
+cat "$tmp/io/stdout" "$tmp/io/stderr" > "$tmp/search.out"
 [ -f "$WS/.kiln/kiln.db" ] || problem "no database after the search"
 if command -v sqlite3 >/dev/null; then
     v=$(sqlite3 "$WS/.kiln/kiln.db" "PRAGMA user_version")
@@ -95,7 +96,8 @@ expect_rc 0
 # The tuner starts from the tunable kernel, whose settings reach 2-4x: a
 # kept change is a lesson naming its knob moves ("ACC 1 -> 16, ...").
 grep -Eq '[A-Z_]+ -?[0-9]+ -> -?[0-9]+.* made it [0-9.]+x faster' "$tmp/io/stdout" ||
-    problem "no lesson naming a knob change that made it faster:"$'\n'"$(cat "$tmp/io/stdout")"
+    problem "no lesson naming a knob change that made it faster:"$'\n'"$(cat "$tmp/io/stdout")" \
+        $'\n'"the search's decisions:"$'\n'"$(grep -E 'kept|reverted|stopped|iterations:' "$tmp/search.out" | tail -8)"
 end "search creates a workspace that kiln lessons reads, with what it learned"
 
 # --- add, list, show, search ---

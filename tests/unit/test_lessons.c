@@ -243,6 +243,40 @@ static void test_record(void **state)
     assert_true(kiln_lessons_record(f->db, &ev, &err) > 0);
 }
 
+/* With the pooled interval, the interval decides, not 1 +- 2*noise: a
+ * loaded machine's per-call spread must not call a surely faster change
+ * noise, and a wide interval around a large speedup teaches nothing. */
+static void test_record_interval(void **state)
+{
+    fixture *f = *state;
+    kiln_error err = {{0}};
+    kiln_lesson_event ev = event("pass", 1.22, "ACC 1 -> 8", 1);
+    ev.noise = 0.15;   /* 1 + 2*noise = 1.3: the old rule learned nothing */
+    ev.decision = "keep";
+    assert_int_equal(kiln_lessons_record(f->db, &ev, &err), 0);
+    ev.lo = 1.09;
+    ev.hi = 1.34;
+    long long helped = kiln_lessons_record(f->db, &ev, &err);
+    assert_true(helped > 0);
+    kiln_lesson l = get(f->db, helped);
+    assert_non_null(strstr(l.action, "ACC 1 -> 8 made it 1.22x faster"));
+    assert_non_null(strstr(l.evidence, "\"interval\":[1.09,1.34]"));
+
+    ev = event("pass", 1.5, "ROWS 1 -> 4", 2);   /* clear by the noise, not by the interval */
+    ev.lo = 0.97;
+    ev.hi = 2.1;
+    assert_int_equal(kiln_lessons_record(f->db, &ev, &err), 0);
+
+    ev = event("pass", 0.85, "VECT 1 -> 0", 3);
+    ev.noise = 0.2;
+    ev.lo = 0.8;
+    ev.hi = 0.9;
+    long long hurt = kiln_lessons_record(f->db, &ev, &err);
+    assert_true(hurt > 0);
+    l = get(f->db, hurt);
+    assert_non_null(strstr(l.action, "VECT 1 -> 0 made it 1.18x slower; avoid"));
+}
+
 /* ---- tags -------------------------------------------------------------- */
 
 static void test_tag_prefix(void **state)
@@ -711,6 +745,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_schema_fresh, setup, teardown),
         cmocka_unit_test_setup_teardown(test_upgrade_from_v1, setup, teardown),
         cmocka_unit_test_setup_teardown(test_record, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_record_interval, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tag_prefix, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fts_hostile, setup, teardown),
         cmocka_unit_test_setup_teardown(test_outcome, setup, teardown),
