@@ -2,9 +2,12 @@
 # hidden_leak_test.sh - nothing about a hidden shape leaves the verifier but
 # its id, pass or fail, and a code (issue: hidden shapes leak). Two CPU
 # candidates fail only on hidden shapes, one by crashing after printing its
-# dims, one by being slightly wrong; their verdicts (as kiln.db, notes,
-# reports and prompts get them) must hold no dims text, no per-shape
-# numbers for hidden shapes, and job times rounded to 0.1 s.
+# dims, one by being slightly wrong; their verdicts must hold no dims text,
+# no per-shape numbers for hidden shapes, and job times rounded to 0.1 s.
+# Then a model proposes them in a search, with a passing kernel that prints
+# a hidden shape's dims on later calls: nothing of a hidden shape may reach
+# kiln.db, the git notes, report, export, lessons, status, the search's
+# output or the next prompts.
 #   hidden_leak_test.sh KILN SOURCE_DIR
 set -euo pipefail
 KILN=$1
@@ -65,4 +68,134 @@ for k, x in v.get("rusage", {}).items():
 print(f"ok: {plant}: {v['reason']}")
 PY
 done
+# ---- every route out of a search ----------------------------------------------
+# The same plants, and the replay plant (a passing kernel that prints a
+# hidden shape's dims on later calls), proposed by a model in a search, then
+# an honest kernel, from a start kernel that does its work four times (so
+# the replay plant is kept and exported): nothing of a hidden shape may reach the
+# run database, the git notes, the report, the export, the lessons, status,
+# the search's own output or the prompts the model is sent next.
+BUILD=$(dirname "$(readlink -f "$KILN")")
+FAKE=$BUILD/tests/fake_llm
+[ -x "$FAKE" ] || fail "no fake_llm beside kiln ($FAKE)"
+answer() {   # FILE HYPOTHESIS
+    printf 'Here it is.\n\n```c\n'
+    cat "$1"
+    printf '```\n\nHYPOTHESIS: %s\n' "$2"
+}
+answer "$SRC/tests/redteam/cpu/rmsnorm_28_hidden_replay.c" "remember and replay" >"$T/a1.md"
+answer "$SRC/tests/integration/hidden_leak/crash_loud.c" "print and crash" >"$T/a2.md"
+answer "$SRC/tests/integration/hidden_leak/wrong_hidden.c" "slightly off where unseen" >"$T/a3.md"
+answer "$SRC/tests/redteam/cpu/rmsnorm_honest_unroll8.c" "unroll by 8" >"$T/a4.md"
+printf 'ok %s\n' "$T/a1.md" "$T/a2.md" "$T/a3.md" "$T/a4.md" >"$T/script"
+mkdir -p "$T/bodies"
+"$FAKE" --port-file "$T/port" --script "$T/script" --log "$T/llm.log" --bodies "$T/bodies" \
+    2>"$T/fake.err" &
+FAKEPID=$!
+trap 'kill $FAKEPID 2>/dev/null; rm -rf "$T"' EXIT
+for ((i = 0; i < 100; i++)); do [ -s "$T/port" ] && break; sleep 0.05; done
+[ -s "$T/port" ] || fail "fake_llm did not start: $(cat "$T/fake.err")"
+WS=$T/ws
+set +e
+OPENAI_API_KEY=test "$KILN" search rmsnorm --agent openai --model fake --no-daemon \
+    --base-url "http://127.0.0.1:$(cat "$T/port")/v1" --iterations 4 --drafts 1 \
+    --parents best --from "$SRC/tests/integration/keep/slow4.c" --timing-ms 200 \
+    --workspace "$WS" --json >"$T/search.out" 2>"$T/search.err"
+rc=$?
+set -e
+[ $rc = 0 ] || fail "search: exit $rc: $(tail -5 "$T/search.err")"
+"$KILN" report -o "$T/report.html" --workspace "$WS" >"$T/report.out" 2>&1 ||
+    fail "report: $(cat "$T/report.out")"
+"$KILN" export --task rmsnorm -o "$T/export" --workspace "$WS" >"$T/export.out" 2>&1 ||
+    fail "export: $(cat "$T/export.out")"
+"$KILN" status --workspace "$WS" >"$T/status.out" 2>&1 || fail "status: $(cat "$T/status.out")"
+"$KILN" lessons list --kind all --workspace "$WS" >"$T/lessons.out" 2>&1 ||
+    fail "lessons list: $(cat "$T/lessons.out")"
+"$KILN" lessons export --format json --kind all --workspace "$WS" >"$T/lessons.json" 2>/dev/null ||
+    fail "lessons export"
+for ref in $(git -C "$WS" for-each-ref --format='%(refname)' refs/notes); do
+    git -C "$WS" log -p "$ref" >>"$T/notes.out"
+done
+[ -s "$T/notes.out" ] || fail "the search wrote no git notes"
+python3 - "$T" "$WS/.kiln/kiln.db" "$SRC/tasks/rmsnorm" <<'PY' || exit 1
+import glob, json, os, re, sqlite3, sys
+T, db, task = sys.argv[1:4]
+def bad(msg):
+    print(f"FAIL: routes: {msg}", file=sys.stderr)
+    sys.exit(1)
+# Every dim of a fixed hidden shape that no visible shape of any group has.
+visible, hidden = set(), set()
+for g in json.load(open(f"{task}/task.json"))["groups"].values():
+    for s in g["visible"]:
+        visible.update(s.values())
+for g in json.load(open(f"{task}/hidden.json"))["groups"].values():
+    for s in g["shapes"]:
+        hidden.update(s.values())
+secret = sorted(d for d in hidden - visible if d >= 100)
+num = re.compile(r"(?<![0-9A-Za-z.])(%s)(?![0-9A-Za-z.])" % "|".join(map(str, secret)))
+said = re.compile(r"(LEAKDIMS|KILNLEAK) rows=\d")
+def scan(name, text):
+    m = said.search(text)
+    if m:
+        bad(f"{name} holds what a candidate printed on a hidden shape: {text[max(0, m.start() - 80):m.end() + 40]!r}")
+    m = num.search(text)
+    if m:
+        bad(f"{name} holds hidden dim {m.group(1)}: {text[max(0, m.start() - 80):m.end() + 40]!r}")
+def hidden_shapes(name, v):
+    if isinstance(v, dict):
+        if "shapes" in v and isinstance(v["shapes"], list):
+            for s in v["shapes"]:
+                if isinstance(s, dict) and s.get("visible") is False and \
+                        set(s) - {"id", "visible", "dtype", "status", "code"}:
+                    bad(f"{name}: hidden shape {s.get('id')} carries {sorted(set(s))}")
+        for x in v.values():
+            hidden_shapes(name, x)
+    elif isinstance(v, list):
+        for x in v:
+            hidden_shapes(name, x)
+# The run database: every text cell, and every JSON verdict in it.
+con = sqlite3.connect(db)
+verdicts = 0
+for (table,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'"):
+    for row in con.execute(f'SELECT * FROM "{table}"'):
+        for cell in row:
+            if not isinstance(cell, str):
+                continue
+            scan(f"kiln.db table {table}", cell)
+            if cell.startswith("{"):
+                try:
+                    v = json.loads(cell)
+                except ValueError:
+                    continue
+                if isinstance(v, dict) and "shapes" in v:
+                    verdicts += 1
+                hidden_shapes(f"kiln.db table {table}", v)
+if verdicts < 4:
+    bad(f"kiln.db holds {verdicts} verdicts, expected the start kernel's and 4 candidates'")
+# The notes, the report, the export, status, lessons, the search's output.
+for name in ["notes.out", "report.html", "status.out", "lessons.out", "lessons.json",
+             "search.out", "search.err"] + [os.path.relpath(p, T) for p in glob.glob(f"{T}/export/*")]:
+    text = open(f"{T}/{name}", errors="replace").read()
+    scan(name, text)
+    for line in text.splitlines():
+        if line.startswith("{"):
+            try:
+                hidden_shapes(name, json.loads(line))
+            except ValueError:
+                pass
+# The prompts: every request after the first shows earlier attempts.
+bodies = sorted(glob.glob(f"{T}/bodies/*.json"))
+if len(bodies) < 4:
+    bad(f"the model was asked {len(bodies)} times, expected 4")
+users = []
+for b in bodies:
+    for m in json.load(open(b))["messages"]:
+        scan(f"prompt {os.path.basename(b)}", m["content"] if isinstance(m["content"], str) else json.dumps(m["content"]))
+        if m["role"] == "user":
+            users.append(m["content"])
+if not any("hidden" in u and "crash" in u for u in users):
+    bad("no prompt shows the crash on a hidden shape (the route was not tried)")
+print(f"ok: routes: {verdicts} verdicts in kiln.db, the notes, report, export, status, "
+      f"lessons, search output and {len(bodies)} prompts hold no hidden dims")
+PY
 echo "hidden_leak_test: passed"
