@@ -6,8 +6,8 @@
 # no per-shape numbers for hidden shapes, and job times rounded to 0.1 s.
 # Then a model proposes them in a search, with a passing kernel that prints
 # a hidden shape's dims on later calls: nothing of a hidden shape may reach
-# kiln.db, the git notes, report, export, lessons, status, the search's
-# output or the next prompts.
+# kiln.db, the git notes, report, export, lessons, status, reverify, the
+# search's output or the next prompts.
 #   hidden_leak_test.sh KILN SOURCE_DIR
 set -euo pipefail
 KILN=$1
@@ -69,10 +69,10 @@ print(f"ok: {plant}: {v['reason']}")
 PY
 done
 # ---- every route out of a search ----------------------------------------------
-# The same plants, and the replay plant (a passing kernel that prints a
-# hidden shape's dims on later calls), proposed by a model in a search, then
-# an honest kernel, from a start kernel that does its work four times (so
-# the replay plant is kept and exported): nothing of a hidden shape may reach the
+# The replay plant (a passing kernel that prints a hidden shape's dims on
+# later calls) and the same two plants, proposed by a model in a search
+# from a start kernel that does its work four times (so the replay plant is
+# kept: the best, exported and verified again): nothing of a hidden shape may reach the
 # run database, the git notes, the report, the export, the lessons, status,
 # the search's own output or the prompts the model is sent next.
 BUILD=$(dirname "$(readlink -f "$KILN")")
@@ -86,7 +86,10 @@ answer() {   # FILE HYPOTHESIS
 answer "$SRC/tests/redteam/cpu/rmsnorm_28_hidden_replay.c" "remember and replay" >"$T/a1.md"
 answer "$SRC/tests/integration/hidden_leak/crash_loud.c" "print and crash" >"$T/a2.md"
 answer "$SRC/tests/integration/hidden_leak/wrong_hidden.c" "slightly off where unseen" >"$T/a3.md"
-answer "$SRC/tests/redteam/cpu/rmsnorm_honest_unroll8.c" "unroll by 8" >"$T/a4.md"
+# The fourth answer has no code: its request goes out once the crash's
+# verdict is in (requests are sent ahead while a verification runs), so
+# the prompt it carries is the one that must show the crash.
+cp "$SRC/tests/integration/search/noanswer.md" "$T/a4.md"
 printf 'ok %s\n' "$T/a1.md" "$T/a2.md" "$T/a3.md" "$T/a4.md" >"$T/script"
 mkdir -p "$T/bodies"
 "$FAKE" --port-file "$T/port" --script "$T/script" --log "$T/llm.log" --bodies "$T/bodies" \
@@ -108,11 +111,22 @@ set -e
     fail "report: $(cat "$T/report.out")"
 "$KILN" export --task rmsnorm -o "$T/export" --workspace "$WS" >"$T/export.out" 2>&1 ||
     fail "export: $(cat "$T/export.out")"
+grep -q KILNLEAK "$T"/export/*.c ||
+    fail "the replay plant was not kept and exported: $(cat "$T/search.out" "$T/search.err" | grep -E 'kept|reverted' | tail -4)"
 "$KILN" status --workspace "$WS" >"$T/status.out" 2>&1 || fail "status: $(cat "$T/status.out")"
 "$KILN" lessons list --kind all --workspace "$WS" >"$T/lessons.out" 2>&1 ||
     fail "lessons list: $(cat "$T/lessons.out")"
 "$KILN" lessons export --format json --kind all --workspace "$WS" >"$T/lessons.json" 2>/dev/null ||
     fail "lessons export"
+# The best is the replay plant: verified again, it replays hidden dims into
+# whatever reverify prints and notes (exit 1 would only mean it measured
+# slower this time).
+set +e
+"$KILN" reverify --best --no-daemon --timing-ms 200 --workspace "$WS" >"$T/reverify.out" 2>&1
+rc=$?
+set -e
+[ $rc = 0 ] || [ $rc = 1 ] || fail "reverify: exit $rc: $(tail -5 "$T/reverify.out")"
+git -C "$WS" show-ref -q refs/notes/kiln-reverify || fail "reverify wrote no note"
 for ref in $(git -C "$WS" for-each-ref --format='%(refname)' refs/notes); do
     git -C "$WS" log -p "$ref" >>"$T/notes.out"
 done
@@ -131,16 +145,19 @@ for g in json.load(open(f"{task}/task.json"))["groups"].values():
 for g in json.load(open(f"{task}/hidden.json"))["groups"].values():
     for s in g["shapes"]:
         hidden.update(s.values())
-secret = sorted(d for d in hidden - visible if d >= 100)
-num = re.compile(r"(?<![0-9A-Za-z.])(%s)(?![0-9A-Za-z.])" % "|".join(map(str, secret)))
+# A dim shows as kiln writes dims (rows=R cols=C, "rows": R, R x C); a bare
+# number could as well be a time. Numbers are checked field by field in
+# the verdicts below.
+secret = {d for d in hidden - visible if d >= 30}
+dim = re.compile(r"\b(?:rows|cols)\"?\s*[=:]\s*(\d+)|(?<![\w.])([1-9]\d*)\s*[x\u00d7]\s*(\d+)(?![\w.])")
 said = re.compile(r"(LEAKDIMS|KILNLEAK) rows=\d")
 def scan(name, text):
     m = said.search(text)
     if m:
         bad(f"{name} holds what a candidate printed on a hidden shape: {text[max(0, m.start() - 80):m.end() + 40]!r}")
-    m = num.search(text)
-    if m:
-        bad(f"{name} holds hidden dim {m.group(1)}: {text[max(0, m.start() - 80):m.end() + 40]!r}")
+    for m in dim.finditer(text):
+        if any(g and int(g) in secret for g in m.groups()):
+            bad(f"{name} holds a hidden dim: {text[max(0, m.start() - 80):m.end() + 40]!r}")
 def hidden_shapes(name, v):
     if isinstance(v, dict):
         if "shapes" in v and isinstance(v["shapes"], list):
@@ -173,7 +190,7 @@ for (table,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'
 if verdicts < 4:
     bad(f"kiln.db holds {verdicts} verdicts, expected the start kernel's and 4 candidates'")
 # The notes, the report, the export, status, lessons, the search's output.
-for name in ["notes.out", "report.html", "status.out", "lessons.out", "lessons.json",
+for name in ["notes.out", "report.html", "status.out", "lessons.out", "lessons.json", "reverify.out",
              "search.out", "search.err"] + [os.path.relpath(p, T) for p in glob.glob(f"{T}/export/*")]:
     text = open(f"{T}/{name}", errors="replace").read()
     scan(name, text)
@@ -196,6 +213,6 @@ for b in bodies:
 if not any("hidden" in u and "crash" in u for u in users):
     bad("no prompt shows the crash on a hidden shape (the route was not tried)")
 print(f"ok: routes: {verdicts} verdicts in kiln.db, the notes, report, export, status, "
-      f"lessons, search output and {len(bodies)} prompts hold no hidden dims")
+      f"lessons, reverify, search output and {len(bodies)} prompts hold no hidden dims")
 PY
 echo "hidden_leak_test: passed"
