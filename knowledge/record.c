@@ -14,9 +14,9 @@
 /* Confidence steps of an outcome (docs/knowledge.md). */
 #define KN_GAIN 0.10
 #define KN_LOSS 0.15
-/* A speedup counts as an effect only beyond twice the noise; the noise is
- * taken as at least 1% so that an untimed noise of 0 does not make every
- * wobble a lesson. */
+/* Without an interval, a speedup counts as an effect only beyond twice the
+ * noise; the noise is taken as at least 1% so that an untimed noise of 0
+ * does not make every wobble a lesson. */
 #define KN_MIN_NOISE 0.01
 
 static int blank(const char *s)
@@ -188,8 +188,8 @@ static long long store(sqlite3 *db, const kiln_lesson_event *ev, const kiln_less
 /* +1 when the change surely helped, -1 when it surely hurt, 0 otherwise.
  * The pooled interval decides when there is one: it is what the keep rule
  * judged, and a per-call spread (noise) is far wider than the uncertainty
- * of a ratio of many calls, so on a loaded machine 1 +- 2*noise called
- * clearly kept changes "noise". */
+ * of a ratio of many calls, so on a loaded machine 1 +- 2*noise could call
+ * a change the keep rule kept "noise". */
 static int helped_or_hurt(const kiln_lesson_event *ev, double noise)
 {
     if (!(ev->speedup > 0))
