@@ -6,8 +6,8 @@
 # no per-shape numbers for hidden shapes, and job times rounded to 0.1 s.
 # Then a model proposes them in a search, with a passing kernel that prints
 # a hidden shape's dims on later calls: nothing of a hidden shape may reach
-# kiln.db, the git notes, report, export, lessons, status, reverify, the
-# search's output or the next prompts.
+# kiln.db, the git notes, report, export, lessons, status, reverify, kiln
+# verify's table, the search's output or the next prompts.
 #   hidden_leak_test.sh KILN SOURCE_DIR
 set -euo pipefail
 KILN=$1
@@ -118,6 +118,14 @@ grep -q KILNLEAK "$T"/export/*.c ||
     fail "lessons list: $(cat "$T/lessons.out")"
 "$KILN" lessons export --format json --kind all --workspace "$WS" >"$T/lessons.json" 2>/dev/null ||
     fail "lessons export"
+# kiln verify's own table, for the crash that prints its dims.
+set +e
+"$KILN" verify "$SRC/tests/integration/hidden_leak/crash_loud.c" --task rmsnorm --no-daemon \
+    >"$T/verify.txt" 2>&1
+rc=$?
+set -e
+[ $rc = 1 ] || fail "kiln verify (table): exit $rc, expected 1: $(tail -3 "$T/verify.txt")"
+grep -q '^h1 ' "$T/verify.txt" || fail "kiln verify's table has no row for h1: $(cat "$T/verify.txt")"
 # The best is the replay plant: verified again, it replays hidden dims into
 # whatever reverify prints and notes (exit 1 would only mean it measured
 # slower this time).
@@ -190,7 +198,7 @@ for (table,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'
 if verdicts < 4:
     bad(f"kiln.db holds {verdicts} verdicts, expected the start kernel's and 4 candidates'")
 # The notes, the report, the export, status, lessons, the search's output.
-for name in ["notes.out", "report.html", "status.out", "lessons.out", "lessons.json", "reverify.out",
+for name in ["notes.out", "report.html", "status.out", "lessons.out", "lessons.json", "reverify.out", "verify.txt",
              "search.out", "search.err"] + [os.path.relpath(p, T) for p in glob.glob(f"{T}/export/*")]:
     text = open(f"{T}/{name}", errors="replace").read()
     scan(name, text)
@@ -213,6 +221,6 @@ for b in bodies:
 if not any("hidden" in u and "crash" in u for u in users):
     bad("no prompt shows the crash on a hidden shape (the route was not tried)")
 print(f"ok: routes: {verdicts} verdicts in kiln.db, the notes, report, export, status, "
-      f"lessons, reverify, search output and {len(bodies)} prompts hold no hidden dims")
+      f"lessons, reverify, verify's table, search output and {len(bodies)} prompts hold no hidden dims")
 PY
 echo "hidden_leak_test: passed"
