@@ -72,6 +72,12 @@ static void verdict_numbers(const kiln_verdict *v, cJSON *o)
         cJSON_AddNumberToObject(o, "shape_speedup", best->speedup);
 }
 
+/* Whether the event carries a pooled interval (lesson.h: 0 and 0 when not). */
+static int has_interval(const kiln_lesson_event *ev)
+{
+    return ev->lo > 0 && ev->hi >= ev->lo;
+}
+
 static void evidence_json(const kiln_lesson_event *ev, double noise, char *out, size_t cap)
 {
     cJSON *o = cJSON_CreateObject();
@@ -79,7 +85,7 @@ static void evidence_json(const kiln_lesson_event *ev, double noise, char *out, 
     cJSON_AddNumberToObject(o, "candidate", ev->candidate);
     cJSON_AddNumberToObject(o, "effect", ev->speedup);
     cJSON_AddNumberToObject(o, "noise", noise);
-    if (ev->lo > 0 && ev->hi >= ev->lo) {
+    if (has_interval(ev)) {
         cJSON *iv = cJSON_AddArrayToObject(o, "interval");
         cJSON_AddItemToArray(iv, cJSON_CreateNumber(ev->lo));
         cJSON_AddItemToArray(iv, cJSON_CreateNumber(ev->hi));
@@ -194,7 +200,7 @@ static int helped_or_hurt(const kiln_lesson_event *ev, double noise)
 {
     if (!(ev->speedup > 0))
         return 0;
-    if (ev->lo > 0 && ev->hi >= ev->lo)
+    if (has_interval(ev))
         return ev->lo > 1 ? 1 : ev->hi < 1 ? -1 : 0;
     return ev->speedup > 1 + 2 * noise ? 1 : ev->speedup < 1 - 2 * noise ? -1 : 0;
 }
@@ -210,13 +216,14 @@ long long kiln_lessons_record(sqlite3 *db, const kiln_lesson_event *ev, kiln_err
     one_line(change, sizeof change, ev->hypothesis);
     double noise = ev->noise > KN_MIN_NOISE ? ev->noise : KN_MIN_NOISE;
     int failed = !blank(ev->status) && strcmp(ev->status, "pass") != 0;
+    int effect;
     fill_common(&l, ev, noise, change);
     if (failed) {
         build_note(&l, ev, change);
     } else if (!ev->pooled) {
         return 0;   /* one measurement, not re-timed: no claim about speed */
-    } else if (helped_or_hurt(ev, noise) != 0) {
-        build_lesson(&l, ev, change, helped_or_hurt(ev, noise) > 0);
+    } else if ((effect = helped_or_hurt(ev, noise)) != 0) {
+        build_lesson(&l, ev, change, effect > 0);
     } else {
         return 0;   /* within the noise, or untimed: nothing learned */
     }
