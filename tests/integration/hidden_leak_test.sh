@@ -71,10 +71,11 @@ done
 # ---- every route out of a search ----------------------------------------------
 # The replay plant (a passing kernel that prints a hidden shape's dims on
 # later calls) and the same two plants, proposed by a model in a search
-# from a start kernel that does its work four times (so the replay plant is
-# kept: the best, exported and verified again): nothing of a hidden shape may reach the
-# run database, the git notes, the report, the export, the lessons, status,
-# the search's own output or the prompts the model is sent next.
+# from a start kernel that does its work four times (so the replay plant
+# is kept: the best, exported and verified again). Nothing of a hidden
+# shape may reach the run database, the git notes, the report, the
+# export, the lessons, status, reverify, kiln verify's table, the search's
+# own output or the prompts the model is sent next.
 BUILD=$(dirname "$(readlink -f "$KILN")")
 FAKE=$BUILD/tests/fake_llm
 [ -x "$FAKE" ] || fail "no fake_llm beside kiln ($FAKE)"
