@@ -274,8 +274,14 @@ int job_timed_pair(job *j, const char *label, const kiln_shape *s, samples *sm, 
         int rc = job_checked(j, "timing", label, s, NULL, order[k], &res, err);
         if (rc)
             return rc;
-        double gap = res.cpu_ns ? (double)res.cpu_ns - (double)res.elapsed_ns : 0;
         int c = order[k] == 0;
+        /* A worker that never blocks (it hooked its own loop) has a CPU
+         * clock that moves only at the scheduler's ticks: a call can read 0.
+         * Taken as is, its CPU shows up between its calls instead. */
+        double gap = (c ? &j->cand : &j->base)->has_cpu_clock
+                         ? (double)res.cpu_ns - (double)res.elapsed_ns : 0;
+        if (c)
+            sm->cand_cpu[sm->n] = (double)res.cpu_ns;
         (c ? sm->cand : sm->base)[sm->n] = (double)res.elapsed_ns;
         (c ? sm->cand_rt : sm->base_rt)[sm->n] = (double)res.rt_ns;
         (c ? sm->cand_gap : sm->base_gap)[sm->n] = gap;
@@ -295,15 +301,20 @@ int job_timed_pair(job *j, const char *label, const kiln_shape *s, samples *sm, 
 int job_pairs(job *j, const kiln_shape *s, const char *label, uint64_t budget_ns, samples *sm,
               kiln_shape_result *r, job_settled_fn settled, kiln_error *err)
 {
-    uint64_t t0 = kiln_mono_ns();
+    uint64_t t0 = kiln_mono_ns(), c0 = kiln_worker_cpu_ns(&j->cand);
     int maxp = j->o->max_pairs < 512 ? j->o->max_pairs : 512, rc = 0;
+    double in_calls = 0;
+    int known = c0 != 0;   /* the candidate's worker has a CPU clock */
     sm->n = 0;
     while (sm->n < maxp) {
         if ((rc = job_timed_pair(j, label, s, sm, err)) != 0)
             break;
+        in_calls += sm->cand_cpu[sm->n - 1];
         if (settled(j, sm, r, kiln_mono_ns() - t0 > budget_ns) && sm->n >= j->o->min_pairs)
             break;
     }
+    uint64_t c1 = kiln_worker_cpu_ns(&j->cand);
+    sm->cand_between_ns = known && sm->n > 0 && c1 >= c0 ? fmax(0, (double)(c1 - c0) - in_calls) : -1;
     return rc;
 }
 
@@ -366,6 +377,7 @@ int job_time_host(job *j, int i, uint64_t budget_ns, job_agree_fn agree, kiln_er
         r->base_rt_ns = kiln_median(sm->base_rt, sm->n);
         r->cand_cpu_ns = r->cand.median_ns + kiln_median(sm->cand_gap, sm->n);
         r->base_cpu_ns = r->base.median_ns + kiln_median(sm->base_gap, sm->n);
+        r->cand_between_ns = sm->cand_between_ns >= 0 ? sm->cand_between_ns / sm->n : -1;
         r->cand_cupti_ns = kiln_median(sm->cand_cupti, sm->n);
         r->base_cupti_ns = kiln_median(sm->base_cupti, sm->n);
         r->cand_wall_ns = kiln_median(sm->cand_wall, sm->n);

@@ -48,11 +48,16 @@ typedef struct samples {
     double cand[512], base[512];          /* reported by the worker */
     double cand_rt[512], base_rt[512];    /* round trips seen here */
     double cand_gap[512], base_gap[512];  /* kernel-charged CPU time minus the report */
+    double cand_cpu[512];                 /* kernel-charged CPU time over each call */
     double cand_cupti[512], base_cupti[512], cand_wall[512], base_wall[512];   /* CUDA */
     double cand_kern[512], base_kern[512];   /* device-resident: CUPTI kernel time per set */
     double cand_chk[512], base_chk[512];     /* device-resident: the worker's checks per call */
     double cand_draw[512], cand_setup[512];  /* device-resident: drawing; graph, flush */
     int n;
+    /* CPU the kernel charged the candidate's worker over all n pairs while
+     * none of its calls was in flight (-1: unknown). A worker that should
+     * be blocked reading, but runs, takes the core from the baseline. */
+    double cand_between_ns;
 } samples;
 
 /* A backend's way of checking a shape's timers once its pairs are in:

@@ -131,6 +131,8 @@ static cJSON *shape_json(const kiln_shape_result *r, const kiln_verdict *v, cons
             add_num(tim, "candidate_cpu_ns", r->cand_cpu_ns);
             add_num(tim, "baseline_reported_ns", r->base.median_ns);
             add_num(tim, "baseline_cpu_ns", r->base_cpu_ns);
+            if (r->cand_between_ns >= 0)
+                add_num(tim, "candidate_between_calls_cpu_ns", r->cand_between_ns);
         }
         add_num(tim, "candidate_round_trip_ns", r->cand_rt_ns);
         add_num(tim, "baseline_round_trip_ns", r->base_rt_ns);

@@ -31,6 +31,8 @@ typedef struct kiln_shape_result {
     kiln_time_stats cand, base; /* worker-reported, per call */
     double cand_rt_ns, base_rt_ns;   /* median round trip seen by the verifier */
     double cand_cpu_ns, base_cpu_ns; /* median CPU time the kernel charged per call */
+    double cand_between_ns;          /* CPU: charged to the candidate's worker between
+                                        its calls, per pair (-1: unknown) */
     /* CUDA: reported = CUDA events; also the CUPTI kernel span and the wall
      * clock with a device synchronize (medians per call) */
     double cand_cupti_ns, base_cupti_ns, cand_wall_ns, base_wall_ns;

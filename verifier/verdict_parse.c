@@ -57,6 +57,8 @@ static void timers_of(const cJSON *tim, kiln_shape_result *r)
         r->base_cupti_ns = num(tim, "baseline_cupti_ns");
         r->cand_cpu_ns = num(tim, "candidate_cpu_ns");
         r->base_cpu_ns = num(tim, "baseline_cpu_ns");
+        r->cand_between_ns = GET(tim, "candidate_between_calls_cpu_ns")
+                                 ? num(tim, "candidate_between_calls_cpu_ns") : -1;
     }
     r->cand_wall_ns = num(tim, "candidate_wall_ns");
     r->base_wall_ns = num(tim, "baseline_wall_ns");

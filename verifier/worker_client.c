@@ -7,6 +7,7 @@
 #include "worker_client.h"
 
 #define KILN_FAULT_GRACE_MS 3000   /* see late_fault_report */
+#define KILN_SETTLE_US 1000        /* see settled_cpu_ns */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -320,15 +321,68 @@ static int spawn(kiln_worker *w, const kiln_worker_opts *o, int req[2], int resp
         return kiln_fail(err, "fork: %s", strerror(errno));
     setpgid(w->pid, w->pid);   /* also here, so a kill never races the child's own call */
     w->has_cpu_clock = clock_getcpuclockid(w->pid, &w->cpu_clock) == 0;
+    char stat[64];
+    snprintf(stat, sizeof stat, "/proc/%d/stat", (int)w->pid);
+    w->stat_fd = open(stat, O_RDONLY | O_CLOEXEC);
+    w->has_stat = w->stat_fd >= 0;
+    snprintf(stat, sizeof stat, "/proc/%d/schedstat", (int)w->pid);
+    w->sched_fd = open(stat, O_RDONLY | O_CLOEXEC);
+    w->has_sched = w->sched_fd >= 0;   /* used once the worker has run: see below */
     return 0;
 }
 
-static uint64_t worker_cpu_ns(const kiln_worker *w)
+/* The first field of /proc/PID/schedstat: the main thread's runtime in ns
+ * (0: unreadable, or the kernel keeps no scheduler statistics). */
+static uint64_t main_thread_ns(const kiln_worker *w)
 {
+    char buf[128];
+    ssize_t n = pread(w->sched_fd, buf, sizeof buf - 1, 0);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    return strtoull(buf, NULL, 10);
+}
+
+uint64_t kiln_worker_cpu_ns(const kiln_worker *w)
+{
+    if (w->use_sched)
+        return main_thread_ns(w);
     struct timespec ts;
     if (!w->has_cpu_clock || clock_gettime(w->cpu_clock, &ts) < 0)
         return 0;
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Is the worker asleep (blocked reading, for a worker that keeps to its
+ * loop)? A process's CPU clock read by another process is only brought up
+ * to date when the process stops running or at a scheduler tick: read
+ * while the worker is still on its way back into read() after answering,
+ * it misses the whole call. Unknown counts as asleep. */
+static int worker_asleep(const kiln_worker *w)
+{
+    char buf[512];
+    if (!w->has_stat)
+        return 1;
+    ssize_t n = pread(w->stat_fd, buf, sizeof buf - 1, 0);
+    if (n <= 0)
+        return 1;
+    buf[n] = '\0';
+    const char *paren = strrchr(buf, ')');   /* the name may hold anything */
+    return !paren || paren[1] != ' ' || paren[2] != 'R';
+}
+
+/* The worker's CPU clock once it has gone back to sleep after an answer,
+ * waiting at most KILN_SETTLE_US; a worker still running then (one that
+ * does work between calls) is read as it is, and what the read misses
+ * shows up later, between its calls. */
+static uint64_t settled_cpu_ns(const kiln_worker *w)
+{
+    uint64_t until = kiln_mono_ns() + KILN_SETTLE_US * 1000u;
+    while (!worker_asleep(w) && kiln_mono_ns() < until) {
+        struct timespec pause = {0, 2000};   /* lets a worker on this core run */
+        nanosleep(&pause, NULL);
+    }
+    return kiln_worker_cpu_ns(w);
 }
 
 int kiln_worker_start(kiln_worker *w, const kiln_worker_opts *o, kiln_error *err)
@@ -372,6 +426,9 @@ int kiln_worker_start(kiln_worker *w, const kiln_worker_opts *o, kiln_error *err
         snprintf(w->device, sizeof w->device, "%s", nl + 1);
     }
     snprintf(w->sandbox, sizeof w->sandbox, "%s", ready.info);
+    /* The worker has run by now: a runtime of 0 means the kernel keeps no
+     * scheduler statistics, and the process clock serves instead. */
+    w->use_sched = w->has_sched && main_thread_ns(w) > 0;
     return 0;
 }
 
@@ -402,7 +459,7 @@ int kiln_worker_call(kiln_worker *w, const kiln_call_req *rq, int timeout_ms,
     if (w->fault)
         return -1;
     w->calls++;
-    uint64_t c0 = worker_cpu_ns(w);   /* the worker is blocked reading: its clock is still */
+    uint64_t c0 = kiln_worker_cpu_ns(w);   /* the worker is blocked reading: its clock is still */
     uint64_t t0 = kiln_mono_ns();
     ssize_t n = write(w->req_fd, rq, sizeof *rq);
     if (n != (ssize_t)sizeof *rq) {
@@ -415,7 +472,7 @@ int kiln_worker_call(kiln_worker *w, const kiln_call_req *rq, int timeout_ms,
     if (r == -3)
         r = -2;
     *rt_ns = kiln_mono_ns() - t0;
-    uint64_t c1 = worker_cpu_ns(w);
+    uint64_t c1 = r == 0 ? settled_cpu_ns(w) : kiln_worker_cpu_ns(w);
     *cpu_ns = c0 && c1 > c0 ? c1 - c0 : 0;
     if (r == -2) {
         char msg[128];
@@ -447,6 +504,11 @@ void kiln_worker_stop(kiln_worker *w)
     if (w->resp_fd >= 0)
         close(w->resp_fd);
     w->resp_fd = -1;
+    if (w->has_stat)
+        close(w->stat_fd);
+    if (w->has_sched)
+        close(w->sched_fd);
+    w->has_stat = w->has_sched = w->use_sched = 0;
     if (w->arena)
         munmap(w->arena, w->arena_bytes);
     w->arena = NULL;

@@ -40,6 +40,9 @@ typedef struct kiln_worker {
     struct rusage ru;       /* as wait4 saw it */
     clockid_t cpu_clock;    /* the worker's CPU-time clock, as the kernel keeps it */
     int has_cpu_clock;
+    int stat_fd, has_stat;  /* /proc/PID/stat, to see whether the worker is blocked */
+    int sched_fd, has_sched;   /* /proc/PID/schedstat: its main thread's CPU time */
+    int use_sched;             /* ... which the kernel keeps, so it is read */
     int reaped, wstatus;
     int calls;              /* calls made so far */
     kiln_fault fault;
@@ -80,6 +83,13 @@ int kiln_worker_start(kiln_worker *w, const kiln_worker_opts *o, kiln_error *err
  * unlike the round trip it does not grow when the machine is busy. */
 int kiln_worker_call(kiln_worker *w, const kiln_call_req *rq, int timeout_ms,
                      kiln_call_resp *rs, uint64_t *rt_ns, uint64_t *cpu_ns);
+
+/* The CPU time the kernel has charged the worker so far (0 if unknown):
+ * its main thread's, where the kernel shows it, else all its threads'.
+ * The sandbox lets a worker start no thread; a sanitizer build's runtime
+ * has one of its own, which is no part of any call. Exact while the worker
+ * is blocked; while it runs, as of the scheduler's last look at it. */
+uint64_t kiln_worker_cpu_ns(const kiln_worker *w);
 
 /* The worker's output (its stdout and stderr, device printf included) is
  * its log. kiln_worker_log_size: the log's size now (-1: none).

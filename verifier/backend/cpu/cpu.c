@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "bandwidth.h"
+#include "cpu_agree.h"
 #include "fileutil.h"
 #include "job.h"
 #include "paths.h"
@@ -134,34 +135,13 @@ static int cpu_start(job *j, kiln_error *err)
     return 0;
 }
 
-/* A worker that under-reports the candidate's time cannot hide the CPU time
- * the kernel charges it: the gap between that and the report grows for the
- * candidate but not for the baseline. CPU time, unlike a round trip, does not
- * grow while the worker waits for a core, so this holds on a busy machine.
- * Writes the excess CPU per candidate call over what was reported when it
- * stands out of the noise. */
+/* The timers of a shape's pairs agree (cpu_agree.c says how, and why). */
 static void cpu_agree(const job *j, const samples *sm, char *why, size_t len)
 {
     (void)j;
-    /* Pairs run back to back under the same conditions: compare within each
-     * pair, then take the median over pairs. */
-    double d[512];
-    for (int i = 0; i < sm->n; i++)
-        d[i] = sm->cand_gap[i] - sm->base_gap[i];
-    double excess = kiln_median(d, sm->n), dev[512];
-    for (int i = 0; i < sm->n; i++)
-        dev[i] = fabs(d[i] - excess);
-    /* Allow for the noise actually seen: a robust standard error of the
-     * median difference, plus a floor for clock granularity. */
-    double se = 1.4826 * kiln_median(dev, sm->n) * 1.2533 / sqrt((double)sm->n);
-    /* A quarter of the reported time: a lie that claims more than 1.25x is
-     * caught once it stands out of the noise; honest calls on a loaded
-     * machine were seen up to 16% apart. */
-    double allowed = fmax(fmax(5e3, 4 * se), 0.25 * kiln_median(sm->cand, sm->n));
-    why[0] = '\0';
-    if (excess > allowed)
-        snprintf(why, len, "the kernel charged the worker %.0f us more CPU per candidate call "
-                 "than it reported", excess / 1e3);
+    kiln_cpu_timers t = {.cand = sm->cand, .cand_gap = sm->cand_gap, .base_gap = sm->base_gap,
+                         .base = sm->base, .n = sm->n, .cand_between_ns = sm->cand_between_ns};
+    kiln_cpu_timers_agree(&t, why, len);
 }
 
 static int cpu_time_shape(job *j, int i, uint64_t budget_ns, kiln_error *err)
