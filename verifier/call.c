@@ -404,6 +404,7 @@ static int call_worker(kiln_callset *cs, kiln_worker *w, int lib, const kiln_cal
     int capture = lib == 0 && !cs->hidden_seen;
     long long from = capture ? kiln_worker_log_size(w) : -1;
     int rc = kiln_worker_call(w, rq, timeout_ms, rs, &r->rt_ns, &r->cpu_ns);
+    r->wait_ns = w->last_wait_ns;
     if (capture && from >= 0)
         r->output_bytes = kiln_worker_log_since(w, from, r->output, sizeof r->output);
     return rc;

@@ -77,6 +77,7 @@ typedef struct kiln_call_result {
     char detail[320];
     double max_err_ulps, budget_ulps, rel_l2;
     uint64_t elapsed_ns, rt_ns, cpu_ns;
+    uint64_t wait_ns;   /* the worker's time waiting for a core over the round trip */
     uint64_t cupti_ns, wall_ns;     /* CUDA: the other two timers */
     uint32_t kernels;               /* CUDA: kernels CUPTI saw */
     /* Device-resident calls: the times above are per set (one run of the

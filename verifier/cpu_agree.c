@@ -12,9 +12,10 @@
  * Waiting only lowers a gap. A lie raises the candidate's. The first
  * verifier compared the two workers' gaps pair by pair, which read a
  * baseline that waited for its core as a candidate that lied: CI's loaded
- * machine once flagged an honest kernel for 19.7 ms "unreported" per call.
- * Here the overhead comes from the baseline's calls that did not wait, and
- * only the candidate's gap is judged against it.
+ * machine flagged an honest kernel for 19.7 ms, then 9.7 ms, "unreported"
+ * per call, with the baseline's calls waiting in more than 80% of pairs.
+ * Here the overhead comes from the baseline's calls that the kernel says
+ * did not wait, and only the candidate's gap is judged against it.
  *
  * A worker that runs between its calls (a candidate that hooked the
  * worker's loop) is judged apart: the baseline runs on the same core, so
@@ -28,15 +29,26 @@
 #include "timing.h"
 
 #define KILN_CPU_BETWEEN_FLOOR_NS 20e3
+#define KILN_CLEAN_WAIT_NS 100e3
 
-/* The baseline's overhead per call: the 80th percentile of its gaps, those
- * of calls that did not wait for a core. It holds while at least a fifth
- * of the baseline's calls ran undisturbed. */
+/* The baseline's overhead per call: the median gap of its calls that did
+ * not wait for a core (under 100 us over the round trip: what waiting a
+ * call can do comes in scheduler slices of milliseconds, the wake-up is
+ * tens of microseconds, outside the timed call). Without at least three
+ * such calls, or where the kernel does not show the waits, the 80th
+ * percentile of all its gaps. Never below 0: the round trip holds the call. */
 static double overhead(const kiln_cpu_timers *t)
 {
+    double clean[512];
+    int k = 0, n = t->n < 512 ? t->n : 512;
+    for (int i = 0; t->base_wait && i < n; i++)
+        if (t->base_wait[i] < KILN_CLEAN_WAIT_NS)
+            clean[k++] = t->base_gap[i];
+    if (k >= 3)
+        return fmax(0, kiln_median(clean, k));
     kiln_time_stats st;
-    kiln_time_stats_of(t->base_gap, t->n, &st);
-    return st.p80_ns;
+    kiln_time_stats_of(t->base_gap, n, &st);
+    return fmax(0, st.p80_ns);
 }
 
 void kiln_cpu_excess(const kiln_cpu_timers *t, double *excess, double *allowed)

@@ -13,6 +13,8 @@ typedef struct kiln_cpu_timers {
     const double *cand_gap;
     const double *base_gap;
     const double *base;       /* reported per baseline call */
+    const double *base_wait;  /* time each baseline call's worker spent waiting
+                                 for a core over its round trip (NULL: unknown) */
     int n;                    /* pairs */
     double cand_between_ns;   /* CPU charged to the candidate's worker while
                                  none of its calls was in flight (-1: unknown) */

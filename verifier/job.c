@@ -282,6 +282,7 @@ int job_timed_pair(job *j, const char *label, const kiln_shape *s, samples *sm, 
                          ? (double)res.cpu_ns - (double)res.elapsed_ns : 0;
         if (c)
             sm->cand_cpu[sm->n] = (double)res.cpu_ns;
+        (c ? sm->cand_wait : sm->base_wait)[sm->n] = (double)res.wait_ns;
         (c ? sm->cand : sm->base)[sm->n] = (double)res.elapsed_ns;
         (c ? sm->cand_rt : sm->base_rt)[sm->n] = (double)res.rt_ns;
         (c ? sm->cand_gap : sm->base_gap)[sm->n] = gap;
@@ -305,6 +306,7 @@ int job_pairs(job *j, const kiln_shape *s, const char *label, uint64_t budget_ns
     int maxp = j->o->max_pairs < 512 ? j->o->max_pairs : 512, rc = 0;
     double in_calls = 0;
     int known = c0 != 0;   /* the candidate's worker has a CPU clock */
+    sm->waits_known = j->cand.use_sched && j->base.use_sched;
     sm->n = 0;
     while (sm->n < maxp) {
         if ((rc = job_timed_pair(j, label, s, sm, err)) != 0)

@@ -331,22 +331,27 @@ static int spawn(kiln_worker *w, const kiln_worker_opts *o, int req[2], int resp
     return 0;
 }
 
-/* The first field of /proc/PID/schedstat: the main thread's runtime in ns
- * (0: unreadable, or the kernel keeps no scheduler statistics). */
-static uint64_t main_thread_ns(const kiln_worker *w)
+/* /proc/PID/schedstat: the main thread's runtime and the time it spent
+ * runnable but waiting for a core, in ns (0: unreadable, or the kernel
+ * keeps no scheduler statistics). */
+static uint64_t main_thread_ns(const kiln_worker *w, uint64_t *waited)
 {
-    char buf[128];
+    char buf[128], *end;
     ssize_t n = pread(w->sched_fd, buf, sizeof buf - 1, 0);
+    *waited = 0;
     if (n <= 0)
         return 0;
     buf[n] = '\0';
-    return strtoull(buf, NULL, 10);
+    uint64_t ran = strtoull(buf, &end, 10);
+    *waited = strtoull(end, NULL, 10);
+    return ran;
 }
 
 uint64_t kiln_worker_cpu_ns(const kiln_worker *w)
 {
+    uint64_t waited;
     if (w->use_sched)
-        return main_thread_ns(w);
+        return main_thread_ns(w, &waited);
     struct timespec ts;
     if (!w->has_cpu_clock || clock_gettime(w->cpu_clock, &ts) < 0)
         return 0;
@@ -383,6 +388,15 @@ static uint64_t settled_cpu_ns(const kiln_worker *w)
         nanosleep(&pause, NULL);
     }
     return kiln_worker_cpu_ns(w);
+}
+
+/* How long the worker has waited for a core so far (0 if unknown). */
+static uint64_t worker_waited_ns(const kiln_worker *w)
+{
+    uint64_t waited = 0;
+    if (w->use_sched)
+        main_thread_ns(w, &waited);
+    return waited;
 }
 
 int kiln_worker_start(kiln_worker *w, const kiln_worker_opts *o, kiln_error *err)
@@ -428,7 +442,8 @@ int kiln_worker_start(kiln_worker *w, const kiln_worker_opts *o, kiln_error *err
     snprintf(w->sandbox, sizeof w->sandbox, "%s", ready.info);
     /* The worker has run by now: a runtime of 0 means the kernel keeps no
      * scheduler statistics, and the process clock serves instead. */
-    w->use_sched = w->has_sched && main_thread_ns(w) > 0;
+    uint64_t waited;
+    w->use_sched = w->has_sched && main_thread_ns(w, &waited) > 0;
     return 0;
 }
 
@@ -460,6 +475,7 @@ int kiln_worker_call(kiln_worker *w, const kiln_call_req *rq, int timeout_ms,
         return -1;
     w->calls++;
     uint64_t c0 = kiln_worker_cpu_ns(w);   /* the worker is blocked reading: its clock is still */
+    uint64_t q0 = worker_waited_ns(w);
     uint64_t t0 = kiln_mono_ns();
     ssize_t n = write(w->req_fd, rq, sizeof *rq);
     if (n != (ssize_t)sizeof *rq) {
@@ -474,6 +490,8 @@ int kiln_worker_call(kiln_worker *w, const kiln_call_req *rq, int timeout_ms,
     *rt_ns = kiln_mono_ns() - t0;
     uint64_t c1 = r == 0 ? settled_cpu_ns(w) : kiln_worker_cpu_ns(w);
     *cpu_ns = c0 && c1 > c0 ? c1 - c0 : 0;
+    uint64_t q1 = worker_waited_ns(w);
+    w->last_wait_ns = q1 > q0 ? q1 - q0 : 0;
     if (r == -2) {
         char msg[128];
         snprintf(msg, sizeof msg, "call did not return within %d ms", timeout_ms);

@@ -43,6 +43,7 @@ typedef struct kiln_worker {
     int stat_fd, has_stat;  /* /proc/PID/stat, to see whether the worker is blocked */
     int sched_fd, has_sched;   /* /proc/PID/schedstat: its main thread's CPU time */
     int use_sched;             /* ... which the kernel keeps, so it is read */
+    uint64_t last_wait_ns;     /* the last call's time waiting for a core (0 if unknown) */
     int reaped, wstatus;
     int calls;              /* calls made so far */
     kiln_fault fault;

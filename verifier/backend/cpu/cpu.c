@@ -140,7 +140,8 @@ static void cpu_agree(const job *j, const samples *sm, char *why, size_t len)
 {
     (void)j;
     kiln_cpu_timers t = {.cand = sm->cand, .cand_gap = sm->cand_gap, .base_gap = sm->base_gap,
-                         .base = sm->base, .n = sm->n, .cand_between_ns = sm->cand_between_ns};
+                         .base = sm->base, .n = sm->n, .cand_between_ns = sm->cand_between_ns,
+                         .base_wait = sm->waits_known ? sm->base_wait : NULL};
     kiln_cpu_timers_agree(&t, why, len);
 }
 
