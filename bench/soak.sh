@@ -11,7 +11,8 @@
 #
 # Needs a built tree (scripts/setup.sh). Reports jobs answered, wrong
 # verdicts, daemon restarts needed, leaked processes and job directories,
-# peak daemon memory, throughput and the worst latency of an honest job.
+# peak daemon memory, its open files at start and end, throughput and the
+# worst latency of an honest job.
 # Meanwhile a stranger keeps 20 idle, unauthenticated TCP connections open
 # (each closed by kilnd after 5 s, then opened again).
 set -u
@@ -29,9 +30,10 @@ trap 'kill $dpid 2>/dev/null; wait $dpid 2>/dev/null; rm -rf "$tmp"' EXIT
 # Candidates and what each must get (status, then the codes allowed). Most
 # are faulty: a crash, a hang, garbage output, NaNs, an out-of-bounds write,
 # three escape attempts (file, socket, fork), a memory bomb, a compiler
-# bomb, a crash that prints its dims; and three that attack from inside but
+# bomb, a crash that prints its dims; three that attack from inside but
 # must come out as the honest kernels they otherwise are (a disk fill and
-# two baseline tamperings).
+# two baseline tamperings); and one that takes the shared core between its
+# calls, which must be suspect.
 plants=(
   "kernels/rmsnorm/cpu/starter.c pass ok"
   "tests/redteam/cpu/rmsnorm_honest_unroll8.c pass ok"
@@ -53,6 +55,7 @@ plants=(
   "tests/redteam/cpu/rmsnorm_28_disk_fill.c pass ok"
   "tests/redteam/cpu/rmsnorm_27_swap_baseline.c pass ok"
   "tests/redteam/cpu/rmsnorm_27_overwrite_baseline.c pass ok"
+  "tests/redteam/cpu/rmsnorm_27_steal_core.c suspect timer-disagreement"
 )
 
 # CUDA: honest kernels, and a plant of each class the CUDA backend meets
@@ -95,6 +98,7 @@ chmod 600 "$tmp/token"
     --listen "127.0.0.1:$port" --token-file "$tmp/token" 2>"$tmp/kilnd.err" &
 dpid=$!
 for _ in $(seq 100); do "$KILN" daemon status --socket "$sock" >/dev/null 2>&1 && break; sleep 0.1; done
+fds0=$(ls /proc/$dpid/fd 2>/dev/null | wc -l)
 
 client() {   # client INDEX: runs every CLIENTS-th job
   local i=$1 n=0
@@ -150,6 +154,8 @@ wrong=$(awk '$5 != "none" && ($5 != $3 || $6 !~ ("^(" $4 ")$"))' "$tmp/all" | wc
 worst=$(awk '$3 == "pass" && $7 > w {w = $7} END {printf "%.1f s", w}' "$tmp/all")
 alive=$(kill -0 $dpid 2>/dev/null && echo yes || echo no)
 peak=$(awk '/VmHWM/ {print $2, $3}' /proc/$dpid/status 2>/dev/null)
+sleep 6   # the stranger's last connections are closed by now
+fds1=$(ls /proc/$dpid/fd 2>/dev/null | wc -l)
 "$KILN" daemon stop --socket "$sock" >/dev/null 2>&1
 wait $dpid 2>/dev/null
 sleep 1
@@ -165,6 +171,7 @@ echo "daemon alive at end:    $alive (restarts needed: $([ "$alive" = yes ] && e
 echo "leaked worker procs:    $workers"
 echo "leaked job directories: $dirs"
 echo "peak daemon memory:     ${peak:-unknown}"
+echo "daemon open files:      $fds0 at start, $fds1 at end"
 awk -v j="$JOBS" -v s="$secs" 'BEGIN {printf "throughput:             %.2f jobs/s (%.0f s)\n", j / s, s}'
 echo "worst honest latency:   $worst"
 echo "hostile jobs:           $(awk '$3 == "fail" || $2 ~ /_2[78]_/' "$tmp/all" | wc -l) of $JOBS"
