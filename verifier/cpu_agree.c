@@ -51,16 +51,17 @@ static double overhead(const kiln_cpu_timers *t)
     return fmax(0, st.p80_ns);
 }
 
-void kiln_cpu_excess(const kiln_cpu_timers *t, double *excess, double *allowed)
+/* kiln_cpu_excess, with the overhead it was judged against. */
+static void excess_over(const kiln_cpu_timers *t, double *o, double *excess, double *allowed)
 {
     double d[512], dev[512];
     int n = t->n < 512 ? t->n : 512;
-    *excess = *allowed = 0;
+    *o = *excess = *allowed = 0;
     if (n < 1)
         return;
-    double o = overhead(t);
+    *o = overhead(t);
     for (int i = 0; i < n; i++)
-        d[i] = t->cand_gap[i] - o;
+        d[i] = t->cand_gap[i] - *o;
     *excess = kiln_median(d, n);
     for (int i = 0; i < n; i++)
         dev[i] = fabs(d[i] - *excess);
@@ -71,6 +72,12 @@ void kiln_cpu_excess(const kiln_cpu_timers *t, double *excess, double *allowed)
      * caught once it stands out of the noise; honest calls on a loaded
      * machine were seen up to 16% apart. */
     *allowed = fmax(fmax(5e3, 4 * se), 0.25 * kiln_median(t->cand, n));
+}
+
+void kiln_cpu_excess(const kiln_cpu_timers *t, double *excess, double *allowed)
+{
+    double o;
+    excess_over(t, &o, excess, allowed);
 }
 
 /* CPU the candidate's worker took between its calls, per pair, and how
@@ -88,13 +95,13 @@ static int between_calls(const kiln_cpu_timers *t, double *per_pair, double *all
 
 void kiln_cpu_timers_agree(const kiln_cpu_timers *t, char *why, size_t len)
 {
-    double excess, allowed, per_pair;
+    double o, excess, allowed, per_pair;
     why[0] = '\0';
-    kiln_cpu_excess(t, &excess, &allowed);
+    excess_over(t, &o, &excess, &allowed);
     if (excess > allowed) {
         snprintf(why, len, "the kernel charged the worker %.0f us more CPU per candidate call "
                  "than it reported, beyond the %.0f us a call costs the worker",
-                 excess / 1e3, overhead(t) / 1e3);
+                 excess / 1e3, o / 1e3);
         return;
     }
     if (between_calls(t, &per_pair, &allowed))

@@ -282,7 +282,8 @@ int job_timed_pair(job *j, const char *label, const kiln_shape *s, samples *sm, 
                          ? (double)res.cpu_ns - (double)res.elapsed_ns : 0;
         if (c)
             sm->cand_cpu[sm->n] = (double)res.cpu_ns;
-        (c ? sm->cand_wait : sm->base_wait)[sm->n] = (double)res.wait_ns;
+        else
+            sm->base_wait[sm->n] = (double)res.wait_ns;
         (c ? sm->cand : sm->base)[sm->n] = (double)res.elapsed_ns;
         (c ? sm->cand_rt : sm->base_rt)[sm->n] = (double)res.rt_ns;
         (c ? sm->cand_gap : sm->base_gap)[sm->n] = gap;

@@ -49,7 +49,7 @@ typedef struct samples {
     double cand_rt[512], base_rt[512];    /* round trips seen here */
     double cand_gap[512], base_gap[512];  /* kernel-charged CPU time minus the report */
     double cand_cpu[512];                 /* kernel-charged CPU time over each call */
-    double cand_wait[512], base_wait[512];   /* time waiting for a core over each call */
+    double base_wait[512];                /* time waiting for a core over each call */
     int waits_known;                      /* the kernel showed the waits */
     double cand_cupti[512], base_cupti[512], cand_wall[512], base_wall[512];   /* CUDA */
     double cand_kern[512], base_kern[512];   /* device-resident: CUPTI kernel time per set */

@@ -7,7 +7,7 @@
 #include "worker_client.h"
 
 #define KILN_FAULT_GRACE_MS 3000   /* see late_fault_report */
-#define KILN_SETTLE_US 1000        /* see settled_cpu_ns */
+#define KILN_SETTLE_US 1000        /* see settled_times */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -347,15 +347,23 @@ static uint64_t main_thread_ns(const kiln_worker *w, uint64_t *waited)
     return ran;
 }
 
-uint64_t kiln_worker_cpu_ns(const kiln_worker *w)
+/* The worker's CPU time so far, and its time waiting for a core where the
+ * kernel shows it (else 0), from one read. */
+static uint64_t worker_times(const kiln_worker *w, uint64_t *waited)
 {
-    uint64_t waited;
+    *waited = 0;
     if (w->use_sched)
-        return main_thread_ns(w, &waited);
+        return main_thread_ns(w, waited);
     struct timespec ts;
     if (!w->has_cpu_clock || clock_gettime(w->cpu_clock, &ts) < 0)
         return 0;
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t kiln_worker_cpu_ns(const kiln_worker *w)
+{
+    uint64_t waited;
+    return worker_times(w, &waited);
 }
 
 /* Is the worker asleep (blocked reading, for a worker that keeps to its
@@ -376,27 +384,18 @@ static int worker_asleep(const kiln_worker *w)
     return !paren || paren[1] != ' ' || paren[2] != 'R';
 }
 
-/* The worker's CPU clock once it has gone back to sleep after an answer,
+/* worker_times once the worker has gone back to sleep after an answer,
  * waiting at most KILN_SETTLE_US; a worker still running then (one that
  * does work between calls) is read as it is, and what the read misses
  * shows up later, between its calls. */
-static uint64_t settled_cpu_ns(const kiln_worker *w)
+static uint64_t settled_times(const kiln_worker *w, uint64_t *waited)
 {
     uint64_t until = kiln_mono_ns() + KILN_SETTLE_US * 1000u;
     while (!worker_asleep(w) && kiln_mono_ns() < until) {
         struct timespec pause = {0, 2000};   /* lets a worker on this core run */
         nanosleep(&pause, NULL);
     }
-    return kiln_worker_cpu_ns(w);
-}
-
-/* How long the worker has waited for a core so far (0 if unknown). */
-static uint64_t worker_waited_ns(const kiln_worker *w)
-{
-    uint64_t waited = 0;
-    if (w->use_sched)
-        main_thread_ns(w, &waited);
-    return waited;
+    return worker_times(w, waited);
 }
 
 int kiln_worker_start(kiln_worker *w, const kiln_worker_opts *o, kiln_error *err)
@@ -474,8 +473,8 @@ int kiln_worker_call(kiln_worker *w, const kiln_call_req *rq, int timeout_ms,
     if (w->fault)
         return -1;
     w->calls++;
-    uint64_t c0 = kiln_worker_cpu_ns(w);   /* the worker is blocked reading: its clock is still */
-    uint64_t q0 = worker_waited_ns(w);
+    uint64_t q0, q1;
+    uint64_t c0 = worker_times(w, &q0);   /* the worker is blocked reading: its clock is still */
     uint64_t t0 = kiln_mono_ns();
     ssize_t n = write(w->req_fd, rq, sizeof *rq);
     if (n != (ssize_t)sizeof *rq) {
@@ -488,9 +487,8 @@ int kiln_worker_call(kiln_worker *w, const kiln_call_req *rq, int timeout_ms,
     if (r == -3)
         r = -2;
     *rt_ns = kiln_mono_ns() - t0;
-    uint64_t c1 = r == 0 ? settled_cpu_ns(w) : kiln_worker_cpu_ns(w);
+    uint64_t c1 = r == 0 ? settled_times(w, &q1) : worker_times(w, &q1);
     *cpu_ns = c0 && c1 > c0 ? c1 - c0 : 0;
-    uint64_t q1 = worker_waited_ns(w);
     w->last_wait_ns = q1 > q0 ? q1 - q0 : 0;
     if (r == -2) {
         char msg[128];
