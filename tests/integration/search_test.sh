@@ -491,7 +491,8 @@ if [ "$RC" -ne 0 ]; then
 else
     RUN4=$(last_run "$WS4")
     c1=$(sq "$WS4/.kiln/kiln.db" "SELECT decision || '|' || proposer || '|' || hypothesis FROM candidates WHERE run='$RUN4' AND n=1")
-    [ "$c1" = "keep|anthropic|unroll by 8 with 8 accumulators" ] || problem "candidate 1: '$c1', expected kept"
+    [ "$c1" = "keep|anthropic|unroll by 8 with 8 accumulators" ] ||
+        problem "candidate 1: '$c1', expected kept: $(sq "$WS4/.kiln/kiln.db" "SELECT code || ': ' || reason FROM candidates WHERE run='$RUN4' AND n=1")"
     grep -q 'POST /v1/messages anthropic ok fake' "$FLOG" ||
         problem "fake_llm did not answer an anthropic request:"$'\n'"$(tail_of "$FLOG")"
     consistent "$WS4" "$RUN4"
