@@ -436,43 +436,92 @@ typedef struct cmp_fixed {
     kiln_dtype dt;
     size_t sz;
     unsigned char pat[8];
-    double budget, floor_abs, scale;
+    double budget, floor_abs, inv_scale;
 } cmp_fixed;
 
-/* Classify element i and fold it into acc and out. */
-static void compare_one(const cmp_fixed *k, const void *cand, double g, size_t i, cmp_acc *a,
-                        kiln_compare_result *out)
+/* A non-finite gold or candidate value, folded in; 0 if both are finite. */
+static inline int fold_nonfinite(const cmp_fixed *k, double c, double g, size_t i, cmp_acc *a,
+                          kiln_compare_result *out)
 {
-    kiln_dtype dt = k->dt;
-    double budget = k->budget, floor_abs = k->floor_abs, scale = k->scale;
-    if (is_poison_at(k->pat, k->sz, cand, i)) {
-        out->unwritten++;
-        note_hard(a, i);
-        return;
-    }
-    double c = kiln_load_as_double(dt, cand, i);
     if (!isfinite(g)) {
         /* Gold's own NaN/Inf must be reproduced; anything else is wrong. */
         double err = nonfinite_matches(c, g) ? 0.0 : INFINITY;
-        if (err > budget)
+        if (err > k->budget)
             out->over_budget++;
         note_error(a, i, err);
-        return;
+        return 1;
     }
     if (!isfinite(c)) {
         out->nonfinite++;
         note_hard(a, i);
         note_error(a, i, INFINITY);
-        return;
+        return 1;
     }
-    double ref = fabs(g) > floor_abs ? fabs(g) : floor_abs;
-    double err = fabs(c - g) / kiln_ulp(dt, ref);
-    if (err > budget)
+    return 0;
+}
+
+/* A finite element's error (in ULPs of max(|g|, floor)), folded in. */
+static inline void fold_error(const cmp_fixed *k, double c, double g, double err, size_t i,
+                       cmp_acc *a, kiln_compare_result *out)
+{
+    if (err > k->budget)
         out->over_budget++;
     note_error(a, i, err);
-    double d = (c - g) / scale, gs = g / scale;
+    double d = (c - g) * k->inv_scale, gs = g * k->inv_scale;
     a->diff2 += d * d;
     a->gold2 += gs * gs;
+}
+
+/* Classify element i and fold it into acc and out. */
+static void compare_one(const cmp_fixed *k, const void *cand, double g, size_t i, cmp_acc *a,
+                        kiln_compare_result *out)
+{
+    if (is_poison_at(k->pat, k->sz, cand, i)) {
+        out->unwritten++;
+        note_hard(a, i);
+        return;
+    }
+    double c = kiln_load_as_double(k->dt, cand, i);
+    if (fold_nonfinite(k, c, g, i, a, out))
+        return;
+    double ref = fabs(g) > k->floor_abs ? fabs(g) : k->floor_abs;
+    fold_error(k, c, g, fabs(c - g) / kiln_ulp(k->dt, ref), i, a, out);
+}
+
+/* 1 / kiln_ulp(KILN_DT_F32, ref) for ref >= 0: a power of two, so
+ * multiplying by it gives the very bits that dividing by the ULP does. */
+static double f32_inv_ulp(double ref)
+{
+    int field = (int)(f64_bits(ref) >> 52);
+    int e = field == 0 ? -126 : field - 1023;   /* 0 and f64 subnormals: f32's emin */
+    e = e < -126 ? -126 : e > 127 ? 127 : e;
+    return pow2(23 - e);
+}
+
+/* compare_one for every element of an f32 output, without the per-element
+ * dispatch on the dtype: the CPU backend's every checked call ends here. */
+static void compare_f32(const cmp_fixed *k, const void *cand, const double *gold, size_t n,
+                        cmp_acc *a, kiln_compare_result *out)
+{
+    const unsigned char *p = cand;
+    uint32_t poison;
+    memcpy(&poison, k->pat, sizeof poison);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t bits;
+        memcpy(&bits, p + 4 * i, sizeof bits);
+        if (bits == poison) {
+            out->unwritten++;
+            note_hard(a, i);
+            continue;
+        }
+        float f;
+        memcpy(&f, &bits, sizeof f);
+        double c = f, g = gold[i];
+        if (fold_nonfinite(k, c, g, i, a, out))
+            continue;
+        double ref = fabs(g) > k->floor_abs ? fabs(g) : k->floor_abs;
+        fold_error(k, c, g, fabs(c - g) * f32_inv_ulp(ref), i, a, out);
+    }
 }
 
 static double rel_l2_of(const cmp_acc *a, size_t nonfinite)
@@ -484,26 +533,34 @@ static double rel_l2_of(const cmp_acc *a, size_t nonfinite)
     return sqrt(a->diff2) / sqrt(a->gold2);
 }
 
-void kiln_compare(kiln_dtype dt, const void *cand, const double *gold, size_t n,
-                  const kiln_tolerance *tol, kiln_compare_result *out)
+static void compare(kiln_dtype dt, const void *cand, const double *gold, size_t n,
+                    const kiln_tolerance *tol, int general, kiln_compare_result *out)
 {
     double budget = tol ? tol->budget_ulps : 0.0;
     double floor_rel = tol ? tol->floor_rel : 0.0;
     double gmax = max_abs_finite(gold, n);
-    /* Sums of squares are taken relative to max|g| so they cannot
-     * overflow or underflow for gold of any magnitude. */
-    double scale = gmax > 0.0 ? gmax : 1.0;
+    /* Sums of squares are taken relative to max|g| (its power of two, so
+     * scaling is a multiplication and exact) so they cannot overflow or
+     * underflow for gold of any magnitude. */
+    int ge = 0;
+    if (gmax > 0.0)
+        frexp(gmax, &ge);
+    ge = ge < -1022 ? -1022 : ge > 1022 ? 1022 : ge;   /* 2^-ge stays a normal double */
+    double inv_scale = ldexp(1.0, -ge);
     cmp_acc a = {SIZE_MAX, SIZE_MAX, 0.0, 0.0, 0.0};
 
-    cmp_fixed k = {dt, kiln_dtype_size(dt), {0}, budget, floor_rel * gmax, scale};
+    cmp_fixed k = {dt, kiln_dtype_size(dt), {0}, budget, floor_rel * gmax, inv_scale};
     memset(out, 0, sizeof *out);
     out->n = n;
     if (k.sz == 0 || k.sz > sizeof k.pat)
         n = 0;
     else
         poison_bits(dt, k.pat);
-    for (size_t i = 0; i < n; i++)
-        compare_one(&k, cand, gold[i], i, &a, out);
+    if (dt == KILN_DT_F32 && !general)
+        compare_f32(&k, cand, gold, n, &a, out);
+    else
+        for (size_t i = 0; i < n; i++)
+            compare_one(&k, cand, gold[i], i, &a, out);
 
     out->max_err_ulps = a.max_err;
     out->worst_index = a.first_hard != SIZE_MAX ? a.first_hard : a.argmax;
@@ -514,6 +571,18 @@ void kiln_compare(kiln_dtype dt, const void *cand, const double *gold, size_t n,
     out->rel_l2 = rel_l2_of(&a, out->nonfinite);
     out->pass = out->unwritten == 0 && out->nonfinite == 0 &&
                 out->max_err_ulps <= budget;
+}
+
+void kiln_compare(kiln_dtype dt, const void *cand, const double *gold, size_t n,
+                  const kiln_tolerance *tol, kiln_compare_result *out)
+{
+    compare(dt, cand, gold, n, tol, 0, out);
+}
+
+void kiln_compare_general(kiln_dtype dt, const void *cand, const double *gold, size_t n,
+                          const kiln_tolerance *tol, kiln_compare_result *out)
+{
+    compare(dt, cand, gold, n, tol, 1, out);
 }
 
 double kiln_reduction_budget(double base_ulps, double per_sqrt, int64_t reduction_len)

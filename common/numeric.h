@@ -87,9 +87,16 @@ typedef struct kiln_compare_result {
  *  - rel_l2 sums over written elements with finite gold; it is INFINITY if
  *    any nonfinite candidate was found.
  * tol may be NULL (budget 0, no floor). */
+/* Set (by tests only) to make kiln_compare take its general per-element
+ * path for every dtype, so the f32 fast path can be checked against it. */
+extern int kiln_compare_generic_only;
 void kiln_compare(kiln_dtype dt, const void *cand, const double *gold,
                   size_t n, const kiln_tolerance *tol,
                   kiln_compare_result *out);
+/* The same, element by element through the dtype-general code for every
+ * dtype: what kiln_compare's f32 path must agree with, bit for bit (tests). */
+void kiln_compare_general(kiln_dtype dt, const void *cand, const double *gold, size_t n,
+                          const kiln_tolerance *tol, kiln_compare_result *out);
 
 /* base_ulps + per_sqrt * sqrt(reduction_len); reduction_len < 1 counts as 1.
  * Rounding error of a sum grows roughly with the square root of its length. */

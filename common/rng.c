@@ -2,6 +2,8 @@
 #include "rng.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <string.h>
 #include <sys/random.h>
 #include <time.h>
 
@@ -20,11 +22,14 @@ static uint64_t splitmix(uint64_t *x)
     return z ^ (z >> 31);
 }
 
+static pthread_once_t zig_once = PTHREAD_ONCE_INIT;
+static void zig_init(void);
+
 void kiln_rng_seed(kiln_rng *r, uint64_t seed)
 {
     for (int i = 0; i < 4; i++)
         r->s[i] = splitmix(&seed);
-    r->has_spare = 0;
+    pthread_once(&zig_once, zig_init);   /* every generator is seeded before use */
 }
 
 uint64_t kiln_rng_next(kiln_rng *r)
@@ -45,25 +50,80 @@ double kiln_rng_uniform(kiln_rng *r)
     return (double)(kiln_rng_next(r) >> 11) * 0x1p-53;
 }
 
+/* Normal draws: Marsaglia and Tsang's ziggurat, 128 layers of equal area
+ * under the half-normal density. Most draws cost one 64-bit number and a
+ * compare; the polar method it replaced paid a log, a square root and a
+ * division for every two values, and drawing inputs was the largest part of
+ * a CPU verification's own work (docs/BENCHMARKS.md). One 64-bit number
+ * gives the layer (bits 0-6), the sign (bit 7) and the position (bits 11-63),
+ * so they do not share bits. */
+#define ZIG_N 128
+#define ZIG_R 3.442619855899              /* where the tail begins */
+#define ZIG_V 9.91256303526217e-3         /* each layer's area */
+
+/* zig_x[i]: the right edge of layer i (zig_x[0] the base strip's virtual
+ * width, zig_x[ZIG_N] = 0); zig_f[i] = exp(-x^2/2) there. */
+static double zig_x[ZIG_N + 1], zig_f[ZIG_N + 1];
+
+static void zig_init(void)
+{
+    zig_f[1] = exp(-0.5 * ZIG_R * ZIG_R);
+    zig_x[0] = ZIG_V / zig_f[1];
+    zig_f[0] = 0;
+    zig_x[1] = ZIG_R;
+    for (int i = 2; i < ZIG_N; i++) {
+        zig_x[i] = sqrt(-2.0 * log(ZIG_V / zig_x[i - 1] + zig_f[i - 1]));
+        zig_f[i] = exp(-0.5 * zig_x[i] * zig_x[i]);
+    }
+    zig_x[ZIG_N] = 0;
+    zig_f[ZIG_N] = 1;
+}
+
+void kiln_rng_ziggurat(const double **x, const double **f, int *layers)
+{
+    pthread_once(&zig_once, zig_init);
+    *x = zig_x;
+    *f = zig_f;
+    *layers = ZIG_N;
+}
+
+/* Beyond ZIG_R, by Marsaglia's exponential method; 1 - u is in (0, 1]. */
+static double zig_tail(kiln_rng *r)
+{
+    double x, y;
+    do {
+        x = -log(1.0 - kiln_rng_uniform(r)) / ZIG_R;
+        y = -log(1.0 - kiln_rng_uniform(r));
+    } while (y + y < x * x);
+    return ZIG_R + x;
+}
+
+/* x with the sign bit set where neg is 1: no branch on a coin flip. */
+static double with_sign(double x, uint64_t neg)
+{
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    b |= neg << 63;
+    memcpy(&x, &b, sizeof x);
+    return x;
+}
+
+/* The tables are built when the generator is seeded (kiln_rng_seed). */
 double kiln_rng_normal(kiln_rng *r)
 {
-    /* Marsaglia's polar form of Box-Muller, both values of each pair used:
-     * no sine or cosine (those were a quarter of a verification's CPU
-     * time), at the price of rejecting 21% of the (u, v) draws. */
-    if (r->has_spare) {
-        r->has_spare = 0;
-        return r->spare;
+    for (;;) {
+        uint64_t u = kiln_rng_next(r);
+        int i = (int)(u & (ZIG_N - 1));
+        uint64_t neg = (u >> 7) & 1;
+        double x = (double)(u >> 11) * 0x1p-53 * zig_x[i];
+        if (x < zig_x[i + 1])   /* inside the layer's part wholly under the curve */
+            return with_sign(x, neg);
+        if (i == 0)
+            return with_sign(zig_tail(r), neg);
+        double y = zig_f[i] + kiln_rng_uniform(r) * (zig_f[i + 1] - zig_f[i]);
+        if (y < exp(-0.5 * x * x))
+            return with_sign(x, neg);
     }
-    double u, v, s;
-    do {
-        u = 2.0 * kiln_rng_uniform(r) - 1.0;
-        v = 2.0 * kiln_rng_uniform(r) - 1.0;
-        s = u * u + v * v;
-    } while (s >= 1.0 || s == 0.0);
-    double f = sqrt(-2.0 * log(s) / s);
-    r->spare = v * f;
-    r->has_spare = 1;
-    return u * f;
 }
 
 int64_t kiln_rng_range(kiln_rng *r, int64_t lo, int64_t hi)
@@ -121,9 +181,34 @@ static void apply_pattern(kiln_rng *r, const kiln_variant *v, kiln_dtype dt, int
     }
 }
 
+/* The plain case, f32 or f64 with no variant, without a call per value:
+ * the same values as the general path (a cast rounds to nearest even, as
+ * kiln_store_from_double does), a third of its time. */
+static int fill_plain(kiln_rng *r, const kiln_arg *arg, kiln_dtype dt, double *out, void *bytes,
+                      size_t n)
+{
+    if (dt != KILN_DT_F32 && dt != KILN_DT_F64)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        double v = draw(r, arg);
+        if (dt == KILN_DT_F32) {
+            float f = (float)v;
+            if (bytes)
+                memcpy((unsigned char *)bytes + 4 * i, &f, sizeof f);
+            v = f;
+        } else if (bytes) {
+            memcpy((unsigned char *)bytes + 8 * i, &v, sizeof v);
+        }
+        out[i] = v;
+    }
+    return 1;
+}
+
 void kiln_fill_input(kiln_rng *r, const kiln_arg *arg, const kiln_variant *v, kiln_dtype dt,
                      int64_t row_len, double *out, void *bytes, size_t n)
 {
+    if (!v && fill_plain(r, arg, dt, out, bytes, n))
+        return;
     for (size_t i = 0; i < n; i++)
         out[i] = draw(r, arg);
     if (v) {

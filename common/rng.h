@@ -10,14 +10,15 @@
 
 typedef struct kiln_rng {
     uint64_t s[4];
-    double spare;       /* the second normal of the last Box-Muller pair */
-    int has_spare;
 } kiln_rng;
 
 void kiln_rng_seed(kiln_rng *r, uint64_t seed);
 uint64_t kiln_rng_next(kiln_rng *r);
 double kiln_rng_uniform(kiln_rng *r);            /* [0, 1) */
 double kiln_rng_normal(kiln_rng *r);             /* mean 0, sd 1 */
+/* The normal generator's table (for its tests): the layers' right edges
+ * x[0..layers] and the density exp(-x^2/2) at each, f[0..layers]. */
+void kiln_rng_ziggurat(const double **x, const double **f, int *layers);
 int64_t kiln_rng_range(kiln_rng *r, int64_t lo, int64_t hi);   /* inclusive */
 /* A seed nobody can predict (getrandom). */
 uint64_t kiln_secret_seed(void);

@@ -538,6 +538,105 @@ static void test_reduction_budget(void **state)
     assert_near(kiln_reduction_budget(1.0, 1.0, 4096), 65.0, 0.0);
 }
 
+/* kiln_compare's f32 path against the general per-element one, on outputs
+ * with every kind of element: within budget, over it, unwritten (poison),
+ * NaN and Inf where gold is finite, gold's own NaN and Inf matched and
+ * missed, zeros and f32 subnormals under a relative floor. Every field
+ * must agree to the bit. */
+static void test_compare_f32_fast_path(void **state)
+{
+    (void)state;
+    enum { N = 4096 };
+    static float c[N];
+    static double g[N];
+    uint64_t x = 12345;
+    for (int i = 0; i < N; i++) {
+        x = x * 6364136223846793005u + 1442695040888963407u;
+        double gi = ldexp((double)(x >> 40) / (1u << 24) - 0.5, (int)(x >> 20 & 63) - 40);
+        float ci = (float)gi;
+        switch (x >> 8 & 15) {
+        case 0: ci = nextafterf(ci, INFINITY); ci = nextafterf(ci, INFINITY); break;
+        case 1: ci = ci * 1.001f; break;                        /* over budget */
+        case 2: ci = ffrom(0x7FA5A5A5u); break;                 /* poison: unwritten */
+        case 3: if (i % 7 == 0) ci = NAN; break;
+        case 4: if (i % 5 == 0) ci = INFINITY; break;
+        case 5: gi = 0; ci = (i % 3) ? 0.0f : 0x1p-140f; break;   /* zero gold, f32 subnormal */
+        case 6: if (i % 11 == 0) { gi = NAN; ci = (i % 2) ? NAN : 1.0f; } break;
+        case 7: if (i % 13 == 0) { gi = -INFINITY; ci = (i % 2) ? -INFINITY : INFINITY; } break;
+        default: break;
+        }
+        c[i] = ci;
+        g[i] = gi;
+    }
+    kiln_tolerance tols[] = {{4, 0}, {2, 1e-6}, {1e9, 1e-3}, {0, 0}};
+    size_t lens[] = {N, N / 2, 1, 0, 37};
+    for (size_t t = 0; t < sizeof tols / sizeof tols[0]; t++)
+        for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++)
+            for (int off = 0; off < 2; off++) {
+                kiln_compare_result fast, slow;
+                size_t n = lens[l] - (off && lens[l] ? 1 : 0);
+                kiln_compare(KILN_DT_F32, c + off, g + off, n, &tols[t], &fast);
+                kiln_compare_general(KILN_DT_F32, c + off, g + off, n, &tols[t], &slow);
+                assert_int_equal(fast.n, slow.n);
+                assert_int_equal(fast.nonfinite, slow.nonfinite);
+                assert_int_equal(fast.unwritten, slow.unwritten);
+                assert_int_equal(fast.over_budget, slow.over_budget);
+                assert_int_equal(fast.worst_index, slow.worst_index);
+                assert_int_equal(fast.pass, slow.pass);
+                assert_memory_equal(&fast.max_err_ulps, &slow.max_err_ulps, sizeof(double));
+                assert_memory_equal(&fast.rel_l2, &slow.rel_l2, sizeof(double));
+                if (fast.worst_index != SIZE_MAX) {
+                    assert_memory_equal(&fast.worst_candidate, &slow.worst_candidate, sizeof(double));
+                    assert_memory_equal(&fast.worst_gold, &slow.worst_gold, sizeof(double));
+                }
+            }
+    /* the data above does reach every kind */
+    kiln_compare_result all;
+    kiln_tolerance t4 = {4, 0};
+    kiln_compare(KILN_DT_F32, c, g, N, &t4, &all);
+    assert_true(all.unwritten > 0 && all.nonfinite > 0 && all.over_budget > all.nonfinite);
+    /* Finite values alone, near and under f32's smallest normal, where the
+     * ULP stops shrinking: here the worst error itself must agree. */
+    for (int i = 0; i < N; i++) {
+        x = x * 6364136223846793005u + 1442695040888963407u;
+        g[i] = ldexp((double)(x >> 40) / (1u << 24), -118 - (int)(x >> 20 & 15));
+        c[i] = (float)(g[i] * (1 + 1e-3 * ((double)(x >> 8 & 255) / 255 - 0.5)));
+    }
+    for (size_t t = 0; t < 2; t++) {
+        kiln_compare_result fast, slow;
+        kiln_compare(KILN_DT_F32, c, g, N, &tols[t], &fast);
+        kiln_compare_general(KILN_DT_F32, c, g, N, &tols[t], &slow);
+        assert_true(isfinite(fast.max_err_ulps) && fast.max_err_ulps > 0);
+        assert_memory_equal(&fast.max_err_ulps, &slow.max_err_ulps, sizeof(double));
+        assert_int_equal(fast.over_budget, slow.over_budget);
+        assert_int_equal(fast.worst_index, slow.worst_index);
+        assert_memory_equal(&fast.rel_l2, &slow.rel_l2, sizeof(double));
+    }
+}
+
+/* rel_l2 is scaled by a power of two near max|g|: gold near the top and the
+ * bottom of the double range gives the same ratio as gold near 1. */
+static void test_compare_rel_l2_extreme_scales(void **state)
+{
+    (void)state;
+    double scales[] = {0x1p1000, 0x1p-1060, 1.0};
+    double want = -1;
+    for (int s = 0; s < 3; s++) {
+        double g[4], c[4];
+        for (int i = 0; i < 4; i++) {
+            g[i] = (i + 1) * scales[s];
+            c[i] = g[i] * (i == 2 ? 1.5 : 1.0);
+        }
+        kiln_compare_result r;
+        kiln_tolerance tol = {1e300, 0};
+        kiln_compare(KILN_DT_F64, c, g, 4, &tol, &r);
+        assert_true(isfinite(r.rel_l2) && r.rel_l2 > 0);
+        if (want < 0)
+            want = r.rel_l2;
+        assert_near(r.rel_l2, want, 1e-12);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -565,6 +664,8 @@ int main(void)
         cmocka_unit_test(test_compare_bf16_vs_f32_budget),
         cmocka_unit_test(test_compare_rel_l2),
         cmocka_unit_test(test_compare_empty),
+        cmocka_unit_test(test_compare_f32_fast_path),
+        cmocka_unit_test(test_compare_rel_l2_extreme_scales),
         cmocka_unit_test(test_reduction_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
