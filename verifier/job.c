@@ -202,13 +202,17 @@ int job_callset_call(job *j, const kiln_shape *s, const kiln_variant *var, int l
     return 0;
 }
 
-/* One checked call of lib on fresh inputs. 0 ok, 1 verdict reached, -1 internal. */
-int job_checked(job *j, const char *stage, const char *label, const kiln_shape *s,
-                   const kiln_variant *var, int lib, kiln_call_result *res, kiln_error *err)
+/* One checked call of lib, on fresh inputs or (fresh 0) on the inputs and
+ * gold the callset holds. 0 ok, 1 verdict reached, -1 internal. */
+static int checked_call(job *j, const char *stage, const char *label, const kiln_shape *s,
+                        const kiln_variant *var, int lib, int fresh, kiln_call_result *res,
+                        kiln_error *err)
 {
     if (out_of_time(j))
         return 1;
-    if (j->ops->call(j, s, var, lib, res, err) < 0)
+    if (!fresh)
+        kiln_callset_run(&j->cs, lib, res);
+    else if (j->ops->call(j, s, var, lib, res, err) < 0)
         return -1;
     if (res->output_bytes && !j->cs.out_label[0]) {
         snprintf(j->cs.out_label, sizeof j->cs.out_label, "%s %.40s", stage, label);
@@ -227,6 +231,12 @@ int job_checked(job *j, const char *stage, const char *label, const kiln_shape *
     if (j->cs.hidden)
         return job_conclude(j, "fail", stage, code, "%s: %s", label, code_words(code));
     return job_conclude(j, "fail", stage, code, "%s: %s", label, res->detail);
+}
+
+int job_checked(job *j, const char *stage, const char *label, const kiln_shape *s,
+                const kiln_variant *var, int lib, kiln_call_result *res, kiln_error *err)
+{
+    return checked_call(j, stage, label, s, var, lib, 1, res, err);
 }
 
 /* The outputs of the callset's last call copied, the same inputs run
@@ -266,12 +276,18 @@ int job_again_host(job *j, const char *label, const kiln_call_result *first_res,
     return rc;
 }
 
+/* A pair's two calls share their inputs (and so the reference's run) where
+ * the baseline has a worker of its own and host-side inputs: the candidate
+ * still never sees an input twice, and cannot see the baseline's arena. Where
+ * both run in one process, or the worker draws the inputs, each call draws
+ * its own: a candidate there could copy the baseline's output. */
 int job_timed_pair(job *j, const char *label, const kiln_shape *s, samples *sm, kiln_error *err)
 {
     int order[2] = {sm->n % 2, 1 - sm->n % 2};   /* alternate who goes first */
+    int share = j->cs.base != NULL && !j->cs.device;
     for (int k = 0; k < 2; k++) {
         kiln_call_result res;
-        int rc = job_checked(j, "timing", label, s, NULL, order[k], &res, err);
+        int rc = checked_call(j, "timing", label, s, NULL, order[k], k == 0 || !share, &res, err);
         if (rc)
             return rc;
         int c = order[k] == 0;
