@@ -221,7 +221,8 @@ static char *verify_job(kilnd *d, kilnd_job *job, char *status, size_t slen)
                               .call_timeout_ms = job->rq.call_timeout_ms,
                               .progress = on_progress, .progress_ctx = &pc,
                               .lane_acquire = lane_acquire, .lane_release = lane_release,
-                              .lane_ctx = &lu, .work_root = d->spool.work};
+                              .lane_ctx = &lu, .work_root = d->spool.work,
+                              .build_cache = d->spool.cache};
         rc = kiln_verify(&o, v, &err);
         lane_give(d, lane);
         if (rc == 0) {

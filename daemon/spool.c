@@ -83,8 +83,9 @@ int kiln_spool_open(kiln_spool *s, const char *state_dir, kiln_error *err)
     snprintf(s->results, sizeof s->results, "%s/results", state_dir);
     snprintf(s->work, sizeof s->work, "%s/work", state_dir);
     snprintf(s->keys, sizeof s->keys, "%s/keys", state_dir);
+    snprintf(s->cache, sizeof s->cache, "%s/build-cache", state_dir);
     if (kiln_mkdirs(s->spool, err) < 0 || kiln_mkdirs(s->results, err) < 0 ||
-        kiln_mkdirs(s->keys, err) < 0)
+        kiln_mkdirs(s->keys, err) < 0 || kiln_mkdirs(s->cache, err) < 0)
         return -1;
     kiln_remove_tree(s->work);   /* job directories of a daemon that died */
     if (kiln_mkdirs(s->work, err) < 0)

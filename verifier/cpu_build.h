@@ -21,13 +21,17 @@ typedef struct kiln_build_result {
     char resource[96];      /* "" or the limit the compiler ran into, in words */
     char log[4096];         /* compiler output, trimmed */
     double seconds;
+    int cached;             /* 1 when the library came from the build cache */
 } kiln_build_result;
 
 /* Compile source_path into dir/out_name. Returns -1 only when the build could
- * not be attempted (I/O, missing compiler); a compile error is res->ok == 0. */
+ * not be attempted (I/O, missing compiler); a compile error is res->ok == 0.
+ * cache: a build cache directory (build_cache.h) to take the library from,
+ * or to keep it in; only for sources that are not a candidate's. NULL:
+ * compile every time. */
 int kiln_cpu_build(const kiln_task *task, kiln_dtype dt, kiln_build_role role,
                    const char *source_path, const char *dir, const char *out_name,
-                   kiln_build_result *res, kiln_error *err);
+                   const char *cache, kiln_build_result *res, kiln_error *err);
 
 /* The generated wrapper, exposed for tests. ref_fn: the reference's
  * function ("kiln_reference"), or NULL for TASK_reference. */

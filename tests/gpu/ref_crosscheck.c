@@ -91,7 +91,7 @@ static int start_refs(refs *r, const char *dir, kiln_error *err)
     if (rc < 0)
         return -1;
     kiln_build_result res;
-    if (kiln_cpu_build(t, KILN_DT_F32, KILN_BUILD_REFERENCE, t->reference_cpu, cdir, "ref.so",
+    if (kiln_cpu_build(t, KILN_DT_F32, KILN_BUILD_REFERENCE, t->reference_cpu, cdir, "ref.so", NULL,
                        &res, err) < 0)
         return -1;
     if (!res.ok)

@@ -700,6 +700,44 @@ for case in "0,1|cpu,cuda:0,cuda:1|" "|cpu|" "unset|$want_default|" "3|cpu,cuda:
     end "k. CUDA_VISIBLE_DEVICES=$cvd ${args:-(default devices)} -> lanes $want"
 done
 
+# ---- l. the build cache ---------------------------------------------------------
+# kilnd keeps the baselines and references it built (build-cache/ in its state
+# directory, by the hash of all that goes into the build) and never a
+# candidate's build. A damaged entry is noticed, rebuilt and stored again.
+
+cache_entries() { ls "$ST"/build-cache/*.so 2>/dev/null | wc -l; }
+cache_sound() {   # every entry's bytes hash to the sum stored beside it
+    local so
+    for so in "$ST"/build-cache/*.so; do
+        [ -e "$so" ] || continue
+        [ "$(sha256sum <"$so" | cut -c1-64)" = "$(cat "${so%.so}.sha256")" ] || return 1
+    done
+}
+begin
+timeout -k 5 120 "$KILN" verify "$HONEST" --task rmsnorm --socket "$S" --json "${FAST[@]}" \
+    >"$tmp/io/l1.out" 2>&1 </dev/null
+honest_out $? "$tmp/io/l1.out" || problem "the starter: $(head -c 300 "$tmp/io/l1.out")"
+n0=$(cache_entries)
+[ "$n0" -ge 2 ] || problem "only $n0 libraries kept after rmsnorm jobs (its baseline and reference expected)"
+# A candidate nobody has sent before: compiled in its job, not kept.
+{ echo "/* kilnd_test l, $$ $RANDOM */"; cat "$HONEST2"; } >"$tmp/l_unique.c"
+timeout -k 5 120 "$KILN" verify "$tmp/l_unique.c" --task rmsnorm --socket "$S" --json "${FAST[@]}" \
+    >"$tmp/io/l2.out" 2>&1 </dev/null
+honest_out $? "$tmp/io/l2.out" || problem "a new honest candidate: $(head -c 300 "$tmp/io/l2.out")"
+n1=$(cache_entries)
+[ "$n1" -eq "$n0" ] || problem "$n0 libraries kept before a new candidate, $n1 after: its build was kept"
+cache_sound || problem "an entry does not match its stored hash"
+end "l. kilnd keeps the baseline and reference it built ($n0), never a candidate's"
+
+begin
+for so in "$ST"/build-cache/*.so; do printf 'not a library' >"$so"; done
+timeout -k 5 120 "$KILN" verify "$HONEST2" --task rmsnorm --socket "$S" --json "${FAST[@]}" \
+    >"$tmp/io/l3.out" 2>&1 </dev/null
+honest_out $? "$tmp/io/l3.out" || problem "after the cache was damaged: $(head -c 300 "$tmp/io/l3.out")"
+cache_sound || problem "a damaged entry is still in the cache"
+[ "$(cache_entries)" -ge 2 ] || problem "the rebuilt libraries were not stored again ($(cache_entries))"
+end "l. a damaged cache entry is rebuilt, not loaded"
+
 # ---- h. after all -------------------------------------------------------------
 
 begin

@@ -1,0 +1,161 @@
+/* test_build_cache.c - unit tests for verifier/build_cache.c: what changes a
+ * build's key and what does not, an entry kept and taken back, a damaged
+ * entry refused and removed, and the cap on the number of entries. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "build_cache.h"
+#include "fileutil.h"
+
+static char root[256];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(root, sizeof root, "/tmp/kiln-test-build-cache-XXXXXX");
+    return mkdtemp(root) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void put_text(const char *dir, const char *name, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    kiln_error err;
+    assert_int_equal(kiln_write_text(path, text, &err), 0);
+}
+
+/* The key of a build in dir: source.c and shim.c, compiled by /bin/sh
+ * (any file that exists stands for the compiler) with dir in its flags. */
+static void key_in(const char *dir, const char *flag, char key[65])
+{
+    char a[512], b[512], inc[512], out[512];
+    snprintf(a, sizeof a, "%s/source.c", dir);
+    snprintf(b, sizeof b, "%s/shim.c", dir);
+    snprintf(inc, sizeof inc, "-I%s", dir);
+    snprintf(out, sizeof out, "%s/base.so", dir);
+    const char *files[] = {a, b};
+    char *argv[] = {"/bin/sh", (char *)flag, inc, "-o", out, NULL};
+    kiln_error err;
+    assert_int_equal(kiln_build_key(files, 2, argv, dir, key, &err), 0);
+    assert_int_equal(strlen(key), 64);
+}
+
+static void test_key(void **state)
+{
+    (void)state;
+    char d1[300], d2[300], k1[65], k2[65], k3[65];
+    snprintf(d1, sizeof d1, "%s/job1", root);
+    snprintf(d2, sizeof d2, "%s/job2-elsewhere", root);
+    mkdir(d1, 0700);
+    mkdir(d2, 0700);
+    put_text(d1, "source.c", "int f(void) { return 1; }\n");
+    put_text(d1, "shim.c", "/* shim */\n");
+    put_text(d2, "source.c", "int f(void) { return 1; }\n");
+    put_text(d2, "shim.c", "/* shim */\n");
+    key_in(d1, "-O2", k1);
+    key_in(d2, "-O2", k2);
+    assert_string_equal(k1, k2);   /* the same build in another job's directory */
+    key_in(d1, "-O3", k3);
+    assert_string_not_equal(k1, k3);   /* another flag */
+    put_text(d2, "source.c", "int f(void) { return 2; }\n");
+    key_in(d2, "-O2", k3);
+    assert_string_not_equal(k1, k3);   /* another source */
+    put_text(d2, "source.c", "int f(void) { return 1; }\n");
+    put_text(d2, "shim.c", "/* shim */\n/* more */\n");
+    key_in(d2, "-O2", k3);
+    assert_string_not_equal(k1, k3);   /* another wrapper */
+    /* bytes moved from one file to the next change the key too */
+    put_text(d2, "source.c", "int f(void) { return 1; }\n/* shim */\n");
+    put_text(d2, "shim.c", "");
+    key_in(d2, "-O2", k3);
+    assert_string_not_equal(k1, k3);
+    /* a file that cannot be read: an error, not a key */
+    const char *missing[] = {"/nonexistent/kiln/source.c"};
+    char *argv[] = {"/bin/sh", NULL};
+    kiln_error err;
+    assert_int_equal(kiln_build_key(missing, 1, argv, d1, k3, &err), -1);
+}
+
+static void test_put_get(void **state)
+{
+    (void)state;
+    char cache[300], lib[300], dst[300];
+    snprintf(cache, sizeof cache, "%s/cache", root);
+    mkdir(cache, 0700);
+    snprintf(lib, sizeof lib, "%s/built.so", root);
+    snprintf(dst, sizeof dst, "%s/copy.so", root);
+    put_text(root, "built.so", "\177ELF pretend library bytes");
+    const char *key = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+    kiln_error err;
+    assert_int_equal(kiln_build_cache_get(cache, key, dst, &err), 0);   /* not yet */
+    assert_int_equal(access(dst, F_OK), -1);
+    assert_int_equal(kiln_build_cache_put(cache, key, lib, &err), 0);
+    assert_int_equal(kiln_build_cache_get(cache, key, dst, &err), 1);
+    char *got = NULL;
+    assert_int_equal(kiln_read_file(dst, 1 << 20, &got, NULL, &err), 0);
+    assert_string_equal(got, "\177ELF pretend library bytes");
+    free(got);
+    unlink(dst);
+    /* damaged: the bytes no longer hash as stored; refused and removed */
+    char entry[400];
+    snprintf(entry, sizeof entry, "%s/%s.so", cache, key);
+    kiln_write_text(entry, "\177ELF pretend library bytez", &err);
+    assert_int_equal(kiln_build_cache_get(cache, key, dst, &err), 0);
+    assert_int_equal(access(dst, F_OK), -1);
+    assert_int_equal(access(entry, F_OK), -1);
+    /* a hash without its library: a miss */
+    assert_int_equal(kiln_build_cache_put(cache, key, lib, &err), 0);
+    unlink(entry);
+    assert_int_equal(kiln_build_cache_get(cache, key, dst, &err), 0);
+}
+
+static void test_cap(void **state)
+{
+    (void)state;
+    char cache[300], lib[300], key[65], path[400];
+    snprintf(cache, sizeof cache, "%s/capped", root);
+    mkdir(cache, 0700);
+    snprintf(lib, sizeof lib, "%s/small.so", root);
+    put_text(root, "small.so", "x");
+    kiln_error err;
+    for (int i = 0; i <= KILN_BUILD_CACHE_MAX; i++) {
+        snprintf(key, sizeof key, "%064d", i);
+        assert_int_equal(kiln_build_cache_put(cache, key, lib, &err), 0);
+    }
+    /* the last put found the cache full and emptied it first */
+    int n = 0;
+    for (int i = 0; i <= KILN_BUILD_CACHE_MAX; i++) {
+        snprintf(path, sizeof path, "%s/%064d.sha256", cache, i);
+        n += access(path, F_OK) == 0;
+    }
+    assert_int_equal(n, 1);
+    snprintf(path, sizeof path, "%s/%064d.so", cache, KILN_BUILD_CACHE_MAX);
+    assert_int_equal(access(path, F_OK), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_key),
+        cmocka_unit_test(test_put_get),
+        cmocka_unit_test(test_cap),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
