@@ -184,7 +184,8 @@ static int replace_file(const char *path, const char *buf, size_t n, kiln_error 
     return kiln_fail(err, "%s: cannot store: %s", path, strerror(e));
 }
 
-int kiln_build_cache_put(const char *cache, const char *key, const char *src, kiln_error *err)
+int kiln_build_cache_put(const char *cache, const char *key, const char *src, int max,
+                         kiln_error *err)
 {
     char lib[4400], sum[4400], hex[65];
     char *buf = NULL;
@@ -193,7 +194,7 @@ int kiln_build_cache_put(const char *cache, const char *key, const char *src, ki
         free(buf);
         return -1;
     }
-    if (count_entries(cache) >= KILN_BUILD_CACHE_MAX)
+    if (count_entries(cache) >= max)
         empty_cache(cache);
     entry_paths(cache, key, lib, sum);
     kiln_sha256_hex(buf, n, hex);

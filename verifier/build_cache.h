@@ -20,9 +20,10 @@ int kiln_build_key(const char *const files[], int nfiles, char *const argv[], co
 int kiln_build_cache_get(const char *cache, const char *key, const char *dst, kiln_error *err);
 
 /* Keep the library at src under key. The entry appears whole or not at all
- * (written aside, then renamed); past KILN_BUILD_CACHE_MAX entries the
- * cache is emptied first. */
-int kiln_build_cache_put(const char *cache, const char *key, const char *src, kiln_error *err);
+ * (written aside, then renamed); a cache that already holds max entries
+ * (KILN_BUILD_CACHE_MAX for kilnd's) is emptied first. */
+int kiln_build_cache_put(const char *cache, const char *key, const char *src, int max,
+                         kiln_error *err);
 
 #define KILN_BUILD_CACHE_MAX 512
 

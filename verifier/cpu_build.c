@@ -220,6 +220,6 @@ int kiln_cpu_build(const kiln_task *t, kiln_dtype dt, kiln_build_role role, cons
         which_limit(res, code);
     kiln_error ignored;   /* a library not kept is only built again next time */
     if (res->ok && key[0])
-        kiln_build_cache_put(cache, key, out, &ignored);
+        kiln_build_cache_put(cache, key, out, KILN_BUILD_CACHE_MAX, &ignored);
     return 0;
 }

@@ -106,7 +106,7 @@ static void test_put_get(void **state)
     kiln_error err;
     assert_int_equal(kiln_build_cache_get(cache, key, dst, &err), 0);   /* not yet */
     assert_int_equal(access(dst, F_OK), -1);
-    assert_int_equal(kiln_build_cache_put(cache, key, lib, &err), 0);
+    assert_int_equal(kiln_build_cache_put(cache, key, lib, KILN_BUILD_CACHE_MAX, &err), 0);
     assert_int_equal(kiln_build_cache_get(cache, key, dst, &err), 1);
     char *got = NULL;
     assert_int_equal(kiln_read_file(dst, 1 << 20, &got, NULL, &err), 0);
@@ -121,7 +121,7 @@ static void test_put_get(void **state)
     assert_int_equal(access(dst, F_OK), -1);
     assert_int_equal(access(entry, F_OK), -1);
     /* a hash without its library: a miss */
-    assert_int_equal(kiln_build_cache_put(cache, key, lib, &err), 0);
+    assert_int_equal(kiln_build_cache_put(cache, key, lib, KILN_BUILD_CACHE_MAX, &err), 0);
     unlink(entry);
     assert_int_equal(kiln_build_cache_get(cache, key, dst, &err), 0);
 }
@@ -135,18 +135,22 @@ static void test_cap(void **state)
     snprintf(lib, sizeof lib, "%s/small.so", root);
     put_text(root, "small.so", "x");
     kiln_error err;
-    for (int i = 0; i <= KILN_BUILD_CACHE_MAX; i++) {
+    enum { MAX = 8 };
+    for (int i = 0; i <= MAX; i++) {
         snprintf(key, sizeof key, "%064d", i);
-        assert_int_equal(kiln_build_cache_put(cache, key, lib, &err), 0);
+        assert_int_equal(kiln_build_cache_put(cache, key, lib, MAX, &err), 0);
+        /* up to MAX the entries pile up */
+        snprintf(path, sizeof path, "%s/%064d.sha256", cache, 0);
+        assert_int_equal(access(path, F_OK), i < MAX ? 0 : -1);
     }
     /* the last put found the cache full and emptied it first */
     int n = 0;
-    for (int i = 0; i <= KILN_BUILD_CACHE_MAX; i++) {
+    for (int i = 0; i <= MAX; i++) {
         snprintf(path, sizeof path, "%s/%064d.sha256", cache, i);
         n += access(path, F_OK) == 0;
     }
     assert_int_equal(n, 1);
-    snprintf(path, sizeof path, "%s/%064d.so", cache, KILN_BUILD_CACHE_MAX);
+    snprintf(path, sizeof path, "%s/%064d.so", cache, MAX);
     assert_int_equal(access(path, F_OK), 0);
 }
 
