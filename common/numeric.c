@@ -488,39 +488,72 @@ static void compare_one(const cmp_fixed *k, const void *cand, double g, size_t i
     fold_error(k, c, g, fabs(c - g) / kiln_ulp(k->dt, ref), i, a, out);
 }
 
-/* 1 / kiln_ulp(KILN_DT_F32, ref) for ref >= 0: a power of two, so
- * multiplying by it gives the very bits that dividing by the ULP does. */
-static double f32_inv_ulp(double ref)
+/* 1 / kiln_ulp(dt, ref) for ref >= 0, dt a float type of p significand
+ * bits and exponents emin..emax: a power of two, so multiplying by it gives
+ * the very bits that dividing by the ULP does. */
+static inline double inv_ulp(double ref, int p, int emin, int emax)
 {
     int field = (int)(f64_bits(ref) >> 52);
-    int e = field == 0 ? -126 : field - 1023;   /* 0 and f64 subnormals: f32's emin */
-    e = e < -126 ? -126 : e > 127 ? 127 : e;
-    return pow2(23 - e);
+    int e = field == 0 ? emin : field - 1023;   /* 0 and f64 subnormals: emin */
+    e = e < emin ? emin : e > emax ? emax : e;
+    return pow2(p - 1 - e);
 }
 
-/* compare_one for every element of an f32 output, without the per-element
- * dispatch on the dtype: the CPU backend's every checked call ends here. */
-static void compare_f32(const cmp_fixed *k, const void *cand, const double *gold, size_t n,
-                        cmp_acc *a, kiln_compare_result *out)
+/* Element i of a float output of size sz (4: f32; 2: bf16 if bf16, else
+ * f16) as its bits and its value. */
+static inline double load_small(const unsigned char *p, size_t sz, int bf16, size_t i,
+                                uint32_t *bits)
 {
-    const unsigned char *p = cand;
+    if (sz == 4) {
+        memcpy(bits, p + 4 * i, 4);
+        return f32_from_bits(*bits);
+    }
+    uint16_t h;
+    memcpy(&h, p + 2 * i, 2);
+    *bits = h;
+    return bf16 ? kiln_bf16_to_f32(h) : kiln_f16_to_f32(h);
+}
+
+/* compare_one for every element of an f32, bf16 or f16 output, without the
+ * per-element dispatch on the dtype: the CPU backend's every checked call
+ * ends here. Each call site below passes constants, so each compiles to a
+ * loop of its own. */
+static inline void compare_small(const cmp_fixed *k, const void *cand, const double *gold,
+                                 size_t n, size_t sz, int bf16, int p, int emin, int emax,
+                                 cmp_acc *a, kiln_compare_result *out)
+{
     uint32_t poison;
-    memcpy(&poison, k->pat, sizeof poison);
+    if (sz == 4) {
+        memcpy(&poison, k->pat, 4);
+    } else {
+        uint16_t h;
+        memcpy(&h, k->pat, 2);
+        poison = h;
+    }
     for (size_t i = 0; i < n; i++) {
         uint32_t bits;
-        memcpy(&bits, p + 4 * i, sizeof bits);
+        double c = load_small(cand, sz, bf16, i, &bits), g = gold[i];
         if (bits == poison) {
             out->unwritten++;
             note_hard(a, i);
             continue;
         }
-        float f;
-        memcpy(&f, &bits, sizeof f);
-        double c = f, g = gold[i];
         if (fold_nonfinite(k, c, g, i, a, out))
             continue;
         double ref = fabs(g) > k->floor_abs ? fabs(g) : k->floor_abs;
-        fold_error(k, c, g, fabs(c - g) * f32_inv_ulp(ref), i, a, out);
+        fold_error(k, c, g, fabs(c - g) * inv_ulp(ref, p, emin, emax), i, a, out);
+    }
+}
+
+/* The fast loops; 0 for a dtype that has none. */
+static int compare_fast(const cmp_fixed *k, const void *cand, const double *gold, size_t n,
+                        cmp_acc *a, kiln_compare_result *out)
+{
+    switch (k->dt) {
+    case KILN_DT_F32: compare_small(k, cand, gold, n, 4, 0, 24, -126, 127, a, out); return 1;
+    case KILN_DT_BF16: compare_small(k, cand, gold, n, 2, 1, 8, -126, 127, a, out); return 1;
+    case KILN_DT_F16: compare_small(k, cand, gold, n, 2, 0, 11, -14, 15, a, out); return 1;
+    default: return 0;
     }
 }
 
@@ -556,9 +589,7 @@ static void compare(kiln_dtype dt, const void *cand, const double *gold, size_t 
         n = 0;
     else
         poison_bits(dt, k.pat);
-    if (dt == KILN_DT_F32 && !general)
-        compare_f32(&k, cand, gold, n, &a, out);
-    else
+    if (general || !compare_fast(&k, cand, gold, n, &a, out))
         for (size_t i = 0; i < n; i++)
             compare_one(&k, cand, gold[i], i, &a, out);
 

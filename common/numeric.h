@@ -94,7 +94,8 @@ void kiln_compare(kiln_dtype dt, const void *cand, const double *gold,
                   size_t n, const kiln_tolerance *tol,
                   kiln_compare_result *out);
 /* The same, element by element through the dtype-general code for every
- * dtype: what kiln_compare's f32 path must agree with, bit for bit (tests). */
+ * dtype: what kiln_compare's f32, bf16 and f16 paths must agree with, bit
+ * for bit (tests). */
 void kiln_compare_general(kiln_dtype dt, const void *cand, const double *gold, size_t n,
                           const kiln_tolerance *tol, kiln_compare_result *out);
 

@@ -538,79 +538,105 @@ static void test_reduction_budget(void **state)
     assert_near(kiln_reduction_budget(1.0, 1.0, 4096), 65.0, 0.0);
 }
 
-/* kiln_compare's f32 path against the general per-element one, on outputs
- * with every kind of element: within budget, over it, unwritten (poison),
- * NaN and Inf where gold is finite, gold's own NaN and Inf matched and
- * missed, zeros and f32 subnormals under a relative floor. Every field
- * must agree to the bit. */
-static void test_compare_f32_fast_path(void **state)
+/* kiln_compare's f32, bf16 and f16 paths against the general per-element
+ * one, on outputs with every kind of element: within budget, over it,
+ * unwritten (poison), NaN and Inf where gold is finite, gold's own NaN and
+ * Inf matched and missed, zeros and subnormals under a relative floor.
+ * Every field must agree to the bit. */
+enum { FAST_N = 4096 };
+
+static void agree_fields(kiln_dtype dt, const unsigned char *c, const double *g, size_t n,
+                         const kiln_tolerance *tol)
 {
-    (void)state;
-    enum { N = 4096 };
-    static float c[N];
-    static double g[N];
+    kiln_compare_result fast, slow;
+    kiln_compare(dt, c, g, n, tol, &fast);
+    kiln_compare_general(dt, c, g, n, tol, &slow);
+    assert_int_equal(fast.n, slow.n);
+    assert_int_equal(fast.nonfinite, slow.nonfinite);
+    assert_int_equal(fast.unwritten, slow.unwritten);
+    assert_int_equal(fast.over_budget, slow.over_budget);
+    assert_int_equal(fast.worst_index, slow.worst_index);
+    assert_int_equal(fast.pass, slow.pass);
+    assert_memory_equal(&fast.max_err_ulps, &slow.max_err_ulps, sizeof(double));
+    assert_memory_equal(&fast.rel_l2, &slow.rel_l2, sizeof(double));
+    if (fast.worst_index != SIZE_MAX) {
+        assert_memory_equal(&fast.worst_candidate, &slow.worst_candidate, sizeof(double));
+        assert_memory_equal(&fast.worst_gold, &slow.worst_gold, sizeof(double));
+    }
+}
+
+static uint64_t lcg(uint64_t *x)
+{
+    return *x = *x * 6364136223846793005u + 1442695040888963407u;
+}
+
+/* Every kind of element, in dt; emin_at: an exponent near dt's smallest normal. */
+static void mixed_data(kiln_dtype dt, int emin_at, unsigned char *c, double *g)
+{
     uint64_t x = 12345;
-    for (int i = 0; i < N; i++) {
-        x = x * 6364136223846793005u + 1442695040888963407u;
-        double gi = ldexp((double)(x >> 40) / (1u << 24) - 0.5, (int)(x >> 20 & 63) - 40);
-        float ci = (float)gi;
+    size_t sz = kiln_dtype_size(dt);
+    for (int i = 0; i < FAST_N; i++) {
+        lcg(&x);
+        double gi = ldexp((double)(x >> 40) / (1u << 24) - 0.5, (int)(x >> 20 & 31) - 16);
+        double ci = gi;
+        int poison = 0;
         switch (x >> 8 & 15) {
-        case 0: ci = nextafterf(ci, INFINITY); ci = nextafterf(ci, INFINITY); break;
-        case 1: ci = ci * 1.001f; break;                        /* over budget */
-        case 2: ci = ffrom(0x7FA5A5A5u); break;                 /* poison: unwritten */
+        case 0: ci = gi * (1 + 0x1p-22); break;
+        case 1: ci = gi * 1.01; break;                            /* over budget */
+        case 2: poison = 1; break;                                /* unwritten */
         case 3: if (i % 7 == 0) ci = NAN; break;
         case 4: if (i % 5 == 0) ci = INFINITY; break;
-        case 5: gi = 0; ci = (i % 3) ? 0.0f : 0x1p-140f; break;   /* zero gold, f32 subnormal */
-        case 6: if (i % 11 == 0) { gi = NAN; ci = (i % 2) ? NAN : 1.0f; } break;
+        case 5: gi = 0; ci = (i % 3) ? 0.0 : ldexp(1, emin_at - 3); break;   /* a subnormal */
+        case 6: if (i % 11 == 0) { gi = NAN; ci = (i % 2) ? NAN : 1.0; } break;
         case 7: if (i % 13 == 0) { gi = -INFINITY; ci = (i % 2) ? -INFINITY : INFINITY; } break;
+        case 8: gi = ldexp(gi, emin_at); ci = gi * 1.02; break;   /* near the smallest normal */
         default: break;
         }
-        c[i] = ci;
+        kiln_store_from_double(dt, c, (size_t)i, ci);
+        if (poison)
+            kiln_poison_fill(dt, c + (size_t)i * sz, 1);
         g[i] = gi;
     }
+}
+
+static void test_compare_fast_paths(void **state)
+{
+    (void)state;
+    static unsigned char c[FAST_N * 4];
+    static double g[FAST_N];
+    kiln_dtype dts[] = {KILN_DT_F32, KILN_DT_BF16, KILN_DT_F16};
+    int emins[] = {-126, -126, -14};
     kiln_tolerance tols[] = {{4, 0}, {2, 1e-6}, {1e9, 1e-3}, {0, 0}};
-    size_t lens[] = {N, N / 2, 1, 0, 37};
-    for (size_t t = 0; t < sizeof tols / sizeof tols[0]; t++)
-        for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++)
-            for (int off = 0; off < 2; off++) {
-                kiln_compare_result fast, slow;
-                size_t n = lens[l] - (off && lens[l] ? 1 : 0);
-                kiln_compare(KILN_DT_F32, c + off, g + off, n, &tols[t], &fast);
-                kiln_compare_general(KILN_DT_F32, c + off, g + off, n, &tols[t], &slow);
-                assert_int_equal(fast.n, slow.n);
-                assert_int_equal(fast.nonfinite, slow.nonfinite);
-                assert_int_equal(fast.unwritten, slow.unwritten);
-                assert_int_equal(fast.over_budget, slow.over_budget);
-                assert_int_equal(fast.worst_index, slow.worst_index);
-                assert_int_equal(fast.pass, slow.pass);
-                assert_memory_equal(&fast.max_err_ulps, &slow.max_err_ulps, sizeof(double));
-                assert_memory_equal(&fast.rel_l2, &slow.rel_l2, sizeof(double));
-                if (fast.worst_index != SIZE_MAX) {
-                    assert_memory_equal(&fast.worst_candidate, &slow.worst_candidate, sizeof(double));
-                    assert_memory_equal(&fast.worst_gold, &slow.worst_gold, sizeof(double));
+    size_t lens[] = {FAST_N, FAST_N / 2, 1, 0, 37};
+    for (int d = 0; d < 3; d++) {
+        size_t sz = kiln_dtype_size(dts[d]);
+        mixed_data(dts[d], emins[d], c, g);
+        for (size_t t = 0; t < sizeof tols / sizeof tols[0]; t++)
+            for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++)
+                for (size_t off = 0; off < 2; off++) {
+                    size_t n = lens[l] - (off && lens[l] ? 1 : 0);
+                    agree_fields(dts[d], c + off * sz, g + off, n, &tols[t]);
                 }
-            }
-    /* the data above does reach every kind */
-    kiln_compare_result all;
-    kiln_tolerance t4 = {4, 0};
-    kiln_compare(KILN_DT_F32, c, g, N, &t4, &all);
-    assert_true(all.unwritten > 0 && all.nonfinite > 0 && all.over_budget > all.nonfinite);
-    /* Finite values alone, near and under f32's smallest normal, where the
-     * ULP stops shrinking: here the worst error itself must agree. */
-    for (int i = 0; i < N; i++) {
-        x = x * 6364136223846793005u + 1442695040888963407u;
-        g[i] = ldexp((double)(x >> 40) / (1u << 24), -118 - (int)(x >> 20 & 15));
-        c[i] = (float)(g[i] * (1 + 1e-3 * ((double)(x >> 8 & 255) / 255 - 0.5)));
-    }
-    for (size_t t = 0; t < 2; t++) {
-        kiln_compare_result fast, slow;
-        kiln_compare(KILN_DT_F32, c, g, N, &tols[t], &fast);
-        kiln_compare_general(KILN_DT_F32, c, g, N, &tols[t], &slow);
-        assert_true(isfinite(fast.max_err_ulps) && fast.max_err_ulps > 0);
-        assert_memory_equal(&fast.max_err_ulps, &slow.max_err_ulps, sizeof(double));
-        assert_int_equal(fast.over_budget, slow.over_budget);
-        assert_int_equal(fast.worst_index, slow.worst_index);
-        assert_memory_equal(&fast.rel_l2, &slow.rel_l2, sizeof(double));
+        /* the data does reach every kind */
+        kiln_compare_result all;
+        kiln_tolerance t4 = {4, 0};
+        kiln_compare(dts[d], c, g, FAST_N, &t4, &all);
+        assert_true(all.unwritten > 0 && all.nonfinite > 0 && all.over_budget > all.nonfinite);
+        /* Finite values alone, near and under the smallest normal, where
+         * the ULP stops shrinking: here the worst error itself must agree. */
+        uint64_t x = 777;
+        for (int i = 0; i < FAST_N; i++) {
+            lcg(&x);
+            g[i] = ldexp((double)(x >> 40) / (1u << 24), emins[d] + 8 - (int)(x >> 20 & 15));
+            kiln_store_from_double(dts[d], c, (size_t)i,
+                                   g[i] * (1 + 1e-2 * ((double)(x >> 8 & 255) / 255 - 0.5)));
+        }
+        for (size_t t = 0; t < 2; t++) {
+            kiln_compare_result r;
+            kiln_compare(dts[d], c, g, FAST_N, &tols[t], &r);
+            assert_true(isfinite(r.max_err_ulps) && r.max_err_ulps > 0);
+            agree_fields(dts[d], c, g, FAST_N, &tols[t]);
+        }
     }
 }
 
@@ -664,7 +690,7 @@ int main(void)
         cmocka_unit_test(test_compare_bf16_vs_f32_budget),
         cmocka_unit_test(test_compare_rel_l2),
         cmocka_unit_test(test_compare_empty),
-        cmocka_unit_test(test_compare_f32_fast_path),
+        cmocka_unit_test(test_compare_fast_paths),
         cmocka_unit_test(test_compare_rel_l2_extreme_scales),
         cmocka_unit_test(test_reduction_budget),
     };
