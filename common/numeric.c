@@ -30,19 +30,24 @@ static uint32_t fmt_expmask(fmt f) { return (uint32_t)((1u << f.ebits) - 1) << (
 static uint32_t fmt_signbit(fmt f) { return 1u << (f.ebits + f.p - 1); }
 static uint32_t fmt_quiet(fmt f) { return 1u << (f.p - 2); }
 
-static uint64_t f64_bits(double d)
+/* Bits to value and back through unions (C17 6.5.2.3): no local whose
+ * address is taken, which a sanitizer build would guard on every call. */
+static inline uint64_t f64_bits(double d)
 {
-    uint64_t u;
-    memcpy(&u, &d, sizeof u);
-    return u;
+    union { double d; uint64_t u; } x = {.d = d};
+    return x.u;
 }
 
-static float f32_from_bits(uint32_t u)
+static inline float f32_from_bits(uint32_t u)
 {
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
+    union { uint32_t u; float f; } x = {.u = u};
+    return x.f;
 }
+
+/* Unaligned loads of an element, allowed to alias anything (GCC's may_alias):
+ * a plain load, where memcpy into a local would take its address. */
+typedef uint32_t __attribute__((may_alias, aligned(1))) u32_any;
+typedef uint16_t __attribute__((may_alias, aligned(1))) u16_any;
 
 /* NaN keeps its sign and the top payload bits, with the quiet bit forced on
  * (so a payload that truncates to zero still encodes a NaN). */
@@ -244,14 +249,16 @@ static int float_params(kiln_dtype dt, int *p, int *emin, int *emax)
 
 /* 2^k; by its bits where that is a normal double (ldexp was a large part
  * of a comparison's cost). */
-static double pow2(int k)
+/* The per-element helpers of the comparison loops, inlined even where the
+ * build does not inline on its own (the sanitizer build, at -O1). */
+#define HOT static inline __attribute__((always_inline))
+
+HOT double pow2(int k)
 {
     if (k < -1022 || k > 1023)
         return ldexp(1.0, k);
-    uint64_t bits = (uint64_t)(k + 1023) << 52;
-    double u;
-    memcpy(&u, &bits, sizeof u);
-    return u;
+    union { uint64_t u; double d; } x = {.u = (uint64_t)(k + 1023) << 52};
+    return x.d;
 }
 
 double kiln_ulp(kiln_dtype dt, double magnitude)
@@ -302,15 +309,18 @@ void kiln_poison_fill(kiln_dtype dt, void *buf, size_t n)
 {
     size_t sz = kiln_dtype_size(dt);
     unsigned char pat[8], *p = buf;
-    if (sz == 0)
+    if (sz == 0 || n == 0)
         return;
     poison_bits(dt, pat);
-    /* Fixed-size copies, so they compile to plain stores. */
-    switch (sz) {
-    case 2: for (size_t i = 0; i < n; i++) memcpy(p + 2 * i, pat, 2); break;
-    case 4: for (size_t i = 0; i < n; i++) memcpy(p + 4 * i, pat, 4); break;
-    case 8: for (size_t i = 0; i < n; i++) memcpy(p + 8 * i, pat, 8); break;
-    default: for (size_t i = 0; i < n; i++) memcpy(p + i * sz, pat, sz); break;
+    /* One element, then copies of what is filled so far: a few memcpy
+     * calls instead of a store per element (which a sanitizer build checks
+     * one by one). */
+    size_t total = n * sz, done = sz;
+    memcpy(p, pat, sz);
+    while (done < total) {
+        size_t k = done < total - done ? done : total - done;
+        memcpy(p + done, p, k);
+        done += k;
     }
 }
 
@@ -416,7 +426,7 @@ typedef struct cmp_acc {
     double diff2, gold2; /* scaled sums of squares for rel_l2 */
 } cmp_acc;
 
-static void note_error(cmp_acc *a, size_t i, double err)
+HOT void note_error(cmp_acc *a, size_t i, double err)
 {
     if (a->argmax == SIZE_MAX || err > a->max_err) {
         a->max_err = err;
@@ -424,7 +434,7 @@ static void note_error(cmp_acc *a, size_t i, double err)
     }
 }
 
-static void note_hard(cmp_acc *a, size_t i)
+HOT void note_hard(cmp_acc *a, size_t i)
 {
     if (a->first_hard == SIZE_MAX)
         a->first_hard = i;
@@ -440,7 +450,7 @@ typedef struct cmp_fixed {
 } cmp_fixed;
 
 /* A non-finite gold or candidate value, folded in; 0 if both are finite. */
-static inline int fold_nonfinite(const cmp_fixed *k, double c, double g, size_t i, cmp_acc *a,
+HOT int fold_nonfinite(const cmp_fixed *k, double c, double g, size_t i, cmp_acc *a,
                           kiln_compare_result *out)
 {
     if (!isfinite(g)) {
@@ -461,7 +471,7 @@ static inline int fold_nonfinite(const cmp_fixed *k, double c, double g, size_t 
 }
 
 /* A finite element's error (in ULPs of max(|g|, floor)), folded in. */
-static inline void fold_error(const cmp_fixed *k, double c, double g, double err, size_t i,
+HOT void fold_error(const cmp_fixed *k, double c, double g, double err, size_t i,
                        cmp_acc *a, kiln_compare_result *out)
 {
     if (err > k->budget)
@@ -491,7 +501,7 @@ static void compare_one(const cmp_fixed *k, const void *cand, double g, size_t i
 /* 1 / kiln_ulp(dt, ref) for ref >= 0, dt a float type of p significand
  * bits and exponents emin..emax: a power of two, so multiplying by it gives
  * the very bits that dividing by the ULP does. */
-static inline double inv_ulp(double ref, int p, int emin, int emax)
+HOT double inv_ulp(double ref, int p, int emin, int emax)
 {
     int field = (int)(f64_bits(ref) >> 52);
     int e = field == 0 ? emin : field - 1023;   /* 0 and f64 subnormals: emin */
@@ -501,15 +511,14 @@ static inline double inv_ulp(double ref, int p, int emin, int emax)
 
 /* Element i of a float output of size sz (4: f32; 2: bf16 if bf16, else
  * f16) as its bits and its value. */
-static inline double load_small(const unsigned char *p, size_t sz, int bf16, size_t i,
-                                uint32_t *bits)
+HOT double load_small(const unsigned char *p, size_t sz, int bf16, size_t i,
+                      uint32_t *bits)
 {
     if (sz == 4) {
-        memcpy(bits, p + 4 * i, 4);
+        *bits = *(const u32_any *)(p + 4 * i);
         return f32_from_bits(*bits);
     }
-    uint16_t h;
-    memcpy(&h, p + 2 * i, 2);
+    uint16_t h = *(const u16_any *)(p + 2 * i);
     *bits = h;
     return bf16 ? kiln_bf16_to_f32(h) : kiln_f16_to_f32(h);
 }
@@ -518,7 +527,7 @@ static inline double load_small(const unsigned char *p, size_t sz, int bf16, siz
  * per-element dispatch on the dtype: the CPU backend's every checked call
  * ends here. Each call site below passes constants, so each compiles to a
  * loop of its own. */
-static inline void compare_small(const cmp_fixed *k, const void *cand, const double *gold,
+HOT void compare_small(const cmp_fixed *k, const void *cand, const double *gold,
                                  size_t n, size_t sz, int bf16, int p, int emin, int emax,
                                  cmp_acc *a, kiln_compare_result *out)
 {
@@ -530,19 +539,27 @@ static inline void compare_small(const cmp_fixed *k, const void *cand, const dou
         memcpy(&h, k->pat, 2);
         poison = h;
     }
+    /* Local copies, so the running sums stay in registers: through the
+     * pointers every element would load and store them (and a sanitizer
+     * build check each access). */
+    cmp_fixed kk = *k;
+    cmp_acc acc = *a;
+    kiln_compare_result o = *out;
     for (size_t i = 0; i < n; i++) {
         uint32_t bits;
         double c = load_small(cand, sz, bf16, i, &bits), g = gold[i];
         if (bits == poison) {
-            out->unwritten++;
-            note_hard(a, i);
+            o.unwritten++;
+            note_hard(&acc, i);
             continue;
         }
-        if (fold_nonfinite(k, c, g, i, a, out))
+        if (fold_nonfinite(&kk, c, g, i, &acc, &o))
             continue;
-        double ref = fabs(g) > k->floor_abs ? fabs(g) : k->floor_abs;
-        fold_error(k, c, g, fabs(c - g) * inv_ulp(ref, p, emin, emax), i, a, out);
+        double ref = fabs(g) > kk.floor_abs ? fabs(g) : kk.floor_abs;
+        fold_error(&kk, c, g, fabs(c - g) * inv_ulp(ref, p, emin, emax), i, &acc, &o);
     }
+    *a = acc;
+    *out = o;
 }
 
 /* The fast loops; 0 for a dtype that has none. */
