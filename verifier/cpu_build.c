@@ -158,7 +158,7 @@ static int from_cache(const char *cache, const char *dir, char *const argv[], co
     }
     if (kiln_build_cache_get(cache, key, out, &ignored) != 1)
         return 0;
-    res->ok = res->cached = 1;
+    res->ok = 1;
     return 1;
 }
 

@@ -21,7 +21,6 @@ typedef struct kiln_build_result {
     char resource[96];      /* "" or the limit the compiler ran into, in words */
     char log[4096];         /* compiler output, trimmed */
     double seconds;
-    int cached;             /* 1 when the library came from the build cache */
 } kiln_build_result;
 
 /* Compile source_path into dir/out_name. Returns -1 only when the build could
