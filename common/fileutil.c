@@ -33,13 +33,18 @@ int kiln_read_file(const char *path, size_t limit, char **buf, size_t *len, kiln
     return over;
 }
 
-int kiln_write_text(const char *path, const char *text, kiln_error *err)
+int kiln_write_bytes(const char *path, const void *buf, size_t len, kiln_error *err)
 {
     FILE *f = fopen(path, "wb");
-    int ok = f && fputs(text, f) >= 0;
+    int ok = f && fwrite(buf, 1, len, f) == len;
     if (f && fclose(f) != 0)
         ok = 0;
     return ok ? 0 : kiln_fail(err, "%s: cannot write: %s", path, strerror(errno));
+}
+
+int kiln_write_text(const char *path, const char *text, kiln_error *err)
+{
+    return kiln_write_bytes(path, text, strlen(text), err);
 }
 
 void kiln_sha256_hex(const void *buf, size_t len, char out[65])

@@ -11,6 +11,8 @@
  * file holds more than limit bytes (the first limit are read); -1 with err
  * naming the file when it cannot be opened or read. */
 int kiln_read_file(const char *path, size_t limit, char **buf, size_t *len, kiln_error *err);
+/* Write len bytes to path (created or truncated); -1 with err naming the file. */
+int kiln_write_bytes(const char *path, const void *buf, size_t len, kiln_error *err);
 /* Write text to path (created or truncated); -1 with err naming the file. */
 int kiln_write_text(const char *path, const char *text, kiln_error *err);
 /* SHA-256 of len bytes as 64 lowercase hex digits and a NUL. */

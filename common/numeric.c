@@ -30,6 +30,10 @@ static uint32_t fmt_expmask(fmt f) { return (uint32_t)((1u << f.ebits) - 1) << (
 static uint32_t fmt_signbit(fmt f) { return 1u << (f.ebits + f.p - 1); }
 static uint32_t fmt_quiet(fmt f) { return 1u << (f.p - 2); }
 
+/* The per-element helpers of the comparison loops, inlined even where the
+ * build does not inline on its own (the sanitizer build, at -O1). */
+#define HOT static inline __attribute__((always_inline))
+
 /* Bits to value and back through unions (C17 6.5.2.3): no local whose
  * address is taken, which a sanitizer build would guard on every call. */
 static inline uint64_t f64_bits(double d)
@@ -249,10 +253,6 @@ static int float_params(kiln_dtype dt, int *p, int *emin, int *emax)
 
 /* 2^k; by its bits where that is a normal double (ldexp was a large part
  * of a comparison's cost). */
-/* The per-element helpers of the comparison loops, inlined even where the
- * build does not inline on its own (the sanitizer build, at -O1). */
-#define HOT static inline __attribute__((always_inline))
-
 HOT double pow2(int k)
 {
     if (k < -1022 || k > 1023)

@@ -116,11 +116,9 @@ HOT double zig_tail(kiln_rng *r)
 /* x with the sign bit set where neg is 1: no branch on a coin flip. */
 HOT double with_sign(double x, uint64_t neg)
 {
-    uint64_t b;
-    memcpy(&b, &x, sizeof b);
-    b |= neg << 63;
-    memcpy(&x, &b, sizeof x);
-    return x;
+    union { double d; uint64_t u; } b = {.d = x};   /* as numeric.c: no address taken */
+    b.u |= neg << 63;
+    return b.d;
 }
 
 /* The tables are built when the generator is seeded (kiln_rng_seed). */

@@ -99,15 +99,6 @@ static void entry_paths(const char *cache, const char *key, char lib[4400], char
     snprintf(sum, 4400, "%s/%s.sha256", cache, key);
 }
 
-static int write_file(const char *path, const char *buf, size_t n, kiln_error *err)
-{
-    FILE *f = fopen(path, "wb");
-    int ok = f && fwrite(buf, 1, n, f) == n;
-    if (f && fclose(f) != 0)
-        ok = 0;
-    return ok ? 0 : kiln_fail(err, "%s: cannot write: %s", path, strerror(errno));
-}
-
 int kiln_build_cache_get(const char *cache, const char *key, const char *dst, kiln_error *err)
 {
     char lib[4400], sum[4400], want[65] = "", got[65];
@@ -128,7 +119,7 @@ int kiln_build_cache_get(const char *cache, const char *key, const char *dst, ki
             unlink(sum);
         }
     }
-    int rc = found ? (write_file(dst, buf, n, err) < 0 ? -1 : 1) : 0;
+    int rc = found ? (kiln_write_bytes(dst, buf, n, err) < 0 ? -1 : 1) : 0;
     free(buf);
     return rc;
 }

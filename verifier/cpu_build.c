@@ -90,12 +90,9 @@ static int copy_file(const char *from, const char *to, size_t limit, kiln_error 
         free(buf);
         return rc < 0 ? -1 : kiln_fail(err, "%s: larger than %zu bytes", from, limit);
     }
-    FILE *out = fopen(to, "wb");
-    int ok = out && fwrite(buf, 1, n, out) == n;
-    if (out && fclose(out) != 0)
-        ok = 0;
+    rc = kiln_write_bytes(to, buf, n, err);
     free(buf);
-    return ok ? 0 : kiln_fail(err, "%s: cannot write: %s", to, strerror(errno));
+    return rc;
 }
 
 static const char *find_cc(void)
@@ -151,7 +148,6 @@ static int from_cache(const char *cache, const char *dir, char *const argv[], co
     snprintf(files[1], sizeof files[1], "%s/kiln_cpu.h", dir);
     snprintf(files[2], sizeof files[2], "%s/shim.c", dir);
     kiln_error ignored;
-    key[0] = '\0';
     if (kiln_build_key(fp, 3, argv, dir, key, &ignored) < 0) {
         key[0] = '\0';
         return 0;
