@@ -537,15 +537,15 @@ if [ -f "$WS4B/.kiln/kiln.db" ]; then
 fi
 end "anthropic search with a rejected key: exit 3 at once, message, failed call recorded; resume asks again"
 
-# (Section 9's slow verification, here: its start kernel reports seconds
-# of busy-waiting calls, checked against the CPU time they got.)
+# (Section 9's slow verification, here: its start kernel's calls take
+# 50 ms each, slept out.)
 # A verification still running when the budget ends is not waited for: the
 # run stops on time, the job goes on in kilnd, and --resume collects its
 # verdict instead of verifying the start kernel again.
 begin
 WS9B=$tmp/ws9b
 DB9B=$WS9B/.kiln/kiln.db
-# slow_rmsnorm.c busy-waits 200 ms a call: its verification takes seconds
+# slow_rmsnorm.c takes 200 ms a call: its verification takes seconds
 # on any machine (a fast kernel's timing may settle within the second).
 # Here a copy waits 50 ms a call: its verification (record, then the
 # re-record after --resume) still takes over 3 s of waiting alone, on any
