@@ -222,7 +222,7 @@ static char *verify_job(kilnd *d, kilnd_job *job, char *status, size_t slen)
                               .progress = on_progress, .progress_ctx = &pc,
                               .lane_acquire = lane_acquire, .lane_release = lane_release,
                               .lane_ctx = &lu, .work_root = d->spool.work,
-                              .build_cache = d->spool.cache};
+                              .build_cache = d->spool.cache[0] ? d->spool.cache : NULL};
         rc = kiln_verify(&o, v, &err);
         lane_give(d, lane);
         if (rc == 0) {

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "build_cache.h"
 #include "fileutil.h"
 #include "paths.h"
 
@@ -83,10 +84,17 @@ int kiln_spool_open(kiln_spool *s, const char *state_dir, kiln_error *err)
     snprintf(s->results, sizeof s->results, "%s/results", state_dir);
     snprintf(s->work, sizeof s->work, "%s/work", state_dir);
     snprintf(s->keys, sizeof s->keys, "%s/keys", state_dir);
-    snprintf(s->cache, sizeof s->cache, "%s/build-cache", state_dir);
+    char cache[PATH_MAX + 16];
+    snprintf(cache, sizeof cache, "%s/build-cache", state_dir);
     if (kiln_mkdirs(s->spool, err) < 0 || kiln_mkdirs(s->results, err) < 0 ||
-        kiln_mkdirs(s->keys, err) < 0 || kiln_mkdirs(s->cache, err) < 0)
+        kiln_mkdirs(s->keys, err) < 0)
         return -1;
+    /* $KILN_BUILD_CACHE may name another (kilnds that share one) or "off". */
+    int has_cache = kiln_build_cache_dir(cache, s->cache, sizeof s->cache, err);
+    if (has_cache < 0)
+        return -1;
+    if (has_cache == 0)
+        s->cache[0] = '\0';
     kiln_remove_tree(s->work);   /* job directories of a daemon that died */
     if (kiln_mkdirs(s->work, err) < 0)
         return -1;

@@ -16,7 +16,7 @@ typedef struct kiln_spool {
     char spool[PATH_MAX + 16];
     char results[PATH_MAX + 16];
     char work[PATH_MAX + 16];   /* job directories; emptied at open */
-    char cache[PATH_MAX + 16];  /* built baselines and references (build_cache.h) */
+    char cache[PATH_MAX + 16];  /* built baselines and references (build_cache.h); "": none */
     char keys[PATH_MAX + 16];   /* idempotency keys -> job ids */
     unsigned long next_id;
 } kiln_spool;

@@ -55,6 +55,7 @@ run_suite() {
   fi
   echo "   built in $((SECONDS - t0)) s ($dir/build.log)"
   local rc=0
+  rm -rf "$dir/test-build-cache"   # the tests' build cache starts empty (tests/CMakeLists.txt)
   ctest --test-dir "$dir" --output-on-failure -j "$jobs" >"$dir/ctest.log" 2>&1 || rc=$?
   summarize "$dir/ctest.log"
   if [ $rc -ne 0 ]; then

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "build_cache.h"
 #include "daemon_client.h"
 #include "fileutil.h"
 #include "paths.h"
@@ -87,6 +88,7 @@ static kiln_verdict *run_here(kiln_judge *j, const char *source, const char *bas
                               kiln_error *err)
 {
     char dir[4096], src[4200], base[4200];
+    char cache[4096];
     kiln_verify_opts o = {.task = j->task, .timing_ms = j->timing_ms,
                           .call_timeout_ms = j->call_timeout_ms, .keep_dir = j->keep_dir,
                           .test_report_scale = j->report_scale, .progress = j->progress,
@@ -95,6 +97,12 @@ static kiln_verdict *run_here(kiln_judge *j, const char *source, const char *bas
     set_code(j, "bad-input");
     if (job_shape(j, &o, err) < 0)
         return NULL;
+    /* Built baselines and references are kept as kilnd keeps them, in the
+     * user's cache directory (or $KILN_BUILD_CACHE's). */
+    int has_cache = kiln_build_cache_dir(NULL, cache, sizeof cache, err);
+    if (has_cache < 0)
+        return NULL;
+    o.build_cache = has_cache ? cache : NULL;
     set_code(j, "internal");
     if (kiln_make_tempdir(NULL, "kiln-judge", dir, sizeof dir, err) < 0)
         return NULL;

@@ -1,10 +1,11 @@
-/* build_cache.c - kilnd's cache of built baselines and references (see
+/* build_cache.c - the cache of built baselines and references (see
  * build_cache.h). A search verifies every candidate against the same parent
  * and reference, and compiling those two was two thirds of each job's
  * compile stage. A candidate's own build is never kept: each is compiled
- * afresh in its job. The cache directory is kilnd's; no confined process
- * (compiler or worker) can write it, and an entry's bytes are checked
- * against the hash stored with it before it is used. */
+ * afresh in its job. No confined process (compiler or worker) can write
+ * the cache directory, which lies outside its job directory, and an
+ * entry's bytes are checked against the hash stored with it before it is
+ * used. */
 #include "build_cache.h"
 
 #include <dirent.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "fileutil.h"
+#include "paths.h"
 
 #define LIB_LIMIT ((size_t)64 << 20)
 
@@ -193,4 +195,30 @@ int kiln_build_cache_put(const char *cache, const char *key, const char *src, in
     int rc = replace_file(lib, buf, n, err) < 0 || replace_file(sum, hex, 64, err) < 0 ? -1 : 0;
     free(buf);
     return rc;
+}
+
+int kiln_build_cache_dir(const char *fallback, char *out, size_t len, kiln_error *err)
+{
+    const char *env = getenv("KILN_BUILD_CACHE");
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    int chosen = 1;   /* named by the user or kilnd: failing to make it is an error */
+    if (env && strcmp(env, "off") == 0)
+        return 0;
+    if (env && *env)
+        snprintf(out, len, "%s", env);
+    else if (fallback)
+        snprintf(out, len, "%s", fallback);
+    else if (xdg && *xdg)   /* as kiln_state_dir reads XDG_STATE_HOME */
+        chosen = 0, snprintf(out, len, "%s/kiln/build-cache", xdg);
+    else if (home && *home)
+        chosen = 0, snprintf(out, len, "%s/.cache/kiln/build-cache", home);
+    else
+        return 0;
+    kiln_error mk;
+    if (kiln_mkdirs(out, &mk) == 0)
+        return 1;
+    if (!chosen)
+        return 0;
+    return kiln_fail(err, "build cache %s%s: %s", out, env && *env ? " (KILN_BUILD_CACHE)" : "",
+                     mk.msg);
 }

@@ -1,6 +1,8 @@
-/* build_cache.h - libraries kilnd built from trusted sources (a baseline,
- * a reference; never a candidate) kept for reuse, by the hash of everything
- * that goes into their build (docs/decisions.md, 2026-12-02). */
+/* build_cache.h - libraries built from trusted sources (a baseline, a
+ * reference; never a candidate) kept for reuse, by the hash of everything
+ * that goes into their build (docs/decisions.md, 2026-12-02 and
+ * 2026-12-03): kilnd's in its state directory, a verification in this
+ * process's in the user's cache directory. */
 #ifndef KILN_BUILD_CACHE_H
 #define KILN_BUILD_CACHE_H
 
@@ -26,5 +28,13 @@ int kiln_build_cache_put(const char *cache, const char *key, const char *src, in
                          kiln_error *err);
 
 #define KILN_BUILD_CACHE_MAX 512
+
+/* The cache directory to use, created: $KILN_BUILD_CACHE when set ("off":
+ * none), else fallback when given (kilnd's STATE/build-cache), else
+ * $XDG_CACHE_HOME/kiln/build-cache or ~/.cache/kiln/build-cache. 1 with the
+ * path in out; 0 for none (turned off, or a default that cannot be made:
+ * the builds go on without a cache); -1 when $KILN_BUILD_CACHE or the
+ * fallback names a directory that cannot be made. */
+int kiln_build_cache_dir(const char *fallback, char *out, size_t len, kiln_error *err);
 
 #endif

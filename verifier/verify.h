@@ -43,8 +43,8 @@ typedef struct kiln_verify_opts {
     void (*lane_release)(void *ctx);
     void *lane_ctx;
     const char *work_root;      /* where job directories go (default $TMPDIR) */
-    const char *build_cache;    /* kilnd: where built baselines and references are
-                                   kept for later jobs (build_cache.h); NULL: none */
+    const char *build_cache;    /* where built baselines and references are kept
+                                   for later jobs (build_cache.h); NULL: none */
     double test_report_scale;   /* fault injection: the worker scales the candidate's
                                    reported times (tests of the timer cross-checks) */
     const struct kiln_backend_ops *backend_ops;   /* tests: a backend of their own

@@ -27,6 +27,10 @@ for x in "$KILN" "$KILND" "$PROBE"; do
 done
 [ -d "$SRC/tasks/rmsnorm" ] || { echo "$0: $SRC is not the kiln source dir" >&2; exit 2; }
 
+# Section l checks kilnd's own build cache, in its state directory: not the
+# one ctest gives every test.
+unset KILN_BUILD_CACHE
+
 tmp=$(mktemp -d) || exit 2
 S=$tmp/k.sock           # the main daemon's socket
 ST=$tmp/state           # and its state directory
