@@ -1,6 +1,7 @@
 /* test_build_cache.c - unit tests for verifier/build_cache.c: what changes a
  * build's key and what does not, an entry kept and taken back, a damaged
- * entry refused and removed, and the cap on the number of entries. */
+ * entry refused and removed, the cap on the number of entries, and which
+ * directory is the cache. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -154,12 +155,54 @@ static void test_cap(void **state)
     assert_int_equal(access(path, F_OK), 0);
 }
 
+/* Which directory: $KILN_BUILD_CACHE, "off", the fallback, XDG, HOME. */
+static void test_dir(void **state)
+{
+    (void)state;
+    char out[600], want[600], home[300], file[300];
+    kiln_error err;
+    snprintf(home, sizeof home, "%s/home", root);
+    setenv("HOME", home, 1);
+    unsetenv("XDG_CACHE_HOME");
+    unsetenv("KILN_BUILD_CACHE");
+    assert_int_equal(kiln_build_cache_dir(NULL, out, sizeof out, &err), 1);
+    snprintf(want, sizeof want, "%s/.cache/kiln/build-cache", home);
+    assert_string_equal(out, want);
+    struct stat st;
+    assert_int_equal(stat(want, &st), 0);   /* made */
+    setenv("XDG_CACHE_HOME", root, 1);
+    assert_int_equal(kiln_build_cache_dir(NULL, out, sizeof out, &err), 1);
+    snprintf(want, sizeof want, "%s/kiln/build-cache", root);
+    assert_string_equal(out, want);
+    snprintf(want, sizeof want, "%s/state/build-cache", root);
+    assert_int_equal(kiln_build_cache_dir(want, out, sizeof out, &err), 1);
+    assert_string_equal(out, want);   /* kilnd's fallback before the user's */
+    setenv("KILN_BUILD_CACHE", "off", 1);
+    assert_int_equal(kiln_build_cache_dir(want, out, sizeof out, &err), 0);
+    snprintf(want, sizeof want, "%s/shared", root);
+    setenv("KILN_BUILD_CACHE", want, 1);
+    assert_int_equal(kiln_build_cache_dir("/nonexistent/x", out, sizeof out, &err), 1);
+    assert_string_equal(out, want);
+    /* A directory that cannot be made: an error naming the variable when
+     * the user chose it, no cache when it was only the default. */
+    snprintf(file, sizeof file, "%s/plain", root);
+    put_text(root, "plain", "x");
+    snprintf(want, sizeof want, "%s/under", file);
+    setenv("KILN_BUILD_CACHE", want, 1);
+    assert_int_equal(kiln_build_cache_dir(NULL, out, sizeof out, &err), -1);
+    assert_non_null(strstr(err.msg, "KILN_BUILD_CACHE"));
+    unsetenv("KILN_BUILD_CACHE");
+    setenv("XDG_CACHE_HOME", file, 1);
+    assert_int_equal(kiln_build_cache_dir(NULL, out, sizeof out, &err), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_key),
         cmocka_unit_test(test_put_get),
         cmocka_unit_test(test_cap),
+        cmocka_unit_test(test_dir),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
