@@ -11,6 +11,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "hot.h"
+
 /* ---- generic small binary format --------------------------------------- */
 
 /* A binary interchange-style format: p bits of precision (including the
@@ -30,19 +32,15 @@ static uint32_t fmt_expmask(fmt f) { return (uint32_t)((1u << f.ebits) - 1) << (
 static uint32_t fmt_signbit(fmt f) { return 1u << (f.ebits + f.p - 1); }
 static uint32_t fmt_quiet(fmt f) { return 1u << (f.p - 2); }
 
-/* The per-element helpers of the comparison loops, inlined even where the
- * build does not inline on its own (the sanitizer build, at -O1). */
-#define HOT static inline __attribute__((always_inline))
-
 /* Bits to value and back through unions (C17 6.5.2.3): no local whose
  * address is taken, which a sanitizer build would guard on every call. */
-static inline uint64_t f64_bits(double d)
+HOT uint64_t f64_bits(double d)
 {
     union { double d; uint64_t u; } x = {.d = d};
     return x.u;
 }
 
-static inline float f32_from_bits(uint32_t u)
+HOT float f32_from_bits(uint32_t u)
 {
     union { uint32_t u; float f; } x = {.u = u};
     return x.f;
@@ -401,7 +399,7 @@ int kiln_guard_check(const void *buf, size_t bytes, uint64_t seed, size_t *first
 
 /* ---- comparison ---------------------------------------------------------- */
 
-static double max_abs_finite(const double *gold, size_t n)
+HOT_LOOP double max_abs_finite(const double *gold, size_t n)
 {
     double m = 0.0;
     for (size_t i = 0; i < n; i++)
@@ -411,7 +409,7 @@ static double max_abs_finite(const double *gold, size_t n)
 }
 
 /* Candidate matches a non-finite gold: NaN for NaN, same-signed Inf. */
-static int nonfinite_matches(double c, double g)
+HOT int nonfinite_matches(double c, double g)
 {
     if (isnan(g))
         return isnan(c);
@@ -563,7 +561,7 @@ HOT void compare_small(const cmp_fixed *k, const void *cand, const double *gold,
 }
 
 /* The fast loops; 0 for a dtype that has none. */
-static int compare_fast(const cmp_fixed *k, const void *cand, const double *gold, size_t n,
+HOT_LOOP int compare_fast(const cmp_fixed *k, const void *cand, const double *gold, size_t n,
                         cmp_acc *a, kiln_compare_result *out)
 {
     switch (k->dt) {
@@ -588,6 +586,7 @@ static void compare(kiln_dtype dt, const void *cand, const double *gold, size_t 
 {
     double budget = tol ? tol->budget_ulps : 0.0;
     double floor_rel = tol ? tol->floor_rel : 0.0;
+    kiln_hot_region(gold, n * sizeof *gold);
     double gmax = max_abs_finite(gold, n);
     /* Sums of squares are taken relative to max|g| (its power of two, so
      * scaling is a multiplication and exact) so they cannot overflow or
@@ -606,6 +605,7 @@ static void compare(kiln_dtype dt, const void *cand, const double *gold, size_t 
         n = 0;
     else
         poison_bits(dt, k.pat);
+    kiln_hot_region(cand, n * k.sz);
     if (general || !compare_fast(&k, cand, gold, n, &a, out))
         for (size_t i = 0; i < n; i++)
             compare_one(&k, cand, gold[i], i, &a, out);

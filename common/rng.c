@@ -7,12 +7,8 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "hot.h"
 #include "numeric.h"
-
-/* The generator's inner steps, inlined even where the build does not
- * inline on its own (the sanitizer build, at -O1): drawing a large input
- * takes millions of them. */
-#define HOT static inline __attribute__((always_inline))
 
 HOT uint64_t rotl(uint64_t x, int k)
 {
@@ -202,11 +198,9 @@ static void apply_pattern(kiln_rng *r, const kiln_variant *v, kiln_dtype dt, int
 /* The plain case, f32 or f64 with no variant, without a call per value:
  * the same values as the general path (a cast rounds to nearest even, as
  * kiln_store_from_double does), a third of its time. */
-static int fill_plain(kiln_rng *r, const kiln_arg *arg, kiln_dtype dt, double *out, void *bytes,
-                      size_t n)
+HOT_LOOP void fill_plain(kiln_rng *r, const kiln_arg *arg, kiln_dtype dt, double *out,
+                        void *bytes, size_t n)
 {
-    if (dt != KILN_DT_F32 && dt != KILN_DT_F64)
-        return 0;
     /* A local copy of the generator and the argument, so their state stays
      * in registers over the loop. */
     kiln_rng g = *r;
@@ -225,14 +219,18 @@ static int fill_plain(kiln_rng *r, const kiln_arg *arg, kiln_dtype dt, double *o
         out[i] = v;
     }
     *r = g;
-    return 1;
 }
 
 void kiln_fill_input(kiln_rng *r, const kiln_arg *arg, const kiln_variant *v, kiln_dtype dt,
                      int64_t row_len, double *out, void *bytes, size_t n)
 {
-    if (!v && fill_plain(r, arg, dt, out, bytes, n))
+    if (!v && (dt == KILN_DT_F32 || dt == KILN_DT_F64)) {
+        kiln_hot_region(out, n * sizeof *out);
+        if (bytes)
+            kiln_hot_region(bytes, n * kiln_dtype_size(dt));
+        fill_plain(r, arg, dt, out, bytes, n);
         return;
+    }
     for (size_t i = 0; i < n; i++)
         out[i] = draw(r, arg);
     if (v) {
