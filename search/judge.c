@@ -97,7 +97,7 @@ static kiln_verdict *run_here(kiln_judge *j, const char *source, const char *bas
     set_code(j, "bad-input");
     if (job_shape(j, &o, err) < 0)
         return NULL;
-    /* Built baselines and references are kept as kilnd keeps them, in the
+    /* What the verification builds is kept as kilnd keeps it, in the
      * user's cache directory (or $KILN_BUILD_CACHE's). */
     int has_cache = kiln_build_cache_dir(NULL, cache, sizeof cache, err);
     if (has_cache < 0)

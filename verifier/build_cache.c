@@ -1,11 +1,10 @@
-/* build_cache.c - the cache of built baselines and references (see
- * build_cache.h). A search verifies every candidate against the same parent
- * and reference, and compiling those two was two thirds of each job's
- * compile stage. A candidate's own build is never kept: each is compiled
- * afresh in its job. No confined process (compiler or worker) can write
- * the cache directory, which lies outside its job directory, and an
- * entry's bytes are checked against the hash stored with it before it is
- * used. */
+/* build_cache.c - the cache of built libraries (see build_cache.h). A
+ * search verifies every candidate against the same parent and reference,
+ * and compiling those two was two thirds of each job's compile stage; a
+ * tuner and a test suite send the same candidate text again and again. No
+ * confined process (compiler or worker) can write the cache directory,
+ * which lies outside its job directory, and an entry's bytes are checked
+ * against the hash stored with it before it is used. */
 #include "build_cache.h"
 
 #include <dirent.h>
@@ -183,7 +182,11 @@ int kiln_build_cache_put(const char *cache, const char *key, const char *src, in
     char lib[4400], sum[4400], hex[65];
     char *buf = NULL;
     size_t n = 0;
-    if (kiln_read_file(src, LIB_LIMIT, &buf, &n, err) != 0) {
+    int rc = kiln_read_file(src, KILN_BUILD_CACHE_ENTRY_BYTES, &buf, &n, err);
+    free(rc == 1 ? buf : NULL);
+    if (rc == 1)   /* too large to keep */
+        return 0;
+    if (rc != 0) {
         free(buf);
         return -1;
     }
@@ -192,7 +195,7 @@ int kiln_build_cache_put(const char *cache, const char *key, const char *src, in
     entry_paths(cache, key, lib, sum);
     kiln_sha256_hex(buf, n, hex);
     /* The library first, then the hash that makes it an entry. */
-    int rc = replace_file(lib, buf, n, err) < 0 || replace_file(sum, hex, 64, err) < 0 ? -1 : 0;
+    rc = replace_file(lib, buf, n, err) < 0 || replace_file(sum, hex, 64, err) < 0 ? -1 : 0;
     free(buf);
     return rc;
 }

@@ -1,8 +1,8 @@
-/* build_cache.h - libraries built from trusted sources (a baseline, a
- * reference; never a candidate) kept for reuse, by the hash of everything
- * that goes into their build (docs/decisions.md, 2026-12-02 and
- * 2026-12-03): kilnd's in its state directory, a verification in this
- * process's in the user's cache directory. */
+/* build_cache.h - built libraries (candidates, baselines, references) kept
+ * for reuse, by the hash of everything that goes into their build: a hit
+ * is the very library that build would make again (docs/decisions.md,
+ * 2026-12-02 and 2026-12-03). kilnd's is in its state directory, a
+ * verification in this process's in the user's cache directory. */
 #ifndef KILN_BUILD_CACHE_H
 #define KILN_BUILD_CACHE_H
 
@@ -23,11 +23,14 @@ int kiln_build_cache_get(const char *cache, const char *key, const char *dst, ki
 
 /* Keep the library at src under key. The entry appears whole or not at all
  * (written aside, then renamed); a cache that already holds max entries
- * (KILN_BUILD_CACHE_MAX for kilnd's) is emptied first. */
+ * (KILN_BUILD_CACHE_MAX for kilnd's) is emptied first. A library larger
+ * than KILN_BUILD_CACHE_ENTRY_BYTES is not kept (0, as for a kept one):
+ * a candidate decides its library's size. */
 int kiln_build_cache_put(const char *cache, const char *key, const char *src, int max,
                          kiln_error *err);
 
 #define KILN_BUILD_CACHE_MAX 512
+#define KILN_BUILD_CACHE_ENTRY_BYTES ((size_t)8 << 20)
 
 /* The cache directory to use, created: $KILN_BUILD_CACHE when set ("off":
  * none), else fallback when given (kilnd's STATE/build-cache), else

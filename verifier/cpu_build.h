@@ -26,8 +26,8 @@ typedef struct kiln_build_result {
 /* Compile source_path into dir/out_name. Returns -1 only when the build could
  * not be attempted (I/O, missing compiler); a compile error is res->ok == 0.
  * cache: a build cache directory (build_cache.h) to take the library from,
- * or to keep it in; only for sources that are not a candidate's. NULL:
- * compile every time. */
+ * or to keep it in (a failed build is never kept: it runs, and fails, each
+ * time). NULL: compile every time. */
 int kiln_cpu_build(const kiln_task *task, kiln_dtype dt, kiln_build_role role,
                    const char *source_path, const char *dir, const char *out_name,
                    const char *cache, kiln_build_result *res, kiln_error *err);

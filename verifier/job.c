@@ -125,13 +125,12 @@ int job_reference_failed(job *j, const kiln_build_result *res, kiln_error *err)
 }
 
 int job_build_one(job *j, kiln_build_role role, const char *src, const char *sub,
-                  const char *name, int reuse, kiln_build_result *res, kiln_error *err)
+                  const char *name, kiln_build_result *res, kiln_error *err)
 {
     char dir[4200];
     snprintf(dir, sizeof dir, "%s/%s", j->dir, sub);
     if (kiln_mkdirs(dir, err) < 0 ||
-        kiln_cpu_build(j->t, j->o->dtype, role, src, dir, name, reuse ? j->o->build_cache : NULL,
-                       res, err) < 0)
+        kiln_cpu_build(j->t, j->o->dtype, role, src, dir, name, j->o->build_cache, res, err) < 0)
         return -1;
     return 0;
 }

@@ -86,10 +86,10 @@ const char *job_baseline_path(const job *j);
 const char *job_builtin_baseline(const job *j);
 /* Visible then hidden shapes into out; their number. */
 int job_all_shapes(const job *j, kiln_shape *out);
-/* Build src with the task's C compile into DIR/sub/name. reuse: src is not
- * the candidate's, so the job's build cache (if any) may serve it. */
+/* Build src with the task's C compile into DIR/sub/name, or take the very
+ * same build from the job's build cache (if any). */
 int job_build_one(job *j, kiln_build_role role, const char *src, const char *sub,
-                  const char *name, int reuse, kiln_build_result *res, kiln_error *err);
+                  const char *name, kiln_build_result *res, kiln_error *err);
 /* The task's C reference did not build: the error that says why. */
 int job_reference_failed(job *j, const kiln_build_result *res, kiln_error *err);
 /* Start the C reference's worker (ref/ref.so) for shapes. */

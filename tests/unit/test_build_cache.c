@@ -1,7 +1,7 @@
 /* test_build_cache.c - unit tests for verifier/build_cache.c: what changes a
  * build's key and what does not, an entry kept and taken back, a damaged
- * entry refused and removed, the cap on the number of entries, and which
- * directory is the cache. */
+ * entry refused and removed, the caps on the number of entries and on an
+ * entry's size, and which directory is the cache. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -155,6 +155,28 @@ static void test_cap(void **state)
     assert_int_equal(access(path, F_OK), 0);
 }
 
+/* A library over KILN_BUILD_CACHE_ENTRY_BYTES (a candidate decides its
+ * size) is not kept; one at the limit is. */
+static void test_entry_size(void **state)
+{
+    (void)state;
+    char cache[300], lib[300], path[400], key[65];
+    snprintf(cache, sizeof cache, "%s/sized", root);
+    mkdir(cache, 0700);
+    snprintf(lib, sizeof lib, "%s/big.so", root);
+    kiln_error err;
+    for (int over = 0; over <= 1; over++) {
+        FILE *f = fopen(lib, "wb");
+        assert_non_null(f);
+        assert_int_equal(ftruncate(fileno(f), (off_t)(KILN_BUILD_CACHE_ENTRY_BYTES + over)), 0);
+        fclose(f);
+        snprintf(key, sizeof key, "%064d", over);
+        assert_int_equal(kiln_build_cache_put(cache, key, lib, KILN_BUILD_CACHE_MAX, &err), 0);
+        snprintf(path, sizeof path, "%s/%s.so", cache, key);
+        assert_int_equal(access(path, F_OK), over ? -1 : 0);
+    }
+}
+
 /* Which directory: $KILN_BUILD_CACHE, "off", the fallback, XDG, HOME. */
 static void test_dir(void **state)
 {
@@ -202,6 +224,7 @@ int main(void)
         cmocka_unit_test(test_key),
         cmocka_unit_test(test_put_get),
         cmocka_unit_test(test_cap),
+        cmocka_unit_test(test_entry_size),
         cmocka_unit_test(test_dir),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -51,7 +51,7 @@ static int cpu_build(job *j, kiln_error *err)
 {
     kiln_build_result res;
     job_progress(j, "compile", "compiling the candidate");
-    if (job_build_one(j, KILN_BUILD_CANDIDATE, j->o->candidate, "cand", "cand.so", 0, &res, err) < 0)
+    if (job_build_one(j, KILN_BUILD_CANDIDATE, j->o->candidate, "cand", "cand.so", &res, err) < 0)
         return -1;
     if (!res.ok && res.resource[0])   /* the source made the compiler run into a limit */
         return job_conclude(j, "fail", "compile", "resource-limit", "the compiler %s",
@@ -70,11 +70,11 @@ static int cpu_build(job *j, kiln_error *err)
         return 1;
     }
     const char *base = job_baseline_path(j);
-    if (job_build_one(j, KILN_BUILD_CANDIDATE, base, "base", "base.so", 1, &res, err) < 0)
+    if (job_build_one(j, KILN_BUILD_CANDIDATE, base, "base", "base.so", &res, err) < 0)
         return -1;
     if (!res.ok)
         return kiln_fail(err, "the baseline %s does not compile:\n%s", base, res.log);
-    if (job_build_one(j, KILN_BUILD_REFERENCE, j->t->reference_cpu, "ref", "ref.so", 1, &res, err) < 0)
+    if (job_build_one(j, KILN_BUILD_REFERENCE, j->t->reference_cpu, "ref", "ref.so", &res, err) < 0)
         return -1;
     if (!res.ok)
         return job_reference_failed(j, &res, err);

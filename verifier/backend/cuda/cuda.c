@@ -125,7 +125,7 @@ static int stage_compile_cuda(job *j, kiln_error *err)
     }
     if (use[2])
         return 0;
-    if (job_build_one(j, KILN_BUILD_REFERENCE, j->t->reference_cpu, "ref", "ref.so", 1, &res, err) < 0)
+    if (job_build_one(j, KILN_BUILD_REFERENCE, j->t->reference_cpu, "ref", "ref.so", &res, err) < 0)
         return -1;
     if (!res.ok)
         return job_reference_failed(j, &res, err);
