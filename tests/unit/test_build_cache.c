@@ -127,12 +127,18 @@ static void test_put_get(void **state)
     assert_int_equal(kiln_build_cache_get(cache, key, dst, &err), 0);
 }
 
+/* A cache directory of its own, root/name, in cache. */
+static void new_cache(const char *name, char cache[300])
+{
+    snprintf(cache, 300, "%s/%s", root, name);
+    mkdir(cache, 0700);
+}
+
 static void test_cap(void **state)
 {
     (void)state;
     char cache[300], lib[300], key[65], path[400];
-    snprintf(cache, sizeof cache, "%s/capped", root);
-    mkdir(cache, 0700);
+    new_cache("capped", cache);
     snprintf(lib, sizeof lib, "%s/small.so", root);
     put_text(root, "small.so", "x");
     kiln_error err;
@@ -161,8 +167,7 @@ static void test_entry_size(void **state)
 {
     (void)state;
     char cache[300], lib[300], path[400], key[65];
-    snprintf(cache, sizeof cache, "%s/sized", root);
-    mkdir(cache, 0700);
+    new_cache("sized", cache);
     snprintf(lib, sizeof lib, "%s/big.so", root);
     kiln_error err;
     for (int over = 0; over <= 1; over++) {
