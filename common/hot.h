@@ -2,16 +2,17 @@
  * comparing outputs (numeric.c). Every checked and timed call runs them
  * over millions of values.
  *
- * HOT marks a loop's inner steps, inlined even where the build does not
- * inline on its own (the sanitizer build, at -O1). HOT_LOOP marks a loop
- * over whole buffers, kept out of line.
+ * HOT marks a loop's inner steps, inlined where the compiler would not
+ * inline on its own (at -O1, or into a function of other sanitizer
+ * attributes). HOT_LOOP marks a loop over whole buffers, kept out of line.
  *
  * The sanitizer build's library is compiled with KILN_HOT_UNCHECKED: there
  * HOT and HOT_LOOP code is not instrumented, and the caller of a HOT_LOOP
  * checks each buffer the loop reads or writes, whole, once
- * (kiln_hot_region). Instrumented, these loops ran three times slower than
- * the normal build's and took a quarter of the sanitizer suite's CPU
- * (docs/decisions.md, 2026-12-03). The unit tests of these loops
+ * (kiln_hot_region); the two files are built at -O2 there, as in the
+ * normal build (common/CMakeLists.txt). Instrumented, these loops ran three times slower than
+ * the normal build's and took a fifth of the sanitizer suite's CPU
+ * (docs/decisions.md, 2026-12-02). The unit tests of these loops
  * (unit_numeric, unit_rng) compile rng.c and numeric.c again without
  * KILN_HOT_UNCHECKED, so every element of their data, which drives each
  * branch, is still checked by both sanitizers. */

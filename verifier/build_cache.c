@@ -183,12 +183,9 @@ int kiln_build_cache_put(const char *cache, const char *key, const char *src, in
     char *buf = NULL;
     size_t n = 0;
     int rc = kiln_read_file(src, KILN_BUILD_CACHE_ENTRY_BYTES, &buf, &n, err);
-    free(rc == 1 ? buf : NULL);
-    if (rc == 1)   /* too large to keep */
-        return 0;
     if (rc != 0) {
         free(buf);
-        return -1;
+        return rc == 1 ? 0 : -1;   /* 1: too large to keep, not an error */
     }
     if (count_entries(cache) >= max)
         empty_cache(cache);

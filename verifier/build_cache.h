@@ -1,8 +1,9 @@
 /* build_cache.h - built libraries (candidates, baselines, references) kept
  * for reuse, by the hash of everything that goes into their build: a hit
  * is the very library that build would make again (docs/decisions.md,
- * 2026-12-02 and 2026-12-03). kilnd's is in its state directory, a
- * verification in this process's in the user's cache directory. */
+ * the build-cache entries of 2026-12-02). kilnd's is in its state
+ * directory, a verification in this process's in the user's cache
+ * directory. */
 #ifndef KILN_BUILD_CACHE_H
 #define KILN_BUILD_CACHE_H
 
