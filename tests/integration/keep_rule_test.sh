@@ -130,8 +130,12 @@ esac
 g1=$(sq "$WS" "SELECT speedup > 1.5 FROM candidates WHERE run='$RUN' AND n=1")
 [ "$g1" = 1 ] || problem "candidate 1's geomean against its parent is not above 1.5x: $(sq "$WS" "SELECT speedup FROM candidates WHERE run='$RUN' AND n=1")"
 c2=$(sq "$WS" "SELECT decision || '|' || why FROM candidates WHERE run='$RUN' AND n=2")
+# A first record that clears the margin by noise is re-timed in a fresh
+# worker before it is kept (docs/search.md); the re-time reverting it is
+# the margin doing its job, and the why then says so.
 case $c2 in
     "revert|reverted: geomean "*" does not clear 2%" | "revert|reverted: geomean "*" does not clear 2% (and "*" surely below 0.970x)") ;;
+    "revert|reverted: geomean "*" does not clear 2%"*" (re-timed in a fresh worker; pooled "*) ;;
     *) problem "candidate 2 (as fast as its parent): '$c2', expected reverted by the margin" ;;
 esac
 c3=$(sq "$WS" "SELECT decision || '|' || why FROM candidates WHERE run='$RUN' AND n=3")
