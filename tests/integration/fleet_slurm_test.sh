@@ -240,15 +240,19 @@ command -v python3 >/dev/null || problem "python3 is needed to read the run data
     --workspace "$tmp/ws" >"$tmp/search.out" 2>&1 </dev/null &
 search_pid=$!
 cancelled=""
-for ((i = 0; i < 1500 && ${#probs[@]} == 0; i++)); do
+judged=""   # both have judged: once true, it stays true, and python is slow to ask
+for ((i = 0; i < 3000 && ${#probs[@]} == 0; i++)); do
     kill -0 $search_pid 2>/dev/null || break
-    if [ "$(count_from "$EP0")" -ge 1 ] && [ "$(count_from "$EP1")" -ge 1 ] &&
+    if [ -z "$judged" ] && [ "$(count_from "$EP0")" -ge 1 ] && [ "$(count_from "$EP1")" -ge 1 ]; then
+        judged=yes
+    fi
+    if [ -n "$judged" ] &&
         [ "$(ls "$tmp/kiln-fleet-${jobs[0]}/spool" 2>/dev/null | grep -c '\.json$')" -ge 2 ]; then
         scancel "${jobs[0]}"
         cancelled=yes
         break
     fi
-    sleep 0.1
+    sleep 0.05
 done
 timeout 240 tail --pid=$search_pid -f /dev/null
 wait $search_pid
