@@ -421,19 +421,23 @@ end "d. the abandoned job's verdict can be fetched with result"
 # ---- e. kill -9 with jobs queued ----------------------------------------------
 
 begin
+# As in g: e1, the slow one, alone first, and the rest once it holds the
+# device. Sent together, a quick job could take the device first and end
+# between the status that names it running and the kill.
 {
     "$PROBE" --print-request --verify-file "$SLOW" --task rmsnorm --id e1 "${FAST[@]}"
+    wait_lane_busy "$S" 30
     for i in 2 3 4; do
         "$PROBE" --print-request --verify-file "$HONEST2" --task rmsnorm --id e$i --timing-ms 200 --group decode
     done
-} >"$tmp/io/e.req"
-timeout -k 5 120 "$PROBE" "$S" --finals 4 --timeout-ms 100000 <"$tmp/io/e.req" >"$tmp/io/e.out" 2>&1 &
+} | timeout -k 5 120 "$PROBE" "$S" --finals 4 --timeout-ms 100000 >"$tmp/io/e.out" 2>&1 &
 epid=$!
 BGPIDS+=("$epid")
-wait_lines "$tmp/io/e.out" '"event":"accepted"' 4 20 || problem "not 4 accepted events: $(head -c 400 "$tmp/io/e.out")"
+wait_lines "$tmp/io/e.out" '"event":"accepted"' 4 40 || problem "not 4 accepted events: $(head -c 400 "$tmp/io/e.out")"
 mapfile -t ejobs < <(grep '"event":"accepted"' "$tmp/io/e.out" | sed -n 's/.*"job":"\(j[0-9]*\)".*/\1/p')
 wait_lane_busy "$S" 30 || problem "no job reached the device: $st"
 running=$busy_job
+[ "$running" = "${ejobs[0]:-}" ] || problem "the device runs $running, not e1 (${ejobs[0]:-})"
 kill9 "$MAINPID"
 wait "$epid" 2>/dev/null
 wait_no_workers "$ST" 5 || problem "kiln-worker processes survived kilnd: $(procs_show $(workers_of "$ST"))"
