@@ -39,7 +39,9 @@ static const char usage[] =
     "With --backend cuda: DIR/kiln_T_D_kN.cu (each chosen .cu, its kernels renamed\n"
     "kiln_T_D_kN_NAME), DIR/kiln_T_D.cuh with kiln_T_D(args, scratch, stream) that picks\n"
     "one the same way and launches it as its manifest says (include it in one .cu file\n"
-    "built with nvcc), and DIR/kiln_cuda.h.\n"
+    "built with nvcc), and DIR/kiln_cuda.h. The files carry the export's date, or\n"
+    "SOURCE_DATE_EPOCH's (seconds since 1970) where set: then a workspace exports the\n"
+    "same bytes every time.\n"
     "\n"
     "  --task T           the task (required)\n"
     "  -o DIR             output directory (created; must be empty unless --force)\n"
@@ -301,6 +303,16 @@ static void name_kernels(ex *x)
 }
 
 /* ---- writing -------------------------------------------------------------------------- */
+
+void kiln_ex_date(char *buf, size_t len)
+{
+    const char *e = getenv("SOURCE_DATE_EPOCH");
+    char *end = NULL;
+    errno = 0;
+    long long s = e && *e ? strtoll(e, &end, 10) : -1;
+    int ok = s > 0 && errno == 0 && end && *end == '\0' && s <= 253402300799LL;   /* < year 10000 */
+    kiln_rv_fmt_date(ok ? (double)s : kiln_rv_now(), buf, len);
+}
 
 FILE *kiln_ex_open(const ex *x, const char *name, char *path, size_t len, kiln_error *err)
 {
@@ -570,7 +582,7 @@ static cJSON *kernels_json(const ex *x)
 static int write_decisions(const ex *x, kiln_error *err)
 {
     char path[PATH_MAX + 64], date[32], sig[1024], why[256];
-    kiln_rv_fmt_date(kiln_rv_now(), date, sizeof date);
+    kiln_ex_date(date, sizeof date);
     if (x->cuda)
         kiln_ex_cuda_signature(x, sig, sizeof sig);
     else

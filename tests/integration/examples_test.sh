@@ -17,6 +17,9 @@ fi
 KILN=$(readlink -f -- "$1")
 SRC=$(readlink -f -- "$2")
 NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+# nvcc through tests/integration/nvcc_memo.sh: the sanitizer suite's
+# byte-identical compiles are not run twice (that file says how and why)
+nvcc_memo() { "$SRC/tests/integration/nvcc_memo.sh" "$NVCC" "$@"; }
 if [ ! -x "$NVCC" ]; then
     echo "skipped: no nvcc (looked on PATH and at /usr/local/cuda/bin/nvcc)"
     exit 77
@@ -26,6 +29,8 @@ trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 2
 fail() { echo "not ok - $*"; exit 1; }
 
+# the fixture's date: the same export, so the same nvcc inputs, in both suites
+export SOURCE_DATE_EPOCH=1767225600
 "$SRC/examples/export.sh" -k "$KILN" out > export.txt 2>&1 ||
     fail "examples/export.sh: $(head -c 600 export.txt)"
 [ -f out/kiln_rmsnorm_bf16.cuh ] || fail "examples/export.sh wrote no kiln_rmsnorm_bf16.cuh"
@@ -33,13 +38,13 @@ echo "ok - examples/export.sh exported the fixture workspace"
 
 cp -r "$SRC/examples/cuda_project" proj || exit 2
 rm -f proj/rmsnorm_demo
-make -C proj NVCC="$NVCC" KILN_EXPORT="$tmp/out" > make.txt 2>&1 ||
+make -C proj NVCC="$SRC/tests/integration/nvcc_memo.sh $NVCC" KILN_EXPORT="$tmp/out" > make.txt 2>&1 ||
     fail "examples/cuda_project does not build: $(head -c 800 make.txt)"
 grep -q "warning" make.txt && fail "examples/cuda_project builds with warnings: $(grep -m3 warning make.txt)"
 [ -x proj/rmsnorm_demo ] || fail "make left no rmsnorm_demo"
 echo "ok - examples/cuda_project builds with its Makefile, warning-free"
 
-"$NVCC" -std=c++17 -O3 -arch=sm_90a -Xcompiler -Wall,-Wextra -I out -c \
+nvcc_memo -std=c++17 -O3 -arch=sm_90a -Xcompiler -Wall,-Wextra -I out -c \
     "$SRC/examples/torch_extension/kiln_rmsnorm_cuda.cu" -o ext.o > ext.txt 2>&1 ||
     fail "the extension's kiln_rmsnorm_cuda.cu does not compile: $(head -c 800 ext.txt)"
 nm -C ext.o | grep -q " T kiln_example_rmsnorm(" || fail "ext.o does not define kiln_example_rmsnorm"

@@ -92,8 +92,10 @@ make_ws() {
         i=$((i + 1))
         local f=$ws/.kiln/$v.cu commit sha
         cp "$f" "$ws/gemm/cuda/kernel.cu"
+        # fixed dates: the same commits, so the same export, every time (nvcc_memo.sh)
         git -C "$ws" add gemm/cuda/kernel.cu &&
-            git -C "$ws" -c user.name=kiln -c user.email=kiln@localhost commit -q -m "gemm $v" ||
+            GIT_AUTHOR_DATE="@1767225600 +0000" GIT_COMMITTER_DATE="@1767225600 +0000" \
+                git -C "$ws" -c user.name=kiln -c user.email=kiln@localhost commit -q -m "gemm $v" ||
             return 1
         commit=$(git -C "$ws" rev-parse HEAD)
         sha=$(sha256sum "$f" | cut -d' ' -f1)
@@ -119,6 +121,7 @@ if ! command -v git >/dev/null; then
 fi
 
 make_ws ws || problem "could not build the fixture workspace"
+export SOURCE_DATE_EPOCH=1767225600   # the same export, so the same nvcc inputs, in both suites
 "$KILN" export --task gemm --backend cuda --dtype bf16 --workspace ws -o out >out.txt 2>err.txt
 rc=$?
 [ "$rc" -eq 0 ] || problem "exit status $rc: $(head -c 400 err.txt)"
@@ -145,6 +148,9 @@ fi
 finish "export of gemm: the WMMA starter and the split-K kernel, header and decisions.json"
 
 NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+# nvcc through tests/integration/nvcc_memo.sh: the sanitizer suite's
+# byte-identical compiles are not run twice (that file says how and why)
+nvcc_memo() { "$SRC/tests/integration/nvcc_memo.sh" "$NVCC" "$@"; }
 cat > main.cu <<'EOF'
 // Host checks of the exported gemm dispatch that need no GPU.
 #include "kiln_gemm_bf16.cuh"
@@ -174,7 +180,7 @@ int main(void)
 }
 EOF
 if [ -x "$NVCC" ]; then
-    if "$NVCC" -std=c++17 -arch=sm_90a -Xcompiler -Wall,-Wextra,-Werror -Iout -o host main.cu \
+    if nvcc_memo -std=c++17 -arch=sm_90a -Xcompiler -Wall,-Wextra,-Werror -Iout -o host main.cu \
         >nvcc.txt 2>&1; then
         ./host >host.txt 2>&1 || problem "the host checks failed: $(head -c 400 host.txt)"
     else

@@ -55,8 +55,11 @@ fixture_commit() {
     if command -v git >/dev/null; then
         mkdir -p "$ws/rmsnorm/cuda"
         cp "$file" "$ws/rmsnorm/cuda/kernel.cu"
+        # fixed dates: the commits, and so an export of the fixture, are the
+        # same bytes every time (tests/integration/nvcc_memo.sh relies on it)
         git -C "$ws" add rmsnorm/cuda/kernel.cu &&
-            git -C "$ws" -c user.name=kiln -c user.email=kiln@localhost commit -q \
+            GIT_AUTHOR_DATE="@$((1767225600 + n * 60)) +0000" GIT_COMMITTER_DATE="@$((1767225600 + n * 60)) +0000" \
+                git -C "$ws" -c user.name=kiln -c user.email=kiln@localhost commit -q \
                 -m "rmsnorm candidate $n" && git -C "$ws" rev-parse HEAD
     else
         printf '%040d\n' "$n"
