@@ -53,7 +53,6 @@ build_suite() {
 # test_suite DIR: run DIR's ctest, print the summary and the failures in full.
 test_suite() {
   local dir=$1 t0=$SECONDS rc=0
-  rm -rf "$dir/test-build-cache"   # the tests' build cache starts empty (tests/CMakeLists.txt)
   ctest --test-dir "$dir" --output-on-failure -j "$jobs" >"$dir/ctest.log" 2>&1 || rc=$?
   summarize "$dir/ctest.log"
   if [ $rc -ne 0 ]; then
@@ -87,16 +86,23 @@ built() {
 # were a fifth of the suite's on two cores, and yields to a test at once.
 t_all=$SECONDS
 rc=0
+# Both suites share one build cache and one nvcc memo (tests/CMakeLists.txt
+# says why), emptied here: a run's times never rest on an earlier run's.
+mkdir -p "$normal_dir"
+memo=$(cd "$normal_dir" && pwd)
+rm -rf "$memo/test-build-cache" "$memo/test-nvcc-memo"
+share="-DKILN_TEST_BUILD_CACHE=$(printf %q "$memo/test-build-cache")"
+share+=" -DKILN_TEST_NVCC_MEMO=$(printf %q "$memo/test-nvcc-memo")"
 echo "== test.sh: $normal_dir (-DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_SANITIZE=OFF)"
 t0=$SECONDS
 st=0
-build_suite "$normal_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_SANITIZE=OFF || st=$?
+eval "build_suite $(printf %q "$normal_dir") -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_SANITIZE=OFF $share" || st=$?
 built "$normal_dir" $st "in $((SECONDS - t0)) s" && normal_ok=1 || { normal_ok=0; rc=1; }
 idle=(chrt --idle 0)
 "${idle[@]}" true 2>/dev/null || idle=(nice -n 19)
 t0=$SECONDS
 ( "${idle[@]}" bash -c "$(declare -f build_suite); jobs=$jobs; \
-    build_suite '$asan_dir' -DCMAKE_BUILD_TYPE=Debug -DKILN_SANITIZE=ON"
+    build_suite $(printf %q "$asan_dir") -DCMAKE_BUILD_TYPE=Debug -DKILN_SANITIZE=ON $share"
   echo $? >"$asan_dir/.build-status" ) &
 asan_build=$!
 if [ $normal_ok = 1 ]; then
