@@ -304,7 +304,8 @@ static void name_kernels(ex *x)
 
 /* ---- writing -------------------------------------------------------------------------- */
 
-void kiln_ex_date(char *buf, size_t len)
+/* x->date (export.h says which). */
+static void export_date(char *buf, size_t len)
 {
     const char *e = getenv("SOURCE_DATE_EPOCH");
     char *end = NULL;
@@ -581,8 +582,7 @@ static cJSON *kernels_json(const ex *x)
 
 static int write_decisions(const ex *x, kiln_error *err)
 {
-    char path[PATH_MAX + 64], date[32], sig[1024], why[256];
-    kiln_ex_date(date, sizeof date);
+    char path[PATH_MAX + 64], sig[1024], why[256];
     if (x->cuda)
         kiln_ex_cuda_signature(x, sig, sizeof sig);
     else
@@ -591,7 +591,7 @@ static int write_decisions(const ex *x, kiln_error *err)
     cJSON_AddStringToObject(o, "task", x->task->name);
     cJSON_AddStringToObject(o, "backend", x->cuda ? "cuda" : "cpu");
     cJSON_AddStringToObject(o, "dtype", kiln_dtype_name(x->dt));
-    cJSON_AddStringToObject(o, "date", date);
+    cJSON_AddStringToObject(o, "date", x->date);
     cJSON_AddStringToObject(o, "signature", sig);
     cJSON_AddStringToObject(o, "rule", "dims equal to a visible shape's: the kept kernel with the highest "
                             "pooled speedup against the task's baseline measured there (its records and "
@@ -797,6 +797,7 @@ int kiln_cmd_export(int argc, char **argv)
     if (!x)
         return KILN_EXIT_INTERNAL;
     x->o = &o;
+    export_date(x->date, sizeof x->date);
     kiln_error err = {{0}};
     sqlite3 *db = NULL;
     rc = setup(x, &err);

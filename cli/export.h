@@ -60,13 +60,12 @@ typedef struct ex {
                                    (the task's baseline when every kept kernel requires) */
     int best;                   /* kernel index: the best geomean; when it is not the
                                    fallback, other dims try it where its preconditions hold */
+    char date[32];              /* the files' date: SOURCE_DATE_EPOCH's where that holds
+                                   seconds since 1970 (the reproducible-builds convention:
+                                   a workspace exports the same bytes), else now */
 } ex;
 
 /* cmd_export.c */
-/* The export's date, "2026-12-02T14:18:05Z": SOURCE_DATE_EPOCH's where
- * that holds seconds since 1970 (the reproducible-builds convention, so
- * that one workspace exports the same bytes every time), else now. */
-void kiln_ex_date(char *buf, size_t len);
 FILE *kiln_ex_open(const ex *x, const char *name, char *path, size_t len, kiln_error *err);
 int kiln_ex_close(FILE *f, const char *path, kiln_error *err);
 
