@@ -68,7 +68,7 @@ HONEST2=tests/redteam/cpu/rmsnorm_honest_unroll8.c
 CRASH=tests/redteam/cpu/rmsnorm_21_null_write.c
 SPIN=tests/redteam/cpu/rmsnorm_20_spin.c
 ZEROS=tests/redteam/cpu/rmsnorm_09_zeros.c
-SLOW=tests/integration/slow_rmsnorm.c   # honest, 200 ms per call
+SLOW=tests/integration/slow_rmsnorm.c   # honest, 100 ms per call
 FAST=(--timing-ms 200 --group decode)
 # A job that holds the device for several seconds (the default group times
 # more shapes; decode ones reach their pair limit long before the budget).

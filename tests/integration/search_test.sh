@@ -545,14 +545,14 @@ end "anthropic search with a rejected key: exit 3 at once, message, failed call 
 begin
 WS9B=$tmp/ws9b
 DB9B=$WS9B/.kiln/kiln.db
-# slow_rmsnorm.c takes 200 ms a call: its verification takes seconds
+# slow_rmsnorm.c takes 100 ms a call: its verification takes seconds
 # on any machine (a fast kernel's timing may settle within the second).
 # Here a copy waits 50 ms a call: its verification (record, then the
 # re-record after --resume) still takes over 3 s of waiting alone, on any
 # machine, three times the budget, where 200 ms a call and a 4 s timing
 # budget took 13 s a job. Were it done before the deadline, the summary's
 # reason below would say so and the check fail.
-sed 's/now_s() + 0\.2;/now_s() + 0.05;/' "$SRC/tests/integration/slow_rmsnorm.c" >"$tmp/slow50.c"
+sed 's/now_s() + 0\.1;/now_s() + 0.05;/' "$SRC/tests/integration/slow_rmsnorm.c" >"$tmp/slow50.c"
 grep -q 'now_s() + 0\.05;' "$tmp/slow50.c" || problem "could not make the 50 ms copy of slow_rmsnorm.c"
 kiln "$tmp/9b.json" "$tmp/9b.err" search rmsnorm --budget 1s --workspace "$WS9B" --json \
     --group decode --timing-ms 1000 --from "$tmp/slow50.c"
