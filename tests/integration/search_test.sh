@@ -66,6 +66,11 @@ cd "$SRC" || exit 2
 PLANTS=$SRC/tests/redteam/cpu
 FIX=$SRC/tests/integration/search
 FAST=(--group decode --timing-ms 200)
+# Where one named candidate must be kept, its timing gets longer: a keep
+# needs its interval clear of the margin, and 200 ms (about 33 ms a shape)
+# let a burst of load from the test beside it widen the interval enough
+# to revert an honest 1.5x kernel once in CI.
+KEPT=(--group decode --timing-ms 600)
 DAEMONLOG=$KILN_STATE/kilnd.log
 
 # ---- reporting ---------------------------------------------------------------
@@ -255,7 +260,7 @@ cp "$PLANTS/rmsnorm_09_zeros.c" "$RD/02_zeros.c"
 cp "$PLANTS/rmsnorm_21_null_write.c" "$RD/03_null_write.c"
 cp "$FIX/not_c.c" "$RD/04_not_c.c"
 WS2=$tmp/ws2
-kiln "$tmp/2.out" "$tmp/2.err" search rmsnorm --agent replay --from "$RD" --iterations 10 --workspace "$WS2" "${FAST[@]}"
+kiln "$tmp/2.out" "$tmp/2.err" search rmsnorm --agent replay --from "$RD" --iterations 10 --workspace "$WS2" "${KEPT[@]}"
 if [ "$RC" -ne 0 ]; then
     problem "exit $RC, expected 0"$'\n'"$(tail_of "$tmp/2.err")"
 else
@@ -281,7 +286,7 @@ malformed
 ok $tmp/noanswer.md"
 WS3=$tmp/ws3
 OPENAI_API_KEY=test kiln "$tmp/3.out" "$tmp/3.err" search rmsnorm --agent openai --model fake \
-    --base-url "http://127.0.0.1:$PORT/v1" --iterations 4 --workspace "$WS3" "${FAST[@]}"
+    --base-url "http://127.0.0.1:$PORT/v1" --iterations 4 --workspace "$WS3" "${KEPT[@]}"
 if [ "$RC" -ne 0 ]; then
     problem "exit $RC, expected 0"$'\n'"$(tail_of "$tmp/3.err")"
 else
@@ -485,7 +490,7 @@ start_fake anthropic-ok "expect-key k
 ok $tmp/answer1.md"
 WS4=$tmp/ws4
 ANTHROPIC_API_KEY=k kiln "$tmp/4.out" "$tmp/4.err" search rmsnorm --agent anthropic --model fake \
-    --base-url "http://127.0.0.1:$PORT" --iterations 1 --workspace "$WS4" "${FAST[@]}"
+    --base-url "http://127.0.0.1:$PORT" --iterations 1 --workspace "$WS4" "${KEPT[@]}"
 if [ "$RC" -ne 0 ]; then
     problem "exit $RC, expected 0"$'\n'"$(tail_of "$tmp/4.err")"
 else
