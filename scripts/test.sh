@@ -91,18 +91,17 @@ rc=0
 mkdir -p "$normal_dir"
 memo=$(cd "$normal_dir" && pwd)
 rm -rf "$memo/test-build-cache" "$memo/test-nvcc-memo"
-share="-DKILN_TEST_BUILD_CACHE=$(printf %q "$memo/test-build-cache")"
-share+=" -DKILN_TEST_NVCC_MEMO=$(printf %q "$memo/test-nvcc-memo")"
+share=(-DKILN_TEST_BUILD_CACHE="$memo/test-build-cache" -DKILN_TEST_NVCC_MEMO="$memo/test-nvcc-memo")
 echo "== test.sh: $normal_dir (-DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_SANITIZE=OFF)"
 t0=$SECONDS
 st=0
-eval "build_suite $(printf %q "$normal_dir") -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_SANITIZE=OFF $share" || st=$?
+build_suite "$normal_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_SANITIZE=OFF "${share[@]}" || st=$?
 built "$normal_dir" $st "in $((SECONDS - t0)) s" && normal_ok=1 || { normal_ok=0; rc=1; }
 idle=(chrt --idle 0)
 "${idle[@]}" true 2>/dev/null || idle=(nice -n 19)
 t0=$SECONDS
 ( "${idle[@]}" bash -c "$(declare -f build_suite); jobs=$jobs; \
-    build_suite $(printf %q "$asan_dir") -DCMAKE_BUILD_TYPE=Debug -DKILN_SANITIZE=ON $share"
+    build_suite $(printf '%q ' "$asan_dir" -DCMAKE_BUILD_TYPE=Debug -DKILN_SANITIZE=ON "${share[@]}")"
   echo $? >"$asan_dir/.build-status" ) &
 asan_build=$!
 if [ $normal_ok = 1 ]; then
