@@ -1,9 +1,10 @@
 /* worker_client.c - spawning, calling and reaping kiln-worker processes.
  *
- * The child side of fork() only rearranges descriptors and calls execve():
- * everything else (limits, Landlock, seccomp) is done by kiln-worker itself,
- * so this stays safe to use from a multi-threaded daemon. Every worker runs
- * in its own process group, which is killed as a whole when it is done. */
+ * Workers start with posix_spawn(): the child only rearranges descriptors
+ * and calls execve(); everything else (the parent-death signal, limits,
+ * Landlock, seccomp) is done by kiln-worker itself, so this stays safe to
+ * use from a multi-threaded daemon. Every worker runs in its own process
+ * group, which is killed as a whole when it is done. */
 #include "worker_client.h"
 
 #define KILN_FAULT_GRACE_MS 3000   /* see late_fault_report */
@@ -14,6 +15,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,8 +44,7 @@ const char *kiln_fault_code(kiln_fault f)
 }
 
 /* The environment a worker gets: nothing of ours but the sanitizer options
- * a sanitizer build needs to run at all. Built before fork(), in the
- * caller's memory, so the child only has to call execve(). */
+ * a sanitizer build needs to run at all. */
 typedef struct child_env {
     char *env[8];
     char buf[4][4200];
@@ -71,33 +72,68 @@ static void make_env(child_env *ce, const char *tmpdir, int cuda)
     ce->env[n] = NULL;
 }
 
-/* In the child: fds[0..2] become 3, 4, 5; log_fd becomes stdout and stderr.
- * Only async-signal-safe calls: the parent may be multi-threaded. */
-static void child_exec(const char *path, char *const argv[], const int fds[3], int log_fd,
-                       char *const env[], int cpu)
+/* Start path in a process group of its own, *pid its pid: stdin is
+ * /dev/null, stdout and stderr log_fd, fds[0..2] (-1: none) become 3, 4, 5,
+ * nothing else stays open; pinned to core cpu when cpu >= 0. An errno
+ * value when it could not start.
+ * posix_spawn, not fork: glibc starts the child in the caller's memory
+ * (CLONE_VM | CLONE_VFORK) until its execve, so no page table is copied,
+ * and torn down again at the exec, for every worker. A sanitizer build
+ * maps terabytes, so that copy was most of what starting a worker cost
+ * (docs/decisions.md). What posix_spawn cannot do is done around it: the
+ * calling thread is pinned for the call (the child inherits its
+ * affinity), and the worker sets its parent-death signal itself (its
+ * --parent flag). */
+static int spawn_child(pid_t *pid, const char *path, char *const argv[], const int fds[3],
+                       int log_fd, char *const env[], int cpu)
 {
-    setpgid(0, 0);
-    if (cpu >= 0) {   /* candidate and baseline workers share one core */
-        cpu_set_t set;
-        CPU_ZERO(&set);
-        CPU_SET(cpu, &set);
-        sched_setaffinity(0, sizeof set, &set);
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    if (posix_spawn_file_actions_init(&fa) != 0)
+        return ENOMEM;
+    if (posix_spawnattr_init(&at) != 0) {
+        posix_spawn_file_actions_destroy(&fa);
+        return ENOMEM;
     }
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    int devnull = open("/dev/null", O_RDONLY);
-    int moved[3];
-    for (int i = 0; i < 3; i++)   /* above 10 first, so dup2 below cannot clobber */
-        moved[i] = fds[i] >= 0 ? fcntl(fds[i], F_DUPFD, 10) : -1;
-    int log2 = fcntl(log_fd, F_DUPFD, 10);
-    dup2(devnull, 0);
-    dup2(log2, 1);
-    dup2(log2, 2);
+    /* Each descriptor goes first above all of them, so that no move
+     * clobbers one still to be moved, then to its place. */
+    int high = log_fd, rc = 0;
     for (int i = 0; i < 3; i++)
-        if (moved[i] >= 0)
-            dup2(moved[i], 3 + i);
-    closefrom(6);
-    execve(path, argv, env);
-    _exit(127);
+        high = fds[i] > high ? fds[i] : high;
+    high++;
+    for (int i = 0; i < 3 && !rc; i++)
+        if (fds[i] >= 0)
+            rc = posix_spawn_file_actions_adddup2(&fa, fds[i], high + i);
+    if (!rc)
+        rc = posix_spawn_file_actions_adddup2(&fa, log_fd, high + 3);
+    if (!rc)
+        rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    for (int i = 1; i <= 2 && !rc; i++)
+        rc = posix_spawn_file_actions_adddup2(&fa, high + 3, i);
+    for (int i = 0; i < 3 && !rc; i++)
+        if (fds[i] >= 0)
+            rc = posix_spawn_file_actions_adddup2(&fa, high + i, 3 + i);
+    if (!rc)
+        rc = posix_spawn_file_actions_addclosefrom_np(&fa, 6);
+    if (!rc)
+        rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+    if (!rc)
+        rc = posix_spawnattr_setpgroup(&at, 0);
+    cpu_set_t saved;
+    int pinned = 0;
+    if (!rc && cpu >= 0 && sched_getaffinity(0, sizeof saved, &saved) == 0) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        pinned = sched_setaffinity(0, sizeof one, &one) == 0;
+    }
+    if (!rc)
+        rc = posix_spawn(pid, path, &fa, &at, argv, env);
+    if (pinned)
+        sched_setaffinity(0, sizeof saved, &saved);
+    posix_spawnattr_destroy(&at);
+    posix_spawn_file_actions_destroy(&fa);
+    return rc;
 }
 
 static int open_log(const char *path, kiln_error *err)
@@ -267,8 +303,11 @@ static int spawn(kiln_worker *w, const kiln_worker_opts *o, int req[2], int resp
     snprintf(cpu, sizeof cpu, "%u", o->cpu_seconds ? o->cpu_seconds : 60);
     snprintf(as, sizeof as, "%zu", o->address_bytes);
     snprintf(header, sizeof header, "%s/kiln_cuda.h", kiln_cuda_include_dir());
-    char *argv[40] = {path, "--dir", (char *)o->dir, "--arena", arena, "--cpu-seconds", cpu};
-    int n = 7;
+    char parent[24];
+    snprintf(parent, sizeof parent, "%d", (int)getpid());
+    char *argv[40] = {path, "--dir", (char *)o->dir, "--arena", arena, "--cpu-seconds", cpu,
+                      "--parent", parent};
+    int n = 9;
     if (o->cuda) {
         argv[n++] = "--dtype";
         argv[n++] = (char *)o->dtype;
@@ -313,13 +352,12 @@ static int spawn(kiln_worker *w, const kiln_worker_opts *o, int req[2], int resp
     child_env ce;
     make_env(&ce, NULL, o->cuda);
     w->started_ns = kiln_mono_ns();
-    w->pid = fork();
-    if (w->pid == 0)
-        child_exec(path, argv, fds, log_fd, ce.env, o->pin ? o->cpu : -1);
+    int rc = spawn_child(&w->pid, path, argv, fds, log_fd, ce.env, o->pin ? o->cpu : -1);
     close(log_fd);
-    if (w->pid < 0)
-        return kiln_fail(err, "fork: %s", strerror(errno));
-    setpgid(w->pid, w->pid);   /* also here, so a kill never races the child's own call */
+    if (rc != 0) {
+        w->pid = -1;
+        return kiln_fail(err, "cannot start %s: %s", path, strerror(rc));
+    }
     w->has_cpu_clock = clock_getcpuclockid(w->pid, &w->cpu_clock) == 0;
     char stat[64];
     snprintf(stat, sizeof stat, "/proc/%d/stat", (int)w->pid);
@@ -550,15 +588,16 @@ int kiln_run_confined(const char *dir, char *const argv[], const kiln_confine_li
                       int timeout_ms, char *out, size_t outlen, int *exit_code, int *timed_out,
                       kiln_error *err)
 {
-    char path[4096], log[4200], cpu[24], as[24];
+    char path[4096], log[4200], cpu[24], as[24], parent[24];
     if (kiln_worker_path(path, sizeof path, err) < 0)
         return -1;
     snprintf(log, sizeof log, "%s/.exec.log", dir);
     snprintf(cpu, sizeof cpu, "%u", lim && lim->cpu_seconds ? lim->cpu_seconds : 60);
     snprintf(as, sizeof as, "%llu", lim ? lim->address_bytes : 0ull);
+    snprintf(parent, sizeof parent, "%d", (int)getpid());
     char *full[64] = {path, "--exec", (char *)dir, "--cpu-seconds", cpu, "--file-bytes", "268435456",
-                      "--exec-address-bytes", as, "--"};
-    int n = 10;
+                      "--exec-address-bytes", as, "--parent", parent, "--"};
+    int n = 12;
     for (int i = 0; argv[i] && n < 63; i++)
         full[n++] = argv[i];
     full[n] = NULL;
@@ -570,13 +609,10 @@ int kiln_run_confined(const char *dir, char *const argv[], const kiln_confine_li
     child_env ce;
     make_env(&ce, dir, 0);
     w.started_ns = kiln_mono_ns();
-    w.pid = fork();
-    if (w.pid == 0)
-        child_exec(path, full, none, log_fd, ce.env, -1);
+    int rc = spawn_child(&w.pid, path, full, none, log_fd, ce.env, -1);
     close(log_fd);
-    if (w.pid < 0)
-        return kiln_fail(err, "fork: %s", strerror(errno));
-    setpgid(w.pid, w.pid);
+    if (rc != 0)
+        return kiln_fail(err, "cannot start %s: %s", path, strerror(rc));
     *timed_out = 0;
     uint64_t deadline = kiln_mono_ns() + (uint64_t)timeout_ms * 1000000u;
     while (!w.reaped && kiln_mono_ns() < deadline) {

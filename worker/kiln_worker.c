@@ -7,8 +7,8 @@
  * answer. Two other modes run trusted programs in a sandbox: --exec runs
  * the C compiler confined to its build directory.
  *
- *   kiln-worker --dir DIR --arena BYTES --lib SO [--lib SO] [limits]
- *   kiln-worker --exec DIR [--cpu-seconds N] -- PROGRAM ARGS...
+ *   kiln-worker --dir DIR --arena BYTES --lib SO [--lib SO] [limits] [--parent PID]
+ *   kiln-worker --exec DIR [--cpu-seconds N] [--parent PID] -- PROGRAM ARGS...
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -38,6 +38,7 @@ typedef struct opts {
     char **exec_argv;       /* --exec mode: the program to run */
     uint64_t exec_address_bytes;   /* --exec mode: the program's address space, 0 none */
     double report_scale;    /* fault injection for tests: scale the candidate's times */
+    uint64_t parent;        /* the verifier's pid (--parent), 0 when not given */
 } opts;
 
 /* Paths a loaded candidate may read: shared libraries and the loader cache. */
@@ -105,6 +106,8 @@ static void parse_args(int argc, char **argv, opts *o)
             o->lim.address_bytes = parse_u64(v, a);
         } else if (strcmp(a, "--exec-address-bytes") == 0) {
             o->exec_address_bytes = parse_u64(v, a);
+        } else if (strcmp(a, "--parent") == 0) {
+            o->parent = parse_u64(v, a);
         } else if (strcmp(a, "--report-scale") == 0) {
             o->report_scale = strtod(v ? v : "1", NULL);
         } else {
@@ -172,7 +175,7 @@ static int run_exec_mode(opts *o)
         die("--exec needs -- PROGRAM", NULL);
     setpgid(0, 0);   /* kilnd made this group already; a shell may not have */
     /* The parent's death now means SIGTERM, which takes the group down. A
-     * death before this line was a SIGKILL, set by kilnd before the exec. */
+     * death before this line was a SIGKILL, set in main. */
     signal(SIGTERM, kill_group);
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     pid_t pid = fork();
@@ -322,6 +325,8 @@ int main(int argc, char **argv)
 {
     opts o = {0};
     parse_args(argc, argv, &o);
+    if (o.parent)
+        kiln_worker_bind_parent(SIGKILL, o.parent);
     if (o.exec_argv)
         return run_exec_mode(&o);
     return run_worker_mode(&o);

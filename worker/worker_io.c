@@ -4,8 +4,11 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "worker_proto.h"
 
 int kiln_read_full(int fd, void *buf, size_t len)
 {
@@ -51,4 +54,11 @@ uint64_t kiln_mono_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void kiln_worker_bind_parent(int sig, uint64_t parent)
+{
+    prctl(PR_SET_PDEATHSIG, sig);
+    if ((uint64_t)getppid() != parent)
+        _exit(KILN_WORKER_EXIT_SETUP);
 }

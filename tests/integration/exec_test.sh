@@ -59,6 +59,22 @@ p=()
 [ -z "$(ls -A "$T/d")" ] || p+=("files left in the directory: $(ls -A "$T/d")")
 check "a program ended by SIGXCPU ends kiln-worker with SIGXCPU, and no core file" "${p[@]}"
 
+# --parent PID (the verifier names itself; it starts workers with
+# posix_spawn, which cannot set a parent-death signal): run by that parent,
+# the program runs; a worker whose parent is not the one named (it died
+# before the worker could tie itself to it) exits at once, and never runs
+# the program.
+"$W" --exec "$T/d" --parent $$ -- /bin/sh -c 'exit 7' 2>"$T/err"
+rc=$?
+"$W" --exec "$T/d" --parent 1 -- /bin/sh -c ': >ran' 2>"$T/err2"
+rc2=$?
+p=()
+[ $rc -eq 7 ] || p+=("with --parent \$\$: exit $rc, expected 7: $(cat "$T/err")")
+[ $rc2 -eq 98 ] || p+=("with --parent 1: exit $rc2, expected 98 (setup): $(cat "$T/err2")")
+[ ! -e "$T/d/ran" ] || p+=("with --parent 1 the program ran")
+rm -f "$T/d/ran"
+check "--parent: the named parent's worker runs; any other parent's exits 98 before the program" "${p[@]}"
+
 # A parent that dies while the program has children of its own. The
 # subshell forks kiln-worker (the trailing ':' keeps it from exec'ing).
 ( "$W" --exec "$T/d" --cpu-seconds 60 -- /bin/sh -c "sleep $NAP & sleep $NAP & wait"; : ) &

@@ -438,10 +438,34 @@ mapfile -t ejobs < <(grep '"event":"accepted"' "$tmp/io/e.out" | sed -n 's/.*"jo
 wait_lane_busy "$S" 30 || problem "no job reached the device: $st"
 running=$busy_job
 [ "$running" = "${ejobs[0]:-}" ] || problem "the device runs $running, not e1 (${ejobs[0]:-})"
+# e1's candidate and baseline workers race on one core. posix_spawn cannot
+# pin a child: kilnd's thread pins itself for the call, and only for it.
+if [ "$(nproc)" -ge 2 ]; then
+    cores() { sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null; }
+    cand= base=
+    for ((i = 0; i < 100; i++)); do
+        for p in $(workers_of "$ST"); do
+            args=$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)
+            case $args in
+            *"/cand "*) cand=$(cores "$p") ;;
+            *"/base "*) base=$(cores "$p") ;;
+            esac
+        done
+        [ -n "$cand" ] && [ -n "$base" ] && break
+        sleep 0.1
+    done
+    [[ $cand =~ ^[0-9]+$ ]] && [ "$base" = "$cand" ] ||
+        problem "e1's candidate worker runs on cores '$cand', its baseline's on '$base': not one and the same"
+    all=$(cores "$MAINPID")
+    for t in /proc/$MAINPID/task/*; do
+        [ "$(cores "${t#/proc/}")" = "$all" ] ||
+            problem "kilnd thread ${t##*/} is left on cores '$(cores "${t#/proc/}")', not '$all'"
+    done
+fi
 kill9 "$MAINPID"
 wait "$epid" 2>/dev/null
 wait_no_workers "$ST" 5 || problem "kiln-worker processes survived kilnd: $(procs_show $(workers_of "$ST"))"
-end "e. kill -9 while a job runs: no worker outlives kilnd (jobs ${ejobs[*]}, running $running)"
+end "e. kill -9 while a job runs: no worker outlives kilnd (jobs ${ejobs[*]}, running $running); its candidate and baseline share one core"
 
 begin
 start_kilnd "$S" "$ST" "$LOG" || problem "kilnd did not restart: $(tail -5 "$LOG")"

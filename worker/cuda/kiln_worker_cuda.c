@@ -12,7 +12,7 @@
  *
  *   kiln-worker-cuda --dir DIR --arena BYTES --dtype T --header kiln_cuda.h
  *                    --src A.cu [--src B.cu | --builtin cublas] [--scrub]
- *                    [--ref R.cu] [--cpu-seconds N] [--device N]
+ *                    [--ref R.cu] [--cpu-seconds N] [--device N] [--parent PID]
  *
  * With --ref (the task's trusted CUDA reference, compiled over doubles),
  * the worker also serves device-resident calls (judge.h): inputs drawn on
@@ -29,6 +29,7 @@
  */
 #include <cuda.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +59,7 @@ typedef struct opts {
     uint64_t arena_bytes;
     kiln_limits lim;
     double report_scale;
+    uint64_t parent;   /* the verifier's pid (--parent), 0 when not given */
 } opts;
 
 /* The reference's launches over a chunk of sets run as this many
@@ -161,6 +163,8 @@ static void parse_args(int argc, char **argv, opts *o)
             o->lim.cpu_seconds = parse_u64(v, a);
         else if (strcmp(a, "--report-scale") == 0)
             o->report_scale = strtod(v ? v : "1", NULL);
+        else if (strcmp(a, "--parent") == 0)
+            o->parent = parse_u64(v, a);
         else
             die("unknown argument", a);
         i++;
@@ -1209,5 +1213,7 @@ int main(int argc, char **argv)
 {
     opts o = {0};
     parse_args(argc, argv, &o);
+    if (o.parent)
+        kiln_worker_bind_parent(SIGKILL, o.parent);
     return o.probe ? run_probe(&o) : run_worker(&o);
 }
