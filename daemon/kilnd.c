@@ -693,12 +693,16 @@ int main(int argc, char **argv)
     if (tfd >= 0)
         close(tfd);
     kilnd_jobs_stop(&d);
-    drain_and_close(&d);
     kilnd_log(&d, "stopped after %lu jobs", d.done);
+    /* The state directory is free before the last connections close: a
+     * client that asked for the shutdown starts the next kilnd as soon as
+     * its connection ends, and that one takes the lock (under load the
+     * old order lost that race: "another kilnd is using ..."). */
+    close(lockfd);
+    drain_and_close(&d);
     close(d.wake[0]);
     close(d.wake[1]);
     if (d.log_fd >= 0)
         close(d.log_fd);
-    close(lockfd);
     return 0;
 }
