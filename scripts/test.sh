@@ -53,8 +53,9 @@ build_suite() {
 # test_suite DIR: run DIR's ctest, print the summary and the failures in full.
 test_suite() {
   local dir=$1 t0=$SECONDS rc=0
-  # two slots a core: a busy test takes two, a waiting one one (tests/CMakeLists.txt)
-  ctest --test-dir "$dir" --output-on-failure -j $((2 * jobs)) >"$dir/ctest.log" 2>&1 || rc=$?
+  # two slots a core and one over: a busy test takes two, a waiting one one
+  # (tests/CMakeLists.txt)
+  ctest --test-dir "$dir" --output-on-failure -j $((2 * jobs + 1)) >"$dir/ctest.log" 2>&1 || rc=$?
   summarize "$dir/ctest.log"
   if [ $rc -ne 0 ]; then
     echo "== test.sh: $dir: failures, in full:"
