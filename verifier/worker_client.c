@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -72,6 +71,29 @@ static void make_env(child_env *ce, const char *tmpdir, int cuda)
     ce->env[n] = NULL;
 }
 
+/* The child's descriptors: each goes first above all of them, so that no
+ * move clobbers one still to be moved, then to its place. */
+static int child_fds(posix_spawn_file_actions_t *fa, const int fds[3], int log_fd)
+{
+    int high = log_fd, rc = 0;
+    for (int i = 0; i < 3; i++)
+        high = fds[i] > high ? fds[i] : high;
+    high++;
+    for (int i = 0; i < 3 && !rc; i++)
+        if (fds[i] >= 0)
+            rc = posix_spawn_file_actions_adddup2(fa, fds[i], high + i);
+    if (!rc)
+        rc = posix_spawn_file_actions_adddup2(fa, log_fd, high + 3);
+    if (!rc)
+        rc = posix_spawn_file_actions_addopen(fa, 0, "/dev/null", O_RDONLY, 0);
+    for (int i = 1; i <= 2 && !rc; i++)
+        rc = posix_spawn_file_actions_adddup2(fa, high + 3, i);
+    for (int i = 0; i < 3 && !rc; i++)
+        if (fds[i] >= 0)
+            rc = posix_spawn_file_actions_adddup2(fa, high + i, 3 + i);
+    return rc ? rc : posix_spawn_file_actions_addclosefrom_np(fa, 6);
+}
+
 /* Start path in a process group of its own, *pid its pid: stdin is
  * /dev/null, stdout and stderr log_fd, fds[0..2] (-1: none) become 3, 4, 5,
  * nothing else stays open; pinned to core cpu when cpu >= 0. An errno
@@ -95,26 +117,7 @@ static int spawn_child(pid_t *pid, const char *path, char *const argv[], const i
         posix_spawn_file_actions_destroy(&fa);
         return ENOMEM;
     }
-    /* Each descriptor goes first above all of them, so that no move
-     * clobbers one still to be moved, then to its place. */
-    int high = log_fd, rc = 0;
-    for (int i = 0; i < 3; i++)
-        high = fds[i] > high ? fds[i] : high;
-    high++;
-    for (int i = 0; i < 3 && !rc; i++)
-        if (fds[i] >= 0)
-            rc = posix_spawn_file_actions_adddup2(&fa, fds[i], high + i);
-    if (!rc)
-        rc = posix_spawn_file_actions_adddup2(&fa, log_fd, high + 3);
-    if (!rc)
-        rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    for (int i = 1; i <= 2 && !rc; i++)
-        rc = posix_spawn_file_actions_adddup2(&fa, high + 3, i);
-    for (int i = 0; i < 3 && !rc; i++)
-        if (fds[i] >= 0)
-            rc = posix_spawn_file_actions_adddup2(&fa, high + i, 3 + i);
-    if (!rc)
-        rc = posix_spawn_file_actions_addclosefrom_np(&fa, 6);
+    int rc = child_fds(&fa, fds, log_fd);
     if (!rc)
         rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
     if (!rc)
