@@ -509,7 +509,7 @@ start_fake anthropic-bad "expect-key other
 ok $tmp/answer1.md"
 WS4B=$tmp/ws4b
 ANTHROPIC_API_KEY=k kiln "$tmp/4b.out" "$tmp/4b.err" search rmsnorm --agent anthropic --model fake \
-    --base-url "http://127.0.0.1:$PORT" --iterations 1 --workspace "$WS4B" "${FAST[@]}"
+    --base-url "http://127.0.0.1:$PORT" --iterations 1 --workspace "$WS4B" "${KEPT[@]}"
 [ "$RC" -eq 3 ] || problem "exit $RC, expected 3"$'\n'"$(tail_of "$tmp/4b.err")"
 [ "$SECS" -le 20 ] || problem "took $SECS s to give up on a rejected key (retried?)"
 grep -qi 'key rejected' "$tmp/4b.err" || problem "stderr does not say the key was rejected:"$'\n'"$(tail_of "$tmp/4b.err")"
@@ -529,7 +529,7 @@ n401=$(grep -c ' 401 ' "$FLOG")
 # with the run, so it is given again.)
 if [ -f "$WS4B/.kiln/kiln.db" ]; then
     ANTHROPIC_API_KEY=other kiln "$tmp/4c.out" "$tmp/4c.err" search --workspace "$WS4B" --resume last \
-        --base-url "http://127.0.0.1:$PORT" "${FAST[@]}"
+        --base-url "http://127.0.0.1:$PORT" "${KEPT[@]}"
     if [ "$RC" -ne 0 ]; then
         problem "resume with the right key: exit $RC, expected 0"$'\n'"$(tail_of "$tmp/4c.err")"
     else
