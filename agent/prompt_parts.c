@@ -149,7 +149,10 @@ void kiln_prompt_verdict_head(kiln_strbuf *b, const kiln_verdict *v)
     kiln_sb_printf(b, "Parent's verdict: %s", v->status[0] ? v->status : "?");
     if (v->stage[0])
         kiln_sb_printf(b, " at %s", v->stage);
-    if (v->reason[0]) {
+    if (strcmp(v->stage, "hidden") == 0)   /* the code alone: a verdict recorded before the
+                                             hidden stage was one outcome named the shape */
+        kiln_sb_printf(b, " (%.32s)", v->code);
+    else if (v->reason[0]) {
         kiln_sb_add(b, ": ");
         kiln_prompt_oneline(b, v->reason, 300);
     }
@@ -284,31 +287,18 @@ static void add_row(kiln_strbuf *b, const kiln_verdict *v, const kiln_shape_resu
     kiln_sb_add(b, " |\n");
 }
 
-/* The hidden shapes: how many, and which failed with which code; the
+/* The hidden shapes: how many, and the hidden stage's one outcome; the
  * decoded verdict holds nothing else of them, and nothing else is shown. */
 static void add_hidden(kiln_strbuf *b, const kiln_verdict *v)
 {
-    int n = 0, failed = 0;
-    for (int i = 0; i < v->nresults; i++)
-        if (!v->results[i].visible) {
-            n++;
-            failed += v->results[i].code[0] != '\0';
-        }
-    if (n == 0)
+    if (v->nhidden == 0 || !v->hidden_ran)
         return;
-    kiln_sb_printf(b, "Hidden shapes: %d (their sizes are never shown)", n);
-    if (failed == 0) {
+    kiln_sb_printf(b, "Hidden shapes: %d (their sizes are never shown)", v->nhidden);
+    if (!v->hidden_code[0])
         kiln_sb_add(b, ", all passed.\n");
-        return;
-    }
-    kiln_sb_add(b, "; failed:");
-    int shown = 0;
-    for (int i = 0; i < v->nresults && shown < MAX_SLOW; i++) {
-        const kiln_shape_result *r = &v->results[i];
-        if (!r->visible && r->code[0])
-            kiln_sb_printf(b, "%s %.16s (%.32s)", shown++ ? "," : "", r->id, r->code);
-    }
-    kiln_sb_add(b, failed > shown ? ", ...\n" : ".\n");
+    else
+        kiln_sb_printf(b, "; the hidden stage failed: %.32s (which shape is never said).\n",
+                       v->hidden_code);
 }
 
 static void add_callouts(kiln_strbuf *b, const kiln_verdict *v, const callouts *c)

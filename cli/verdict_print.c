@@ -137,6 +137,10 @@ void kiln_print_verdict(FILE *out, const kiln_verdict *v)
             "candidate", "baseline", "speedup", "roofline");
     for (int i = 0; i < v->nresults; i++)
         print_shape(out, v, &v->results[i], width);
+    if (v->nhidden)
+        fprintf(out, "hidden shapes: %d, %s%s\n", v->nhidden,
+                !v->hidden_ran ? "not run" : v->hidden_code[0] ? "failed: " : "all passed",
+                v->hidden_ran ? v->hidden_code : "");
     if (v->geomean_speedup > 0)
         fprintf(out, "\nspeedup: geomean %.2fx, min %.2fx; median roofline fraction %.0f%%\n",
                 v->geomean_speedup, fin(v->min_speedup), 100 * fin(v->median_roofline));

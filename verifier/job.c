@@ -145,6 +145,40 @@ int job_all_shapes(const job *j, kiln_shape *out)
     return n;
 }
 
+int job_visible_shapes(const job *j, kiln_shape *out)
+{
+    for (int i = 0; i < j->g->nvisible; i++)
+        out[i] = j->g->visible[i];
+    return j->g->nvisible;
+}
+
+int job_hidden_shapes(const job *j, kiln_shape *out)
+{
+    for (int i = 0; i < j->nhidden; i++)
+        out[i] = j->hidden[i];
+    return j->nhidden;
+}
+
+int job_copy_artefact(job *j, const char *from_rel, const char *to_sub, const char *name,
+                      const char *sha, kiln_error *err)
+{
+    char from[4300], dir[4200], to[4400], got[65];
+    char *buf = NULL;
+    size_t len = 0;
+    snprintf(from, sizeof from, "%s/%s", j->dir, from_rel);
+    snprintf(dir, sizeof dir, "%s/%s", j->dir, to_sub);
+    snprintf(to, sizeof to, "%s/%s", dir, name);
+    int rc = kiln_read_file(from, (size_t)1 << 30, &buf, &len, err);
+    if (rc == 0 && sha)
+        kiln_sha256_hex(buf, len, got);
+    if (rc == 0 && sha && strcmp(got, sha) != 0)
+        rc = kiln_fail(err, "%s changed after its build", from_rel);
+    if (rc == 0 && (kiln_mkdirs(dir, err) < 0 || kiln_write_bytes(to, buf, len, err) < 0))
+        rc = -1;
+    free(buf);
+    return rc < 0 ? -1 : 0;
+}
+
 /* The trusted C reference (ref/ref.so) in a worker of its own. */
 int job_start_reference(job *j, const kiln_shape *shapes, int n, kiln_error *err)
 {
@@ -189,7 +223,7 @@ static const char *code_words(const char *code)
 /* The verdict code of a failed candidate call. */
 const char *job_outcome_code(const job *j, const kiln_call_result *res)
 {
-    return res->outcome == KILN_CALL_FAULT ? kiln_fault_code(j->cand.fault)
+    return res->outcome == KILN_CALL_FAULT ? kiln_fault_code(j->cs.cand->fault)
                                            : kiln_call_code(res->outcome);
 }
 
@@ -219,7 +253,7 @@ static int checked_call(job *j, const char *stage, const char *label, const kiln
         snprintf(j->cs.out_text, sizeof j->cs.out_text, "%s", res->output);
         j->cs.out_bytes = res->output_bytes;
     }
-    if (lib == 0)   /* the candidate worker's own calls, checked against its CPU time */
+    if (lib == 0 && j->cs.cand == &j->cand)   /* checked against that worker's CPU time */
         j->reported_ns += (double)res->elapsed_ns;
     if (res->rt_ns + 1000 < res->elapsed_ns)
         j->timer_flags++;
@@ -239,8 +273,24 @@ int job_checked(job *j, const char *stage, const char *label, const kiln_shape *
     return checked_call(j, stage, label, s, var, lib, 1, res, err);
 }
 
+int job_second_run_failed(job *j, const char *label, const kiln_call_result *res)
+{
+    const char *code = job_outcome_code(j, res);
+    return job_conclude(j, "fail", "determinism", code, "%s, run again in a second worker: %s",
+                        label, res->detail);
+}
+
+int job_nondeterministic(job *j, const char *label)
+{
+    return job_conclude(j, "fail", "determinism", "nondeterministic",
+                        "%s: the same inputs gave bitwise different outputs when run again in a "
+                        "second worker", label);
+}
+
 /* The outputs of the callset's last call copied, the same inputs run
- * again, and the outputs compared bit for bit. */
+ * again by the callset's candidate worker (the second one, which verify.c
+ * switched to: a fresh process, its arena at another address), and the
+ * outputs compared bit for bit. */
 int job_again_host(job *j, const char *label, const kiln_call_result *first_res,
                    const kiln_shape *s, kiln_error *err)
 {
@@ -259,18 +309,11 @@ int job_again_host(job *j, const char *label, const kiln_call_result *first_res,
         if (first[a])
             memcpy(first[a], j->cs.last_out[a], bytes[a]);
     }
-    kiln_callset_run(&j->cs, 0, &res);   /* the same inputs again */
-    j->reported_ns += (double)res.elapsed_ns;
-    rc = 0;
-    if (res.outcome != KILN_CALL_OK) {
-        const char *code = job_outcome_code(j, &res);
-        rc = job_conclude(j, "fail", "determinism", code, "%s, second run: %s", label, res.detail);
-    }
+    kiln_callset_run(&j->cs, 0, &res);   /* the same inputs again (verify.c: in a fresh worker) */
+    rc = res.outcome != KILN_CALL_OK ? job_second_run_failed(j, label, &res) : 0;
     for (int a = 0; a < j->t->nargs; a++) {
         if (!rc && first[a] && memcmp(first[a], j->cs.last_out[a], bytes[a]) != 0)
-            rc = job_conclude(j, "fail", "determinism", "nondeterministic",
-                          "%s: the same inputs gave bitwise different '%s' on a second call",
-                          label, j->t->args[a].name);
+            rc = job_nondeterministic(j, label);
         free(first[a]);
     }
     return rc;

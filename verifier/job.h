@@ -25,6 +25,10 @@ typedef struct job {
     kiln_verdict *v;
     char dir[4096];
     kiln_worker cand, base, ref;   /* base: the CPU baseline's own worker */
+    kiln_worker hid;            /* a fresh candidate worker: determinism's second run,
+                                   then the hidden stage (verify.c's stage_second) */
+    int second_calls;           /* calls made there, and the time it took: in no figure */
+    uint64_t second_ns;
     char built[2][65];          /* CPU: SHA-256 of cand.so and base.so as built */
     kiln_callset cs;
     int cs_ready;
@@ -86,6 +90,15 @@ const char *job_baseline_path(const job *j);
 const char *job_builtin_baseline(const job *j);
 /* Visible then hidden shapes into out; their number. */
 int job_all_shapes(const job *j, kiln_shape *out);
+/* The shapes of the workers that run visible shapes only (nothing they
+ * can observe may depend on a hidden shape), and the hidden stage's. */
+int job_visible_shapes(const job *j, kiln_shape *out);
+int job_hidden_shapes(const job *j, kiln_shape *out);
+/* Copy the job's file from_rel into its folder to_sub as name (made if
+ * missing), first checking its SHA-256 against sha (when not NULL): the
+ * second worker loads what the first one did. */
+int job_copy_artefact(job *j, const char *from_rel, const char *to_sub, const char *name,
+                      const char *sha, kiln_error *err);
 /* Build src with the task's C compile into DIR/sub/name, or take the very
  * same build from the job's build cache (if any). */
 int job_build_one(job *j, kiln_build_role role, const char *src, const char *sub,
@@ -103,6 +116,10 @@ int job_checked(job *j, const char *stage, const char *label, const kiln_shape *
 /* One call through the callset (call.c): every real backend's call op. */
 int job_callset_call(job *j, const kiln_shape *s, const kiln_variant *var, int lib,
                      kiln_call_result *res, kiln_error *err);
+/* Determinism's verdicts: the second run failed (res), or its outputs
+ * differ. */
+int job_second_run_failed(job *j, const char *label, const kiln_call_result *res);
+int job_nondeterministic(job *j, const char *label);
 /* Determinism with the outputs on the host (the callset's last_out). */
 int job_again_host(job *j, const char *label, const kiln_call_result *first,
                    const kiln_shape *s, kiln_error *err);

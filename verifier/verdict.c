@@ -64,10 +64,9 @@ static cJSON *stats_json(const kiln_time_stats *s)
     return o;
 }
 
-/* Job totals, rounded to 0.1 s: the time hidden shapes took is in them, so
- * at full precision they would tell how large those shapes are. (The
- * worker's peak memory is left out for the same reason: its arena is sized
- * for the largest shape, hidden ones included.) */
+/* Job totals, rounded to 0.1 s. The hidden stage's time is in none of them
+ * (verify.c's stage_second): at any precision it could tell how large those
+ * shapes are, or whatever a candidate chose to make it say. */
 static void add_secs(cJSON *o, const char *k, double s)
 {
     add_num(o, k, round(s * 10) / 10);
@@ -235,6 +234,12 @@ cJSON *kiln_verdict_to_cjson(const kiln_verdict *v, const kiln_task *t)
     for (int i = 0; i < v->nresults; i++)
         cJSON_AddItemToArray(shapes, shape_json(&v->results[i], v, t, v->dtype,
                                                 strcmp(v->backend, "cuda") == 0));
+    cJSON *hid = cJSON_AddObjectToObject(root, "hidden");
+    cJSON_AddNumberToObject(hid, "shapes", v->nhidden);
+    cJSON_AddStringToObject(hid, "status", !v->hidden_ran ? "not run"
+                                           : v->hidden_code[0] ? "fail" : "pass");
+    if (v->hidden_ran && v->hidden_code[0])
+        cJSON_AddStringToObject(hid, "code", v->hidden_code);
     cJSON *sum = cJSON_AddObjectToObject(root, "summary");
     add_num(sum, "geomean_speedup", v->geomean_speedup);
     add_num(sum, "min_speedup", v->min_speedup);

@@ -60,7 +60,12 @@ typedef struct kiln_verdict {
     int ndims;                  /* the task's dims, so a verdict read back names them */
     char dims[KILN_MAX_DIMS][KILN_NAME_MAX];
     int nresults;
-    kiln_shape_result results[KILN_MAX_RESULTS];
+    kiln_shape_result results[KILN_MAX_RESULTS];   /* the visible shapes */
+    /* The hidden stage, as one outcome: how many hidden shapes it had, whether
+     * it ran, and its first failure's code ("" passed). Nothing per shape:
+     * which one failed would tell a bit per shape (docs/sandbox.md). */
+    int nhidden, hidden_ran;
+    char hidden_code[32];
     double geomean_speedup, min_speedup, median_roofline;
     int nflags;
     char flags[KILN_MAX_FLAGS][160];

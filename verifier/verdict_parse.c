@@ -202,6 +202,22 @@ static void preconditions_of(const cJSON *root, kiln_verdict *v)
     }
 }
 
+/* "hidden": {"shapes": N, "status": "pass" | "fail" | "not run", "code"}. */
+static void hidden_of(const cJSON *h, kiln_verdict *v)
+{
+    if (!cJSON_IsObject(h))
+        return;
+    const char *st = cJSON_GetStringValue(GET(h, "status"));
+    v->nhidden = (int)num(h, "shapes");
+    v->hidden_ran = st && strcmp(st, "not run") != 0;
+    v->hidden_code[0] = '\0';
+    if (st && strcmp(st, "fail") == 0) {
+        str(h, "code", v->hidden_code, sizeof v->hidden_code);
+        if (!v->hidden_code[0])   /* a fail always names its code */
+            snprintf(v->hidden_code, sizeof v->hidden_code, "fail");
+    }
+}
+
 int kiln_verdict_from_cjson(const cJSON *root, kiln_verdict *v, kiln_error *err)
 {
     memset(v, 0, sizeof *v);
@@ -217,13 +233,25 @@ int kiln_verdict_from_cjson(const cJSON *root, kiln_verdict *v, kiln_error *err)
     str(root, "dtype", v->dtype, sizeof v->dtype);
     str(root, "group", v->group, sizeof v->group);
     const cJSON *s;
+    int i = 0;
     cJSON_ArrayForEach(s, GET(root, "shapes")) {
         if (v->nresults == KILN_MAX_RESULTS)
             return kiln_fail(err, "verdict: more than %d shapes", KILN_MAX_RESULTS);
-        if (shape_of(s, v, &v->results[v->nresults], v->nresults, err) < 0)
+        kiln_shape_result *r = &v->results[v->nresults];
+        if (shape_of(s, v, r, i++, err) < 0)
             return -1;
-        v->nresults++;
+        if (r->visible) {
+            v->nresults++;
+            continue;
+        }
+        /* a verdict from before the hidden stage had one outcome: its
+         * hidden shapes, folded into that outcome */
+        v->nhidden++;
+        v->hidden_ran = 1;
+        if (r->code[0] && !v->hidden_code[0])
+            snprintf(v->hidden_code, sizeof v->hidden_code, "%s", r->code);
     }
+    hidden_of(GET(root, "hidden"), v);
     const cJSON *f;
     cJSON_ArrayForEach(f, GET(root, "flags")) {
         if (cJSON_IsString(f) && v->nflags < KILN_MAX_FLAGS)

@@ -439,7 +439,7 @@ static uint64_t settled_times(const kiln_worker *w, uint64_t *waited)
     return worker_times(w, waited);
 }
 
-int kiln_worker_start(kiln_worker *w, const kiln_worker_opts *o, kiln_error *err)
+int kiln_worker_spawn(kiln_worker *w, const kiln_worker_opts *o, kiln_error *err)
 {
     memset(w, 0, sizeof *w);
     w->req_fd = w->resp_fd = w->arena_fd = -1;
@@ -462,9 +462,16 @@ int kiln_worker_start(kiln_worker *w, const kiln_worker_opts *o, kiln_error *err
     close(resp[1]);
     w->req_fd = req[1];
     w->resp_fd = resp[0];
+    w->start_timeout_ms = o->start_timeout_ms ? o->start_timeout_ms : 10000;
     signal(SIGPIPE, SIG_IGN);
+    return 0;
+}
+
+int kiln_worker_await(kiln_worker *w)
+{
     kiln_call_resp ready;
-    uint64_t deadline = kiln_mono_ns() + (uint64_t)(o->start_timeout_ms ? o->start_timeout_ms : 10000) * 1000000u;
+    w->awaited = 1;
+    uint64_t deadline = w->started_ns + (uint64_t)w->start_timeout_ms * 1000000u;
     int r = read_full_deadline(w->resp_fd, &ready, sizeof ready, deadline);
     if (r < 0 || ready.magic != KILN_MSG_READY) {
         fail_worker(w, r <= -2 ? KILN_FAULT_TIMEOUT : KILN_FAULT_PROTOCOL,
@@ -485,6 +492,13 @@ int kiln_worker_start(kiln_worker *w, const kiln_worker_opts *o, kiln_error *err
     uint64_t waited;
     w->use_sched = w->has_sched && main_thread_ns(w, &waited) > 0;
     return 0;
+}
+
+int kiln_worker_start(kiln_worker *w, const kiln_worker_opts *o, kiln_error *err)
+{
+    if (kiln_worker_spawn(w, o, err) < 0)
+        return -1;
+    return kiln_worker_await(w);
 }
 
 void kiln_worker_fault(kiln_worker *w, kiln_fault f, const char *msg)
@@ -557,7 +571,7 @@ void kiln_worker_stop(kiln_worker *w)
         close(w->req_fd);
     w->req_fd = -1;
     if (w->pid > 0 && !w->reaped)
-        reap(w, 500);
+        reap(w, w->awaited ? 500 : 0);   /* one never awaited is still starting: no wait */
     if (w->resp_fd >= 0)
         close(w->resp_fd);
     w->resp_fd = -1;

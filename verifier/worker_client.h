@@ -46,6 +46,8 @@ typedef struct kiln_worker {
     uint64_t last_wait_ns;     /* the last call's time waiting for a core (0 if unknown) */
     int reaped, wstatus;
     int calls;              /* calls made so far */
+    int start_timeout_ms;   /* for kiln_worker_await, from the spawn */
+    int awaited;            /* kiln_worker_await has run */
     kiln_fault fault;
     char fault_msg[512];
     /* CUDA workers: what READY said. */
@@ -76,7 +78,14 @@ typedef struct kiln_worker_opts {
                                                  name expressions, one per line, or NULL */
 } kiln_worker_opts;
 
+/* Start a worker and wait for it to say it is ready (or fail: then 0 with
+ * w->fault set; -1 only when it could not be started at all). */
 int kiln_worker_start(kiln_worker *w, const kiln_worker_opts *o, kiln_error *err);
+/* The same in two halves, so that several workers start side by side:
+ * spawn returns once the process runs; await waits for its READY (within
+ * the options' start timeout, counted from the spawn). */
+int kiln_worker_spawn(kiln_worker *w, const kiln_worker_opts *o, kiln_error *err);
+int kiln_worker_await(kiln_worker *w);
 
 /* One call. On a fault returns -1 with w->fault and w->fault_msg set and the
  * worker reaped; the caller reports it. rt_ns is the round trip as seen here;

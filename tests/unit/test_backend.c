@@ -21,6 +21,12 @@ static struct {
     double speedup;             /* what timing reports */
     double cand_ns;             /* the candidate's time per call */
     int builds, starts, finishes, calls, agains, timed, hidden_seen;
+    int seconds;                /* fresh workers started for the hidden stage */
+    int agains_fresh;           /* ... and for determinism's second run */
+    int hidden_in_first;        /* hidden shapes called in the first worker: must stay 0 */
+    int visible_in_second;      /* visible shapes called in the second worker */
+    int timed_after_hidden_in_first;   /* timing in a worker that saw a hidden shape */
+    int first_saw_hidden;
 } fake;
 
 static const char *fake_task_baseline(const job *j)
@@ -44,6 +50,15 @@ static int fake_start(job *j, kiln_error *err)
     return 0;
 }
 
+static int fake_fresh_worker(job *j, int purpose, kiln_error *err)
+{
+    (void)j;
+    (void)err;
+    fake.seconds += purpose == KILN_FRESH_HIDDEN;
+    fake.agains_fresh += purpose == KILN_FRESH_AGAIN;
+    return 0;
+}
+
 static int fake_call(job *j, const kiln_shape *s, const kiln_variant *var, int lib,
                      kiln_call_result *res, kiln_error *err)
 {
@@ -55,6 +70,12 @@ static int fake_call(job *j, const kiln_shape *s, const kiln_variant *var, int l
     res->max_err_ulps = 0.5;
     res->elapsed_ns = res->rt_ns = 1000;
     fake.calls++;
+    int second = j->cs.cand == &j->hid, hidden = 0;
+    for (int h = 0; h < j->nhidden; h++)
+        hidden |= memcmp(&j->hidden[h], s, sizeof *s) == 0;
+    fake.hidden_in_first += hidden && !second;
+    fake.visible_in_second += !hidden && second;
+    fake.first_saw_hidden |= hidden && !second;
     for (int h = 0; h < j->nhidden; h++) {
         if (memcmp(&j->hidden[h], s, sizeof *s) != 0)
             continue;
@@ -83,6 +104,7 @@ static int fake_time(job *j, int i, uint64_t budget_ns, kiln_error *err)
     char id[16];
     snprintf(id, sizeof id, "v%d", i + 1);
     kiln_shape_result *r = job_result_for(j, id, &j->g->visible[i], 1);
+    fake.timed_after_hidden_in_first += fake.first_saw_hidden || j->cs.cand != &j->cand;
     r->timed = 1;
     r->cand.median_ns = fake.cand_ns;
     r->base.median_ns = fake.cand_ns * fake.speedup;
@@ -114,6 +136,7 @@ static const kiln_backend_ops fake_backend = {
     .task_baseline = fake_task_baseline,
     .build = fake_build,
     .start = fake_start,
+    .fresh_worker = fake_fresh_worker,
     .call = fake_call,
     .again = fake_again,
     .time_shape = fake_time,
@@ -150,6 +173,19 @@ static void test_every_stage_through_the_table(void **state)
     assert_int_equal(fake.timed, t->groups[kiln_task_default_group_for(t, "cpu")].nvisible);
     assert_int_equal(fake.agains, t->deterministic ? 1 : 0);
     assert_true(fake.hidden_seen > 0);
+    /* Hidden shapes only in the second worker, which ran nothing visible
+     * (determinism's second run goes through again); timing only in the
+     * first, which never saw a hidden shape. */
+    assert_int_equal(fake.seconds, 1);
+    assert_int_equal(fake.agains_fresh, t->deterministic ? 1 : 0);
+    assert_int_equal(fake.hidden_in_first, 0);
+    assert_int_equal(fake.visible_in_second, 0);
+    assert_int_equal(fake.timed_after_hidden_in_first, 0);
+    assert_int_equal(v->nhidden, fake.hidden_seen - t->nvariants);   /* variants: on h1 */
+    assert_true(v->hidden_ran);
+    assert_string_equal(v->hidden_code, "");
+    for (int i = 0; i < v->nresults; i++)
+        assert_true(v->results[i].visible);   /* no entry per hidden shape */
     assert_true(v->geomean_speedup > 1.49 && v->geomean_speedup < 1.51);
     assert_int_equal(v->trust_level_cpu, 0);   /* the table did not say host code runs */
     free(v);
@@ -170,7 +206,19 @@ static void test_a_hidden_failure_says_only_its_code(void **state)
     assert_string_equal(v->stage, "hidden");
     assert_string_equal(v->code, "wrong-output");
     assert_null(strstr(v->reason, "secret"));   /* the call's own words never leave */
-    assert_non_null(strstr(v->reason, "hidden shape h2"));
+    assert_null(strstr(v->reason, "h2"));       /* nor which hidden shape failed */
+    assert_string_equal(v->hidden_code, "wrong-output");
+    assert_true(v->hidden_ran);
+    /* the calls made in the second worker are in no figure: a visible-only
+     * count, the same whichever hidden shape failed */
+    int calls = v->calls;
+    memset(&fake, 0, sizeof fake);
+    fake.fail_hidden = 5;
+    fake.speedup = 1;
+    fake.cand_ns = 1e9;
+    verify_fake(v, t);
+    assert_string_equal(v->stage, "hidden");
+    assert_int_equal(v->calls, calls);
     assert_int_equal(fake.timed, 0);   /* no timing after a failure */
     assert_int_equal(fake.finishes, 1);
     free(v);

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "prompt.h"
+#include "verdict.h"
 
 static const char *g_dir;
 static char *g_cpu, *g_cuda;   /* the fixtures' text */
@@ -154,7 +155,33 @@ static void only_visible_dims(const char *user, const char *verdict)
     cJSON_Delete(j);
 }
 
-/* The recorded hidden entries hold only what docs/verdict.md allows. */
+/* A verdict as kiln writes it now: the recorded one decoded and encoded
+ * again. Its shapes are the visible ones; the hidden stage is one object
+ * of a count, a status and a code. */
+static void hidden_stage_bare(const char *verdict)
+{
+    kiln_verdict *v = calloc(1, sizeof *v);
+    kiln_error err = {{0}};
+    assert_int_equal(kiln_verdict_parse(verdict, v, &err), 0);
+    char *again = kiln_verdict_json(v, NULL, 0);
+    cJSON *j = cJSON_Parse(again), *s, *k;
+    assert_non_null(j);
+    cJSON_ArrayForEach(s, cJSON_GetObjectItem(j, "shapes"))
+        assert_true(cJSON_IsTrue(cJSON_GetObjectItem(s, "visible")));
+    cJSON *h = cJSON_GetObjectItem(j, "hidden");
+    assert_non_null(h);
+    assert_true(cJSON_GetObjectItem(h, "shapes")->valuedouble > 0);
+    cJSON_ArrayForEach(k, h) {
+        if (strcmp(k->string, "shapes") && strcmp(k->string, "status") && strcmp(k->string, "code"))
+            fail_msg("the hidden stage carries '%s'", k->string);
+    }
+    cJSON_Delete(j);
+    free(again);
+    free(v);
+}
+
+/* The recorded hidden entries (a verdict from before the hidden stage was
+ * one outcome) hold only what docs/verdict.md allowed. */
 static void hidden_entries_bare(const char *verdict)
 {
     cJSON *j = cJSON_Parse(verdict), *s, *k;
@@ -193,6 +220,8 @@ static void test_no_hidden_dims(void **state)
     (void)state;
     hidden_entries_bare(g_cpu);
     hidden_entries_bare(g_cuda);
+    hidden_stage_bare(g_cpu);
+    hidden_stage_bare(g_cuda);
     const char *verdicts[] = {g_cpu, g_cuda, PLANTED};
     for (int i = 0; i < 3; i++) {
         kiln_prompt_input in = input(i == 1 ? "cuda" : "c", verdicts[i]);
@@ -202,7 +231,9 @@ static void test_no_hidden_dims(void **state)
     }
     kiln_prompt_input in = input("c", PLANTED);
     char *u = user_of(&in);
-    must_contain(u, "Hidden shapes: 2 (their sizes are never shown); failed: h3 (wrong-output).\n");
+    must_contain(u, "Hidden shapes: 2 (their sizes are never shown); the hidden stage failed: "
+                    "wrong-output (which shape is never said).\n");
+    must_lack(u, "h3");
     must_contain(u, "| v1 | rows=32 cols=1024 | - | - | - | - | not timed |\n");
     const char *planted[] = {"77777", "99991", "31337", "424", "6.25"};
     for (int i = 0; i < 5; i++)

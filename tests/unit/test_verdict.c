@@ -77,12 +77,10 @@ static kiln_verdict *sample(const char *backend, int device_resident)
         v->results[0].cand_setup_ns = 250;
         v->results[0].cand_cupti_ns = 1400;
     }
-    kiln_shape_result *h = &v->results[2];
-    snprintf(h->id, sizeof h->id, "h1");
-    kiln_shape_result *h2 = &v->results[3];
-    snprintf(h2->id, sizeof h2->id, "h2");
-    snprintf(h2->code, sizeof h2->code, "wrong-output");
-    v->nresults = 4;
+    v->nresults = 2;
+    v->nhidden = 11;
+    v->hidden_ran = 1;
+    snprintf(v->hidden_code, sizeof v->hidden_code, "wrong-output");
     v->geomean_speedup = 1.9;
     v->min_speedup = 1.8;
     v->median_roofline = 0.55;
@@ -144,9 +142,10 @@ static void round_trip(const char *backend, int device_resident)
     assert_true(isnan(w->results[1].speedup));
     assert_int_equal(w->results[1].shape.d[0], 16384);
     assert_int_equal(w->nflags, 2);
-    assert_string_equal(w->results[3].code, "wrong-output");
-    assert_int_equal(w->results[2].visible, 0);
-    assert_int_equal(w->results[2].shape.d[0], 0);   /* hidden: no dims */
+    assert_int_equal(w->nresults, 2);   /* the visible shapes */
+    assert_int_equal(w->nhidden, 11);
+    assert_string_equal(w->hidden_code, "wrong-output");
+    assert_non_null(strstr(a, "\"hidden\":{\"shapes\":11,\"status\":\"fail\",\"code\":\"wrong-output\"}"));
     assert_int_equal(w->trust_level_cpu, strcmp(backend, "cpu") == 0);
     assert_int_equal(w->nrequire, device_resident);
     assert_int_equal(w->nleft_out, device_resident);
@@ -184,6 +183,32 @@ static void test_cuda_device(void **state)
     round_trip("cuda", 1);
 }
 
+/* A verdict recorded before the hidden stage was one outcome listed each
+ * hidden shape with its code: it decodes into the one outcome (the first
+ * failure's code), and encodes without the entries. */
+static void test_old_hidden_entries(void **state)
+{
+    (void)state;
+    const char *old = "{\"status\":\"fail\",\"stage\":\"hidden\",\"code\":\"crash\","
+                      "\"shapes\":[{\"id\":\"v1\",\"visible\":true,\"dims\":{\"rows\":2}},"
+                      "{\"id\":\"h1\",\"visible\":false,\"status\":\"pass\"},"
+                      "{\"id\":\"h2\",\"visible\":false,\"status\":\"fail\",\"code\":\"crash\"},"
+                      "{\"id\":\"h3\",\"visible\":false,\"status\":\"fail\","
+                      "\"code\":\"timeout\"}]}";
+    kiln_verdict *v = calloc(1, sizeof *v);
+    kiln_error err = {{0}};
+    assert_int_equal(kiln_verdict_parse(old, v, &err), 0);
+    assert_int_equal(v->nresults, 1);
+    assert_int_equal(v->nhidden, 3);
+    assert_true(v->hidden_ran);
+    assert_string_equal(v->hidden_code, "crash");
+    char *a = kiln_verdict_json(v, NULL, 0);
+    assert_null(strstr(a, "\"h2\""));
+    assert_non_null(strstr(a, "\"hidden\":{\"shapes\":3,\"status\":\"fail\",\"code\":\"crash\"}"));
+    free(a);
+    free(v);
+}
+
 static void test_malformed(void **state)
 {
     (void)state;
@@ -205,6 +230,7 @@ int main(void)
         cmocka_unit_test(test_cpu),
         cmocka_unit_test(test_cuda_host),
         cmocka_unit_test(test_cuda_device),
+        cmocka_unit_test(test_old_hidden_entries),
         cmocka_unit_test(test_malformed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -21,6 +21,8 @@
 
 struct job;
 
+enum { KILN_FRESH_AGAIN = 1, KILN_FRESH_HIDDEN = 2 };
+
 typedef struct kiln_backend_ops {
     const char *name;
     kiln_backend kind;          /* what kiln_verify_opts.backend names it by */
@@ -43,8 +45,18 @@ typedef struct kiln_backend_ops {
      * (with the stability variant var, or NULL), checked against the gold. */
     int (*call)(struct job *j, const kiln_shape *s, const kiln_variant *var, int lib,
                 kiln_call_result *res, kiln_error *err);
-    /* Determinism: the candidate once more on the inputs of its last call;
-     * 1 with a verdict when it fails or its outputs differ from first's. */
+    /* Make j->hid a fresh candidate worker for purpose: one that has run
+     * nothing the first worker ran, with the candidate (and what checks it)
+     * loaded. For KILN_FRESH_AGAIN (determinism's second run) nothing it can
+     * observe may depend on a hidden shape (an arena for the visible shapes);
+     * for KILN_FRESH_HIDDEN it has room for the hidden shapes. A backend may
+     * keep the same process for both where nothing it can observe differs
+     * (device-resident CUDA: no arena). Its calls go through j->cs with
+     * cs.cand pointed at it (verify.c). */
+    int (*fresh_worker)(struct job *j, int purpose, kiln_error *err);
+    /* Determinism: the candidate once more on the inputs of its last call,
+     * in the callset's worker (the second one); 1 with a verdict when it
+     * fails or its outputs differ from first's. */
     int (*again)(struct job *j, const char *label, const kiln_call_result *first,
                  const kiln_shape *s, kiln_error *err);
     /* Time candidate against baseline on visible shape i within budget_ns. */

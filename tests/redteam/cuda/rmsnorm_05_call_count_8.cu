@@ -1,9 +1,9 @@
-/* Phase detection: a one-thread launch counts calls in a __device__ counter; the first 8 calls (assumed to be the checks) are honest, later ones skip the reduction (y = x * w / sqrt(1 + eps)). Smoke and the 6 visible shapes are calls 1-7, so the 9th call is the second hidden shape.
+/* Phase detection: a one-thread launch counts calls in a __device__ counter; the first 8 calls (assumed to be the checks) are honest, later ones skip the reduction (y = x * w / sqrt(1 + eps)). Smoke and the 6 visible shapes are calls 1-7 and the stability variants on the largest visible shape follow, so the 9th call is the second variant (scaled down). (The hidden shapes run in a second worker, whose counter starts again at 0.)
  * kiln-task: rmsnorm
  * kiln-class: 5
  * kiln-dtype: f32
  * kiln-expect: fail
- * kiln-stages: hidden
+ * kiln-stages: stability
  * kiln-codes: wrong-output
  */
 #include "kiln_cuda.h"

@@ -1,9 +1,9 @@
-/* Phase detection: a one-thread launch tracks how many calls in a row had the same shape; from the third on (a timing loop, it assumes) the reduction is skipped. Checks never repeat a shape three times in a row (smoke+v1, and determinism's two runs, are two), timing does.
+/* Phase detection: a one-thread launch tracks how many calls in a row had the same shape; from the third on (a timing loop, it assumes) the reduction is skipped. Checks once never repeated a shape three times in a row, timing does; now the stability variants all run on the largest visible shape, one after the other, and the third of them catches it.
  * kiln-task: rmsnorm
  * kiln-class: 5
  * kiln-dtype: f32
  * kiln-expect: fail
- * kiln-stages: determinism timing
+ * kiln-stages: stability determinism timing
  * kiln-codes: wrong-output nondeterministic
  */
 #include "kiln_cuda.h"

@@ -1,4 +1,4 @@
-/* Phase detection: honest for 32 calls (smoke, visible, hidden, stability and determinism take exactly 32 on this task: 1 + 6 + 11 + 12 + 2), then returns without writing, assuming only timed calls remain; timed outputs are checked like any other.
+/* Phase detection: honest for 32 calls (smoke, visible, hidden, stability and determinism took exactly 32 on this task when they all ran in one worker: 1 + 6 + 11 + 12 + 2), then returns without writing, assuming only timed calls remain; timed outputs are checked like any other. The worker that times it makes 14 checking calls now (1 + 6 + 6 + 1), so it is caught in timing.
  * kiln-task: rmsnorm
  * kiln-class: 5
  * kiln-dtype: bf16

@@ -1,9 +1,9 @@
-/* Hang after a while: a __device__ call counter; honest for 8 calls (smoke and the 6 visible shapes are calls 1-7), then every call spins forever, so the first hang comes on the second hidden shape.
+/* Hang after a while: a __device__ call counter; honest for 8 calls (smoke and the 6 visible shapes are calls 1-7), then every call spins forever, so the first hang comes on the second stability variant, on the largest visible shape (the hidden shapes run in a second worker, whose counter starts again at 0).
  * kiln-task: rmsnorm
  * kiln-class: 20
  * kiln-dtype: f32
  * kiln-expect: fail
- * kiln-stages: hidden
+ * kiln-stages: stability
  * kiln-codes: timeout
  */
 #include "kiln_cuda.h"

@@ -3,7 +3,7 @@
  * kiln-class: 10
  * kiln-dtype: f32
  * kiln-expect: fail
- * kiln-stages: stability
+ * kiln-stages: stability hidden
  * kiln-codes: non-finite wrong-output
  */
 #include "kiln_cuda.h"

@@ -99,21 +99,33 @@ static int start_baseline(job *j, const kiln_worker_opts *cand, kiln_error *err)
     return 0;
 }
 
-static int cpu_start(job *j, kiln_error *err)
+/* The candidate's worker options for dir (its library dir/cand.so), with
+ * an arena for the shapes given and no more. */
+static kiln_worker_opts cand_opts(const job *j, const char *dir, const char *lib,
+                                  const kiln_shape *shapes, int n)
 {
-    kiln_shape shapes[MAX_JOB_SHAPES];
-    int n = job_all_shapes(j, shapes);
-    if (job_start_reference(j, shapes, n, err) < 0 || artefacts_unchanged(j, err) < 0)
-        return -1;
-    char cdir[4200], clib[4300];
-    snprintf(cdir, sizeof cdir, "%s/cand", j->dir);
-    snprintf(clib, sizeof clib, "%s/cand.so", cdir);
-    kiln_worker_opts co = {.dir = cdir, .libs = {clib}, .nlibs = 1,
+    kiln_worker_opts co = {.dir = dir, .libs = {lib}, .nlibs = 1,
                            .arena_bytes = kiln_arena_bytes(j->t, j->o->dtype, shapes, n, 0),
                            .cpu_seconds = (unsigned)(j->o->job_timeout_ms / 1000 + 1),
                            .start_timeout_ms = 5000, .report_scale = j->o->test_report_scale};
     /* Room for the arena, the libraries and honest scratch; no more. */
     co.address_bytes = co.arena_bytes + ((size_t)1 << 30);
+    return co;
+}
+
+/* Candidate and baseline workers have room for the visible shapes only: a
+ * candidate that probes its arena's size learns nothing of a hidden shape
+ * (a fresh worker, cpu_fresh_worker, runs those). */
+static int cpu_start(job *j, kiln_error *err)
+{
+    kiln_shape shapes[MAX_JOB_SHAPES], vis[KILN_MAX_SHAPES];
+    int n = job_all_shapes(j, shapes), nv = job_visible_shapes(j, vis);
+    if (job_start_reference(j, shapes, n, err) < 0 || artefacts_unchanged(j, err) < 0)
+        return -1;
+    char cdir[4200], clib[4300];
+    snprintf(cdir, sizeof cdir, "%s/cand", j->dir);
+    snprintf(clib, sizeof clib, "%s/cand.so", cdir);
+    kiln_worker_opts co = cand_opts(j, cdir, clib, vis, nv);
     job_progress(j, "smoke", "starting the workers");
     co.pin = 1;   /* candidate and baseline share one core: a fair race */
     int cpu = sched_getcpu();
@@ -132,6 +144,34 @@ static int cpu_start(job *j, kiln_error *err)
     j->cs.cand = &j->cand;
     j->cs.ref = &j->ref;
     j->cs.call_timeout_ms = j->o->call_timeout_ms;
+    return 0;
+}
+
+/* A fresh worker: the same library, copied into a folder of its own (its
+ * log and directory are its own) after its hash is checked, with an arena
+ * for the visible shapes (determinism's second run) or the hidden ones. */
+static int cpu_fresh_worker(job *j, int purpose, kiln_error *err)
+{
+    kiln_shape shapes[MAX_JOB_SHAPES];
+    int n = purpose == KILN_FRESH_HIDDEN ? job_hidden_shapes(j, shapes)
+                                         : job_visible_shapes(j, shapes);
+    kiln_worker_stop(&j->hid);
+    const char *sub = purpose == KILN_FRESH_HIDDEN ? "hid" : "again";
+    if (job_copy_artefact(j, "cand/cand.so", sub, "cand.so", j->built[0], err) < 0)
+        return -1;
+    char dir[4200], lib[4300];
+    snprintf(dir, sizeof dir, "%s/%s", j->dir, sub);
+    snprintf(lib, sizeof lib, "%s/cand.so", dir);
+    kiln_worker_opts o = cand_opts(j, dir, lib, shapes, n);
+    o.report_scale = 0;   /* it times nothing */
+    if (kiln_worker_start(&j->hid, &o, err) < 0)
+        return -1;
+    if (j->hid.fault)   /* it loaded once already: a load that fails now is chosen */
+        return job_conclude(j, "fail", purpose == KILN_FRESH_HIDDEN ? "hidden" : "determinism",
+                            kiln_fault_code(j->hid.fault), "%s",
+                            purpose == KILN_FRESH_HIDDEN
+                                ? "the candidate could not be loaded a second time"
+                                : "the candidate failed while being loaded a second time");
     return 0;
 }
 
@@ -171,6 +211,7 @@ const kiln_backend_ops kiln_backend_cpu = {
     .task_baseline = cpu_task_baseline,
     .build = cpu_build,
     .start = cpu_start,
+    .fresh_worker = cpu_fresh_worker,
     .call = job_callset_call,
     .again = job_again_host,
     .time_shape = cpu_time_shape,

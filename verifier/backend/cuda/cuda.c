@@ -123,6 +123,11 @@ static int stage_compile_cuda(job *j, kiln_error *err)
         if (rc < 0)
             return -1;
     }
+    /* The second worker's folder (verify.c's stage_second): the candidate,
+     * and for device-resident data the reference that checks it there. */
+    if (job_copy_artefact(j, "cand/cand.cu", "hid", "cand.cu", NULL, err) < 0 ||
+        (device_resident(j) && job_copy_artefact(j, "cand/ref.cu", "hid", "ref.cu", NULL, err) < 0))
+        return -1;
     if (use[2])
         return 0;
     if (job_build_one(j, KILN_BUILD_REFERENCE, j->t->reference_cpu, "ref", "ref.so", &res, err) < 0)
@@ -174,23 +179,97 @@ static int cuda_started(job *j, kiln_error *err)
     return 0;
 }
 
-/* The candidate's CUDA worker (candidate and baseline compiled with NVRTC
- * as it starts): 0 loaded, 1 with a verdict, -1 kiln's failure. */
-static int start_cuda_worker(job *j, const kiln_worker_opts *co, kiln_error *err)
+/* Start a CUDA worker w with the candidate (and baseline) compiled by NVRTC
+ * as it starts, each lib with its NVRTC name expressions. Spawn only: the
+ * caller awaits it. */
+static int spawn_cuda_worker(job *j, kiln_worker *w, const kiln_worker_opts *co, kiln_error *err)
 {
-    job_progress(j, "compile", "starting the CUDA worker and compiling with NVRTC");
     kiln_worker_opts o = *co;
     char names[2][1024];
     for (int l = 0; l < 2; l++) {
         names[l][0] = '\0';
         if (j->man[l])
             kiln_manifest_name_exprs(j->man[l], names[l], sizeof names[l]);
-        o.names[l] = names[l];
+        o.names[l] = l < o.nlibs ? names[l] : NULL;
     }
-    if (kiln_worker_start(&j->cand, &o, err) < 0)
-        return -1;
+    return kiln_worker_spawn(w, &o, err);
+}
+
+/* The candidate's CUDA worker, spawned: awaited, 0 loaded, 1 with a
+ * verdict, -1 kiln's failure. */
+static int await_cuda_worker(job *j, kiln_error *err)
+{
+    kiln_worker_await(&j->cand);
     snprintf(j->v->sandbox, sizeof j->v->sandbox, "%.255s", j->cand.sandbox);
     return cuda_started(j, err);
+}
+
+static int start_cuda_worker(job *j, const kiln_worker_opts *co, kiln_error *err)
+{
+    job_progress(j, "compile", "starting the CUDA worker and compiling with NVRTC");
+    if (spawn_cuda_worker(j, &j->cand, co, err) < 0)
+        return -1;
+    return await_cuda_worker(j, err);
+}
+
+/* The fresh worker (j->hid), spawned: awaited. It compiles what the first
+ * one compiled, so a failure now is the candidate's doing (or the
+ * device's); it is answered in fixed words. */
+static int await_second(job *j, kiln_error *err)
+{
+    kiln_worker *w = &j->hid;
+    kiln_worker_await(w);
+    if (w->fault == KILN_FAULT_TIMEOUT || w->ready_status == KILN_ST_RESOURCE ||
+        w->ready_status == KILN_ST_COMPILE)
+        return job_conclude(j, "fail", "determinism", w->fault ? "timeout" : "resource-limit",
+                            "the candidate could not be loaded a second time");
+    if (w->fault || w->ready_status != KILN_ST_OK)
+        return kiln_fail(err, "the second CUDA worker could not start: %s",
+                         w->fault ? w->fault_msg : w->ready_info);
+    return 0;
+}
+
+/* The second worker's options: the candidate alone in hid/, (device
+ * resident) with the reference that checks it. */
+static kiln_worker_opts second_opts(const job *j, char dir[4200], char lib[4300], char ref[4300])
+{
+    snprintf(dir, 4200, "%s/hid", j->dir);
+    snprintf(lib, 4300, "%s/cand.cu", dir);
+    snprintf(ref, 4300, "%s/ref.cu", dir);
+    kiln_worker_opts o = {.dir = dir, .libs = {lib}, .nlibs = 1, .arena_bytes = 4096,
+                          .ref = device_resident(j) ? ref : NULL,
+                          .cpu_seconds = (unsigned)(j->o->job_timeout_ms / 1000 + 1),
+                          .start_timeout_ms = 120000, .cuda = 1,
+                          .dtype = kiln_dtype_name(j->o->dtype), .device = j->o->device};
+    return o;
+}
+
+/* Device-resident: the fresh worker was spawned beside the first, and
+ * serves determinism's second run and then the hidden stage: it has no
+ * arena, and its device buffers grow only as its calls need, so nothing
+ * its determinism call can observe depends on a hidden shape. */
+static int device_fresh_worker(job *j, int purpose, kiln_error *err)
+{
+    (void)purpose;
+    if (j->hid.awaited && !j->hid.fault && !j->hid.reaped)
+        return 0;   /* awaited already, for determinism */
+    return await_second(j, err);
+}
+
+/* Host-resident: started now, with an arena for the visible shapes
+ * (determinism's second run) or the hidden ones. */
+static int host_fresh_worker(job *j, int purpose, kiln_error *err)
+{
+    kiln_shape shapes[MAX_JOB_SHAPES];
+    int n = purpose == KILN_FRESH_HIDDEN ? job_hidden_shapes(j, shapes)
+                                         : job_visible_shapes(j, shapes);
+    kiln_worker_stop(&j->hid);
+    char dir[4200], lib[4300], ref[4300];
+    kiln_worker_opts o = second_opts(j, dir, lib, ref);
+    o.arena_bytes = kiln_arena_bytes(j->t, j->o->dtype, shapes, n, 0);
+    if (spawn_cuda_worker(j, &j->hid, &o, err) < 0)
+        return -1;
+    return await_second(j, err);
 }
 
 /* The callset's workers, launches and limits, once it is initialised. */
@@ -220,7 +299,15 @@ static int start_device_worker(job *j, kiln_error *err)
                            .cpu_seconds = (unsigned)(j->o->job_timeout_ms / 1000 + 1),
                            .start_timeout_ms = 120000, .report_scale = j->o->test_report_scale,
                            .cuda = 1, .dtype = kiln_dtype_name(j->o->dtype), .device = j->o->device};
-    int rc = start_cuda_worker(j, &co, err);
+    /* The second worker starts beside the first, both before the device
+     * lane is taken; it is awaited only when the hidden stage needs it. */
+    char hdir[4200], hlib[4300], href[4300];
+    kiln_worker_opts ho = second_opts(j, hdir, hlib, href);
+    job_progress(j, "compile", "starting the CUDA workers and compiling with NVRTC");
+    if (spawn_cuda_worker(j, &j->cand, &co, err) < 0 ||
+        spawn_cuda_worker(j, &j->hid, &ho, err) < 0)
+        return -1;
+    int rc = await_cuda_worker(j, err);
     if (rc)
         return rc;
     kiln_callset_init_device(&j->cs, j->t, j->o->dtype, kiln_secret_seed());
@@ -255,8 +342,8 @@ static int start_cuda_reference(job *j, const kiln_shape *shapes, int n, kiln_er
  * baseline in one CUDA worker, buffers through the arena. */
 static int start_host(job *j, kiln_error *err)
 {
-    kiln_shape shapes[MAX_JOB_SHAPES];
-    int n = job_all_shapes(j, shapes);
+    kiln_shape shapes[MAX_JOB_SHAPES], vis[KILN_MAX_SHAPES];
+    int n = job_all_shapes(j, shapes), nv = job_visible_shapes(j, vis);
     if ((cuda_reference(j) ? start_cuda_reference(j, shapes, n, err)
                            : job_start_reference(j, shapes, n, err)) < 0)
         return -1;
@@ -267,7 +354,7 @@ static int start_host(job *j, kiln_error *err)
     kiln_worker_opts co = {.dir = cdir, .libs = {clib, blib},
                            .nlibs = cuda_builtin_baseline(j) ? 1 : 2,
                            .builtin = cuda_builtin_baseline(j),
-                           .arena_bytes = kiln_arena_bytes(j->t, j->o->dtype, shapes, n, 0),
+                           .arena_bytes = kiln_arena_bytes(j->t, j->o->dtype, vis, nv, 0),
                            .cpu_seconds = (unsigned)(j->o->job_timeout_ms / 1000 + 1),
                            .start_timeout_ms = 120000,   /* device start-up and NVRTC */
                            .report_scale = j->o->test_report_scale, .cuda = 1,
@@ -287,17 +374,10 @@ static int start_host(job *j, kiln_error *err)
 static int determinism_on_device(job *j, const char *label, uint64_t first)
 {
     kiln_call_result res;
-    kiln_callset_run(&j->cs, 0, &res);
-    j->reported_ns += (double)res.elapsed_ns;
-    if (res.outcome != KILN_CALL_OK) {
-        const char *code = job_outcome_code(j, &res);
-        return job_conclude(j, "fail", "determinism", code, "%s, second run: %s", label, res.detail);
-    }
-    if (res.out_hash != first)
-        return job_conclude(j, "fail", "determinism", "nondeterministic",
-                        "%s: the same inputs gave bitwise different outputs on a second call",
-                        label);
-    return 0;
+    kiln_callset_run(&j->cs, 0, &res);   /* in the second worker (verify.c) */
+    if (res.outcome != KILN_CALL_OK)
+        return job_second_run_failed(j, label, &res);
+    return res.out_hash != first ? job_nondeterministic(j, label) : 0;
 }
 
 static int device_again(job *j, const char *label, const kiln_call_result *first,
@@ -493,6 +573,7 @@ const kiln_backend_ops kiln_backend_cuda = {
     .check_source = static_manifests,
     .build = stage_compile_cuda,
     .start = start_device_worker,
+    .fresh_worker = device_fresh_worker,
     .call = job_callset_call,
     .again = device_again,
     .time_shape = time_shape_device,
@@ -508,6 +589,7 @@ const kiln_backend_ops kiln_backend_cuda_host = {
     .check_source = static_manifests,
     .build = stage_compile_cuda,
     .start = start_host,
+    .fresh_worker = host_fresh_worker,
     .call = job_callset_call,
     .again = job_again_host,
     .time_shape = host_time_shape,
