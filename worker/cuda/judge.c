@@ -5,12 +5,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "judge_abi.h"
 #include "judge_src.h"     /* kiln_judge_src: judge_abi.h + kiln_judge.cu, built in */
 #include "nvrtc_build.h"
 
 #define GUARD 512          /* guard bytes before and after every buffer */
+#define SHIFT_STEPS 256    /* a buffer starts 0 .. 255 times 256 bytes into its allocation */
 
 _Static_assert(KILN_JUDGE_ACC_STEP == KILN_WORKER_MAX_ARGS, "one accumulator per argument");
 #define BLOCK 256
@@ -42,11 +46,34 @@ static CUresult judge_compile(kiln_judge *j, const char *arch, const char *cuda_
     return r;
 }
 
+/* The worker's own random numbers: what slot holds which set, and where
+ * its buffers start. Not the call's key, which the verifier chose and
+ * which two workers share for the same inputs. */
+static uint64_t next_random(kiln_judge *j)
+{
+    uint64_t x = j->rng;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    j->rng = x;
+    return x * 0x2545F4914F6CDD1Dull;
+}
+
+static void seed_random(kiln_judge *j)
+{
+    uint64_t s = 0;
+    if (getrandom(&s, sizeof s, 0) != (ssize_t)sizeof s)
+        s = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32) ^ (uint64_t)clock();
+    j->rng = s | 1;
+    j->shift = (size_t)(next_random(j) % SHIFT_STEPS) * 256;
+}
+
 int kiln_judge_open(kiln_judge *j, CUdevice dev, const char *arch, const char *cuda_include,
                     char *info, size_t len)
 {
     CUresult r = CUDA_ERROR_NO_BINARY_FOR_GPU;
     info[0] = '\0';
+    seed_random(j);
     if (kiln_judge_fatbin_len > 0)
         r = cuModuleLoadData(&j->mod, kiln_judge_fatbin);
     if (r != CUDA_SUCCESS)
@@ -119,7 +146,7 @@ int kiln_judge_alloc(kiln_judge *j, const kiln_call_req *rq, int need_gold, char
         if (!d->role)
             continue;
         j->stride[a] = padded(data_bytes(d));
-        if (kiln_dbuf_ensure(&j->data[a], j->stride[a] * dv->sets, info, len) < 0)
+        if (kiln_dbuf_ensure(&j->data[a], j->shift + j->stride[a] * dv->sets, info, len) < 0)
             return KILN_ST_RESOURCE;
         kiln_dbuf *ref = d->role == 1 ? &j->exact[a] : &j->gold[a];
         size_t bytes = (size_t)j->chunk * d->elems * sizeof(double);
@@ -128,14 +155,43 @@ int kiln_judge_alloc(kiln_judge *j, const kiln_call_req *rq, int need_gold, char
     }
     size_t accs = (size_t)dv->sets * KILN_JUDGE_ACC_STEP * sizeof(kiln_judge_acc);
     if (kiln_dbuf_ensure(&j->acc, accs, info, len) < 0 ||
-        kiln_dbuf_ensure(&j->flags, (size_t)dv->sets * 3 * sizeof(uint32_t), info, len) < 0)
+        kiln_dbuf_ensure(&j->flags, (size_t)dv->sets * 3 * sizeof(uint32_t), info, len) < 0 ||
+        kiln_dbuf_ensure(&j->slots, sizeof j->slot, info, len) < 0)
         return KILN_ST_RESOURCE;
     return KILN_ST_OK;
 }
 
+/* Slot 0 of arg's buffer (its leading guard). */
+static CUdeviceptr slot0(const kiln_judge *j, uint32_t arg)
+{
+    return j->data[arg].p + j->shift;
+}
+
 CUdeviceptr kiln_judge_data(const kiln_judge *j, uint32_t set, uint32_t arg)
 {
-    return j->data[arg].p + set * j->stride[arg] + GUARD;
+    return slot0(j, arg) + (size_t)j->slot[arg][set] * j->stride[arg] + GUARD;
+}
+
+/* slot[a][set0 ..] on the device. */
+static kiln_u64 slots_of(const kiln_judge *j, uint32_t a, uint32_t set0)
+{
+    return j->slots.p + ((size_t)a * KILN_MAX_SETS + set0) * sizeof(uint32_t);
+}
+
+/* A fresh permutation of the sets' slots for every argument (Fisher-Yates). */
+static CUresult draw_slots(kiln_judge *j, const kiln_call_req *rq)
+{
+    uint32_t sets = rq->dev.sets;
+    for (uint32_t a = 0; a < KILN_WORKER_MAX_ARGS; a++) {
+        for (uint32_t s = 0; s < sets; s++)
+            j->slot[a][s] = s;
+        for (uint32_t s = sets; s > 1; s--) {
+            uint32_t k = (uint32_t)(next_random(j) % s), t = j->slot[a][s - 1];
+            j->slot[a][s - 1] = j->slot[a][k];
+            j->slot[a][k] = t;
+        }
+    }
+    return cuMemcpyHtoD(j->slots.p, j->slot, sizeof j->slot);
 }
 
 CUdeviceptr kiln_judge_ref(const kiln_judge *j, const kiln_call_req *rq, uint32_t arg, uint32_t set)
@@ -170,14 +226,16 @@ static uint32_t stream_of(uint32_t set, uint32_t arg)
     return set * KILN_WORKER_MAX_ARGS + arg;
 }
 
-static kiln_gen_spec gen_spec(const kiln_call_req *rq, uint32_t set0, uint32_t a)
+static kiln_gen_spec gen_spec(const kiln_judge *j, const kiln_call_req *rq, uint32_t set0,
+                              uint32_t a)
 {
     const kiln_wire_data *d = &rq->dev.data[a];
     kiln_gen_spec g = {.key0 = rq->dev.key[0], .key1 = rq->dev.key[1],
                        .stream = stream_of(set0, a), .stream_step = KILN_WORKER_MAX_ARGS,
                        .dtype = d->dtype, .dist = d->dist, .pattern = d->pattern, .a = d->a,
                        .b = d->b, .scale = d->scale, .offset = d->offset,
-                       .n = (kiln_i64)d->elems, .row_len = (kiln_i64)d->row_len};
+                       .n = (kiln_i64)d->elems, .row_len = (kiln_i64)d->row_len,
+                       .slots = slots_of(j, a, set0)};
     return g;
 }
 
@@ -190,7 +248,7 @@ static CUdeviceptr flags_of(const kiln_judge *j, uint32_t set)
 static CUresult guards(kiln_judge *j, const kiln_call_req *rq, uint32_t set0, uint32_t n,
                        uint32_t a, int check, CUstream st)
 {
-    CUdeviceptr base = j->data[a].p + set0 * j->stride[a], f = flags_of(j, set0);
+    CUdeviceptr base = slot0(j, a) + set0 * j->stride[a], f = flags_of(j, set0);
     kiln_u64 stride = j->stride[a];
     kiln_i64 guard = GUARD, bytes = (kiln_i64)data_bytes(&rq->dev.data[a]);
     kiln_u64 k0 = rq->dev.key[0], k1 = rq->dev.key[1];
@@ -215,21 +273,23 @@ static CUresult poison(CUdeviceptr p, size_t bytes, uint32_t dtype, CUstream st)
 CUresult kiln_judge_stage(kiln_judge *j, const kiln_call_req *rq, CUstream st)
 {
     uint32_t sets = rq->dev.sets;
-    CUresult r = cuMemsetD32Async(j->flags.p, 0, (size_t)sets * 3, st);
+    CUresult r = draw_slots(j, rq);
+    if (r == CUDA_SUCCESS)
+        r = cuMemsetD32Async(j->flags.p, 0, (size_t)sets * 3, st);
     for (uint32_t a = 0; a < rq->nargs && r == CUDA_SUCCESS; a++) {
         const kiln_wire_data *d = &rq->dev.data[a];
         if (!d->role)
             continue;
         if (d->role == 1) {
-            kiln_gen_spec g = gen_spec(rq, 0, a);
-            CUdeviceptr data = kiln_judge_data(j, 0, a), none = 0;
+            kiln_gen_spec g = gen_spec(j, rq, 0, a);
+            CUdeviceptr data = slot0(j, a) + GUARD, none = 0;
             kiln_u64 stride = j->stride[a];
             unsigned bit = 0;
             int check = 0;
             void *args[] = {&g, &data, &stride, &none, &none, &bit, &check};
             r = launch(j, j->gen, d->elems, sets, 1, st, args);
         } else {
-            r = poison(j->data[a].p, j->stride[a] * sets, d->dtype, st);
+            r = poison(slot0(j, a), j->stride[a] * sets, d->dtype, st);
         }
         if (r == CUDA_SUCCESS)
             r = guards(j, rq, 0, sets, a, 0, st);
@@ -253,8 +313,8 @@ CUresult kiln_judge_inputs(kiln_judge *j, const kiln_call_req *rq, uint32_t set0
         if (r != CUDA_SUCCESS)
             break;
         if (d->role == 1) {
-            kiln_gen_spec g = gen_spec(rq, set0, a);
-            CUdeviceptr data = kiln_judge_data(j, set0, a);
+            kiln_gen_spec g = gen_spec(j, rq, set0, a);
+            CUdeviceptr data = slot0(j, a) + GUARD;
             CUdeviceptr exact = rq->dev.check ? j->exact[a].p : 0;
             kiln_u64 stride = j->stride[a];
             unsigned bit = 1u << a;
@@ -268,10 +328,12 @@ CUresult kiln_judge_inputs(kiln_judge *j, const kiln_call_req *rq, uint32_t set0
     return r;
 }
 
-static kiln_cmp_spec cmp_spec(const kiln_call_req *rq, uint32_t a)
+static kiln_cmp_spec cmp_spec(const kiln_judge *j, const kiln_call_req *rq, uint32_t a,
+                              uint32_t set0)
 {
     kiln_cmp_spec c = {.dtype = rq->dev.data[a].dtype, .n = (kiln_i64)rq->dev.data[a].elems,
-                       .budget_ulps = rq->dev.budget_ulps, .floor_rel = rq->dev.floor_rel};
+                       .budget_ulps = rq->dev.budget_ulps, .floor_rel = rq->dev.floor_rel,
+                       .slots = slots_of(j, a, set0)};
     return c;
 }
 
@@ -283,9 +345,9 @@ CUresult kiln_judge_compare(kiln_judge *j, const kiln_call_req *rq, uint32_t set
         if (rq->dev.data[a].role != 2)
             continue;
         CUdeviceptr acc = j->acc.p + ((size_t)set0 * KILN_JUDGE_ACC_STEP + a) * sizeof(kiln_judge_acc);
-        CUdeviceptr out = kiln_judge_data(j, set0, a), gold = j->gold[a].p;
+        CUdeviceptr out = slot0(j, a) + GUARD, gold = j->gold[a].p;
         kiln_u64 stride = j->stride[a];
-        kiln_cmp_spec c = cmp_spec(rq, a);
+        kiln_cmp_spec c = cmp_spec(j, rq, a, set0);
         kiln_i64 elems = c.n;
         void *am[] = {&gold, &elems, &acc};
         void *cm[] = {&c, &out, &stride, &gold, &acc};

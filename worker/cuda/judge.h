@@ -18,10 +18,17 @@ typedef struct kiln_dbuf {
     size_t cap;
 } kiln_dbuf;
 
-/* Each argument's sets lie back to back in one buffer, a fixed stride
- * apart (guard, data, guard), so one launch of kiln's kernels draws or
- * checks every set (blockIdx.y is the set). The reference works on a chunk
- * of sets at a time: as many as fit in KILN_JUDGE_REF_BYTES of doubles. */
+/* Each argument's sets lie in slots of one buffer, a fixed stride apart
+ * (guard, data, guard), so one launch of kiln's kernels draws or checks
+ * every set (blockIdx.y is the set). Which slot holds which set is drawn
+ * afresh for every call and every argument, from the worker's own random
+ * source: a kernel that finds the other slots (they are a stride apart)
+ * cannot tell which x goes with which y, so the launch for one set can
+ * neither do another set's work nor find it done (issue: cross-set
+ * batching). Every buffer also starts at a random multiple of 256 bytes
+ * from its allocation, drawn once per worker, so two workers put the same
+ * inputs at different addresses. The reference works on a chunk of sets
+ * at a time: as many as fit in KILN_JUDGE_REF_BYTES of doubles. */
 typedef struct kiln_judge {
     CUmodule mod;
     CUfunction gen, guard, absmax, compare, worst, worst_values, acc_init;
@@ -33,6 +40,10 @@ typedef struct kiln_judge {
     uint32_t chunk;                                 /* sets per reference chunk */
     kiln_dbuf acc;                                  /* kiln_judge_acc [sets][MAX_ARGS] */
     kiln_dbuf flags;                                /* u32 [sets][3] */
+    uint32_t slot[KILN_WORKER_MAX_ARGS][KILN_MAX_SETS];   /* set -> slot, this call */
+    kiln_dbuf slots;                                /* the same on the device */
+    size_t shift;                                   /* every buffer's start, this worker */
+    uint64_t rng;                                   /* xorshift state, from getrandom */
 } kiln_judge;
 
 #define KILN_JUDGE_REF_BYTES ((size_t)1 << 30)
@@ -52,15 +63,15 @@ int kiln_judge_open(kiln_judge *j, CUdevice dev, const char *arch, const char *c
 int kiln_judge_alloc(kiln_judge *j, const kiln_call_req *rq, int need_gold, char *info,
                      size_t len);
 
-/* Where arg's data of a set starts (256-byte aligned), and where the
+/* Where arg's data of a set starts (in its slot; 256-byte aligned), and where the
  * reference reads and writes it for a set (doubles; the set's place in
  * its chunk). */
 CUdeviceptr kiln_judge_data(const kiln_judge *j, uint32_t set, uint32_t arg);
 CUdeviceptr kiln_judge_ref(const kiln_judge *j, const kiln_call_req *rq, uint32_t arg,
                            uint32_t set);
 
-/* Before the launches: draw every set's inputs, poison its outputs, lay
- * its guards. */
+/* Before the launches: draw which slot holds each set, draw every set's
+ * inputs, poison its outputs, lay its guards. */
 CUresult kiln_judge_stage(kiln_judge *j, const kiln_call_req *rq, CUstream st);
 
 /* After the launches, per chunk of n sets from set0: check inputs and

@@ -37,11 +37,15 @@ typedef struct kiln_gen_spec {
     double scale, offset;    /* variant: value * scale + offset (1 and 0 without one) */
     kiln_i64 n;              /* elements */
     kiln_i64 row_len;        /* the last dim, for constant rows */
+    kiln_u64 slots;          /* device address of kiln_u32[sets]: set y's buffer is slot
+                                slots[y] (judge.h says why the order is drawn) */
 } kiln_gen_spec;
 
 /* The kernels that take many sets at once work on set blockIdx.y: its
- * buffer lies a fixed stride after the first set's, its accumulator
- * KILN_JUDGE_ACC_STEP after, and its flags three words after. */
+ * buffer is slot slots[y] of the argument's buffer, slots lying a fixed
+ * stride apart; its accumulator KILN_JUDGE_ACC_STEP after the previous
+ * set's, and its flags three words after. The guards are laid and checked
+ * slot by slot (blockIdx.y is then the slot). */
 #define KILN_JUDGE_ACC_STEP 16   /* = KILN_WORKER_MAX_ARGS */
 
 /* One output buffer of one input set, compared with its gold. Counters are
@@ -65,6 +69,7 @@ typedef struct kiln_cmp_spec {
     kiln_i64 n;
     double budget_ulps;
     double floor_rel;        /* errors are measured at max(|g|, floor_rel * max|g|) */
+    kiln_u64 slots;          /* as kiln_gen_spec's */
 } kiln_cmp_spec;
 
 #endif

@@ -134,13 +134,13 @@ __device__ __forceinline__ double bits_value(unsigned dt, kiln_u64 b)
 /* Draw a buffer (check == 0), or check that it still holds what was drawn
  * and write the exact values to exact where given (check == 1): a changed element sets
  * bit in the set's first flag. Set blockIdx.y draws from stream
- * s.stream + y * s.stream_step, at buf + y * stride (exact + y * s.n). */
+ * s.stream + y * s.stream_step, at buf + slots[y] * stride (exact + y * s.n). */
 extern "C" __global__ void kiln_gen(kiln_gen_spec s, unsigned char *buf, kiln_u64 stride,
                                     double *exact, unsigned *flags, unsigned bit, int check)
 {
     unsigned y = blockIdx.y;
     s.stream += y * s.stream_step;
-    void *b = buf + (kiln_u64)y * stride;
+    void *b = buf + (kiln_u64)((const kiln_u32 *)s.slots)[y] * stride;
     kiln_i64 step = (kiln_i64)gridDim.x * blockDim.x;
     int bad = 0;
     for (kiln_i64 i = (kiln_i64)blockIdx.x * blockDim.x + threadIdx.x; i < s.n; i += step) {
@@ -274,7 +274,7 @@ extern "C" __global__ void kiln_acc_init(kiln_judge_acc *acc, unsigned n)
     }
 }
 
-/* Set blockIdx.y of the comparison kernels: its output at out + y * stride
+/* Set blockIdx.y of the comparison kernels: its output at out + slots[y] * stride
  * (bytes), its gold at gold + y * n, its accumulator at acc + y * STEP. */
 struct set_view {
     const void *out;
@@ -282,10 +282,11 @@ struct set_view {
     kiln_judge_acc *acc;
 };
 
-__device__ __forceinline__ set_view set_of(const void *out, kiln_u64 stride, const double *gold,
-                                           kiln_i64 n, kiln_judge_acc *acc)
+__device__ __forceinline__ set_view set_of(const void *out, kiln_u64 stride, kiln_u64 slots,
+                                           const double *gold, kiln_i64 n, kiln_judge_acc *acc)
 {
-    set_view v = {(const unsigned char *)out + (kiln_u64)blockIdx.y * stride,
+    kiln_u64 slot = ((const kiln_u32 *)slots)[blockIdx.y];
+    set_view v = {(const unsigned char *)out + slot * stride,
                   gold + (kiln_i64)blockIdx.y * n, acc + blockIdx.y * KILN_JUDGE_ACC_STEP};
     return v;
 }
@@ -309,7 +310,7 @@ extern "C" __global__ void kiln_absmax(const double *gold, kiln_i64 n, kiln_judg
 extern "C" __global__ void kiln_compare(kiln_cmp_spec s, const void *out0, kiln_u64 stride,
                                         const double *gold0, kiln_judge_acc *acc0)
 {
-    set_view v = set_of(out0, stride, gold0, s.n, acc0);
+    set_view v = set_of(out0, stride, s.slots, gold0, s.n, acc0);
     const void *out = v.out;
     const double *gold = v.gold;
     kiln_judge_acc *acc = v.acc;
@@ -364,7 +365,7 @@ extern "C" __global__ void kiln_compare(kiln_cmp_spec s, const void *out0, kiln_
 extern "C" __global__ void kiln_worst(kiln_cmp_spec s, const void *out0, kiln_u64 stride,
                                       const double *gold0, kiln_judge_acc *acc0)
 {
-    set_view v = set_of(out0, stride, gold0, s.n, acc0);
+    set_view v = set_of(out0, stride, s.slots, gold0, s.n, acc0);
     if (v.acc->over_budget == 0 && v.acc->first_hard == ~0ull)
         return;   /* a set that passed: where its largest error lies is never reported */
     double gmax = __longlong_as_double((long long)v.acc->gmax_bits);
@@ -383,7 +384,7 @@ extern "C" __global__ void kiln_worst(kiln_cmp_spec s, const void *out0, kiln_u6
 extern "C" __global__ void kiln_worst_values(kiln_cmp_spec s, const void *out0, kiln_u64 stride,
                                              const double *gold0, kiln_judge_acc *acc0)
 {
-    set_view v = set_of(out0, stride, gold0, s.n, acc0);
+    set_view v = set_of(out0, stride, s.slots, gold0, s.n, acc0);
     kiln_u64 i = v.acc->first_hard != ~0ull ? v.acc->first_hard : v.acc->worst_index;
     if (threadIdx.x != 0 || blockIdx.x != 0 || i == ~0ull || (kiln_i64)i >= s.n)
         return;
