@@ -11,7 +11,7 @@
  * there is no NVIDIA GPU or the kiln build has no CUDA worker
  * (kiln-worker-cuda next to kiln). A CPU plant runs on the task's default
  * group unless it names one. Optional: kiln-max-speedup (a pass claims no
- * more than this geomean), kiln-forbid (text that must appear nowhere in
+ * more than this geomean), kiln-min-speedup (nor less), kiln-forbid (text that must appear nowhere in
  * kiln's output, such as what the plant printed on a hidden shape). */
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -25,6 +25,8 @@
 typedef struct expect {
     char task[64], status[16], stages[256], codes[256], dtype[16], group[64];
     char max_speedup[32];   /* a pass must not claim more than this geomean speedup */
+    char min_speedup[32];   /* ... nor less than this (a plant that slows itself only
+                               where kiln must never time it) */
     char forbid[64];        /* text that must appear nowhere in kiln's output */
 } expect;
 
@@ -54,6 +56,7 @@ static int read_expect(const char *path, expect *e)
         header_value(line, "kiln-dtype:", e->dtype, sizeof e->dtype);
         header_value(line, "kiln-group:", e->group, sizeof e->group);
         header_value(line, "kiln-max-speedup:", e->max_speedup, sizeof e->max_speedup);
+        header_value(line, "kiln-min-speedup:", e->min_speedup, sizeof e->min_speedup);
         header_value(line, "kiln-forbid:", e->forbid, sizeof e->forbid);
     }
     fclose(f);
@@ -97,7 +100,8 @@ static char *run_kiln(int argc, char **argv, const expect *e, int *exit_code)
      * 1.3x plant once measured 2.08x in 300 ms on a busy machine). */
     char cmd[8192];
     size_t u = (size_t)snprintf(cmd, sizeof cmd, "'%s' verify '%s' --task %s --json --no-daemon --timing-ms %d",
-                                argv[1], argv[2], e->task, e->max_speedup[0] ? 1000 : 300);
+                                argv[1], argv[2], e->task,
+                                e->max_speedup[0] || e->min_speedup[0] ? 1000 : 300);
     if (is_cuda_plant(argv[2]))
         u += (size_t)snprintf(cmd + u, sizeof cmd - u, " --backend cuda --dtype %s --group %s",
                               e->dtype, e->group[0] ? e->group : "small");
@@ -159,6 +163,10 @@ int main(int argc, char **argv)
                                                               "geomean_speedup"));
     if (ok && e.max_speedup[0] && !(geomean <= atof(e.max_speedup))) {
         printf("geomean speedup %.2fx is above the plant's ceiling %s\n", geomean, e.max_speedup);
+        ok = 0;
+    }
+    if (ok && e.min_speedup[0] && !(geomean >= atof(e.min_speedup))) {
+        printf("geomean speedup %.2fx is below the plant's floor %s\n", geomean, e.min_speedup);
         ok = 0;
     }
     if (ok && e.forbid[0] && strstr(out, e.forbid)) {
