@@ -335,7 +335,7 @@ static int stage_second(job *j, const kiln_call_result *first, const char *label
         j->cs.hidden = 0;
         j->cs.cand = &j->cand;
     }
-    kiln_worker_stop(&j->hid);
+    kiln_worker_kill(&j->hid);   /* reaped when the job ends, while timing runs */
     j->second_calls = j->cs.calls - calls0;
     j->second_ns = kiln_mono_ns() - t0;
     return rc;

@@ -565,6 +565,12 @@ int kiln_worker_call(kiln_worker *w, const kiln_call_req *rq, int timeout_ms,
     return 0;
 }
 
+void kiln_worker_kill(kiln_worker *w)
+{
+    if (w->pid > 0 && !w->reaped)
+        kill(-w->pid, SIGKILL);
+}
+
 void kiln_worker_stop(kiln_worker *w)
 {
     if (w->req_fd >= 0)

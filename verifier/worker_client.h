@@ -113,6 +113,10 @@ size_t kiln_worker_log_since(const kiln_worker *w, long long from, char *buf, si
  * make sure it is gone. */
 void kiln_worker_fault(kiln_worker *w, kiln_fault f, const char *msg);
 
+/* Kill the process group now, without waiting for it to go (a CUDA
+ * worker's exit tears its context down, which takes a while): a later
+ * kiln_worker_stop reaps it. */
+void kiln_worker_kill(kiln_worker *w);
 /* Close, give it a moment to exit, kill the process group, reap. Idempotent. */
 void kiln_worker_stop(kiln_worker *w);
 
