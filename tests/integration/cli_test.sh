@@ -145,8 +145,8 @@ run verify "$STARTER" --task rmsnorm "${FAST[@]}"
 expect_rc 0
 expect_out '(^|[^a-z])pass([^a-z]|$)'
 expect_out -F 'rows=32 cols=1024'
-expect_out '^h[0-9]+ +hidden'
-finish "starter passes (table shows pass, visible dims and hidden rows)"
+expect_out '^hidden shapes: [0-9]+, all passed$'
+finish "starter passes (table shows pass, visible dims and the hidden stage's one line)"
 
 # ---------------------------------------------------------------------------
 # 3. JSON verdict of the starter; no hidden-only size leaks
