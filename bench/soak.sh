@@ -32,8 +32,10 @@ trap 'kill $dpid 2>/dev/null; wait $dpid 2>/dev/null; rm -rf "$tmp"' EXIT
 # three escape attempts (file, socket, fork), a memory bomb, a compiler
 # bomb, a crash that prints its dims; three that attack from inside but
 # must come out as the honest kernels they otherwise are (a disk fill and
-# two baseline tamperings); and one that takes the shared core between its
-# calls, which must be suspect.
+# two baseline tamperings); one that takes the shared core between its
+# calls, which must be suspect; and the hidden-shape routes of issue 30
+# (a failure or a slowdown chosen after a hidden call, the arena probe, a
+# replayed determinism run), with the group whose visible shapes they know.
 plants=(
   "kernels/rmsnorm/cpu/starter.c pass ok"
   "tests/redteam/cpu/rmsnorm_honest_unroll8.c pass ok"
@@ -56,6 +58,11 @@ plants=(
   "tests/redteam/cpu/rmsnorm_27_swap_baseline.c pass ok"
   "tests/redteam/cpu/rmsnorm_27_overwrite_baseline.c pass ok"
   "tests/redteam/cpu/rmsnorm_27_steal_core.c suspect timer-disagreement"
+  "tests/redteam/cpu/rmsnorm_30_hidden_then_fail.c pass ok prefill"
+  "tests/redteam/cpu/rmsnorm_30_hidden_then_slow.c pass ok prefill"
+  "tests/redteam/cpu/rmsnorm_30_arena_probe.c fail wrong-output prefill"
+  "tests/redteam/cpu/rmsnorm_30_replay_nondeterministic.c fail nondeterministic"
+  "tests/redteam/cpu/rmsnorm_honest_print_once.c pass ok"
 )
 
 # CUDA: honest kernels, and a plant of each class the CUDA backend meets
@@ -76,6 +83,10 @@ cuda_plants=(
   tests/redteam/cuda/rmsnorm_27_gold_hunt.cu
   tests/redteam/cuda/rmsnorm_28_compiler_bomb.cu
   tests/redteam/cuda/rmsnorm_28_hidden_printf.cu
+  tests/redteam/cuda/rmsnorm_30_hidden_then_unwritten.cu
+  tests/redteam/cuda/rmsnorm_30_hidden_then_slow.cu
+  tests/redteam/cuda/rmsnorm_30_replay_nondeterministic.cu
+  tests/redteam/cuda/rmsnorm_honest_print_once.cu
 )
 if [ "$BACKEND" = cuda ]; then
   plants=()
@@ -103,9 +114,11 @@ fds0=$(ls /proc/$dpid/fd 2>/dev/null | wc -l)
 client() {   # client INDEX: runs every CLIENTS-th job
   local i=$1 n=0
   for ((j = i; j < JOBS; j += CLIENTS)); do
-    read -r file want code <<<"${plants[j % ${#plants[@]}]}"
+    read -r file want code group <<<"${plants[j % ${#plants[@]}]}"
+    local args=("${verify_args[@]}")
+    [ -n "$group" ] && args+=(--group "$group")   # a plant that knows a group's visible shapes
     t0=$(date +%s.%N)
-    out=$("$KILN" verify "$file" --task rmsnorm "${verify_args[@]}" --timing-ms 100 \
+    out=$("$KILN" verify "$file" --task rmsnorm "${args[@]}" --timing-ms 100 \
            --socket "$sock" --json 2>>"$tmp/client.err")
     t1=$(date +%s.%N)
     got=$(grep -m1 '"status"' <<<"$out" | sed 's/.*"status":[[:space:]]*"\([a-z]*\)".*/\1/')
