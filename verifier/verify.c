@@ -21,6 +21,7 @@
 #include "job.h"
 #include "paths.h"
 #include "rng.h"
+#include "safe_text.h"
 #include "timing.h"
 
 /* ---- static and compile ------------------------------------------------- */
@@ -54,6 +55,39 @@ static int candidate_preconds(job *j, const char *src, size_t len)
     return 0;
 }
 
+/* A source is text: UTF-8 with no control but tab, newline, carriage
+ * return and form feed, and no bidirectional-text control. Nothing honest
+ * needs more (a string literal spells an escape as \x1b), and what a
+ * source holds reaches terminals, notes and prompts: the compiler quotes
+ * it, `kiln review` shows it, a model reads it (an ESC or a bidi override
+ * can make it read otherwise than it compiles). 1 with why set when not. */
+static int not_text(const unsigned char *src, size_t len, char *why, size_t wlen)
+{
+    size_t at = 0;
+    unsigned value = 0;
+    kiln_text_fault f = kiln_text_first_unsafe((const char *)src, len, "\r\f", &at, &value);
+    if (f == KILN_TEXT_SAFE)
+        return 0;
+    size_t line = 1, col = 1;
+    for (size_t i = 0; i < at; i++, col++)
+        if (src[i] == '\n')
+            line++, col = 0;
+    char what[64];
+    if (f == KILN_TEXT_BAD_UTF8)
+        snprintf(what, sizeof what, "a byte that is not UTF-8 (0x%02x)", value);
+    else if (f == KILN_TEXT_BIDI)
+        snprintf(what, sizeof what, "a bidirectional-text control (U+%04X)", value);
+    else if (value == 0)
+        snprintf(what, sizeof what, "a NUL byte");
+    else
+        snprintf(what, sizeof what, value > 0x7f ? "a control character (U+%04X)"
+                                                 : "a control character (0x%02x)", value);
+    snprintf(why, wlen, "the source contains %s at line %zu, column %zu: a source must be "
+             "UTF-8 text, with no control but tab, newline, carriage return and form feed",
+             what, line, col);
+    return 1;
+}
+
 static int stage_static(job *j, kiln_error *err)
 {
     unsigned char *src = NULL;
@@ -69,13 +103,14 @@ static int stage_static(job *j, kiln_error *err)
     }
     kiln_sha256_hex(src, len, j->v->source_sha256);
     int rc = 0;
+    char why[300];
     if (len > SOURCE_LIMIT)
         rc = job_conclude(j, "fail", "static", "too-large", "the source is larger than %d KiB",
                       SOURCE_LIMIT / 1024);
     else if (len == 0)
         rc = job_conclude(j, "fail", "static", "empty", "the source file is empty");
-    else if (memchr(src, 0, len))
-        rc = job_conclude(j, "fail", "static", "not-text", "the source contains NUL bytes");
+    else if (not_text(src, len, why, sizeof why))
+        rc = job_conclude(j, "fail", "static", "not-text", "%s", why);
     else if (j->ops->check_source)
         rc = j->ops->check_source(j, (const char *)src, len, err);
     if (rc == 0)
@@ -597,6 +632,7 @@ int kiln_verify(const kiln_verify_opts *given, kiln_verdict *v, kiln_error *err)
     }
     if (rc >= 0)
         finish_status(j);
+    kiln_verdict_clean(v);   /* no candidate bytes leave raw (safe_text.h) */
     v->seconds = (double)(kiln_mono_ns() - t0) / 1e9;
     if (j->dir[0] && !o->keep_dir)
         kiln_remove_tree(j->dir);
