@@ -143,3 +143,31 @@ kiln_text_fault kiln_text_first_unsafe(const char *s, size_t n, const char *allo
     }
     return KILN_TEXT_SAFE;
 }
+
+int kiln_text_where_unsafe(const char *s, size_t n, const char *allow, char *buf, size_t len)
+{
+    size_t at = 0;
+    unsigned value = 0;
+    kiln_text_fault f = kiln_text_first_unsafe(s, n, allow, &at, &value);
+    if (len)
+        buf[0] = '\0';
+    if (f == KILN_TEXT_SAFE)
+        return 0;
+    size_t line = 1, col = 1;
+    for (size_t i = 0; i < at; i++, col++)
+        if (s[i] == '\n')
+            line++, col = 0;
+    char what[64];
+    if (f == KILN_TEXT_BAD_UTF8)
+        snprintf(what, sizeof what, "a byte that is not UTF-8 (0x%02x)", value);
+    else if (f == KILN_TEXT_BIDI)
+        snprintf(what, sizeof what, "a bidirectional-text control (U+%04X)", value);
+    else if (value == 0)
+        snprintf(what, sizeof what, "a NUL byte");
+    else if (value > 0x7f)
+        snprintf(what, sizeof what, "a control character (U+%04X)", value);
+    else
+        snprintf(what, sizeof what, "a control character (0x%02x)", value);
+    snprintf(buf, len, "%s at line %zu, column %zu", what, line, col);
+    return 1;
+}

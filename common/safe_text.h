@@ -46,4 +46,9 @@ void kiln_safe_text_inplace(char *s, size_t cap);
 kiln_text_fault kiln_text_first_unsafe(const char *s, size_t n, const char *allow, size_t *at,
                                        unsigned *value);
 
+/* That first unit in words, into buf: "a control character (0x1b) at line
+ * 3, column 11" (columns count bytes). 1 when there is one, else 0 (buf
+ * empty). */
+int kiln_text_where_unsafe(const char *s, size_t n, const char *allow, char *buf, size_t len);
+
 #endif

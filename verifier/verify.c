@@ -63,28 +63,11 @@ static int candidate_preconds(job *j, const char *src, size_t len)
  * can make it read otherwise than it compiles). 1 with why set when not. */
 static int not_text(const unsigned char *src, size_t len, char *why, size_t wlen)
 {
-    size_t at = 0;
-    unsigned value = 0;
-    kiln_text_fault f = kiln_text_first_unsafe((const char *)src, len, "\r\f", &at, &value);
-    if (f == KILN_TEXT_SAFE)
+    char where[128];
+    if (!kiln_text_where_unsafe((const char *)src, len, "\r\f", where, sizeof where))
         return 0;
-    size_t line = 1, col = 1;
-    for (size_t i = 0; i < at; i++, col++)
-        if (src[i] == '\n')
-            line++, col = 0;
-    char what[64];
-    if (f == KILN_TEXT_BAD_UTF8)
-        snprintf(what, sizeof what, "a byte that is not UTF-8 (0x%02x)", value);
-    else if (f == KILN_TEXT_BIDI)
-        snprintf(what, sizeof what, "a bidirectional-text control (U+%04X)", value);
-    else if (value == 0)
-        snprintf(what, sizeof what, "a NUL byte");
-    else
-        snprintf(what, sizeof what, value > 0x7f ? "a control character (U+%04X)"
-                                                 : "a control character (0x%02x)", value);
-    snprintf(why, wlen, "the source contains %s at line %zu, column %zu: a source must be "
-             "UTF-8 text, with no control but tab, newline, carriage return and form feed",
-             what, line, col);
+    snprintf(why, wlen, "the source contains %s: a source must be UTF-8 text, with no control "
+             "but tab, newline, carriage return and form feed", where);
     return 1;
 }
 
