@@ -115,6 +115,15 @@ static void test_first_unsafe(void **state)
     assert_int_equal(kiln_text_first_unsafe("x\xe2\x80\xaey", 5, "", &at, &v), KILN_TEXT_BIDI);
     assert_int_equal(at, 1);
     assert_int_equal(v, 0x202e);
+    char where[128];
+    assert_int_equal(kiln_text_where_unsafe(src, strlen(src), "\r\f", where, sizeof where), 1);
+    assert_string_equal(where, "a control character (0x1b) at line 3, column 4");
+    assert_int_equal(kiln_text_where_unsafe("ab\ncd\xc2\x85", 7, "", where, sizeof where), 1);
+    assert_string_equal(where, "a control character (U+0085) at line 2, column 3");
+    assert_int_equal(kiln_text_where_unsafe("a\0", 2, "", where, sizeof where), 1);
+    assert_string_equal(where, "a NUL byte at line 1, column 2");
+    assert_int_equal(kiln_text_where_unsafe("ok\r\n", 4, "\r", where, sizeof where), 0);
+    assert_string_equal(where, "");
 }
 
 /* This test's own check: valid UTF-8 (RFC 3629), no C0 control but \n and
