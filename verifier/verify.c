@@ -359,7 +359,7 @@ static int stage_timing(job *j, kiln_error *err)
 }
 
 /* Fault injection for the tests of the floor (tests/integration/
- * roofline_test.sh): KILN_TEST_BANDWIDTH_SCALE in (0, 1] scales the measured
+ * roofline_test.sh): KILN_TEST_BANDWIDTH_SCALE in (0, 1) scales the measured
  * bandwidth down, as a machine busy through every reading would measure
  * it. Only down: it can make a floor stricter, never more lenient. */
 static double bandwidth_scale(void)

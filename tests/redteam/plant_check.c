@@ -123,7 +123,9 @@ static char *run_kiln(int argc, char **argv, const expect *e, int json, int *exi
     /* A plant with a speedup ceiling is judged by its timing: a longer
      * budget spreads its pairs over more of the load beside it (an honest
      * 1.3x plant once measured 2.08x in 300 ms on a busy machine). */
-    char cmd[8192], errpath[] = "/tmp/plant-check-err-XXXXXX";
+    char cmd[8192], errpath[4096];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(errpath, sizeof errpath, "%s/plant-check-err-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     int efd = mkstemp(errpath);
     if (efd < 0)
         return NULL;
