@@ -9,6 +9,7 @@
  * from those. */
 #include "parse.h"
 #include "manifest.h"
+#include "safe_text.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -479,10 +480,20 @@ int kiln_parse_answer(const char *text, const char *lang, const char *entry, kil
     } else {
         rc = choose(s, &sc, lang, entry, out);
     }
+    char where[128];
+    /* Code that is not text would be refused at the static stage; refused
+     * here, it never reaches the run database or a commit (sandbox.md). */
+    if (rc == 0 && kiln_text_where_unsafe(out->source, strlen(out->source), "\r\f", where,
+                                          sizeof where))
+        rc = reject(out, "the code block holds %s: code must be UTF-8 text, with no control "
+                    "but tab, newline, carriage return and form feed (write \\x1b in a "
+                    "string literal instead)", where);
     if (rc == 0) {
         memcpy(out->hypothesis, sc.hyp, sizeof sc.hyp);
         if (!out->hypothesis[0])
             hyp_from_code(out->source, out->hypothesis);
+        /* the model's words, shown in status, the report and later prompts */
+        kiln_safe_text_inplace(out->hypothesis, sizeof out->hypothesis);
         out->ok = 1;
     }
     free(sc.blocks);

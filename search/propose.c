@@ -16,6 +16,7 @@
 #include "replay.h"
 #include "propose.h"
 #include "manifest.h"
+#include "safe_text.h"
 
 #define MAX_DRAFTS KILN_MAX_DRAFTS
 #define MAX_TRIED 4096
@@ -268,6 +269,19 @@ static int server_gone(search *s, kiln_error *err)
                      span, s->llm_last_error);
 }
 
+/* Candidate n's answer, made safe to show, into the run database. */
+static int store_answer(search *s, int n, const char *text, kiln_error *err)
+{
+    size_t len = strlen(text), cap = 4 * len + 1;   /* escapes grow text at most fourfold */
+    char *clean = malloc(cap);
+    if (!clean)
+        return kiln_fail(err, "out of memory");
+    kiln_safe_text(text, len, clean, cap);
+    int rc = kiln_db_cand_verdict(s->db, s->run.id, n, "answer", clean, err);
+    free(clean);
+    return rc;
+}
+
 static int record_answers(search *s, int it, int first, const char *entry, kiln_llm_result *res,
                           int n, kiln_error *err)
 {
@@ -298,9 +312,10 @@ static int record_answers(search *s, int it, int first, const char *entry, kiln_
         rc = add_candidate(s, it, first + d, d, s->run.agent,
                            p.hypothesis[0] ? p.hypothesis : "(no hypothesis given)",
                            p.ok ? p.source : NULL, p.ok ? NULL : why, err);
-        /* The raw answer stays with the candidate, above all a rejected one. */
+        /* The answer stays with the candidate, above all a rejected one,
+         * made safe to show (safe_text.h): it is the model's raw text. */
         if (rc == 0 && r->text)
-            rc = kiln_db_cand_verdict(s->db, s->run.id, first + d, "answer", r->text, err);
+            rc = store_answer(s, first + d, r->text, err);
         kiln_proposal_free(&p);
     }
     if (rc == 0 && fatal)

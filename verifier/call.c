@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "safe_text.h"
+
 const char *kiln_call_code(kiln_call_outcome o)
 {
     static const char *codes[] = {"ok", "crash", "guard-corrupted", "input-modified",
@@ -373,9 +375,10 @@ static int resolve_launches(const kiln_callset *cs, int lib, kiln_call_req *rq,
  * context is lost); a refused launch or a failed allocation does not. */
 static int cuda_failure(kiln_callset *cs, const kiln_call_resp *rs, kiln_call_result *r)
 {
-    char info[sizeof rs->info];
+    char info[sizeof rs->info];   /* the CUDA worker quotes NVRTC and the driver */
     memcpy(info, rs->info, sizeof info);
     info[sizeof info - 1] = '\0';
+    kiln_safe_text_inplace(info, sizeof info);
     if (rs->status == KILN_ST_GUARD) {
         r->outcome = KILN_CALL_GUARD;
         snprintf(r->detail, sizeof r->detail, "%.300s", info);
@@ -579,7 +582,8 @@ static void run_device(kiln_callset *cs, int lib, kiln_call_result *r)
     r->kernels = rs.kernels;
     if (rs.status == KILN_ST_GUARD) {   /* a scratch guard: the worker's words */
         r->outcome = KILN_CALL_GUARD;
-        snprintf(r->detail, sizeof r->detail, "%.300s", rs.info);
+        rs.info[sizeof rs.info - 1] = '\0';
+        kiln_safe_text(rs.info, strnlen(rs.info, 300), r->detail, sizeof r->detail);
     }
     summary_result(cs, &rs, r);
 }

@@ -1,4 +1,5 @@
-/* verdict.c - the verdict as JSON (docs/verdict.md), built with cJSON. */
+/* verdict.c - the verdict as JSON (docs/verdict.md), built with cJSON; every
+ * string it writes is made safe to show (safe_text.h) on the way. */
 #include "verdict.h"
 
 #include <cjson/cJSON.h>
@@ -8,7 +9,66 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "safe_text.h"
 
+#define CLEAN(field) kiln_safe_text_inplace((field), sizeof(field))
+
+void kiln_verdict_clean(kiln_verdict *v)
+{
+    CLEAN(v->status);
+    CLEAN(v->stage);
+    CLEAN(v->code);
+    CLEAN(v->reason);
+    CLEAN(v->feedback);
+    CLEAN(v->task);
+    CLEAN(v->backend);
+    CLEAN(v->dtype);
+    CLEAN(v->group);
+    for (int i = 0; i < KILN_MAX_DIMS; i++)
+        CLEAN(v->dims[i]);
+    for (int i = 0; i < v->nresults && i < KILN_MAX_RESULTS; i++) {
+        CLEAN(v->results[i].id);
+        CLEAN(v->results[i].code);
+    }
+    for (int i = 0; i < v->nflags && i < KILN_MAX_FLAGS; i++)
+        CLEAN(v->flags[i]);
+    CLEAN(v->sandbox);
+    CLEAN(v->cpu_model);
+    CLEAN(v->hostname);
+    CLEAN(v->kernel);
+    CLEAN(v->source_sha256);
+    CLEAN(v->verifier_version);
+    CLEAN(v->baseline_sha256);
+    CLEAN(v->gpu);
+    CLEAN(v->verifier_host);
+    CLEAN(v->verifier_endpoint);
+    CLEAN(v->lane);
+    for (int i = 0; i < v->nrequire && i < KILN_VERDICT_MAX_REQUIRE; i++)
+        CLEAN(v->require[i]);
+    for (int i = 0; i < v->nleft_out && i < KILN_MAX_SHAPES; i++)
+        CLEAN(v->left_out_id[i]);
+}
+
+/* A string made safe (safe_text.h) as JSON: the last line of defence for a
+ * verdict that was not cleaned (a daemon's, a test's). Escapes grow a
+ * string at most fourfold. */
+static cJSON *safe_string(const char *s)
+{
+    size_t n = strlen(s), cap = 4 * n + 1;
+    char small[256], *buf = cap <= sizeof small ? small : malloc(cap);
+    if (!buf)
+        return cJSON_CreateString("");
+    kiln_safe_text(s, n, buf, cap);
+    cJSON *o = cJSON_CreateString(buf);
+    if (buf != small)
+        free(buf);
+    return o;
+}
+
+static void add_str(cJSON *o, const char *k, const char *s)
+{
+    cJSON_AddItemToObject(o, k, safe_string(s));
+}
 
 void kiln_verdict_flag(kiln_verdict *v, const char *fmt, ...)
 {
@@ -76,7 +136,7 @@ static cJSON *shape_json(const kiln_shape_result *r, const kiln_verdict *v, cons
                          const char *dtype, int cuda)
 {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "id", r->id);
+    add_str(o, "id", r->id);
     cJSON_AddBoolToObject(o, "visible", r->visible);
     if (r->visible) {
         cJSON *d = cJSON_AddObjectToObject(o, "dims");
@@ -84,11 +144,11 @@ static cJSON *shape_json(const kiln_shape_result *r, const kiln_verdict *v, cons
         for (int i = 0; i < nd; i++)
             cJSON_AddNumberToObject(d, t ? t->dims[i] : v->dims[i], (double)r->shape.d[i]);
     }
-    cJSON_AddStringToObject(o, "dtype", dtype);
+    add_str(o, "dtype", dtype);
     if (!r->visible) {   /* id, pass or fail, and the code: nothing a dim follows from */
-        cJSON_AddStringToObject(o, "status", r->code[0] ? "fail" : "pass");
+        add_str(o, "status", r->code[0] ? "fail" : "pass");
         if (r->code[0])
-            cJSON_AddStringToObject(o, "code", r->code);
+            add_str(o, "code", r->code);
         return o;
     }
     if (r->checked) {
@@ -164,7 +224,7 @@ cJSON *kiln_verdict_gpu_json(const char *desc)
         if (*end == '\0' && end != eq + 1 && strcmp(kv, "cc") != 0)
             cJSON_AddNumberToObject(g, kv, num);
         else
-            cJSON_AddStringToObject(g, kv, eq + 1);
+            add_str(g, kv, eq + 1);
     }
     return g;
 }
@@ -172,17 +232,17 @@ cJSON *kiln_verdict_gpu_json(const char *desc)
 static void add_env(cJSON *root, const kiln_verdict *v)
 {
     cJSON *env = cJSON_AddObjectToObject(root, "environment");
-    cJSON_AddStringToObject(env, "cpu", v->cpu_model);
-    cJSON_AddStringToObject(env, "host", v->hostname);
-    cJSON_AddStringToObject(env, "kernel", v->kernel);
+    add_str(env, "cpu", v->cpu_model);
+    add_str(env, "host", v->hostname);
+    add_str(env, "kernel", v->kernel);
     add_num(env, "bandwidth_gbps", v->bandwidth_gbps);
     if (v->peak_tflops > 0)
         add_num(env, "peak_tflops", v->peak_tflops);
     if (v->gpu[0])
         cJSON_AddItemToObject(env, "gpu", kiln_verdict_gpu_json(v->gpu));
     cJSON *sb = cJSON_AddObjectToObject(root, "sandbox");
-    cJSON_AddStringToObject(sb, "protections", v->sandbox);
-    cJSON_AddStringToObject(sb, "trust", v->trust_level_cpu
+    add_str(sb, "protections", v->sandbox);
+    add_str(sb, "trust", v->trust_level_cpu
                                              ? "cpu: the candidate shares the worker's address space; "
                                                "its reported times are cross-checked against the CPU "
                                                "time the kernel charged the worker (lies under about "
@@ -205,11 +265,11 @@ static void add_preconditions(cJSON *root, const kiln_verdict *v, const kiln_tas
     cJSON *pre = cJSON_AddObjectToObject(root, "preconditions");
     cJSON *req = cJSON_AddArrayToObject(pre, "require");
     for (int i = 0; i < v->nrequire; i++)
-        cJSON_AddItemToArray(req, cJSON_CreateString(v->require[i]));
+        cJSON_AddItemToArray(req, safe_string(v->require[i]));
     cJSON *out = cJSON_AddArrayToObject(pre, "left_out");
     for (int i = 0; i < v->nleft_out; i++) {
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "id", v->left_out_id[i]);
+        add_str(o, "id", v->left_out_id[i]);
         cJSON *d = cJSON_AddObjectToObject(o, "dims");
         int nd = t ? t->ndims : v->ndims;
         for (int k = 0; k < nd; k++)
@@ -221,15 +281,15 @@ static void add_preconditions(cJSON *root, const kiln_verdict *v, const kiln_tas
 cJSON *kiln_verdict_to_cjson(const kiln_verdict *v, const kiln_task *t)
 {
     cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "status", v->status);
-    cJSON_AddStringToObject(root, "stage", v->stage);
-    cJSON_AddStringToObject(root, "code", v->code);
-    cJSON_AddStringToObject(root, "reason", v->reason);
-    cJSON_AddStringToObject(root, "feedback", v->feedback);
-    cJSON_AddStringToObject(root, "task", v->task);
-    cJSON_AddStringToObject(root, "backend", v->backend);
-    cJSON_AddStringToObject(root, "dtype", v->dtype);
-    cJSON_AddStringToObject(root, "group", v->group);
+    add_str(root, "status", v->status);
+    add_str(root, "stage", v->stage);
+    add_str(root, "code", v->code);
+    add_str(root, "reason", v->reason);
+    add_str(root, "feedback", v->feedback);
+    add_str(root, "task", v->task);
+    add_str(root, "backend", v->backend);
+    add_str(root, "dtype", v->dtype);
+    add_str(root, "group", v->group);
     cJSON *shapes = cJSON_AddArrayToObject(root, "shapes");
     for (int i = 0; i < v->nresults; i++)
         cJSON_AddItemToArray(shapes, shape_json(&v->results[i], v, t, v->dtype,
@@ -246,20 +306,20 @@ cJSON *kiln_verdict_to_cjson(const kiln_verdict *v, const kiln_task *t)
     add_num(sum, "median_roofline_fraction", v->median_roofline);
     cJSON *flags = cJSON_AddArrayToObject(root, "flags");
     for (int i = 0; i < v->nflags; i++)
-        cJSON_AddItemToArray(flags, cJSON_CreateString(v->flags[i]));
+        cJSON_AddItemToArray(flags, safe_string(v->flags[i]));
     add_preconditions(root, v, t);
     add_env(root, v);
-    cJSON_AddStringToObject(root, "source_sha256", v->source_sha256);
+    add_str(root, "source_sha256", v->source_sha256);
     cJSON *base = cJSON_AddObjectToObject(root, "baseline");
-    cJSON_AddStringToObject(base, "kind", v->baseline_is_task ? "task" : "given");
-    cJSON_AddStringToObject(base, "sha256", v->baseline_sha256);
-    cJSON_AddStringToObject(root, "verifier_version",
+    add_str(base, "kind", v->baseline_is_task ? "task" : "given");
+    add_str(base, "sha256", v->baseline_sha256);
+    add_str(root, "verifier_version",
                             v->verifier_version[0] ? v->verifier_version : KILN_VERIFIER_VERSION);
     if (v->lane[0]) {   /* judged by a daemon: which one, and on which lane */
         cJSON *who = cJSON_AddObjectToObject(root, "verifier");
-        cJSON_AddStringToObject(who, "host", v->verifier_host);
-        cJSON_AddStringToObject(who, "endpoint", v->verifier_endpoint);
-        cJSON_AddStringToObject(who, "lane", v->lane);
+        add_str(who, "host", v->verifier_host);
+        add_str(who, "endpoint", v->verifier_endpoint);
+        add_str(who, "lane", v->lane);
     }
     add_secs(root, "seconds", v->seconds);
     cJSON *st = cJSON_AddObjectToObject(root, "stage_seconds");

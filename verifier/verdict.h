@@ -110,6 +110,11 @@ cJSON *kiln_verdict_to_cjson(const kiln_verdict *v, const kiln_task *t);
  * visibility and code. -1 with err naming what is malformed. */
 int kiln_verdict_parse(const char *json, kiln_verdict *v, kiln_error *err);
 int kiln_verdict_from_cjson(const cJSON *root, kiln_verdict *v, kiln_error *err);
+/* Every text field of v made safe to show (safe_text.h) in place: kiln_verify
+ * ends with it and the decoder applies it, and the encoder cleans what it
+ * writes too, so no verdict carries a candidate's raw bytes (escape
+ * sequences, invalid UTF-8) to a terminal, JSON, the database or a prompt. */
+void kiln_verdict_clean(kiln_verdict *v);
 /* The worker's "key=value|key=value" device description as a JSON object
  * (numbers as numbers, but cc as text). */
 cJSON *kiln_verdict_gpu_json(const char *desc);

@@ -260,6 +260,7 @@ int kiln_verdict_from_cjson(const cJSON *root, kiln_verdict *v, kiln_error *err)
     preconditions_of(root, v);
     env_of(root, v);
     totals_of(root, v);
+    kiln_verdict_clean(v);   /* a stored verdict from before cleaning, or a forged one */
     return 0;
 }
 

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "paths.h"
+#include "safe_text.h"
 
 extern char **environ;
 
@@ -207,34 +208,33 @@ size_t kiln_worker_log_since(const kiln_worker *w, long long from, char *buf, si
     int fd = open(w->log_path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return 0;
-    ssize_t n = pread(fd, buf, len - 1, (off_t)from);
+    char raw[4096];   /* the candidate's bytes, made safe to show (safe_text.h) */
+    ssize_t n = pread(fd, raw, len - 1 < sizeof raw ? len - 1 : sizeof raw, (off_t)from);
     close(fd);
-    n = n > 0 ? n : 0;
-    for (ssize_t i = 0; i < n; i++)
-        if ((buf[i] < 0x20 || buf[i] > 0x7e) && buf[i] != '\n' && buf[i] != '\t')
-            buf[i] = '?';
-    buf[n] = '\0';
+    kiln_safe_text(raw, n > 0 ? (size_t)n : 0, buf, len);
     return (size_t)(now - from);
 }
 
-/* Last line the worker wrote to its log (the sandbox names the syscall there). */
+/* Last line the worker wrote to its log (the sandbox names the syscall
+ * there), made safe to show: the candidate wrote into the same log. */
 static void log_tail(const char *path, char *buf, size_t len)
 {
     buf[0] = '\0';
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return;
+    char raw[401];
     off_t size = lseek(fd, 0, SEEK_END);
     off_t from = size > 400 ? size - 400 : 0;
-    ssize_t n = pread(fd, buf, len - 1, from);
+    ssize_t n = pread(fd, raw, sizeof raw - 1, from);
     close(fd);
-    buf[n > 0 ? n : 0] = '\0';
-    char *end = buf + strlen(buf);
-    while (end > buf && (end[-1] == '\n' || end[-1] == '\r'))
-        *--end = '\0';
-    char *nl = strrchr(buf, '\n');
-    if (nl)
-        memmove(buf, nl + 1, strlen(nl + 1) + 1);
+    size_t m = n > 0 ? (size_t)n : 0;
+    while (m > 0 && (raw[m - 1] == '\n' || raw[m - 1] == '\r'))
+        m--;
+    size_t start = m;
+    while (start > 0 && raw[start - 1] != '\n')
+        start--;
+    kiln_safe_text(raw + start, m - start, buf, len);
 }
 
 static void classify_exit(kiln_worker *w)
@@ -479,6 +479,8 @@ int kiln_worker_await(kiln_worker *w)
         return 0;   /* started, but already faulted: the caller reports w->fault */
     }
     ready.info[sizeof ready.info - 1] = '\0';
+    /* the worker's words, but written by a process the candidate's code ran in */
+    kiln_safe_text_inplace(ready.info, sizeof ready.info);
     w->ready_status = ready.status;
     snprintf(w->ready_info, sizeof w->ready_info, "%s", ready.info);
     char *nl = strchr(ready.info, '\n');   /* CUDA: the device follows the sandbox */
@@ -505,7 +507,7 @@ void kiln_worker_fault(kiln_worker *w, kiln_fault f, const char *msg)
 {
     reap(w, 2000);
     w->fault = f;
-    snprintf(w->fault_msg, sizeof w->fault_msg, "%s", msg);
+    kiln_safe_text(msg, strlen(msg), w->fault_msg, sizeof w->fault_msg);
 }
 
 /* A GPU fault (a misaligned address, a trap) can take the driver more than
@@ -655,5 +657,6 @@ int kiln_run_confined(const char *dir, char *const argv[], const kiln_confine_li
     }
     out[used] = '\0';
     unlink(log);
+    kiln_safe_text_inplace(out, outlen);   /* a compiler quotes the source it was given */
     return 0;
 }

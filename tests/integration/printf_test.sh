@@ -51,6 +51,46 @@ PY
     [ "$(field "$T/wrong.json" code)" = wrong-output ] || fail "wrong: code $(field "$T/wrong.json" code)"
     grep -q "KILNWRONG about to normalise 32 rows" <<<"$(field "$T/wrong.json" feedback)" ||
         fail "wrong: the printed line is not in the feedback"
+    # Raw text (issue 30): a kernel that prints escape sequences and invalid
+    # UTF-8 at smoke, and one that prints them and exits. Python's strict
+    # decoder must load their verdicts, no decoded string may hold a control
+    # but newline and tab, and the escapes show as text.
+    verify escape 0 "$SRC/tests/redteam/cpu/rmsnorm_30_escape_smoke.c" --task rmsnorm
+    verify escape_crash 1 "$SRC/tests/redteam/cpu/rmsnorm_30_escape_crash.c" --task rmsnorm
+    python3 - "$T/escape.json" "$T/escape_crash.json" <<'PY'
+import json, sys, unicodedata
+for path in sys.argv[1:]:
+    raw = open(path, "rb").read()
+    v = json.loads(raw.decode("utf-8"))   # strict: invalid UTF-8 raises
+    def walk(x):
+        if isinstance(x, dict):
+            for k, y in x.items():
+                walk(k), walk(y)
+        elif isinstance(x, list):
+            for y in x:
+                walk(y)
+        elif isinstance(x, str):
+            for ch in x:
+                if ch not in "\n\t" and unicodedata.category(ch) in ("Cc", "Cs") or \
+                        ch in "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069":
+                    sys.exit(f"FAIL: {path}: a decoded string holds U+{ord(ch):04X}: {x[:120]!r}")
+    walk(v)
+    if "\\x1b[2K" not in v["feedback"]:
+        sys.exit(f"FAIL: {path}: the escaped output is not in the feedback: {v['feedback']!r}")
+print("raw text: both verdicts load, clean")
+PY
+    # A source with a control byte, invalid UTF-8 or a bidi override is not
+    # text: refused at the static stage, with the line and column.
+    printf 'int x; /* \033[2K */\n' >"$T/esc.c"
+    printf '#include <stdint.h>\n/* caf\351 */\n' >"$T/latin1.c"
+    printf 'int a;\n// \342\200\256 reversed\n' >"$T/bidi.c"
+    for f in esc:1,11 latin1:2,7 bidi:2,4; do
+        name=${f%%:*} at=${f#*:}
+        verify "src_$name" 1 "$T/$name.c" --task rmsnorm
+        [ "$(field "$T/src_$name.json" code)" = not-text ] || fail "$name: code $(field "$T/src_$name.json" code)"
+        grep -q "at line ${at%,*}, column ${at#*,}" <<<"$(field "$T/src_$name.json" reason)" ||
+            fail "$name: the reason does not say where: $(field "$T/src_$name.json" reason)"
+    done
     # The crash plant of hidden_leak prints its dims only on hidden shapes.
     verify loud 1 "$SRC/tests/integration/hidden_leak/crash_loud.c" --task rmsnorm
     grep -q LEAKDIMS "$T/loud.json" && fail "loud: output printed on a hidden shape reached the verdict"

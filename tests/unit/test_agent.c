@@ -261,6 +261,18 @@ static void test_parse_rejections(void **state)
     expect_reject("```c\n" KERNEL "``", "the code block is not closed (answer cut off?)");
     /* a closing fence shorter than the opening one does not close it */
     expect_reject("````c\n" KERNEL "```\n", "not closed");
+    /* code that is not text (issue 30) never reaches the database or git */
+    expect_reject("```c\n" KERNEL "// \x1b[2K\n```\n",
+                  "the code block holds a control character (0x1b) at line 7, column 4");
+    expect_reject("```c\n" KERNEL "/* caf\xe9 */\n```\n", "a byte that is not UTF-8 (0xe9)");
+    expect_reject("```c\n" KERNEL "// \xe2\x80\xae\n```\n", "a bidirectional-text control");
+    {   /* a hypothesis is the model's words: shown, so made safe */
+        kiln_proposal p;
+        assert_int_equal(kiln_parse_answer("```c\n" KERNEL "```\nHYPOTHESIS: a \xe2\x80\xae b \xff\n",
+                                           "c", "rmsnorm", &p), 0);
+        assert_string_equal(p.hypothesis, "a \\u202e b \\xff");
+        kiln_proposal_free(&p);
+    }
 
     size_t big = KILN_MAX_SOURCE_BYTES + 100;
     char *answer = malloc(big + 256);

@@ -2,7 +2,10 @@
  * (verdict_parse.c) are inverses: a verdict of every form (CPU, CUDA with
  * host data, CUDA device-resident; visible and hidden shapes; null
  * numbers; flags; a GPU description) encodes, decodes and encodes again to
- * the same text, and malformed JSON is refused with a message. */
+ * the same text, and malformed JSON is refused with a message. Neither lets
+ * a candidate's raw bytes through: the encoder writes escape sequences and
+ * invalid UTF-8 as visible text, and the decoder cleans a verdict whose
+ * JSON carries them (\u001b), as kiln_verdict_clean does in place. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -209,6 +212,55 @@ static void test_old_hidden_entries(void **state)
     free(v);
 }
 
+/* No raw control or invalid UTF-8 in a's bytes, nor a JSON \u escape of
+ * a control (which a reader would decode back into one). */
+static void assert_shown_safely(const char *a)
+{
+    for (const unsigned char *p = (const unsigned char *)a; *p; p++) {
+        if (*p < 0x20 || *p == 0x7f || *p >= 0x80)   /* compact JSON: all ASCII here */
+            fail_msg("raw byte 0x%02x at %td", *p, (const char *)p - a);
+        if (*p != '\\')
+            continue;
+        unsigned cp = 0;
+        if (p[1] == 'u' && sscanf((const char *)p + 2, "%4x", &cp) == 1 &&
+            (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f)))
+            fail_msg("a JSON escape of control U+%04X at %td", cp, (const char *)p - a);
+        p++;   /* the escaped character */
+    }
+}
+
+static void test_raw_text(void **state)
+{
+    (void)state;
+    kiln_task t = task2();
+    kiln_verdict *v = sample("cpu", 0), *w = calloc(1, sizeof *w);
+    snprintf(v->reason, sizeof v->reason, "crash: \x1b[2K\r\x1b[1Apass 9.87x\xff\xc0\xaf");
+    snprintf(v->feedback, sizeof v->feedback, "out:\n\xc2\x9b" "2J\xe2\x80\xae\x07\x7f");
+    snprintf(v->flags[0], sizeof v->flags[0], "below-roofline: \x1b]0;t\x07");
+    char *a = kiln_verdict_json(v, &t, 0);
+    assert_shown_safely(a);
+    assert_non_null(strstr(a, "crash: \\\\x1b[2K\\\\x0d\\\\x1b[1Apass 9.87x\\\\xff\\\\xc0\\\\xaf"));
+    assert_non_null(strstr(a, "out:\\n\\\\u009b2J\\\\u202e\\\\x07\\\\x7f"));
+    kiln_error err = {0};
+    assert_int_equal(kiln_verdict_parse(a, w, &err), 0);
+    assert_string_equal(w->reason, "crash: \\x1b[2K\\x0d\\x1b[1Apass 9.87x\\xff\\xc0\\xaf");
+    /* In place, as kiln_verify leaves a verdict. */
+    kiln_verdict_clean(v);
+    assert_string_equal(v->reason, w->reason);
+    assert_string_equal(v->flags[0], "below-roofline: \\x1b]0;t\\x07");
+    /* A JSON verdict that carries controls as \u escapes (stored before
+     * cleaning, or forged) decodes clean. */
+    const char *forged = "{\"status\":\"fail\",\"reason\":\"a\\u001b[2Kb\\u009b\",\"flags\":"
+                         "[\"x\\u202ey\"],\"shapes\":[{\"id\":\"v\\u00071\",\"visible\":true}]}";
+    assert_int_equal(kiln_verdict_parse(forged, w, &err), 0);
+    assert_string_equal(w->reason, "a\\x1b[2Kb\\u009b");
+    assert_string_equal(w->flags[0], "x\\u202ey");
+    assert_string_equal(w->results[0].id, "v\\x071");
+    free(a);
+    free(v);
+    free(w);
+}
+
 static void test_malformed(void **state)
 {
     (void)state;
@@ -232,6 +284,7 @@ int main(void)
         cmocka_unit_test(test_cuda_device),
         cmocka_unit_test(test_old_hidden_entries),
         cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_raw_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,6 +16,7 @@
 #include "job.h"
 #include "paths.h"
 #include "rng.h"
+#include "safe_text.h"
 #include "timing.h"
 
 static int device_resident(const job *j)
@@ -147,8 +148,10 @@ static void compile_feedback(job *j)
     snprintf(path, sizeof path, "%s/cand/compile-0.log", j->dir);
     if (kiln_read_file(path, 1200, &log, NULL, &err) < 0)
         log = NULL;
-    snprintf(j->v->feedback, sizeof j->v->feedback, "fail at stage compile: %.900s",
-             log && log[0] ? log : j->cand.ready_info);
+    char shown[1000];   /* NVRTC quotes the candidate's source */
+    const char *text = log && log[0] ? log : j->cand.ready_info;
+    kiln_safe_text(text, strnlen(text, 900), shown, sizeof shown);
+    snprintf(j->v->feedback, sizeof j->v->feedback, "fail at stage compile: %s", shown);
     free(log);
 }
 
