@@ -12,7 +12,10 @@
  * (kiln-worker-cuda next to kiln). A CPU plant runs on the task's default
  * group unless it names one. Optional: kiln-max-speedup (a pass claims no
  * more than this geomean), kiln-forbid (text that must appear nowhere in
- * kiln's output, such as what the plant printed on a hidden shape). */
+ * kiln's output, such as what the plant printed on a hidden shape),
+ * kiln-baseline: self (timed against itself: the same code in the same
+ * layout, which a plant that cheats only as the candidate needs, since
+ * the same C in another object can run at another speed). */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +29,7 @@ typedef struct expect {
     char task[64], status[16], stages[256], codes[256], dtype[16], group[64];
     char max_speedup[32];   /* a pass must not claim more than this geomean speedup */
     char forbid[64];        /* text that must appear nowhere in kiln's output */
+    char baseline[16];      /* "self": the plant is its own baseline */
 } expect;
 
 static void header_value(const char *line, const char *key, char *out, size_t len)
@@ -55,6 +59,7 @@ static int read_expect(const char *path, expect *e)
         header_value(line, "kiln-group:", e->group, sizeof e->group);
         header_value(line, "kiln-max-speedup:", e->max_speedup, sizeof e->max_speedup);
         header_value(line, "kiln-forbid:", e->forbid, sizeof e->forbid);
+        header_value(line, "kiln-baseline:", e->baseline, sizeof e->baseline);
     }
     fclose(f);
     return e->task[0] && e->status[0] ? 0 : -1;
@@ -103,6 +108,8 @@ static char *run_kiln(int argc, char **argv, const expect *e, int *exit_code)
                               e->dtype, e->group[0] ? e->group : "small");
     else if (e->group[0])
         u += (size_t)snprintf(cmd + u, sizeof cmd - u, " --group %s", e->group);
+    if (strcmp(e->baseline, "self") == 0)
+        u += (size_t)snprintf(cmd + u, sizeof cmd - u, " --baseline '%s'", argv[2]);
     for (int i = 3; i < argc && u < sizeof cmd; i++)
         u += (size_t)snprintf(cmd + u, sizeof cmd - u, " '%s'", argv[i]);
     FILE *p = popen(cmd, "r");
@@ -125,6 +132,11 @@ int main(int argc, char **argv)
     expect e = {0};
     if (argc < 3 || read_expect(argv[2], &e) < 0) {
         fprintf(stderr, "usage: plant_check KILN PLANT.c (plant needs kiln-task and kiln-expect)\n");
+        return 2;
+    }
+    if (e.baseline[0] && strcmp(e.baseline, "self") != 0) {
+        fprintf(stderr, "plant_check: %s: kiln-baseline takes only \"self\", not \"%s\"\n",
+                argv[2], e.baseline);
         return 2;
     }
     if (is_cuda_plant(argv[2])) {
