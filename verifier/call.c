@@ -425,7 +425,7 @@ void kiln_callset_run(kiln_callset *cs, int lib, kiln_call_result *r)
      * trip of its own: nothing of it is in the call's, and nothing of the
      * call's inputs is there yet while the worker runs for it. */
     uint32_t scribble = (uint32_t)(kiln_rng_next(&cs->rng) & 0xff);
-    if (kiln_worker_prepare(w, scribble, cs->call_timeout_ms) < 0) {
+    if (kiln_worker_prepare(w, scribble, cs->call_timeout_ms, NULL) < 0) {
         r->outcome = KILN_CALL_FAULT;
         snprintf(r->detail, sizeof r->detail, "%.300s", w->fault_msg);
         return;

@@ -13,6 +13,8 @@ typedef struct kiln_cpu_timers {
     const double *base_cpu;   /* the same, the baseline's worker */
     const double *null_cpu;   /* the same, the reference's worker (trusted code)
                                  over a call of no library, one per pair */
+    const double *prep_cpu;   /* the same, its scribbling round trip, one per pair
+                                 (NULL: none measured) */
     const double *cand;       /* what the candidate's worker reported per call */
     int n;                    /* pairs */
     double cand_between_ns;   /* CPU charged to the candidate's worker while

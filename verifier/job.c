@@ -293,10 +293,11 @@ int job_timed_pair(job *j, const char *label, const kiln_shape *s, samples *sm, 
     if (sm->figures) {
         /* The overhead, on trusted code: the reference's worker runs the
          * same kiln-worker and nothing of the candidate's or the parent's. */
-        uint64_t cpu = 0;
-        if (kiln_worker_prepare(&j->ref, 0, j->cs.call_timeout_ms) < 0 ||
+        uint64_t prep = 0, cpu = 0;
+        if (kiln_worker_prepare(&j->ref, 0, j->cs.call_timeout_ms, &prep) < 0 ||
             kiln_worker_null_call(&j->ref, j->cs.call_timeout_ms, &cpu) < 0)
             return kiln_fail(err, "the reference's worker failed: %s", j->ref.fault_msg);
+        sm->prep_cpu[sm->n] = (double)prep;
         sm->null_cpu[sm->n] = (double)cpu;
     }
     for (int k = 0; k < 2; k++) {

@@ -60,6 +60,8 @@ typedef struct samples {
     double null_cpu[512];                 /* CPU the kernel charged the trusted
                                              reference worker over a call of no
                                              library, one per pair */
+    double prep_cpu[512];                 /* ... and over its scribbling round trip
+                                             (KILN_MSG_PREP) before that call */
     double cand_cupti[512], base_cupti[512], cand_wall[512], base_wall[512];   /* CUDA */
     double cand_kern[512], base_kern[512];   /* device-resident: CUPTI kernel time per set */
     double cand_chk[512], base_chk[512];     /* device-resident: the worker's checks per call */

@@ -568,10 +568,13 @@ static int service_call(kiln_worker *w, uint32_t magic, uint32_t byte, int timeo
     return kiln_worker_call(w, &rq, timeout_ms, &rs, &rt, cpu_ns);
 }
 
-int kiln_worker_prepare(kiln_worker *w, uint32_t byte, int timeout_ms)
+int kiln_worker_prepare(kiln_worker *w, uint32_t byte, int timeout_ms, uint64_t *cpu_ns)
 {
-    uint64_t cpu;
-    return w->cpu_worker ? service_call(w, KILN_MSG_PREP, byte, timeout_ms, &cpu) : 0;
+    uint64_t cpu = 0;
+    int rc = w->cpu_worker ? service_call(w, KILN_MSG_PREP, byte, timeout_ms, &cpu) : 0;
+    if (cpu_ns)
+        *cpu_ns = cpu;
+    return rc;
 }
 
 int kiln_worker_null_call(kiln_worker *w, int timeout_ms, uint64_t *cpu_ns)

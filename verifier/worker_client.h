@@ -90,9 +90,10 @@ int kiln_worker_call(kiln_worker *w, const kiln_call_req *rq, int timeout_ms,
 /* Before a call's data are staged in a CPU worker's arena: the worker
  * scribbles its stack and freed heap with byte in a round trip of its own
  * (KILN_MSG_PREP), so that the call's round trip holds nothing a candidate
- * could leave out; on return the worker is asleep again. A no-op for a
- * CUDA worker. -1 on a fault, as kiln_worker_call. */
-int kiln_worker_prepare(kiln_worker *w, uint32_t byte, int timeout_ms);
+ * could leave out; on return the worker is asleep again. *cpu_ns (where
+ * cpu_ns is not NULL): the CPU the kernel charged it for that round trip.
+ * A no-op for a CUDA worker. -1 on a fault, as kiln_worker_call. */
+int kiln_worker_prepare(kiln_worker *w, uint32_t byte, int timeout_ms, uint64_t *cpu_ns);
 
 /* A call of no library (KILN_WORKER_NULL_LIB) in a trusted worker: *cpu_ns
  * the CPU the kernel charged it over the round trip (0 if unknown), the
