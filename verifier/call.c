@@ -424,12 +424,21 @@ void kiln_callset_run(kiln_callset *cs, int lib, kiln_call_result *r)
     layout(cs->task, cs->dt, &cs->shape, 0, off);
     uint32_t wlib;
     kiln_worker *w = callee(cs, lib, &wlib);
+    /* The stack and heap scribbled before the data are staged, in a round
+     * trip of its own: nothing of it is in the call's, and nothing of the
+     * call's inputs is there yet while the worker runs for it. */
+    uint32_t scribble = (uint32_t)(kiln_rng_next(&cs->rng) & 0xff);
+    if (kiln_worker_prepare(w, scribble, cs->call_timeout_ms, NULL) < 0) {
+        r->outcome = KILN_CALL_FAULT;
+        snprintf(r->detail, sizeof r->detail, "%.300s", w->fault_msg);
+        return;
+    }
     uint64_t seed = stage_arena(cs, w, off);
     kiln_call_req rq;
     kiln_call_resp rs;
     fill_request(cs, off, 0, wlib, &rq);
     rq.nonce = kiln_rng_next(&cs->rng);
-    rq.scribble = (uint32_t)(kiln_rng_next(&cs->rng) & 0xff);
+    rq.scribble = scribble;
     if (cs->manifest[lib] && resolve_launches(cs, lib, &rq, r) < 0)
         return;
     cs->calls++;

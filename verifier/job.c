@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -179,15 +180,19 @@ int job_copy_artefact(job *j, const char *from_rel, const char *to_sub, const ch
     return rc < 0 ? -1 : 0;
 }
 
-/* The trusted C reference (ref/ref.so) in a worker of its own. */
-int job_start_reference(job *j, const kiln_shape *shapes, int n, kiln_error *err)
+/* The trusted C reference (ref/ref.so) in a worker of its own, pinned to
+ * core cpu where cpu >= 0: the CPU backend's, beside the candidate's and
+ * the baseline's, since its calls of no library measure their overhead
+ * (cpu_agree.c) and a core of a busy host can charge more than another. */
+int job_start_reference(job *j, const kiln_shape *shapes, int n, int cpu, kiln_error *err)
 {
     char rdir[4200], rlib[4300];
     snprintf(rdir, sizeof rdir, "%s/ref", j->dir);
     snprintf(rlib, sizeof rlib, "%s/ref.so", rdir);
     kiln_worker_opts ro = {.dir = rdir, .libs = {rlib}, .nlibs = 1,
                            .arena_bytes = kiln_arena_bytes(j->t, j->o->dtype, shapes, n, 1),
-                           .cpu_seconds = 600, .address_bytes = ((size_t)4 << 30)};
+                           .cpu_seconds = 600, .address_bytes = ((size_t)4 << 30),
+                           .pin = cpu >= 0, .cpu = cpu};
     if (kiln_worker_start(&j->ref, &ro, err) < 0)
         return -1;
     if (j->ref.fault)
@@ -328,24 +333,25 @@ int job_timed_pair(job *j, const char *label, const kiln_shape *s, samples *sm, 
 {
     int order[2] = {sm->n % 2, 1 - sm->n % 2};   /* alternate who goes first */
     int share = j->cs.base != NULL && !j->cs.device;
+    if (sm->figures) {
+        /* The overhead, on trusted code: the reference's worker runs the
+         * same kiln-worker and nothing of the candidate's or the parent's. */
+        uint64_t prep = 0, cpu = 0;
+        if (kiln_worker_prepare(&j->ref, 0, j->cs.call_timeout_ms, &prep) < 0 ||
+            kiln_worker_null_call(&j->ref, j->cs.call_timeout_ms, &cpu) < 0)
+            return kiln_fail(err, "the reference's worker failed: %s", j->ref.fault_msg);
+        sm->prep_cpu[sm->n] = (double)prep;
+        sm->null_cpu[sm->n] = (double)cpu;
+    }
     for (int k = 0; k < 2; k++) {
         kiln_call_result res;
         int rc = checked_call(j, "timing", label, s, NULL, order[k], k == 0 || !share, &res, err);
         if (rc)
             return rc;
         int c = order[k] == 0;
-        /* A worker that never blocks (it hooked its own loop) has a CPU
-         * clock that moves only at the scheduler's ticks: a call can read 0.
-         * Taken as is, its CPU shows up between its calls instead. */
-        double gap = (c ? &j->cand : &j->base)->has_cpu_clock
-                         ? (double)res.cpu_ns - (double)res.elapsed_ns : 0;
-        if (c)
-            sm->cand_cpu[sm->n] = (double)res.cpu_ns;
-        else
-            sm->base_wait[sm->n] = (double)res.wait_ns;
         (c ? sm->cand : sm->base)[sm->n] = (double)res.elapsed_ns;
+        (c ? sm->cand_cpu : sm->base_cpu)[sm->n] = (double)res.cpu_ns;
         (c ? sm->cand_rt : sm->base_rt)[sm->n] = (double)res.rt_ns;
-        (c ? sm->cand_gap : sm->base_gap)[sm->n] = gap;
         (c ? sm->cand_cupti : sm->base_cupti)[sm->n] = (double)res.cupti_ns;
         (c ? sm->cand_wall : sm->base_wall)[sm->n] = (double)res.wall_ns;
         (c ? sm->cand_kern : sm->base_kern)[sm->n] = (double)res.kernel_ns;
@@ -359,14 +365,39 @@ int job_timed_pair(job *j, const char *label, const kiln_shape *s, samples *sm, 
     return 0;
 }
 
+/* While the CPU is the time, this thread runs on the workers' core. A
+ * worker woken from another core was charged about 15 us more CPU per
+ * round trip on a KVM guest (4 us from its own), and a thread that moved
+ * between the calls of a pair made the overhead two-valued: the calls of
+ * no library that calibrate it must see what the timed calls see.
+ * Returns whether *saved holds the affinity to restore. */
+static int pin_here(const job *j, const samples *sm, cpu_set_t *saved)
+{
+    if (!sm->figures || j->cand.core < 0 || sched_getaffinity(0, sizeof *saved, saved) != 0)
+        return 0;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(j->cand.core, &one);
+    return sched_setaffinity(0, sizeof one, &one) == 0;
+}
+
 int job_pairs(job *j, const kiln_shape *s, const char *label, uint64_t budget_ns, samples *sm,
               kiln_shape_result *r, job_settled_fn settled, kiln_error *err)
 {
-    uint64_t t0 = kiln_mono_ns(), c0 = kiln_worker_cpu_ns(&j->cand);
-    int maxp = j->o->max_pairs < 512 ? j->o->max_pairs : 512, rc = 0;
-    double in_calls = 0;
+    uint64_t c0 = kiln_worker_cpu_ns(&j->cand);
     int known = c0 != 0;   /* the candidate's worker has a CPU clock */
-    sm->waits_known = j->cand.use_sched && j->base.use_sched;
+    if (sm->figures && (!known || !kiln_worker_cpu_ns(&j->base) || !kiln_worker_cpu_ns(&j->ref)))
+        return kiln_fail(err, "the kernel shows no CPU time for the workers (neither "
+                         "/proc/PID/schedstat nor a process CPU clock), and without it a CPU "
+                         "candidate cannot be timed");
+    /* The kernel's CPU time of a short call spreads more than the worker's
+     * clock did (its round trip's overhead is in it): where it is the time,
+     * as many pairs as the samples hold, while the shape's budget lasts. */
+    int maxp = sm->figures ? 512 : j->o->max_pairs < 512 ? j->o->max_pairs : 512, rc = 0;
+    double in_calls = 0;
+    cpu_set_t saved;
+    int pinned = pin_here(j, sm, &saved);
+    uint64_t t0 = kiln_mono_ns();
     sm->n = 0;
     while (sm->n < maxp) {
         if ((rc = job_timed_pair(j, label, s, sm, err)) != 0)
@@ -377,6 +408,8 @@ int job_pairs(job *j, const kiln_shape *s, const char *label, uint64_t budget_ns
     }
     uint64_t c1 = kiln_worker_cpu_ns(&j->cand);
     sm->cand_between_ns = known && sm->n > 0 && c1 >= c0 ? fmax(0, (double)(c1 - c0) - in_calls) : -1;
+    if (pinned)
+        sched_setaffinity(0, sizeof saved, &saved);
     return rc;
 }
 
@@ -400,12 +433,27 @@ int job_measure(job *j, const kiln_shape *s, const char *id, const char *label,
     return rc;
 }
 
+/* The time that counts per call, into r's stats (and the figures into
+ * cand and base, and the overhead taken off each into *overhead). */
+static void host_stats(const job *j, const samples *sm, kiln_shape_result *r, double *cand,
+                       double *base, double *overhead)
+{
+    *overhead = 0;
+    if (sm->figures) {
+        sm->figures(j, sm, cand, base, overhead);
+    } else {
+        memcpy(cand, sm->cand, (size_t)sm->n * sizeof *cand);
+        memcpy(base, sm->base, (size_t)sm->n * sizeof *base);
+    }
+    kiln_time_stats_of(cand, sm->n, &r->cand);
+    kiln_time_stats_of(base, sm->n, &r->base);
+}
+
 /* Host data: the medians have settled, or the budget is spent. */
 static int medians_settled(const job *j, const samples *sm, kiln_shape_result *r, int over_budget)
 {
-    (void)j;
-    kiln_time_stats_of(sm->cand, sm->n, &r->cand);
-    kiln_time_stats_of(sm->base, sm->n, &r->base);
+    double cand[512], base[512], o;
+    host_stats(j, sm, r, cand, base, &o);
     return over_budget || kiln_timing_converged(&r->cand, &r->base);
 }
 
@@ -422,7 +470,8 @@ void job_timed_label(const job *j, int i, char id[16], char label[200])
     snprintf(label, 200, "timed call on shape %s (%s)", id, dims);
 }
 
-int job_time_host(job *j, int i, uint64_t budget_ns, job_agree_fn agree, kiln_error *err)
+int job_time_host(job *j, int i, uint64_t budget_ns, job_figures_fn figures, job_agree_fn agree,
+                  kiln_error *err)
 {
     const kiln_shape *s = &j->g->visible[i];
     char id[16], label[200];
@@ -430,15 +479,20 @@ int job_time_host(job *j, int i, uint64_t budget_ns, job_agree_fn agree, kiln_er
     samples *sm = calloc(1, sizeof *sm);
     if (!sm)
         return kiln_fail(err, "out of memory");
+    sm->figures = figures;
     kiln_shape_result *r = job_result_for(j, id, s, 1);
     int rc = job_measure(j, s, id, label, budget_ns, sm, r, medians_settled, agree, err);
     if (rc == 0 && r) {
+        double cand[512], base[512];
+        host_stats(j, sm, r, cand, base, &r->overhead_ns);
         r->timed = 1;
         r->speedup = r->cand.median_ns > 0 ? r->base.median_ns / r->cand.median_ns : 0;
+        r->cand_reported_ns = kiln_median(sm->cand, sm->n);
+        r->base_reported_ns = kiln_median(sm->base, sm->n);
         r->cand_rt_ns = kiln_median(sm->cand_rt, sm->n);
         r->base_rt_ns = kiln_median(sm->base_rt, sm->n);
-        r->cand_cpu_ns = r->cand.median_ns + kiln_median(sm->cand_gap, sm->n);
-        r->base_cpu_ns = r->base.median_ns + kiln_median(sm->base_gap, sm->n);
+        r->cand_cpu_ns = kiln_median(sm->cand_cpu, sm->n);
+        r->base_cpu_ns = kiln_median(sm->base_cpu, sm->n);
         r->cand_between_ns = sm->cand_between_ns >= 0 ? sm->cand_between_ns / sm->n : -1;
         r->cand_cupti_ns = kiln_median(sm->cand_cupti, sm->n);
         r->base_cupti_ns = kiln_median(sm->base_cupti, sm->n);

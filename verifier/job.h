@@ -47,14 +47,25 @@ typedef struct job {
     int vis_id[KILN_MAX_SHAPES];   /* kept.visible[i] is the group's shape v(vis_id[i]) */
 } job;
 
+struct samples;
+/* A backend's time that counts, per call, from a shape's pairs: n into
+ * each of cand and base; *overhead what was taken off each (0: none). */
+typedef void (*job_figures_fn)(const job *j, const struct samples *sm, double *cand,
+                               double *base, double *overhead);
+
 /* What timed pairs measured, per pair (candidate and baseline). */
 typedef struct samples {
     double cand[512], base[512];          /* reported by the worker */
     double cand_rt[512], base_rt[512];    /* round trips seen here */
-    double cand_gap[512], base_gap[512];  /* kernel-charged CPU time minus the report */
-    double cand_cpu[512];                 /* kernel-charged CPU time over each call */
-    double base_wait[512];                /* time waiting for a core over each call */
-    int waits_known;                      /* the kernel showed the waits */
+    double cand_cpu[512], base_cpu[512];  /* CPU the kernel charged each worker over
+                                             each call's round trip (0: unknown) */
+    job_figures_fn figures;               /* the time that counts (NULL: the report);
+                                             set, null_cpu is measured */
+    double null_cpu[512];                 /* CPU the kernel charged the trusted
+                                             reference worker over a call of no
+                                             library, one per pair */
+    double prep_cpu[512];                 /* ... and over its scribbling round trip
+                                             (KILN_MSG_PREP) before that call */
     double cand_cupti[512], base_cupti[512], cand_wall[512], base_wall[512];   /* CUDA */
     double cand_kern[512], base_kern[512];   /* device-resident: CUPTI kernel time per set */
     double cand_chk[512], base_chk[512];     /* device-resident: the worker's checks per call */
@@ -105,8 +116,9 @@ int job_build_one(job *j, kiln_build_role role, const char *src, const char *sub
                   const char *name, kiln_build_result *res, kiln_error *err);
 /* The task's C reference did not build: the error that says why. */
 int job_reference_failed(job *j, const kiln_build_result *res, kiln_error *err);
-/* Start the C reference's worker (ref/ref.so) for shapes. */
-int job_start_reference(job *j, const kiln_shape *shapes, int n, kiln_error *err);
+/* Start the C reference's worker (ref/ref.so) for shapes, on core cpu
+ * (-1: any). */
+int job_start_reference(job *j, const kiln_shape *shapes, int n, int cpu, kiln_error *err);
 /* The verdict code of a failed candidate call. */
 const char *job_outcome_code(const job *j, const kiln_call_result *res);
 /* One checked call of lib on fresh inputs (through the table's call): 0
@@ -138,8 +150,13 @@ int job_pairs(job *j, const kiln_shape *s, const char *label, uint64_t budget_ns
 int job_measure(job *j, const kiln_shape *s, const char *id, const char *label,
                 uint64_t budget_ns, samples *sm, kiln_shape_result *r, job_settled_fn settled,
                 job_agree_fn agree, kiln_error *err);
-/* Host-data timing of visible shape i: pairs until the medians settle,
- * then agree() (measured once more on a disagreement). */
-int job_time_host(job *j, int i, uint64_t budget_ns, job_agree_fn agree, kiln_error *err);
+/* Host-data timing of visible shape i: pairs until the medians of the
+ * time that counts settle, then agree() (measured once more on a
+ * disagreement). figures: that time from the pairs (and a call of no
+ * library in the reference's worker each pair, to calibrate it); NULL:
+ * the worker's report is the time (a worker that runs no candidate host
+ * code: the CUDA backend's host data). */
+int job_time_host(job *j, int i, uint64_t budget_ns, job_figures_fn figures, job_agree_fn agree,
+                  kiln_error *err);
 
 #endif

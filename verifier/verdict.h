@@ -28,7 +28,11 @@ typedef struct kiln_shape_result {
     int checked;                /* correctness measured */
     char code[32];              /* the failure code at this shape, "" if it passed */
     int timed;
-    kiln_time_stats cand, base; /* worker-reported, per call */
+    kiln_time_stats cand, base; /* the time that counts, per call (docs/verdict.md):
+                                   CPU, the CPU time the kernel charged less the
+                                   overhead; CUDA, what kiln's worker measured */
+    double cand_reported_ns, base_reported_ns;   /* CPU: median the worker reported */
+    double overhead_ns;              /* CPU: taken off each call's charged CPU */
     double cand_rt_ns, base_rt_ns;   /* median round trip seen by the verifier */
     double cand_cpu_ns, base_cpu_ns; /* median CPU time the kernel charged per call */
     double cand_between_ns;          /* CPU: charged to the candidate's worker between

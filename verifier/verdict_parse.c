@@ -57,6 +57,9 @@ static void timers_of(const cJSON *tim, kiln_shape_result *r)
         r->base_cupti_ns = num(tim, "baseline_cupti_ns");
         r->cand_cpu_ns = num(tim, "candidate_cpu_ns");
         r->base_cpu_ns = num(tim, "baseline_cpu_ns");
+        r->cand_reported_ns = num(tim, "candidate_reported_ns");
+        r->base_reported_ns = num(tim, "baseline_reported_ns");
+        r->overhead_ns = num(tim, "overhead_cpu_ns");
         r->cand_between_ns = GET(tim, "candidate_between_calls_cpu_ns")
                                  ? num(tim, "candidate_between_calls_cpu_ns") : -1;
     }

@@ -361,6 +361,8 @@ static int spawn(kiln_worker *w, const kiln_worker_opts *o, int req[2], int resp
         w->pid = -1;
         return kiln_fail(err, "cannot start %s: %s", path, strerror(rc));
     }
+    w->cpu_worker = !o->cuda;
+    w->core = o->pin ? o->cpu : -1;
     w->has_cpu_clock = clock_getcpuclockid(w->pid, &w->cpu_clock) == 0;
     char stat[64];
     snprintf(stat, sizeof stat, "/proc/%d/stat", (int)w->pid);
@@ -571,6 +573,35 @@ void kiln_worker_kill(kiln_worker *w)
 {
     if (w->pid > 0 && !w->reaped)
         kill(-w->pid, SIGKILL);
+}
+
+/* A request of no call: PREP, or a CALL of KILN_WORKER_NULL_LIB. */
+static int service_call(kiln_worker *w, uint32_t magic, uint32_t byte, int timeout_ms,
+                        uint64_t *cpu_ns)
+{
+    kiln_call_req rq;
+    memset(&rq, 0, sizeof rq);
+    rq.magic = magic;
+    rq.lib = magic == KILN_MSG_CALL ? KILN_WORKER_NULL_LIB : 0;
+    rq.nonce = kiln_mono_ns() ^ ((uint64_t)w->calls << 40);
+    rq.scribble = byte;
+    kiln_call_resp rs;
+    uint64_t rt;
+    return kiln_worker_call(w, &rq, timeout_ms, &rs, &rt, cpu_ns);
+}
+
+int kiln_worker_prepare(kiln_worker *w, uint32_t byte, int timeout_ms, uint64_t *cpu_ns)
+{
+    uint64_t cpu = 0;
+    int rc = w->cpu_worker ? service_call(w, KILN_MSG_PREP, byte, timeout_ms, &cpu) : 0;
+    if (cpu_ns)
+        *cpu_ns = cpu;
+    return rc;
+}
+
+int kiln_worker_null_call(kiln_worker *w, int timeout_ms, uint64_t *cpu_ns)
+{
+    return service_call(w, KILN_MSG_CALL, 0, timeout_ms, cpu_ns);
 }
 
 void kiln_worker_stop(kiln_worker *w)

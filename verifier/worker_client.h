@@ -40,6 +40,8 @@ typedef struct kiln_worker {
     struct rusage ru;       /* as wait4 saw it */
     clockid_t cpu_clock;    /* the worker's CPU-time clock, as the kernel keeps it */
     int has_cpu_clock;
+    int cpu_worker;         /* kiln-worker (not the CUDA worker): takes KILN_MSG_PREP */
+    int core;               /* the core it is pinned to, or -1 */
     int stat_fd, has_stat;  /* /proc/PID/stat, to see whether the worker is blocked */
     int sched_fd, has_sched;   /* /proc/PID/schedstat: its main thread's CPU time */
     int use_sched;             /* ... which the kernel keeps, so it is read */
@@ -93,6 +95,19 @@ int kiln_worker_await(kiln_worker *w);
  * unlike the round trip it does not grow when the machine is busy. */
 int kiln_worker_call(kiln_worker *w, const kiln_call_req *rq, int timeout_ms,
                      kiln_call_resp *rs, uint64_t *rt_ns, uint64_t *cpu_ns);
+
+/* Before a call's data are staged in a CPU worker's arena: the worker
+ * scribbles its stack and freed heap with byte in a round trip of its own
+ * (KILN_MSG_PREP), so that the call's round trip holds nothing a candidate
+ * could leave out; on return the worker is asleep again. *cpu_ns (where
+ * cpu_ns is not NULL): the CPU the kernel charged it for that round trip.
+ * A no-op for a CUDA worker. -1 on a fault, as kiln_worker_call. */
+int kiln_worker_prepare(kiln_worker *w, uint32_t byte, int timeout_ms, uint64_t *cpu_ns);
+
+/* A call of no library (KILN_WORKER_NULL_LIB) in a trusted worker: *cpu_ns
+ * the CPU the kernel charged it over the round trip (0 if unknown), the
+ * overhead that every call's round trip carries. -1 on a fault. */
+int kiln_worker_null_call(kiln_worker *w, int timeout_ms, uint64_t *cpu_ns);
 
 /* The CPU time the kernel has charged the worker so far (0 if unknown):
  * its main thread's, where the kernel shows it, else all its threads'.

@@ -3,8 +3,10 @@
  * Started fresh for every job. It confines itself (rlimits, Landlock,
  * seccomp for loading), maps the verifier's arena, loads the libraries the
  * verifier built, tightens seccomp again (no files, no new executable
- * memory), then serves calls: scribble the stack and heap, time the call,
- * answer. Two other modes run trusted programs in a sandbox: --exec runs
+ * memory), then serves calls: scribble the stack and heap when asked
+ * (a message of its own before each call), time the call, answer. What it
+ * reports is only cross-checked: the verifier times each call by the CPU
+ * the kernel charged this process (docs/sandbox.md). Two other modes run trusted programs in a sandbox: --exec runs
  * the C compiler confined to its build directory.
  *
  *   kiln-worker --dir DIR --arena BYTES --lib SO [--lib SO] [limits] [--parent PID]
@@ -203,7 +205,8 @@ __attribute__((noinline)) static void scribble_stack(int byte)
 static int decode(const kiln_call_req *rq, unsigned char *arena, uint64_t arena_bytes,
                   int nlibs, void *argv[], int64_t ints[], float f32s[], double f64s[])
 {
-    if (rq->magic != KILN_MSG_CALL || rq->nargs > KILN_WORKER_MAX_ARGS || rq->lib >= (uint32_t)nlibs)
+    if (rq->magic != KILN_MSG_CALL || rq->nargs > KILN_WORKER_MAX_ARGS ||
+        (rq->lib >= (uint32_t)nlibs && rq->lib != KILN_WORKER_NULL_LIB))
         return -1;
     for (uint32_t i = 0; i < rq->nargs; i++) {
         const kiln_wire_arg *a = &rq->args[i];
@@ -251,14 +254,19 @@ static void serve(kiln_entry_fn entry[], int nlibs, unsigned char *arena, uint64
     double f64s[KILN_WORKER_MAX_ARGS];
     while (kiln_read_full(KILN_WORKER_REQ_FD, &rq, sizeof rq) == 0) {
         kiln_call_resp rs = {.magic = KILN_MSG_DONE, .nonce = rq.nonce};
-        if (decode(&rq, arena, arena_bytes, nlibs, argv, ints, f32s, f64s) < 0) {
+        if (rq.magic == KILN_MSG_PREP) {
+            /* Before the call's data are staged, in a round trip of its
+             * own: the call's round trip holds only what any worker must
+             * do to take a request and answer it (docs/sandbox.md). */
+            mallopt(M_PERTURB, (int)(rq.scribble & 0xff));
+            scribble_stack((int)(rq.scribble & 0xff));
+        } else if (decode(&rq, arena, arena_bytes, nlibs, argv, ints, f32s, f64s) < 0) {
             rs.status = 1;
             snprintf(rs.info, sizeof rs.info, "malformed request");
         } else {
-            mallopt(M_PERTURB, (int)(rq.scribble & 0xff));
-            scribble_stack((int)(rq.scribble & 0xff));
             uint64_t t0 = kiln_mono_ns();
-            entry[rq.lib](argv);
+            if (rq.lib != KILN_WORKER_NULL_LIB)
+                entry[rq.lib](argv);
             /* What the call printed reaches the log before the verifier
              * looks, and the write counts as the call's: outside the
              * timed region it was CPU time the call did not report. */

@@ -20,6 +20,17 @@
 #define KILN_MSG_READY 0x6b6c6e52u   /* worker -> verifier once loaded */
 #define KILN_MSG_CALL 0x6b6c6e43u    /* verifier -> worker */
 #define KILN_MSG_DONE 0x6b6c6e44u    /* worker -> verifier */
+#define KILN_MSG_PREP 0x6b6c6e50u    /* verifier -> CPU worker, before a call's data
+                                        are staged: scribble the stack and the freed
+                                        heap with `scribble`, answer DONE. Outside the
+                                        call's round trip, so a candidate that skips
+                                        it gains no time (docs/sandbox.md) */
+
+/* kiln_call_req.lib of a call of no library: the worker decodes the
+ * request, reads its clock twice and answers, and nothing else. The CPU
+ * the kernel charges a trusted worker for it is the overhead that every
+ * call's round trip carries. */
+#define KILN_WORKER_NULL_LIB 0xffffffffu
 
 /* kiln_call_resp.status */
 #define KILN_ST_OK 0
@@ -143,7 +154,8 @@ typedef struct kiln_call_resp {
     uint32_t magic;         /* KILN_MSG_DONE or KILN_MSG_READY */
     uint32_t status;        /* 0 ok */
     uint64_t nonce;
-    uint64_t elapsed_ns;    /* CPU: CLOCK_MONOTONIC around the call;
+    uint64_t elapsed_ns;    /* CPU: CLOCK_MONOTONIC around the call, only
+                               cross-checked (the time is the kernel's);
                                CUDA: CUDA events around the launches */
     uint64_t cupti_ns;      /* CUDA: first kernel start to last kernel end, as
                                CUPTI's activity records saw every kernel */

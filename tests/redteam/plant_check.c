@@ -18,7 +18,10 @@
  * and kiln-clean-output: yes (a plant that prints raw bytes: every byte
  * kiln writes, on stdout and stderr, with --json and again without, must
  * be valid UTF-8 with no control but newline and tab, no DEL, no C1 and no
- * bidi control, and so must every string of the parsed JSON). */
+ * bidi control, and so must every string of the parsed JSON), and
+ * kiln-baseline: self (timed against itself: the same code in the same
+ * layout, which a plant that cheats only as the candidate needs, since
+ * the same C in another object can run at another speed). */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +39,7 @@ typedef struct expect {
     char forbid[64];        /* text that must appear nowhere in kiln's output */
     char want[64];          /* text that must appear in it */
     char clean[8];          /* "yes": every byte of kiln's output must be safe to show */
+    char baseline[16];      /* "self": the plant is its own baseline */
 } expect;
 
 static void header_value(const char *line, const char *key, char *out, size_t len)
@@ -68,6 +72,7 @@ static int read_expect(const char *path, expect *e)
         header_value(line, "kiln-forbid:", e->forbid, sizeof e->forbid);
         header_value(line, "kiln-want:", e->want, sizeof e->want);
         header_value(line, "kiln-clean-output:", e->clean, sizeof e->clean);
+        header_value(line, "kiln-baseline:", e->baseline, sizeof e->baseline);
     }
     fclose(f);
     return e->task[0] && e->status[0] ? 0 : -1;
@@ -141,6 +146,8 @@ static char *run_kiln(int argc, char **argv, const expect *e, int json, int *exi
                               e->dtype, e->group[0] ? e->group : "small");
     else if (e->group[0])
         u += (size_t)snprintf(cmd + u, sizeof cmd - u, " --group %s", e->group);
+    if (strcmp(e->baseline, "self") == 0)
+        u += (size_t)snprintf(cmd + u, sizeof cmd - u, " --baseline '%s'", argv[2]);
     for (int i = 3; i < argc && u < sizeof cmd; i++)
         u += (size_t)snprintf(cmd + u, sizeof cmd - u, " '%s'", argv[i]);
     if (u < sizeof cmd)
@@ -262,6 +269,11 @@ int main(int argc, char **argv)
     expect e = {0};
     if (argc < 3 || read_expect(argv[2], &e) < 0) {
         fprintf(stderr, "usage: plant_check KILN PLANT.c (plant needs kiln-task and kiln-expect)\n");
+        return 2;
+    }
+    if (e.baseline[0] && strcmp(e.baseline, "self") != 0) {
+        fprintf(stderr, "plant_check: %s: kiln-baseline takes only \"self\", not \"%s\"\n",
+                argv[2], e.baseline);
         return 2;
     }
     if (is_cuda_plant(argv[2])) {

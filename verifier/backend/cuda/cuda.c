@@ -348,7 +348,7 @@ static int start_host(job *j, kiln_error *err)
     kiln_shape shapes[MAX_JOB_SHAPES], vis[KILN_MAX_SHAPES];
     int n = job_all_shapes(j, shapes), nv = job_visible_shapes(j, vis);
     if ((cuda_reference(j) ? start_cuda_reference(j, shapes, n, err)
-                           : job_start_reference(j, shapes, n, err)) < 0)
+                           : job_start_reference(j, shapes, n, -1, err)) < 0)
         return -1;
     char cdir[4200], clib[4300], blib[4300];
     snprintf(cdir, sizeof cdir, "%s/cand", j->dir);
@@ -550,7 +550,7 @@ static void host_agree(const job *j, const samples *sm, char *why, size_t len)
 
 static int host_time_shape(job *j, int i, uint64_t budget_ns, kiln_error *err)
 {
-    return job_time_host(j, i, budget_ns, host_agree, err);
+    return job_time_host(j, i, budget_ns, NULL, host_agree, err);
 }
 
 static int gpu_roofline(job *j, double bytes, int again, double *bw, double *peak,
