@@ -372,7 +372,8 @@ int kiln_search_setup(search *s, kiln_error *err)
         return kiln_fail(err, "unknown backend '%s' (cpu, cuda)", o->backend), -2;
     if (!o->resume && (rc = setup_task(s, o->task, o->backend, o->dtype, err)) != 0)
         return rc;
-    if (kiln_ws_open(&s->ws, o->workspace ? o->workspace : "kiln-work", err) < 0)
+    if (kiln_ws_open(&s->ws, o->workspace ? o->workspace : "kiln-work", 1, err) < 0 ||
+        kiln_ws_check(&s->ws, err) < 0)
         return -2;
     snprintf(db, sizeof db, "%s/.kiln/kiln.db", s->ws.dir);
     if (kiln_db_open(&s->db, db, err) < 0)
@@ -392,8 +393,11 @@ int kiln_search_setup(search *s, kiln_error *err)
         return rc;
     if (!o->resume && (rc = record_run(s, err)) != 0)
         return rc;
-    if (kiln_ws_checkout_branch(&s->ws, s->run.branch, err) < 0)
-        return -1;
+    char holder[128];   /* who holds the lock, for kiln status */
+    snprintf(holder, sizeof holder, "%ld %s\n", (long)getpid(), s->run.id);
+    kiln_ws_lock_note(&s->ws, holder);
+    if ((rc = kiln_ws_checkout_branch(&s->ws, s->run.branch, err)) < 0)
+        return rc == -2 ? -2 : -1;
     return kiln_db_run_update(s->db, &s->run, err) < 0 ? -1 : 0;
 }
 
