@@ -85,7 +85,12 @@ int kiln_search_draw_parent(search *s, int it, char parent[41], kiln_error *err)
 double kiln_search_next_iteration_s(const search *s);
 
 void kiln_search_catch_interrupts(void);
+/* 1 once Ctrl-C, SIGTERM or SIGHUP came, or stdout's reader went away. */
 int kiln_search_should_stop(void);
+/* 1 when stdout is a pipe (or socket) nobody reads any more. */
+int kiln_search_output_gone(void);
+/* Why the search was asked to stop ("Ctrl-C", "SIGHUP, ..."); "" if it was not. */
+const char *kiln_search_stop_cause(void);
 double kiln_wall_now(void);
 double kiln_verdict_noise(const kiln_verdict *v);
 void kiln_cand_from_verdict(kiln_cand *c, const kiln_verdict *v);
