@@ -1148,6 +1148,7 @@ int kiln_search_loop(search *s, kiln_error *err)
             why = "interrupted";
             break;
         }
+        kiln_search_hold(s);   /* again, should kilnd have restarted */
         started = kiln_wall_now();
         rc = iteration(s, s->run.iterations_done + 1, err);
         double took = kiln_wall_now() - started;

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "archive.h"
+#include "daemon_client.h"
 #include "judge.h"
 #include "lane_busy.h"
 #include "keep_rule.h"
@@ -61,11 +62,16 @@ typedef struct search {
     struct kiln_prefetch *prefetch; /* the next iteration's model calls in flight (prefetch.h) */
     int prefetch_asked;         /* batches asked for ahead, this session */
     int prefetch_dropped;       /* answers asked for ahead that became no candidate */
+    kiln_client hold;           /* the standing connection that holds kilnd (fd -1: none) */
     kiln_lane_sample lanes_at_start;    /* the verifiers' lane busy seconds as this session
                                            started (lane_busy.h) */
 } search;
 
 int kiln_search_setup(search *s, kiln_error *err);
+/* Hold the run's one local kilnd (daemon_client.h's kiln_client_hold), or
+ * hold it again once the daemon it held has gone; with --no-daemon or many
+ * kilnds, nothing. Failing is left to the verification that follows. */
+void kiln_search_hold(search *s);
 void kiln_search_teardown(search *s);
 /* 0 when the run ended (budget, exhausted proposer, Ctrl-C); -1 on error. */
 int kiln_search_loop(search *s, kiln_error *err);
