@@ -119,24 +119,6 @@ static void take_hold(kilnd *d, kilnd_conn *c, const cJSON *msg, const char *id)
     free(s);
 }
 
-void kilnd_add_clients(kilnd *d, cJSON *o)
-{
-    int n = 0;
-    cJSON *holds = cJSON_CreateArray();
-    for (kilnd_conn *c = d->conns; c; c = c->next) {
-        n++;
-        if (!c->held)
-            continue;
-        cJSON *h = cJSON_CreateObject();
-        cJSON_AddNumberToObject(h, "pid", c->hold_pid);
-        cJSON_AddStringToObject(h, "build", c->hold_build);
-        cJSON_AddStringToObject(h, "what", c->hold_what);
-        cJSON_AddItemToArray(holds, h);
-    }
-    cJSON_AddNumberToObject(o, "connections", n);
-    cJSON_AddItemToObject(o, "holds", holds);
-}
-
 static void handle_op(kilnd *d, kilnd_conn *c, const cJSON *msg, const char *id, const char *op)
 {
     if (c->tcp && !c->authed) {

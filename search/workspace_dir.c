@@ -66,7 +66,8 @@ static int by_name(const void *a, const void *b)
 /* "N entries: a/, b, c, ..." from the sorted names (directories marked). */
 static void describe(const char *dir, char **names, int n, char *what, size_t len)
 {
-    qsort(names, (size_t)n, sizeof *names, by_name);
+    if (n > 0)   /* names is NULL for an empty directory */
+        qsort(names, (size_t)n, sizeof *names, by_name);
     size_t w = (size_t)snprintf(what, len, "%d entr%s:", n, n == 1 ? "y" : "ies");
     for (int i = 0; i < n && i < 8 && w < len; i++) {
         char path[4200];
