@@ -192,8 +192,8 @@ int kiln_ws_open(kiln_ws *ws, const char *dir, int make, kiln_error *err)
         return make ? create(ws, err) : kiln_fail(err, "%s is not a kiln workspace (it is empty)", dir);
     int rc = git_repository_open_ext(&ws->repo, ws->dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
     if (rc == GIT_ENOTFOUND)
-        return refuse(ws->dir, kind == KILN_WS_DIR_MARKED ? "has the workspace marker but no git "
-                      "repository" : "is not empty and not a kiln workspace", what, err);
+        return refuse(ws->dir, kind == KILN_WS_DIR_MARKED ? "has the workspace marker but no "
+                      "git repository" : "is not empty and not a kiln workspace", what, err);
     if (rc < 0)
         return git_fail(err, "opening the workspace");
     if (git_repository_is_bare(ws->repo))
