@@ -40,8 +40,9 @@ static int parse(int argc, char **argv, const char **workspace, const char **run
     return 0;
 }
 
-/* Who holds the workspace's lock: its pid and run ("" when the lock is an
- * older kiln's, which names neither); 0 when nobody does. */
+/* Who holds the workspace's lock: its pid and run ("-": a kiln command
+ * that runs no search, such as kiln reverify; "" when the lock is an older
+ * kiln's, which names neither); 0 when nobody does. */
 static int holder(const char *workspace, char pid[32], char run[96])
 {
     char who[128];
@@ -299,7 +300,9 @@ int kiln_cmd_status(int argc, char **argv)
         print_rest(db, &r);
         char pid[32], run_id[96];
         int held = holder(workspace, pid, run_id);
-        if (held && run_id[0])
+        if (held && strcmp(run_id, "-") == 0)
+            printf("a kiln command that is not a search (pid %s) holds this workspace\n", pid);
+        else if (held && run_id[0])
             printf("a search is running in this workspace (pid %s, run %s)\n", pid, run_id);
         else if (held)
             printf("a search is running in this workspace\n");

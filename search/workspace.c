@@ -101,6 +101,9 @@ static int take_lock(kiln_ws *ws, kiln_error *err)
     ws->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (ws->lock_fd < 0 || flock(ws->lock_fd, LOCK_EX | LOCK_NB) < 0)
         return kiln_fail(err, "another kiln search is using the workspace %s", ws->dir);
+    char who[32];   /* no run (yet): a search names its own with kiln_ws_lock_note */
+    snprintf(who, sizeof who, "%ld -\n", (long)getpid());
+    kiln_ws_lock_note(ws, who);
     return 0;
 }
 
@@ -202,8 +205,12 @@ int kiln_ws_open(kiln_ws *ws, const char *dir, int make, kiln_error *err)
         return refuse(ws->dir, "is a git repository that kiln did not make", what, err);
     if (take_lock(ws, err) < 0)
         return -1;
-    if (git_repository_head_unborn(ws->repo) == 1 && first_commit(ws, err) < 0)
-        return -1;
+    if (git_repository_head_unborn(ws->repo) == 1) {   /* its first commit writes README.md */
+        if (!kiln_ws_dir_only_git(ws->dir))
+            return refuse(ws->dir, "is a git repository with no commit that holds files", what, err);
+        if (first_commit(ws, err) < 0)
+            return -1;
+    }
     /* an earlier kiln's workspace is one from now on */
     return kind == KILN_WS_DIR_MARKED ? 0 : kiln_ws_mark(ws->dir, err);
 }

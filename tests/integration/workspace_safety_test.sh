@@ -79,24 +79,27 @@ kiln() {
 show() { printf 'exit %s; stderr: %s; stdout: %s' "$RC" "$(head -c 600 "$tmp/io/err")" \
     "$(tail -c 300 "$tmp/io/out")"; }
 
-# snap DIR [PRUNE]: every entry below DIR (.git included; PRUNE, a name
-# directly below DIR, left out): type, path and, for a file, its SHA-256;
-# a symlink with its target.
+# snap DIR [PRUNE...]: every entry below DIR (.git included; each PRUNE, a
+# name directly below DIR, left out): type, path and, for a file, its
+# SHA-256; a symlink with its target.
 snap() {
-    local d=$1 prune=${2:-}
+    local d=$1 p
+    shift
+    local skip=()
+    for p; do skip+=(-path "./$p" -prune -o); done
     (
         cd "$d" || exit 1
-        find . -mindepth 1 ${prune:+-path "./$prune" -prune -o} -printf '%y %p %l\n' | LC_ALL=C sort
-        find . -mindepth 1 ${prune:+-path "./$prune" -prune -o} -type f -print0 | LC_ALL=C sort -z |
-            xargs -0 -r sha256sum
+        find . -mindepth 1 "${skip[@]}" -printf '%y %p %l\n' | LC_ALL=C sort
+        find . -mindepth 1 "${skip[@]}" -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum
     )
 }
-# same BEFORE_FILE DIR [PRUNE]: DIR's listing is BEFORE_FILE's.
+# same BEFORE_FILE DIR [PRUNE...]: DIR's listing is BEFORE_FILE's.
 same() {
-    local now
-    now=$(snap "$2" "${3:-}")
-    if [ "$now" != "$(cat "$1")" ]; then
-        problem "files below $2 changed:"$'\n'"$(diff <(cat "$1") <(printf '%s\n' "$now") | head -20)"
+    local before=$1 now
+    shift
+    now=$(snap "$@")
+    if [ "$now" != "$(cat "$before")" ]; then
+        problem "files below $1 changed:"$'\n'"$(diff <(cat "$before") <(printf '%s\n' "$now") | head -20)"
     fi
 }
 
@@ -193,7 +196,7 @@ RUN=$(sqlite3 "$W/.kiln/kiln.db" "SELECT id FROM runs ORDER BY started_at DESC L
 printf 'my notes\n' >"$W/notes.txt"
 mkdir -p "$W/out" && printf '<html>my report</html>\n' >"$W/out/report.html"
 printf 'untracked next to a kernel\n' >"$W/rmsnorm/mine.c"
-snap "$W" .git >"$tmp/5.before"
+snap "$W" .git .kiln >"$tmp/5.before"
 kiln search --workspace "$W" --resume last --iterations 2 --group decode --timing-ms 200
 [ "$RC" -eq 0 ] || problem "resume: $(show)"
 now=$(cd "$W" && sha256sum notes.txt out/report.html rmsnorm/mine.c 2>&1)
@@ -203,13 +206,13 @@ st=$(sqlite3 "$W/.kiln/kiln.db" "SELECT status || ' ' || iterations_done FROM ru
 [ "$st" = "done 2" ] || problem "after the resume the run is '$st', expected 'done 2'"
 # A kernel file the user edited is not kiln's to overwrite.
 printf '// my edit\n' >>"$W/rmsnorm/cpu/kernel.c"
-snap "$W" .git >"$tmp/5b.before"
+snap "$W" .git .kiln >"$tmp/5b.before"
 kiln search --workspace "$W" --resume last --iterations 3 --group decode --timing-ms 200
 refused "$W" "rmsnorm/cpu/kernel.c"
-same "$tmp/5b.before" "$W" .git
+same "$tmp/5b.before" "$W" .git .kiln
 kiln search rmsnorm --workspace "$W" "${FAST[@]}"
 refused "$W" "rmsnorm/cpu/kernel.c"
-same "$tmp/5b.before" "$W" .git
+same "$tmp/5b.before" "$W" .git .kiln
 n=$(sqlite3 "$W/.kiln/kiln.db" "SELECT count(*) FROM runs")
 [ "$n" = 1 ] || problem "a refused new run was recorded ($n runs)"
 # Undone, the resume goes on.
