@@ -171,7 +171,8 @@ static void handle_op(kilnd *d, kilnd_conn *c, const cJSON *msg, const char *id,
         got_signal = SIGTERM;
     } else {
         char msgtxt[160];
-        snprintf(msgtxt, sizeof msgtxt, "unknown op '%.60s' (ping, verify, result, status, hold, shutdown)", op);
+        snprintf(msgtxt, sizeof msgtxt,
+                 "unknown op '%.60s' (ping, verify, result, status, hold, shutdown)", op);
         send_error(d, c, id, "unknown-op", msgtxt);
     }
 }
@@ -596,7 +597,8 @@ static int default_paths(kilnd *d, kiln_error *err)
 {
     /* By default each build has a state directory and a socket of its own
      * (paths.h): a kiln of another build never meets this daemon. */
-    if (!d->state_dir[0] && kiln_daemon_state_dir(d->build, d->state_dir, sizeof d->state_dir, err) < 0)
+    if (!d->state_dir[0] &&
+        kiln_daemon_state_dir(d->build, d->state_dir, sizeof d->state_dir, err) < 0)
         return -1;
     if (kiln_mkdirs(d->state_dir, err) < 0)
         return -1;
