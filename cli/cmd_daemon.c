@@ -8,15 +8,24 @@
 #include "daemon_client.h"
 
 static const char usage[] =
-    "usage: kiln daemon start|stop|status [--socket ADDR] [--json]\n"
+    "usage: kiln daemon start|stop|status [--socket ADDR] [--state DIR] [--json]\n"
     "\n"
-    "start   start kilnd on the socket (default $KILN_SOCKET or the per-user path)\n"
+    "start   start kilnd on the socket (with --state DIR: its state directory)\n"
     "stop    ask kilnd to stop: running jobs finish, queued jobs stay spooled\n"
-    "status  queue, devices, uptime and jobs done\n"
+    "status  queue, devices, uptime, jobs done, and the searches holding it\n"
+    "\n"
+    "Each build of kiln has a kilnd of its own, so another checkout's kiln never\n"
+    "stops or replaces the daemon a search uses. Default socket: --socket, else\n"
+    "$KILN_SOCKET, else $XDG_RUNTIME_DIR/kiln/kilnd-BUILD.sock, else STATE/kilnd.sock.\n"
+    "Its state directory (spool, results, build cache, log): --state, else $KILN_STATE,\n"
+    "else ~/.local/state/kiln/kilnd-BUILD (BUILD: the first 16 hex digits of kilnd's\n"
+    "SHA-256; `kiln daemon status` shows it). Two kilnds cannot share a state\n"
+    "directory: for a second one, give it its own (--state DIR here; KILN_STATE=DIR\n"
+    "for the kiln commands that start one on demand).\n"
     "\n"
     "Exit status: 0 ok, 1 (status) not running, 2 bad input, 3 internal error.\n";
 
-static int start(const char *addr)
+static int start(const char *addr, const char *state)
 {
     kiln_error err = {{0}};
     kiln_client c;
@@ -29,7 +38,11 @@ static int start(const char *addr)
         fprintf(stderr, "kiln daemon: cannot start a daemon on another machine (%s)\n", addr);
         return KILN_EXIT_BAD_INPUT;
     }
-    if (kiln_start_daemon(addr, 0, &err) < 0 || kiln_client_open(&c, addr, 0, &err) < 0) {
+    if (kiln_start_daemon(addr, state, 0, &err) < 0) {
+        fprintf(stderr, "kiln daemon: %s\n", err.msg);   /* kilnd's reason, the other kilnd named */
+        return KILN_EXIT_INTERNAL;
+    }
+    if (kiln_client_open(&c, addr, 0, &err) < 0) {
         for (int i = 0; i < 100 && c.fd < 0; i++) {
             usleep(50000);
             kiln_client_open(&c, addr, 0, &err);
@@ -92,7 +105,13 @@ static int status(const char *addr, int json)
                cJSON_GetNumberValue(cJSON_GetObjectItem(r, "active")),
                cJSON_GetNumberValue(cJSON_GetObjectItem(r, "jobs_done")),
                cJSON_GetNumberValue(cJSON_GetObjectItem(r, "jobs_not_passed")));
-        const cJSON *d;
+        const cJSON *d, *h;
+        cJSON_ArrayForEach(h, cJSON_GetObjectItem(r, "holds")) {
+            const char *what = cJSON_GetStringValue(cJSON_GetObjectItem(h, "what"));
+            const char *hb = cJSON_GetStringValue(cJSON_GetObjectItem(h, "build"));
+            printf("held by %s (pid %.0f, build %s)\n", what && *what ? what : "a client",
+                   cJSON_GetNumberValue(cJSON_GetObjectItem(h, "pid")), hb && *hb ? hb : "?");
+        }
         cJSON_ArrayForEach(d, cJSON_GetObjectItem(r, "devices")) {
             const char *job = cJSON_GetStringValue(cJSON_GetObjectItem(d, "job"));
             printf("device %s: %s%s\n", cJSON_GetStringValue(cJSON_GetObjectItem(d, "name")),
@@ -109,13 +128,18 @@ int kiln_cmd_daemon(int argc, char **argv)
         fputs(usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? KILN_EXIT_BAD_INPUT : KILN_EXIT_OK;
     }
-    const char *sock = NULL;
+    const char *sock = NULL, *state = NULL;
     int json = 0;
     for (int i = 2; i < argc; i++) {
         int miss = 0;
         const char *v = kiln_flag_value(argc, argv, &i, "--socket", &miss);
         if (v) {
             sock = v;
+        } else if (!miss && (v = kiln_flag_value(argc, argv, &i, "--state", &miss))) {
+            state = v;
+        } else if (miss) {
+            fprintf(stderr, "kiln daemon: %s needs a value\n", argv[i]);
+            return KILN_EXIT_BAD_INPUT;
         } else if (strcmp(argv[i], "--json") == 0) {
             json = 1;
         } else {
@@ -129,8 +153,12 @@ int kiln_cmd_daemon(int argc, char **argv)
         fprintf(stderr, "kiln daemon: %s\n", err.msg);
         return KILN_EXIT_BAD_INPUT;
     }
+    if (state && strcmp(argv[1], "start") != 0) {
+        fprintf(stderr, "kiln daemon: --state is for start (a running kilnd keeps its own)\n");
+        return KILN_EXIT_BAD_INPUT;
+    }
     if (strcmp(argv[1], "start") == 0)
-        return start(addr);
+        return start(addr, state);
     if (strcmp(argv[1], "stop") == 0)
         return stop(addr);
     if (strcmp(argv[1], "status") == 0)

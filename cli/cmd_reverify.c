@@ -513,7 +513,7 @@ static int open_ctx(rv_ctx *x, kiln_error *err)
         return kiln_fail(err, "%s is not a kiln workspace (no git repository)", dir), -2;
     if (kiln_rv_search_running(dir))
         return kiln_fail(err, "a search is running in this workspace (%s); try again when it ends", dir), -2;
-    if (kiln_ws_open(&x->ws, dir, err) < 0)
+    if (kiln_ws_open(&x->ws, dir, 0, err) < 0)
         return -2;
     snprintf(db, sizeof db, "%s/.kiln/kiln.db", x->ws.dir);
     if (access(db, F_OK) == 0 && kiln_rv_db_open(x->ws.dir, &x->db, err) < 0)

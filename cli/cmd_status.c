@@ -40,16 +40,55 @@ static int parse(int argc, char **argv, const char **workspace, const char **run
     return 0;
 }
 
-static void print_header(const kiln_rv_run *r)
+/* Who holds the workspace's lock: its pid and run ("-": a kiln command
+ * that runs no search, such as kiln reverify; "" when the lock is an older
+ * kiln's, which names neither); 0 when nobody does. */
+static int holder(const char *workspace, char pid[32], char run[96])
+{
+    char who[128];
+    pid[0] = run[0] = '\0';
+    if (!kiln_rv_lock_holder(workspace, who, sizeof who))
+        return 0;
+    sscanf(who, "%31s %95s", pid, run);
+    return 1;
+}
+
+/* Whether the run goes on. A run recorded "running" is alive only while a
+ * search holds the workspace's lock for it; otherwise the search that ran
+ * it was killed or died with its machine, and the run is shown as
+ * interrupted. A search stopped by a signal recorded "stopped" itself. 1
+ * when it can be resumed. */
+static int liveness(const char *workspace, const kiln_run *u, char *shown, size_t len)
+{
+    char pid[32], run[96];
+    int held = holder(workspace, pid, run);
+    if (strcmp(u->status, "running") == 0 && held && (!run[0] || strcmp(run, u->id) == 0)) {
+        snprintf(shown, len, "running (pid %s)", pid[0] ? pid : "?");
+        return 0;
+    }
+    if (strcmp(u->status, "running") == 0)
+        snprintf(shown, len, "interrupted (recorded as running, but no search holds it: the one "
+                 "that ran it was killed or died)");
+    else if (strcmp(u->status, "stopped") == 0)
+        snprintf(shown, len, "stopped (interrupted)");
+    else
+        snprintf(shown, len, "%s", u->status);
+    return strcmp(u->status, "done") != 0;
+}
+
+static void print_header(const char *workspace, const kiln_rv_run *r)
 {
     const kiln_run *u = &r->run;
     int kept = 0;
     for (int i = 0; i < r->nc; i++)
         kept += r->c[i].kept && r->c[i].n > 0;
-    char start[32];
+    char start[32], shown[160];
     kiln_rv_fmt_date(r->started_at, start, sizeof start);
-    printf("run %s: %s, task %s %s/%s group %s, agent %s%s%s\n", u->id, u->status, u->task,
+    int resumable = liveness(workspace, u, shown, sizeof shown);
+    printf("run %s: %s, task %s %s/%s group %s, agent %s%s%s\n", u->id, shown, u->task,
            u->backend, u->dtype, u->grp, u->agent, u->model[0] ? " " : "", u->model);
+    if (resumable)
+        printf("resume with: kiln search --workspace %s --resume %s\n", workspace, u->id);
     printf("started %s; iterations %d", start, u->iterations_done);
     if (u->budget_iterations)
         printf(" of %d", u->budget_iterations);
@@ -253,13 +292,19 @@ int kiln_cmd_status(int argc, char **argv)
     if (rc == 0)
         rc = kiln_rv_run_load(db, ids[0], &r, &err);
     if (rc == 0) {
-        print_header(&r);
+        print_header(workspace, &r);
         print_best(&r);
         print_kept(&r);
         print_archive(&r);
         print_verifiers(db, &r);
         print_rest(db, &r);
-        if (kiln_rv_search_running(workspace))
+        char pid[32], run_id[96];
+        int held = holder(workspace, pid, run_id);
+        if (held && strcmp(run_id, "-") == 0)
+            printf("a kiln command that is not a search (pid %s) holds this workspace\n", pid);
+        else if (held && run_id[0])
+            printf("a search is running in this workspace (pid %s, run %s)\n", pid, run_id);
+        else if (held)
             printf("a search is running in this workspace\n");
     } else {
         fprintf(stderr, "kiln status: %s\n", err.msg);

@@ -23,16 +23,28 @@ int kiln_rv_db_open(const char *workspace, sqlite3 **db, kiln_error *err)
     return kiln_db_open_readonly(db, path, err);
 }
 
-int kiln_rv_search_running(const char *workspace)
+int kiln_rv_lock_holder(const char *workspace, char *who, size_t len)
 {
     char path[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/.kiln/lock", workspace);
+    if (who && len)
+        who[0] = '\0';
     int fd = open(path, O_RDWR | O_CLOEXEC);
     if (fd < 0)
         return 0;
     int busy = flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+    if (busy && who && len) {   /* "PID RUN" (kiln_ws_lock_note); empty from an older kiln */
+        ssize_t n = pread(fd, who, len - 1, 0);
+        who[n > 0 ? n : 0] = '\0';
+        who[strcspn(who, "\n")] = '\0';
+    }
     close(fd);   /* closing drops the lock if we took it */
     return busy;
+}
+
+int kiln_rv_search_running(const char *workspace)
+{
+    return kiln_rv_lock_holder(workspace, NULL, 0);
 }
 
 /* ---- runs ---------------------------------------------------------------- */

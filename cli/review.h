@@ -19,6 +19,9 @@
 int kiln_rv_db_open(const char *workspace, sqlite3 **db, kiln_error *err);
 /* 1 when a search holds the workspace's lock (.kiln/lock) right now. */
 int kiln_rv_search_running(const char *workspace);
+/* The same, with who holding it: "PID RUN" as the search wrote it ("" from
+ * a kiln that wrote nothing there). */
+int kiln_rv_lock_holder(const char *workspace, char *who, size_t len);
 
 /* One candidate as the review commands show it. */
 typedef struct kiln_rv_cand {

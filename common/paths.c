@@ -97,6 +97,18 @@ int kiln_state_dir(char *buf, size_t len, kiln_error *err)
     return kiln_mkdirs(buf, err);
 }
 
+int kiln_daemon_state_dir(const char *build, char *buf, size_t len, kiln_error *err)
+{
+    const char *env = getenv("KILN_STATE");
+    char base[4000];
+    if (env && *env)   /* named: the user's choice, shared by whatever names it */
+        return kiln_state_dir(buf, len, err);
+    if (kiln_state_dir(base, sizeof base, err) < 0)
+        return -1;
+    snprintf(buf, len, "%.3990s/kilnd-%.16s", base, build);
+    return kiln_mkdirs(buf, err);
+}
+
 int kiln_make_tempdir(const char *root, const char *prefix, char *buf, size_t len,
                       kiln_error *err)
 {
@@ -142,7 +154,7 @@ int kiln_remove_tree(const char *path)
     return rc < 0 || remove_failed ? -1 : 0;
 }
 
-int kiln_default_socket(char *buf, size_t len, kiln_error *err)
+int kiln_default_socket_of(const char *build, char *buf, size_t len, kiln_error *err)
 {
     const char *env = getenv("KILN_SOCKET"), *rt = getenv("XDG_RUNTIME_DIR");
     char dir[4000];
@@ -152,13 +164,32 @@ int kiln_default_socket(char *buf, size_t len, kiln_error *err)
     }
     if (rt && *rt) {
         snprintf(dir, sizeof dir, "%.3990s/kiln", rt);
-    } else if (kiln_state_dir(dir, sizeof dir, err) < 0) {
-        return -1;
+        if (kiln_mkdirs(dir, err) < 0)
+            return -1;
+        snprintf(buf, len, "%.4000s/kilnd-%.16s.sock", dir, build);
+        return 0;
     }
-    if (kiln_mkdirs(dir, err) < 0)
+    if (kiln_daemon_state_dir(build, dir, sizeof dir, err) < 0)
         return -1;
     snprintf(buf, len, "%.4000s/kilnd.sock", dir);
     return 0;
+}
+
+int kiln_default_socket(char *buf, size_t len, kiln_error *err)
+{
+    char build[17];
+    kiln_kilnd_build(build);
+    return kiln_default_socket_of(build, buf, len, err);
+}
+
+void kiln_kilnd_build(char out[17])
+{
+    char path[PATH_MAX + 16];
+    kiln_error err;
+    if (kiln_kilnd_path(path, sizeof path, &err) < 0)
+        snprintf(out, 17, "unknown");
+    else
+        kiln_build_id(path, out);
 }
 
 void kiln_build_id(const char *path, char out[17])

@@ -35,9 +35,11 @@ static const char usage[] =
     "             [--foreground] [--idle-exit SECONDS] [--listen HOST:PORT --token-file F]\n"
     "             [--max-tcp N]\n"
     "\n"
-    "The kiln verifier daemon. Default socket: $KILN_SOCKET, else\n"
-    "$XDG_RUNTIME_DIR/kiln/kilnd.sock, else STATE/kilnd.sock. Default state directory:\n"
-    "$KILN_STATE, else ~/.local/state/kiln. Devices: 'cpu', the CPU backend's lane, and\n"
+    "The kiln verifier daemon. Each build has its own by default (BUILD: the first 16\n"
+    "hex digits of this binary's SHA-256). Default socket: $KILN_SOCKET, else\n"
+    "$XDG_RUNTIME_DIR/kiln/kilnd-BUILD.sock, else STATE/kilnd.sock. Default state\n"
+    "directory: $KILN_STATE, else ~/.local/state/kiln/kilnd-BUILD ($XDG_STATE_HOME/kiln\n"
+    "for ~/.local/state/kiln). Devices: 'cpu', the CPU backend's lane, and\n"
     "'cuda:N', GPU N's lane; timed runs on one lane never overlap. Default: cpu and one\n"
     "lane per visible GPU ($CUDA_VISIBLE_DEVICES, else /dev/nvidiaN), e.g. cpu,cuda:0,cuda:1.\n"
     "--compile-jobs: jobs compiled (and run) at once; default the online cores, from 2\n"
@@ -94,6 +96,29 @@ static int token_ok(const kilnd *d, const char *given)
     return a > 0 && diff == 0;
 }
 
+/* ---- who uses this daemon ------------------------------------------------------ */
+
+/* A hold: the client names itself (pid, the build of the kilnd it starts,
+ * what it is) and keeps the connection open for as long as it uses us. */
+static void take_hold(kilnd *d, kilnd_conn *c, const cJSON *msg, const char *id)
+{
+    const char *build = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(msg, "build"));
+    const char *what = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(msg, "what"));
+    const cJSON *pid = cJSON_GetObjectItemCaseSensitive(msg, "pid");
+    c->held = 1;
+    c->hold_pid = cJSON_IsNumber(pid) ? pid->valuedouble : 0;
+    snprintf(c->hold_build, sizeof c->hold_build, "%s", build ? build : "");
+    snprintf(c->hold_what, sizeof c->hold_what, "%s", what ? what : "");
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "id", id);
+    cJSON_AddStringToObject(o, "event", "held");
+    char *s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    if (s)
+        kilnd_send(d, c, s);
+    free(s);
+}
+
 static void handle_op(kilnd *d, kilnd_conn *c, const cJSON *msg, const char *id, const char *op)
 {
     if (c->tcp && !c->authed) {
@@ -118,10 +143,13 @@ static void handle_op(kilnd *d, kilnd_conn *c, const cJSON *msg, const char *id,
         cJSON_AddStringToObject(o, "build", d->build);
         cJSON_AddNumberToObject(o, "pid", (double)getpid());
         cJSON_AddBoolToObject(o, "on_demand", d->idle_exit_s > 0);
+        kilnd_add_clients(d, o);
         char *s = cJSON_PrintUnformatted(o);
         cJSON_Delete(o);
         kilnd_send(d, c, s);
         free(s);
+    } else if (strcmp(op, "hold") == 0) {
+        take_hold(d, c, msg, id);
     } else if (strcmp(op, "verify") == 0) {
         kilnd_submit(d, c, msg, id);
     } else if (strcmp(op, "result") == 0) {
@@ -143,7 +171,8 @@ static void handle_op(kilnd *d, kilnd_conn *c, const cJSON *msg, const char *id,
         got_signal = SIGTERM;
     } else {
         char msgtxt[160];
-        snprintf(msgtxt, sizeof msgtxt, "unknown op '%.60s' (ping, verify, result, status, shutdown)", op);
+        snprintf(msgtxt, sizeof msgtxt,
+                 "unknown op '%.60s' (ping, verify, result, status, hold, shutdown)", op);
         send_error(d, c, id, "unknown-op", msgtxt);
     }
 }
@@ -566,11 +595,15 @@ static int setup_lanes(kilnd *d, const char *devices, kiln_error *err)
 
 static int default_paths(kilnd *d, kiln_error *err)
 {
-    if (!d->state_dir[0] && kiln_state_dir(d->state_dir, sizeof d->state_dir, err) < 0)
+    /* By default each build has a state directory and a socket of its own
+     * (paths.h): a kiln of another build never meets this daemon. */
+    if (!d->state_dir[0] &&
+        kiln_daemon_state_dir(d->build, d->state_dir, sizeof d->state_dir, err) < 0)
         return -1;
     if (kiln_mkdirs(d->state_dir, err) < 0)
         return -1;
-    if (!d->socket_path[0] && kiln_default_socket(d->socket_path, sizeof d->socket_path, err) < 0)
+    if (!d->socket_path[0] &&
+        kiln_default_socket_of(d->build, d->socket_path, sizeof d->socket_path, err) < 0)
         return -1;
     char parent[4096];
     snprintf(parent, sizeof parent, "%s", d->socket_path);
@@ -582,15 +615,33 @@ static int default_paths(kilnd *d, kiln_error *err)
     return 0;
 }
 
-/* One daemon per state directory: the spool is not shared. */
+/* One daemon per state directory: the spool is not shared. The lock file
+ * says who holds it (pid, build, socket), so the next one's refusal can
+ * name it and the way out. */
 static int lock_state(kilnd *d, kiln_error *err)
 {
-    char path[4200];
+    char path[4200], who[4400];
     snprintf(path, sizeof path, "%s/kilnd.lock", d->state_dir);
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
-        return kiln_fail(err, "another kilnd is using %s", d->state_dir);
-    return fd;
+    if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+        return fd;   /* note_lock says who we are once our pid is final */
+    ssize_t n = fd >= 0 ? pread(fd, who, sizeof who - 1, 0) : -1;
+    who[n > 0 ? n : 0] = '\0';
+    if (fd >= 0)
+        close(fd);
+    return kiln_fail(err, "another kilnd (%s) is using the state directory %s; use that one "
+                     "(--socket its socket), or give this one a state directory of its own "
+                     "(--state DIR; for kiln, KILN_STATE=DIR)", n > 0 ? who : "an older kilnd",
+                     d->state_dir);
+}
+
+static void note_lock(kilnd *d, int fd)
+{
+    char who[4400];
+    int n = snprintf(who, sizeof who, "pid %d, build %s, socket %s", (int)getpid(), d->build,
+                     d->socket_path);
+    if (ftruncate(fd, 0) < 0 || pwrite(fd, who, (size_t)n, 0) != n)
+        kilnd_log(d, "cannot say who holds %s/kilnd.lock: %s", d->state_dir, strerror(errno));
 }
 
 static void daemonize(void)
@@ -678,6 +729,7 @@ int main(int argc, char **argv)
         daemonize();
     install_signals(&d);
     d.started = d.idle_since = time(NULL);
+    note_lock(&d, lockfd);
     kilnd_log(&d, "kilnd %s started: pid %d, socket %s%s%s, state %s, %d compile jobs",
               KILN_PROTO_VERSION, (int)getpid(), d.socket_path, tfd >= 0 ? ", tcp " : "",
               tfd >= 0 ? d.listen_addr : "", d.state_dir, d.compile_jobs);

@@ -23,6 +23,12 @@ typedef struct kilnd_conn {
     char *in;
     size_t in_len, in_cap;
     int discarding;             /* skipping the rest of an oversized line */
+    /* A client's hold (op "hold"): a search using this daemon says who it is
+     * for as long as the connection stays open; kiln never stops or
+     * replaces a daemon that is held (docs/protocol.md, "Which daemon"). */
+    int held;
+    double hold_pid;
+    char hold_build[17], hold_what[256];
     char *out;
     size_t out_len, out_cap;
     pthread_mutex_t mu;         /* out, refs, closed */
@@ -94,6 +100,9 @@ void kilnd_result(kilnd *d, kilnd_conn *c, const char *client_id, const char *jo
 /* Re-queue or answer the jobs a previous daemon left in the spool. */
 int kilnd_recover(kilnd *d, kiln_error *err);
 char *kilnd_status_json(kilnd *d, const char *client_id);
+/* Who uses this daemon: "connections" (open now) and "holds" (the clients
+ * that hold it: pid, build, what), added to o. The event loop's thread only. */
+void kilnd_add_clients(kilnd *d, cJSON *o);
 /* Stop taking queued jobs, wait for running ones, answer queued clients. */
 void kilnd_jobs_stop(kilnd *d);
 int kilnd_idle(kilnd *d);

@@ -1,6 +1,7 @@
 /* kilnd_conn.c - what the event loop (kilnd.c) and the job threads
- * (kilnd_jobs.c) share: the log, and a client connection's reference count
- * and output queue, both safe from any thread. */
+ * (kilnd_jobs.c) share: the log, a client connection's reference count
+ * and output queue, both safe from any thread, and the list of who uses
+ * the daemon (connections and holds) that ping and status give. */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -79,4 +80,24 @@ void kilnd_send(kilnd *d, kilnd_conn *c, const char *line)
     }
     pthread_mutex_unlock(&c->mu);
     (void)!write(d->wake[1], "w", 1);
+}
+
+/* ---- who uses the daemon ------------------------------------------------------ */
+
+void kilnd_add_clients(kilnd *d, cJSON *o)
+{
+    int n = 0;
+    cJSON *holds = cJSON_CreateArray();
+    for (kilnd_conn *c = d->conns; c; c = c->next) {
+        n++;
+        if (!c->held)
+            continue;
+        cJSON *h = cJSON_CreateObject();
+        cJSON_AddNumberToObject(h, "pid", c->hold_pid);
+        cJSON_AddStringToObject(h, "build", c->hold_build);
+        cJSON_AddStringToObject(h, "what", c->hold_what);
+        cJSON_AddItemToArray(holds, h);
+    }
+    cJSON_AddNumberToObject(o, "connections", n);
+    cJSON_AddItemToObject(o, "holds", holds);
 }

@@ -559,6 +559,7 @@ char *kilnd_status_json(kilnd *d, const char *client_id)
         pthread_mutex_unlock(&d->mu);
         cJSON_AddItemToArray(lanes, l);
     }
+    kilnd_add_clients(d, o);
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     return s;

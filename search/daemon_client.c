@@ -2,6 +2,7 @@
 #include "daemon_client.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <stdio.h>
@@ -30,22 +31,45 @@ static void sleep_ms(int ms)
     nanosleep(&ts, NULL);
 }
 
-int kiln_start_daemon(const char *socket_path, int idle_s, kiln_error *err)
+/* What the child wrote on the pipe before it closed it (kilnd's reason for
+ * not starting), its first line, up to len - 1 bytes. */
+static void read_reason(int fd, char *buf, size_t len)
+{
+    size_t n = 0;
+    ssize_t r;
+    while (n + 1 < len && ((r = read(fd, buf + n, len - 1 - n)) > 0 || (r < 0 && errno == EINTR)))
+        n += r > 0 ? (size_t)r : 0;
+    buf[n] = '\0';
+    buf[strcspn(buf, "\n")] = '\0';
+}
+
+int kiln_start_daemon(const char *socket_path, const char *state_dir, int idle_s, kiln_error *err)
 {
     char kilnd[PATH_MAX + 16], idle[16];
+    int pipefd[2];
     if (kiln_kilnd_path(kilnd, sizeof kilnd, err) < 0)
         return -1;
     snprintf(idle, sizeof idle, "%d", idle_s);
+    /* kilnd's stderr, until it daemonizes: why it did not start, if it did not */
+    if (pipe2(pipefd, O_CLOEXEC) < 0)
+        return kiln_fail(err, "pipe: %s", strerror(errno));
     pid_t pid = fork();
     if (pid == 0) {
-        char *argv[] = {kilnd, "--socket", (char *)socket_path, "--idle-exit", idle, NULL};
+        char *argv[] = {kilnd, "--socket", (char *)socket_path, "--idle-exit", idle,
+                        state_dir ? "--state" : NULL, (char *)state_dir, NULL};
+        dup2(pipefd[1], 2);
         execv(kilnd, argv);
         _exit(127);
     }
+    close(pipefd[1]);
+    char why[1024] = "";
+    if (pid > 0)
+        read_reason(pipefd[0], why, sizeof why);
+    close(pipefd[0]);
     int st = 0;
     if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-        return kiln_fail(err, "could not start %s (exit status %d)", kilnd,
-                         WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+        return kiln_fail(err, "could not start %s (exit status %d)%s%s", kilnd,
+                         WIFEXITED(st) ? WEXITSTATUS(st) : -1, why[0] ? ": " : "", why);
     return 0;
 }
 
@@ -84,7 +108,7 @@ static int connect_local(kiln_client *c, const char *address, kiln_error *err)
     c->fd = kiln_connect(address, err);
     if (c->fd >= 0)
         return 0;
-    if (kiln_start_daemon(address, 600, err) < 0)
+    if (kiln_start_daemon(address, NULL, 600, err) < 0)
         return -1;
     for (int i = 0; i < 200 && c->fd < 0; i++) {   /* up to 10 s */
         sleep_ms(50);
@@ -106,9 +130,11 @@ static void stop_daemon(kiln_client *c)
     kiln_client_close(c);
 }
 
-/* Is the daemon on c the kilnd this kiln would start? 1 yes, 0 no (with
- * *on_demand and why set), -1 no answer. */
-static int same_build(kiln_client *c, int *on_demand, char *why, size_t len, kiln_error *err)
+/* Is the daemon on c the kilnd this kiln would start (or keep, the build
+ * the caller has been using)? 1 yes, 0 no (with *on_demand and why set),
+ * -1 no answer. */
+static int same_build(kiln_client *c, const char *keep, int *on_demand, char *why, size_t len,
+                      kiln_error *err)
 {
     char path[PATH_MAX + 16], mine[17];
     if (kiln_kilnd_path(path, sizeof path, err) < 0)
@@ -120,7 +146,9 @@ static int same_build(kiln_client *c, int *on_demand, char *why, size_t len, kil
     const char *build = cJSON_GetStringValue(cJSON_GetObjectItem(r, "build"));
     const char *version = cJSON_GetStringValue(cJSON_GetObjectItem(r, "version"));
     *on_demand = cJSON_IsTrue(cJSON_GetObjectItem(r, "on_demand"));
-    int same = build && strcmp(build, mine) == 0;
+    int same = build && (strcmp(build, mine) == 0 || (keep && strcmp(build, keep) == 0));
+    if (same)
+        snprintf(c->build, sizeof c->build, "%s", build);
     snprintf(why, len, "kilnd at %.1000s (pid %.0f, version %.20s) is build %.40s, but this kiln's "
              "kilnd (%.1000s) is build %s", c->address, cJSON_GetNumberValue(cJSON_GetObjectItem(r, "pid")),
              version ? version : "?", build ? build : "(none: an older kilnd)", path, mine);
@@ -128,38 +156,102 @@ static int same_build(kiln_client *c, int *on_demand, char *why, size_t len, kil
     return same;
 }
 
-/* A local daemon must be the kilnd this kiln would start (after a rebuild
- * an old one would go on judging with old code): one kiln started on demand
- * is stopped and started again; any other is refused, naming both. */
-static int check_identity(kiln_client *c, const char *address, kiln_error *err)
+/* Is the daemon on c in use: jobs queued or running, a client's hold (a
+ * search), or a connection besides ours? 1 with what says so, 0 idle. */
+static int in_use(kiln_client *c, char *what, size_t len)
 {
-    char why[2400];
-    int on_demand = 0;
+    kiln_error e;
+    cJSON *r = kiln_client_request(c, "status", 10000, &e);
+    if (!r)
+        return snprintf(what, len, "it does not answer status: %s", e.msg), 1;
+    double jobs = cJSON_GetNumberValue(cJSON_GetObjectItem(r, "queued")) +
+                  cJSON_GetNumberValue(cJSON_GetObjectItem(r, "active"));
+    const cJSON *conns = cJSON_GetObjectItem(r, "connections"), *h;
+    size_t w = 0;
+    what[0] = '\0';
+    if (jobs > 0)
+        w += (size_t)snprintf(what, len, "%.0f job%s queued or running", jobs, jobs == 1 ? "" : "s");
+    cJSON_ArrayForEach(h, cJSON_GetObjectItem(r, "holds")) {
+        const char *hw = cJSON_GetStringValue(cJSON_GetObjectItem(h, "what"));
+        const char *hb = cJSON_GetStringValue(cJSON_GetObjectItem(h, "build"));
+        if (w < len)
+            w += (size_t)snprintf(what + w, len - w, "%sheld by %.300s (pid %.0f, build %.16s)",
+                                  w ? "; " : "", hw && *hw ? hw : "a client",
+                                  cJSON_GetNumberValue(cJSON_GetObjectItem(h, "pid")), hb ? hb : "?");
+    }
+    if (!what[0] && cJSON_IsNumber(conns) && conns->valuedouble > 1)
+        snprintf(what, len, "%.0f other client%s connected", conns->valuedouble - 1,
+                 conns->valuedouble > 2 ? "s" : "");
+    cJSON_Delete(r);
+    return what[0] != '\0';
+}
+
+/* The way out of a refusal: this build's own daemon, or one of the user's. */
+static void fix_text(char *buf, size_t len)
+{
+    char build[17], sock[4096];
+    kiln_error e;
+    kiln_kilnd_build(build);
+    const char *env = getenv("KILN_SOCKET");
+    if (env && *env)
+        snprintf(buf, len, "unset KILN_SOCKET (and KILN_STATE) and this kiln uses a kilnd of its "
+                 "own build, or give it a socket and state directory of its own (--socket PATH, "
+                 "KILN_STATE=DIR)");
+    else if (kiln_default_socket_of(build, sock, sizeof sock, &e) == 0)
+        snprintf(buf, len, "use this kiln's own kilnd (its default socket is %.2000s), or give it "
+                 "a socket and state directory of its own (--socket PATH, KILN_STATE=DIR)", sock);
+    else
+        snprintf(buf, len, "give this kiln a socket and state directory of its own (--socket "
+                 "PATH, KILN_STATE=DIR)");
+}
+
+/* A local daemon must be the kilnd this kiln would start (after a rebuild
+ * an old one would go on judging with old code), or the one the caller
+ * keeps. One kiln started on demand is stopped and started again, but only
+ * while nobody uses it: a daemon with jobs, a hold or other clients is never
+ * taken from under a search; it, and any other, is refused, naming both
+ * builds and the way out. */
+static int check_identity(kiln_client *c, const char *address, const char *keep, kiln_error *err)
+{
+    char why[2400], busy[1200], fix[2400];
+    int on_demand = 0, used = 0;
     for (int attempt = 0; attempt < 2; attempt++) {
-        int same = same_build(c, &on_demand, why, sizeof why, err);
+        int same = same_build(c, keep, &on_demand, why, sizeof why, err);
         if (same != 0)
             return same < 0 ? -1 : 0;
-        if (!on_demand || attempt)
+        used = in_use(c, busy, sizeof busy);
+        if (!on_demand || attempt || used)
             break;
         stop_daemon(c);
         if (connect_local(c, address, err) < 0)
             return -1;
     }
     kiln_client_close(c);
-    return kiln_fail(err, "%s; stop it (kiln daemon stop --socket %.1000s) or use another --socket",
-                     why, address);
+    fix_text(fix, sizeof fix);
+    if (used)
+        return kiln_fail(err, "%s; it is in use (%s), so kiln leaves it alone: %s", why, busy, fix);
+    return kiln_fail(err, "%s; stop it (kiln daemon stop --socket %.1000s), or %s", why, address,
+                     fix);
+}
+
+int kiln_client_open_keep(kiln_client *c, const char *address, const char *keep, kiln_error *err)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->address, sizeof c->address, "%s", address);
+    if (strncmp(address, "tcp://", 6) == 0)
+        return kiln_client_open(c, address, 0, err);
+    if (connect_local(c, address, err) < 0 || check_identity(c, address, keep, err) < 0)
+        return -1;
+    return 0;
 }
 
 int kiln_client_open(kiln_client *c, const char *address, int autostart, kiln_error *err)
 {
+    int tcp = strncmp(address, "tcp://", 6) == 0;
+    if (autostart && !tcp)
+        return kiln_client_open_keep(c, address, NULL, err);
     memset(c, 0, sizeof *c);
     snprintf(c->address, sizeof c->address, "%s", address);
-    int tcp = strncmp(address, "tcp://", 6) == 0;
-    if (autostart && !tcp) {
-        if (connect_local(c, address, err) < 0 || check_identity(c, address, err) < 0)
-            return -1;
-        return 0;
-    }
     c->fd = kiln_connect(address, err);
     if (c->fd < 0)
         return -1;
@@ -168,6 +260,34 @@ int kiln_client_open(kiln_client *c, const char *address, int autostart, kiln_er
         return -1;
     }
     return 0;
+}
+
+int kiln_client_hold(kiln_client *c, const char *what, kiln_error *err)
+{
+    char build[17];
+    kiln_kilnd_build(build);
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddStringToObject(m, "op", "hold");
+    cJSON_AddStringToObject(m, "id", "hold");
+    cJSON_AddNumberToObject(m, "pid", (double)getpid());
+    cJSON_AddStringToObject(m, "build", build);
+    cJSON_AddStringToObject(m, "what", what);
+    int rc = kiln_client_send(c, m, err);
+    cJSON_Delete(m);
+    cJSON *r = rc < 0 ? NULL : kiln_client_next(c, 10000, err);
+    cJSON_Delete(r);   /* "held", or an older kilnd's unknown-op: the connection still counts */
+    return r ? 0 : -1;
+}
+
+int kiln_client_alive(kiln_client *c)
+{
+    struct pollfd p = {.fd = c->fd, .events = POLLIN};
+    if (c->fd < 0)
+        return 0;
+    if (poll(&p, 1, 0) == 0)
+        return 1;
+    char buf[256];
+    return !(p.revents & (POLLHUP | POLLERR)) && recv(c->fd, buf, sizeof buf, MSG_DONTWAIT) > 0;
 }
 
 void kiln_client_close(kiln_client *c)

@@ -201,8 +201,11 @@ static int exchange(kiln_judge *j, const char *address, const char *source, cons
 {
     kiln_client c;
     int many = j->verifiers != NULL;   /* not started on demand; pinged when quiet */
-    if (kiln_client_open(&c, address, !many, err) < 0)
+    const char *keep = j->daemon_build[0] ? j->daemon_build : NULL;   /* the session's kilnd */
+    if ((many ? kiln_client_open(&c, address, 0, err) : kiln_client_open_keep(&c, address, keep, err)) < 0)
         return -3;
+    if (!many && !j->daemon_build[0])
+        snprintf(j->daemon_build, sizeof j->daemon_build, "%s", c.build);
     cJSON *m = request(j, source, baseline, job);
     int rc = kiln_client_send(&c, m, err) < 0 ? 0 : -2;
     cJSON_Delete(m);

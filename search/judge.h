@@ -44,6 +44,9 @@ typedef struct kiln_judge {
     const char *candidate_path, *baseline_path;
     int keep_dir;
     double report_scale;
+    char daemon_build[17];      /* the build of the kilnd first used (kiln_client_open_keep):
+                                   after a rebuild it is still accepted, so one session
+                                   judges with one daemon and never stops its own */
     /* out */
     int job_failed;             /* kilnd ended the job with an error, not a verdict */
     int past_deadline;          /* gave up waiting at the deadline */

@@ -29,6 +29,7 @@ int kiln_search(const kiln_search_opts *o)
         return KILN_EXIT_INTERNAL;
     s->o = o;
     s->ws.lock_fd = -1;
+    s->hold.fd = -1;
     kiln_search_catch_interrupts();
     kiln_error err = {{0}};
     int rc = kiln_search_setup(s, &err);

@@ -1148,6 +1148,7 @@ int kiln_search_loop(search *s, kiln_error *err)
             why = "interrupted";
             break;
         }
+        kiln_search_hold(s);   /* again, should kilnd have restarted */
         started = kiln_wall_now();
         rc = iteration(s, s->run.iterations_done + 1, err);
         double took = kiln_wall_now() - started;
@@ -1177,7 +1178,9 @@ int kiln_search_loop(search *s, kiln_error *err)
     tick(s);
     snprintf(s->run.status, sizeof s->run.status, "%s",
              rc < 0 ? "failed" : why && strcmp(why, "interrupted") == 0 ? "stopped" : "done");
-    if (why && *why)
+    if (why && strcmp(why, "interrupted") == 0 && *kiln_search_stop_cause())
+        snprintf(s->stop_reason, sizeof s->stop_reason, "interrupted: %s", kiln_search_stop_cause());
+    else if (why && *why)
         snprintf(s->stop_reason, sizeof s->stop_reason, "%s", why);
     if (rc < 0 && err->msg[0])   /* the summary says what failed */
         snprintf(s->stop_reason, sizeof s->stop_reason, "%.*s", (int)sizeof s->stop_reason - 1,

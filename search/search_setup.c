@@ -372,7 +372,8 @@ int kiln_search_setup(search *s, kiln_error *err)
         return kiln_fail(err, "unknown backend '%s' (cpu, cuda)", o->backend), -2;
     if (!o->resume && (rc = setup_task(s, o->task, o->backend, o->dtype, err)) != 0)
         return rc;
-    if (kiln_ws_open(&s->ws, o->workspace ? o->workspace : "kiln-work", err) < 0)
+    if (kiln_ws_open(&s->ws, o->workspace ? o->workspace : "kiln-work", 1, err) < 0 ||
+        kiln_ws_check(&s->ws, err) < 0)
         return -2;
     snprintf(db, sizeof db, "%s/.kiln/kiln.db", s->ws.dir);
     if (kiln_db_open(&s->db, db, err) < 0)
@@ -392,13 +393,41 @@ int kiln_search_setup(search *s, kiln_error *err)
         return rc;
     if (!o->resume && (rc = record_run(s, err)) != 0)
         return rc;
-    if (kiln_ws_checkout_branch(&s->ws, s->run.branch, err) < 0)
+    char holder[128];   /* who holds the lock, for kiln status */
+    snprintf(holder, sizeof holder, "%ld %s\n", (long)getpid(), s->run.id);
+    kiln_ws_lock_note(&s->ws, holder);
+    if ((rc = kiln_ws_checkout_branch(&s->ws, s->run.branch, err)) < 0)
+        return rc == -2 ? -2 : -1;
+    if (kiln_db_run_update(s->db, &s->run, err) < 0)
         return -1;
-    return kiln_db_run_update(s->db, &s->run, err) < 0 ? -1 : 0;
+    kiln_search_hold(s);
+    return 0;
+}
+
+void kiln_search_hold(search *s)
+{
+    kiln_judge *j = &s->judge;
+    if (j->in_process || j->verifiers || !j->address[0] || strncmp(j->address, "tcp://", 6) == 0)
+        return;
+    if (s->hold.fd >= 0 && kiln_client_alive(&s->hold))
+        return;
+    kiln_client_close(&s->hold);
+    kiln_error e;
+    if (kiln_client_open_keep(&s->hold, j->address, j->daemon_build[0] ? j->daemon_build : NULL,
+                              &e) < 0)
+        return;   /* the verification says what is wrong */
+    if (!j->daemon_build[0])
+        snprintf(j->daemon_build, sizeof j->daemon_build, "%s", s->hold.build);
+    char what[1024];
+    snprintf(what, sizeof what, "kiln search %.200s, run %s in %.700s", s->task.name, s->run.id,
+             s->ws.dir);
+    if (kiln_client_hold(&s->hold, what, &e) < 0)
+        kiln_client_close(&s->hold);
 }
 
 void kiln_search_teardown(search *s)
 {
+    kiln_client_close(&s->hold);
     if (s->judge.verifiers) {
         kiln_verifiers_free(s->judge.verifiers);
         free(s->judge.verifiers);

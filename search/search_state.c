@@ -4,17 +4,24 @@
 #include "worker_io.h"   /* kiln_mono_ns */
 
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-static volatile sig_atomic_t interrupts;
+static volatile sig_atomic_t interrupts;   /* Ctrl-C and SIGTERM */
+static volatile sig_atomic_t first_signal; /* the first that asked the search to stop */
+static int output_pipe;                    /* stdout is a pipe or socket (its reader can go) */
 
 static void on_interrupt(int sig)
 {
-    (void)sig;
+    if (!first_signal)
+        first_signal = sig;
+    if (sig == SIGHUP)   /* a dropped terminal can send several: none aborts */
+        return;
     if (++interrupts >= 2) {
         static const char msg[] = "\nkiln search: aborted (resume with --resume)\n";
         (void)!write(2, msg, sizeof msg - 1);
@@ -22,19 +29,47 @@ static void on_interrupt(int sig)
     }
 }
 
-/* Ctrl-C (or SIGTERM) stops the search after the current step; a second
- * one exits at once. */
+/* Ctrl-C, SIGTERM and SIGHUP (the terminal went away) stop the search after
+ * the current step; a second Ctrl-C or SIGTERM exits at once. Under nohup
+ * SIGHUP stays ignored. SIGPIPE is ignored: a write to a closed pipe fails
+ * with EPIPE instead of killing the search, and kiln_search_should_stop
+ * sees the reader gone. */
 void kiln_search_catch_interrupts(void)
 {
-    struct sigaction sa = {.sa_handler = on_interrupt};
+    struct sigaction sa = {.sa_handler = on_interrupt}, old;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    if (sigaction(SIGHUP, NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+        sigaction(SIGHUP, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    struct stat st;
+    output_pipe = fstat(STDOUT_FILENO, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
+}
+
+int kiln_search_output_gone(void)
+{
+    struct pollfd p = {.fd = STDOUT_FILENO, .events = POLLOUT};
+    return output_pipe && poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP)) != 0;
 }
 
 int kiln_search_should_stop(void)
 {
-    return interrupts > 0;
+    return interrupts > 0 || first_signal != 0 || kiln_search_output_gone();
+}
+
+const char *kiln_search_stop_cause(void)
+{
+    switch (first_signal) {
+    case SIGINT:
+        return "Ctrl-C";
+    case SIGTERM:
+        return "SIGTERM";
+    case SIGHUP:
+        return "SIGHUP, the terminal went away";
+    default:
+        return kiln_search_output_gone() ? "SIGPIPE, the output's reader went away" : "";
+    }
 }
 
 double kiln_wall_now(void)

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "archive.h"
+#include "daemon_client.h"
 #include "judge.h"
 #include "lane_busy.h"
 #include "keep_rule.h"
@@ -61,11 +62,16 @@ typedef struct search {
     struct kiln_prefetch *prefetch; /* the next iteration's model calls in flight (prefetch.h) */
     int prefetch_asked;         /* batches asked for ahead, this session */
     int prefetch_dropped;       /* answers asked for ahead that became no candidate */
+    kiln_client hold;           /* the standing connection that holds kilnd (fd -1: none) */
     kiln_lane_sample lanes_at_start;    /* the verifiers' lane busy seconds as this session
                                            started (lane_busy.h) */
 } search;
 
 int kiln_search_setup(search *s, kiln_error *err);
+/* Hold the run's one local kilnd (daemon_client.h's kiln_client_hold), or
+ * hold it again once the daemon it held has gone; with --no-daemon or many
+ * kilnds, nothing. Failing is left to the verification that follows. */
+void kiln_search_hold(search *s);
 void kiln_search_teardown(search *s);
 /* 0 when the run ended (budget, exhausted proposer, Ctrl-C); -1 on error. */
 int kiln_search_loop(search *s, kiln_error *err);
@@ -85,7 +91,12 @@ int kiln_search_draw_parent(search *s, int it, char parent[41], kiln_error *err)
 double kiln_search_next_iteration_s(const search *s);
 
 void kiln_search_catch_interrupts(void);
+/* 1 once Ctrl-C, SIGTERM or SIGHUP came, or stdout's reader went away. */
 int kiln_search_should_stop(void);
+/* 1 when stdout is a pipe (or socket) nobody reads any more. */
+int kiln_search_output_gone(void);
+/* Why the search was asked to stop ("Ctrl-C", "SIGHUP, ..."); "" if it was not. */
+const char *kiln_search_stop_cause(void);
 double kiln_wall_now(void);
 double kiln_verdict_noise(const kiln_verdict *v);
 void kiln_cand_from_verdict(kiln_cand *c, const kiln_verdict *v);

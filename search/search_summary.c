@@ -34,42 +34,44 @@ static void rejections(search *s, cJSON *by_stage, int *kept, int *total)
 
 /* The head kernel's pooled verdict against the task's baseline per
  * visible timed shape, decoded from its stored text. */
-static void print_best_shapes(const char *text)
+static void print_best_shapes(FILE *out, const char *text)
 {
     kiln_verdict *v = text ? malloc(sizeof *v) : NULL;
     kiln_error e;
     for (int i = 0; v && kiln_verdict_parse(text, v, &e) == 0 && i < v->nresults; i++) {
         const kiln_shape_result *r = &v->results[i];
         if (r->timed)
-            printf("  %-4s speedup %.2fx, %.0f%% of roofline\n", r->id, r->speedup,
+            fprintf(out, "  %-4s speedup %.2fx, %.0f%% of roofline\n", r->id, r->speedup,
                    100 * r->roofline_fraction);
     }
     free(v);
 }
 
-static void print_text(search *s, const cJSON *by_stage, int kept, int total, const char *best)
+static void print_text(FILE *out, search *s, const cJSON *by_stage, int kept, int total,
+                       const char *best)
 {
-    printf("\nrun %s: %s (%s)\n", s->run.id, s->run.status, s->stop_reason);
+    fprintf(out, "\nrun %s: %s (%s)\n", s->run.id, s->run.status, s->stop_reason);
     if (s->run.budget_iterations > 0 && s->run.iterations_done < s->run.budget_iterations &&
         strcmp(s->run.status, "failed") != 0)   /* a failure's reason is on the line above */
-        printf("iterations: %d of the %d asked for (stopped early: %s), candidates: %d, kept: %d\n",
+        fprintf(out, "iterations: %d of the %d asked for (stopped early: %s), candidates: %d, kept: %d\n",
                s->run.iterations_done, s->run.budget_iterations,
                s->stop_reason[0] ? s->stop_reason : s->run.status, total, kept);
     else
-        printf("iterations: %d, candidates: %d, kept: %d\n", s->run.iterations_done, total, kept);
+        fprintf(out, "iterations: %d, candidates: %d, kept: %d\n", s->run.iterations_done, total, kept);
     const cJSON *e;
-    cJSON_ArrayForEach(e, by_stage) printf("  rejected at %-28s %d\n", e->string, (int)e->valuedouble);
+    cJSON_ArrayForEach(e, by_stage)
+        fprintf(out, "  rejected at %-28s %d\n", e->string, (int)e->valuedouble);
     if (s->run.head_commit[0])
-        printf("best: commit %.12s, %.2fx against the task's baseline (two records pooled)\n",
+        fprintf(out, "best: commit %.12s, %.2fx against the task's baseline (two records pooled)\n",
                s->run.head_commit, s->run.best_speedup);
     else
-        printf("best: none (no kernel was verified)\n");
-    print_best_shapes(best);
-    printf("tokens: %lld, time: %.0f s\n", s->run.tokens_used, s->run.seconds_used);
+        fprintf(out, "best: none (no kernel was verified)\n");
+    print_best_shapes(out, best);
+    fprintf(out, "tokens: %lld, time: %.0f s\n", s->run.tokens_used, s->run.seconds_used);
     if (strstr(s->stop_reason, "disk is full") || strstr(s->stop_reason, "No space left"))
-        printf("the disk holding %s is full: what was recorded before stays; free space there, "
+        fprintf(out, "the disk holding %s is full: what was recorded before stays; free space there, "
                "then resume\n", s->ws.dir);
-    printf("branch %s in %s; resume with: kiln search %s --workspace %s --resume %s\n",
+    fprintf(out, "branch %s in %s; resume with: kiln search %s --workspace %s --resume %s\n",
            s->run.branch, s->ws.dir, s->task.name, s->ws.dir, s->run.id);
 }
 
@@ -88,15 +90,15 @@ static void time_shares(search *s, kiln_shares *sh)
     kiln_shares_of(&s->run, decided, sh);
 }
 
-static void print_shares(search *s, const kiln_shares *sh)
+static void print_shares(FILE *out, search *s, const kiln_shares *sh)
 {
     char line[256];
     kiln_shares_text(sh, line, sizeof line);
-    printf("%s\n", line);
+    fprintf(out, "%s\n", line);
     if (s->prefetch_asked > 0) {
         kiln_pipelined_text(s->prefetch_asked, s->prefetch_dropped, " (the run stopped first)",
                             line, sizeof line);
-        printf("%s\n", line);
+        fprintf(out, "%s\n", line);
     }
 }
 
@@ -125,7 +127,10 @@ void kiln_search_summary(search *s)
     rejections(s, by_stage, &kept, &total);
     /* the head kernel's pooled verdict against the task's baseline, as stored */
     char *best = kiln_db_record_verdict_at(s->db, s->run.id, s->run.head_commit);
-    if (s->o->json) {
+    /* Where stdout's reader went away (kiln search | head), the summary
+     * goes to stderr, as text: it may still reach the terminal. */
+    int gone = kiln_search_output_gone();
+    if (s->o->json && !gone) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "status", s->run.status);
         cJSON_AddStringToObject(o, "reason", s->stop_reason);
@@ -143,8 +148,10 @@ void kiln_search_summary(search *s)
         kiln_progress_event(&s->progress, "summary", o);
         return;
     }
-    print_text(s, by_stage, kept, total, best);
-    print_shares(s, &sh);
+    FILE *out = gone ? stderr : stdout;
+    print_text(out, s, by_stage, kept, total, best);
+    print_shares(out, s, &sh);
+    fflush(out);
     cJSON_Delete(by_stage);
     free(best);
 }

@@ -12,6 +12,7 @@
 
 #include "fileutil.h"
 #include "paths.h"
+#include "workspace_dir.h"
 
 static int git_fail(kiln_error *err, const char *what)
 {
@@ -100,28 +101,118 @@ static int take_lock(kiln_ws *ws, kiln_error *err)
     ws->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (ws->lock_fd < 0 || flock(ws->lock_fd, LOCK_EX | LOCK_NB) < 0)
         return kiln_fail(err, "another kiln search is using the workspace %s", ws->dir);
+    char who[32];   /* no run (yet): a search names its own with kiln_ws_lock_note */
+    snprintf(who, sizeof who, "%ld -\n", (long)getpid());
+    kiln_ws_lock_note(ws, who);
     return 0;
 }
 
-int kiln_ws_open(kiln_ws *ws, const char *dir, kiln_error *err)
+int kiln_ws_lock_note(kiln_ws *ws, const char *text)
+{
+    size_t n = strlen(text);
+    if (ws->lock_fd < 0 || ftruncate(ws->lock_fd, 0) < 0)
+        return -1;
+    return pwrite(ws->lock_fd, text, n, 0) == (ssize_t)n ? 0 : -1;
+}
+
+/* A first commit as kiln makes it (first_commit): "kiln workspace", a
+ * README and the .gitignore, nothing else. */
+static int kiln_root(git_commit *c)
+{
+    git_tree *t = NULL;
+    const char *msg = git_commit_message(c);
+    int ours = git_commit_parentcount(c) == 0 && msg && strcmp(msg, "kiln workspace\n") == 0 &&
+               git_commit_tree(&t, c) == 0 && git_tree_entrycount(t) == 2 &&
+               git_tree_entry_byname(t, "README.md") && git_tree_entry_byname(t, ".gitignore");
+    git_tree_free(t);
+    return ours;
+}
+
+/* 1 when every commit the branches reach starts at kiln's first commit: a
+ * repository an earlier kiln made (its .kiln/ holding only kiln's files).
+ * One with no commit yet qualifies when it holds nothing else at all. */
+static int earlier_workspace(kiln_ws *ws)
+{
+    if (!kiln_ws_kiln_dir_ours(ws->dir))
+        return 0;
+    if (git_repository_head_unborn(ws->repo) == 1)   /* an init that never got its commit */
+        return kiln_ws_dir_only_git(ws->dir);
+    git_revwalk *walk = NULL;
+    git_oid id;
+    int ours = git_revwalk_new(&walk, ws->repo) == 0 &&
+               git_revwalk_push_glob(walk, "refs/heads/*") == 0 && git_revwalk_push_head(walk) == 0;
+    int roots = 0;
+    while (ours && git_revwalk_next(&id, walk) == 0) {
+        git_commit *c = NULL;
+        if (git_commit_lookup(&c, ws->repo, &id) < 0)
+            ours = 0;
+        else if (git_commit_parentcount(c) == 0)
+            ours = kiln_root(c), roots++;
+        git_commit_free(c);
+    }
+    git_revwalk_free(walk);
+    return ours && roots > 0;
+}
+
+/* The refusal of a directory that is not a workspace, naming what is in it. */
+static int refuse(const char *dir, const char *is, const char *what, kiln_error *err)
+{
+    return kiln_fail(err, "%s %s (%s); kiln uses as a workspace only a new or empty directory, "
+                     "or one that kiln made (it has %s), and never writes into another: "
+                     "give --workspace a new directory", dir, is, what, KILN_WS_MARKER);
+}
+
+/* A new workspace in an empty directory: the repository, its first
+ * commit, the marker. The lock first: a second kiln racing for the same
+ * directory finds it no longer empty and refuses. */
+static int create(kiln_ws *ws, kiln_error *err)
+{
+    if (take_lock(ws, err) < 0)
+        return -1;
+    if (git_repository_init(&ws->repo, ws->dir, 0) < 0)
+        return git_fail(err, "creating the workspace repository");
+    return first_commit(ws, err) < 0 ? -1 : kiln_ws_mark(ws->dir, err);
+}
+
+int kiln_ws_open(kiln_ws *ws, const char *dir, int make, kiln_error *err)
 {
     memset(ws, 0, sizeof *ws);
     ws->lock_fd = -1;
     git_libgit2_init();
-    if (kiln_mkdirs(dir, err) < 0 || !realpath(dir, ws->dir))
-        return kiln_fail(err, "workspace %s: %s", dir, err->msg[0] ? err->msg : strerror(errno));
+    struct stat st;
+    if (stat(dir, &st) != 0 && (!make || errno != ENOENT))
+        return kiln_fail(err, "workspace %s: %s", dir, errno == ENOENT ? "no such directory (not a "
+                         "kiln workspace)" : strerror(errno));
+    if (make && kiln_mkdirs(dir, err) < 0)
+        return kiln_error_prefix(err, "workspace %s", dir);
+    if (!realpath(dir, ws->dir))
+        return kiln_fail(err, "workspace %s: %s", dir, strerror(errno));
+    kiln_ws_dir_kind kind;
+    char what[2048];
+    if (kiln_ws_dir_classify(ws->dir, &kind, what, sizeof what, err) < 0)
+        return -1;
+    if (kind == KILN_WS_DIR_EMPTY)
+        return make ? create(ws, err) : kiln_fail(err, "%s is not a kiln workspace (it is empty)", dir);
     int rc = git_repository_open_ext(&ws->repo, ws->dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
-    if (rc == GIT_ENOTFOUND) {
-        if (git_repository_init(&ws->repo, ws->dir, 0) < 0)
-            return git_fail(err, "creating the workspace repository");
-    } else if (rc < 0) {
-        return git_fail(err, "opening the workspace (is it a git repository?)");
-    }
+    if (rc == GIT_ENOTFOUND)
+        return refuse(ws->dir, kind == KILN_WS_DIR_MARKED ? "has the workspace marker but no "
+                      "git repository" : "is not empty and not a kiln workspace", what, err);
+    if (rc < 0)
+        return git_fail(err, "opening the workspace");
     if (git_repository_is_bare(ws->repo))
-        return kiln_fail(err, "workspace %s is a bare repository", ws->dir);
+        return refuse(ws->dir, "is a bare git repository", what, err);
+    if (kind != KILN_WS_DIR_MARKED && !earlier_workspace(ws))
+        return refuse(ws->dir, "is a git repository that kiln did not make", what, err);
     if (take_lock(ws, err) < 0)
         return -1;
-    return git_repository_head_unborn(ws->repo) == 1 ? first_commit(ws, err) : 0;
+    if (git_repository_head_unborn(ws->repo) == 1) {   /* its first commit writes README.md */
+        if (!kiln_ws_dir_only_git(ws->dir))
+            return refuse(ws->dir, "is a git repository with no commit that holds files", what, err);
+        if (first_commit(ws, err) < 0)
+            return -1;
+    }
+    /* an earlier kiln's workspace is one from now on */
+    return kind == KILN_WS_DIR_MARKED ? 0 : kiln_ws_mark(ws->dir, err);
 }
 
 void kiln_ws_close(kiln_ws *ws)
@@ -159,6 +250,104 @@ static int root_commit(kiln_ws *ws, git_oid *out, kiln_error *err)
     return rc < 0 ? git_fail(err, "finding the first commit") : 0;
 }
 
+/* ---- what kiln may overwrite ------------------------------------------------ */
+
+typedef struct guard_ctx {
+    kiln_ws *ws;
+    git_tree *target;   /* the tree a checkout is about to write (NULL: none) */
+    git_odb *odb;
+    int n;              /* paths holding what kiln did not write */
+    char list[1024];
+} guard_ctx;
+
+/* The working file at rel holds what kiln once staged there (its blob is in
+ * the repository), or is gone: either way nothing is lost by replacing it. */
+static int kiln_content(guard_ctx *g, const char *rel)
+{
+    char full[PATH_MAX * 2];
+    struct stat st;
+    git_oid id;
+    snprintf(full, sizeof full, "%s/%s", g->ws->dir, rel);
+    if (lstat(full, &st) != 0)
+        return errno == ENOENT;
+    return S_ISREG(st.st_mode) && git_odb_hashfile(&id, full, GIT_OBJECT_BLOB) == 0 &&
+           git_odb_exists(g->odb, &id);
+}
+
+static int in_target(const guard_ctx *g, const char *rel)
+{
+    git_tree_entry *e = NULL;
+    int in = g->target && git_tree_entry_bypath(&e, g->target, rel) == 0;
+    git_tree_entry_free(e);
+    return in;
+}
+
+/* A checkout or hard reset writes over modified and staged files and
+ * deletes staged ones; an untracked file only where the target has one. */
+static int guard_one(const char *rel, unsigned int st, void *payload)
+{
+    guard_ctx *g = payload;
+    const unsigned changed = GIT_STATUS_WT_NEW | GIT_STATUS_WT_MODIFIED | GIT_STATUS_WT_TYPECHANGE |
+                             GIT_STATUS_WT_RENAMED | GIT_STATUS_CONFLICTED;
+    const unsigned staged = GIT_STATUS_INDEX_NEW | GIT_STATUS_INDEX_MODIFIED |
+                            GIT_STATUS_INDEX_RENAMED | GIT_STATUS_INDEX_TYPECHANGE;
+    int safe;
+    if (kiln_ws_own_path(rel))   /* staged there by kiln; changed only if kiln wrote it */
+        safe = !(st & changed) || kiln_content(g, rel);
+    else if (st == GIT_STATUS_WT_NEW)
+        safe = !in_target(g, rel);
+    else
+        safe = !(st & (changed | staged));   /* a deleted file comes back: nothing lost */
+    if (!safe) {
+        size_t w = strlen(g->list);
+        if (g->n < 8)
+            snprintf(g->list + w, sizeof g->list - w, "%s%.120s", g->n ? ", " : "", rel);
+        g->n++;
+    }
+    return 0;
+}
+
+/* -2 (with err naming them) when the working tree holds files kiln did not
+ * write that a checkout of target (NULL: any of kiln's) would overwrite or
+ * delete: kiln refuses rather than lose them. */
+static int guard(kiln_ws *ws, git_tree *target, kiln_error *err)
+{
+    guard_ctx g = {.ws = ws, .target = target};
+    git_status_options so;
+    git_status_options_init(&so, GIT_STATUS_OPTIONS_VERSION);
+    so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS;
+    if (git_repository_odb(&g.odb, ws->repo) < 0)
+        return git_fail(err, "opening the object database");
+    int rc = git_status_foreach_ext(ws->repo, &so, guard_one, &g);
+    git_odb_free(g.odb);
+    if (rc < 0)
+        return git_fail(err, "reading the working tree's status");
+    if (g.n == 0)
+        return 0;
+    const char *it = g.n == 1 ? "it" : "them";
+    kiln_fail(err, "the workspace %s holds %d file%s that kiln did not write (%s%s) where kiln "
+              "would overwrite or delete %s; kiln leaves %s alone: move %s out of the workspace "
+              "(or undo the change), then run again", ws->dir, g.n, g.n == 1 ? "" : "s", g.list,
+              g.n > 8 ? ", ..." : "", it, it, it);
+    return -2;
+}
+
+int kiln_ws_check(kiln_ws *ws, kiln_error *err)
+{
+    return guard(ws, NULL, err);
+}
+
+/* guard() against the tree of commit c. */
+static int guard_commit(kiln_ws *ws, git_commit *c, kiln_error *err)
+{
+    git_tree *t = NULL;
+    if (git_commit_tree(&t, c) < 0)
+        return git_fail(err, "reading the commit's tree");
+    int rc = guard(ws, t, err);
+    git_tree_free(t);
+    return rc;
+}
+
 int kiln_ws_checkout_branch(kiln_ws *ws, const char *branch, kiln_error *err)
 {
     char ref[512];
@@ -172,6 +361,13 @@ int kiln_ws_checkout_branch(kiln_ws *ws, const char *branch, kiln_error *err)
             return git_fail(err, "creating the run branch");
     }
     git_reference_free(r);
+    git_commit *tip = NULL;
+    if (lookup_commit(ws, ref, &tip, err) < 0)
+        return -1;
+    int rc = guard_commit(ws, tip, err);
+    git_commit_free(tip);
+    if (rc < 0)
+        return rc;
     git_checkout_options co;
     git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
     co.checkout_strategy = GIT_CHECKOUT_FORCE;
@@ -222,10 +418,15 @@ int kiln_ws_reset_hard(kiln_ws *ws, const char *commit, kiln_error *err)
     git_commit *c = NULL;
     if (lookup_commit(ws, commit, &c, err) < 0)
         return -1;
+    int rc = guard_commit(ws, c, err);
+    if (rc < 0) {
+        git_commit_free(c);
+        return rc;
+    }
     git_checkout_options co;
     git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
     co.checkout_strategy = GIT_CHECKOUT_FORCE;
-    int rc = git_reset(ws->repo, (git_object *)c, GIT_RESET_HARD, &co);
+    rc = git_reset(ws->repo, (git_object *)c, GIT_RESET_HARD, &co);
     git_commit_free(c);
     return rc < 0 ? git_fail(err, "resetting the branch") : 0;
 }
@@ -310,19 +511,24 @@ int kiln_ws_read(kiln_ws *ws, const char *commit, const char *relpath, char **co
     return *content ? 0 : kiln_fail(err, "out of memory");
 }
 
+/* An untracked file at one of kiln's paths, holding what kiln staged
+ * there (guard() checked): a candidate stopped before its commit. */
 static int remove_untracked(const char *path, unsigned int status, void *payload)
 {
     kiln_ws *ws = payload;
-    if (!(status & GIT_STATUS_WT_NEW) || strncmp(path, ".kiln", 5) == 0)
-        return 0;
+    if (status != GIT_STATUS_WT_NEW || !kiln_ws_own_path(path))
+        return 0;   /* what kiln did not write stays where it is */
     char full[PATH_MAX * 2];
     snprintf(full, sizeof full, "%s/%s", ws->dir, path);
-    kiln_remove_tree(full);
+    unlink(full);
     return 0;
 }
 
 int kiln_ws_clean(kiln_ws *ws, kiln_error *err)
 {
+    int rc = guard(ws, NULL, err);
+    if (rc < 0)
+        return rc;
     git_status_options so;
     git_status_options_init(&so, GIT_STATUS_OPTIONS_VERSION);
     so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS;

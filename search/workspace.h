@@ -21,11 +21,22 @@ typedef struct kiln_ws {
     int lock_fd;
 } kiln_ws;
 
-/* Open dir as a workspace, creating the repository (with a first commit
- * holding a README and .gitignore) when missing. Takes .kiln/lock so that
- * two searches cannot share one workspace. */
-int kiln_ws_open(kiln_ws *ws, const char *dir, kiln_error *err);
+/* Open dir as a workspace (docs/search.md, "Workspace"): one with the
+ * marker .kiln/workspace, or a repository an earlier kiln made (it gets the
+ * marker). With make, a new or empty directory becomes one (a repository
+ * with a first commit holding a README and .gitignore). Anything else is
+ * refused with err naming the directory and what it holds: kiln never
+ * writes into a directory it did not make. Takes .kiln/lock so that two
+ * searches cannot share one workspace. */
+int kiln_ws_open(kiln_ws *ws, const char *dir, int make, kiln_error *err);
 void kiln_ws_close(kiln_ws *ws);
+/* -2 with err naming them when the working tree holds files kiln did not
+ * write at the paths kiln writes (README.md, .gitignore, TASK/cpu/kernel.c,
+ * TASK/cuda/kernel.cu) or staged ones; checkout, reset and clean below make
+ * the same check first and refuse (-2) rather than overwrite or delete them. */
+int kiln_ws_check(kiln_ws *ws, kiln_error *err);
+/* Replace the lock file's text (who holds it: "PID RUN"), for `kiln status`. */
+int kiln_ws_lock_note(kiln_ws *ws, const char *text);
 
 /* Create refs/heads/<branch> at the first commit (if missing) and check it out. */
 int kiln_ws_checkout_branch(kiln_ws *ws, const char *branch, kiln_error *err);
@@ -46,7 +57,8 @@ int kiln_ws_resolve(kiln_ws *ws, const char *spec, char oid[41], kiln_error *err
 /* relpath's content at commit (malloc'd). */
 int kiln_ws_read(kiln_ws *ws, const char *commit, const char *relpath, char **content,
                  kiln_error *err);
-/* Remove untracked files (not .kiln/): whatever a build left behind. */
+/* Remove untracked files at kiln's own paths that hold what kiln staged
+ * there (a candidate stopped before its commit); every other file stays. */
 int kiln_ws_clean(kiln_ws *ws, kiln_error *err);
 /* The commits the tags under refs/tags/kiln/best/ point to, as git lists
  * the tags; *oids malloc'd. */
