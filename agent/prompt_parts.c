@@ -330,6 +330,42 @@ static void add_callouts(kiln_strbuf *b, const kiln_verdict *v, const callouts *
     }
 }
 
+/* The visible shape furthest from the roofline that has the driver's
+ * view of its kernels, or NULL. */
+static const kiln_shape_result *worst_profiled(const kiln_verdict *v)
+{
+    const kiln_shape_result *w = NULL;
+    for (int i = 0; i < v->nresults; i++) {
+        const kiln_shape_result *r = &v->results[i];
+        if (r->visible && r->nprofile && r->timed &&
+            (!w || r->roofline_fraction < w->roofline_fraction))
+            w = r;
+    }
+    return w;
+}
+
+/* A profiler's static view of the parent's kernels at its worst shape:
+ * registers, spills, shared memory and theoretical occupancy (CUDA). */
+static void add_profile(kiln_strbuf *b, const kiln_verdict *v)
+{
+    const kiln_shape_result *r = worst_profiled(v);
+    if (!r)
+        return;
+    kiln_sb_printf(b, "Kernels at %.16s, the shape furthest from the roofline (as the driver sees "
+                      "them):\n", r->id);
+    for (int k = 0; k < r->nprofile; k++) {
+        const kiln_kernel_profile *p = &r->profile[k];
+        kiln_sb_printf(b, "- %.48s: %d threads a block%s, %d registers a thread, %d bytes of "
+                          "local memory a thread%s, shared memory %d static + %d dynamic bytes, %d "
+                          "blocks an SM (theoretical occupancy ",
+                       p->kernel, p->threads, p->cluster > 1 ? " in clusters" : "", p->regs,
+                       p->local_bytes, p->local_bytes ? " (spills or a stack)" : "",
+                       p->static_smem, p->dynamic_smem, p->blocks_per_sm);
+        sb_percent(b, p->occupancy);
+        kiln_sb_add(b, ")\n");
+    }
+}
+
 void kiln_prompt_shapes(kiln_strbuf *b, const kiln_verdict *v, int all)
 {
     callouts c;
@@ -354,4 +390,5 @@ void kiln_prompt_shapes(kiln_strbuf *b, const kiln_verdict *v, int all)
     }
     add_hidden(b, v);
     add_callouts(b, v, &c);
+    add_profile(b, v);
 }

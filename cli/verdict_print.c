@@ -105,6 +105,34 @@ static void print_timers(FILE *out, const kiln_verdict *v)
     }
 }
 
+/* CUDA: the driver's view of the candidate's kernels at the largest
+ * visible shape that has one (registers, spills, shared memory, occupancy). */
+static void print_profile(FILE *out, const kiln_verdict *v)
+{
+    const kiln_shape_result *w = NULL;
+    double most = -1;
+    for (int i = 0; i < v->nresults; i++) {
+        const kiln_shape_result *r = &v->results[i];
+        double n = 1;
+        for (int d = 0; d < KILN_MAX_DIMS; d++)
+            n *= r->shape.d[d] ? (double)r->shape.d[d] : 1;
+        if (r->nprofile && n > most) {
+            most = n;
+            w = r;
+        }
+    }
+    if (!w)
+        return;
+    fprintf(out, "\nkernels at %s: threads, registers a thread, local bytes a thread, shared "
+                 "static + dynamic, blocks an SM, occupancy\n", w->id);
+    for (int k = 0; k < w->nprofile; k++) {
+        const kiln_kernel_profile *p = &w->profile[k];
+        fprintf(out, "  %-28.28s %5d %4d %6d %7d + %-7d %3d %4.0f%%\n", p->kernel, p->threads,
+                p->regs, p->local_bytes, p->static_smem, p->dynamic_smem, p->blocks_per_sm,
+                100 * fin(p->occupancy));
+    }
+}
+
 /* CUDA: which device, as the worker saw it. */
 static void print_gpu(FILE *out, const kiln_verdict *v)
 {
@@ -145,6 +173,7 @@ void kiln_print_verdict(FILE *out, const kiln_verdict *v)
         fprintf(out, "\nspeedup: geomean %.2fx, min %.2fx; median roofline fraction %.0f%%\n",
                 v->geomean_speedup, fin(v->min_speedup), 100 * fin(v->median_roofline));
     print_timers(out, v);
+    print_profile(out, v);
     for (int i = 0; i < v->nflags; i++)
         fprintf(out, "flag: %s\n", v->flags[i]);
     fprintf(out, "sandbox: %s\n", v->sandbox[0] ? v->sandbox : "(worker not started)");

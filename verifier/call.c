@@ -396,6 +396,27 @@ static int cuda_failure(kiln_callset *cs, const kiln_call_resp *rs, kiln_call_re
     return -1;
 }
 
+/* The driver's view of the candidate's launches, named by the manifest. */
+static void take_profile(const kiln_call_req *rq, const kiln_call_resp *rs, kiln_call_result *r)
+{
+    r->nprofile = 0;
+    for (uint32_t l = 0; l < rs->nprofile && l < rq->nlaunches && r->nprofile < KILN_MAX_PROFILE;
+         l++) {
+        const kiln_wire_profile *w = &rs->profile[l];
+        kiln_kernel_profile *p = &r->profile[r->nprofile++];
+        snprintf(p->kernel, sizeof p->kernel, "%.63s", rq->launches[l].kernel);
+        p->regs = (int)w->regs;
+        p->local_bytes = (int)w->local_bytes;
+        p->static_smem = (int)w->static_smem;
+        p->dynamic_smem = (int)w->dynamic_smem;
+        p->threads = (int)w->threads;
+        p->blocks_per_sm = (int)w->blocks_per_sm;
+        p->cluster = (int)w->cluster;
+        p->occupancy = w->max_threads_sm ? (double)w->blocks_per_sm * w->threads / w->max_threads_sm
+                                         : 0;
+    }
+}
+
 static void run_device(kiln_callset *cs, int lib, kiln_call_result *r);
 
 /* One call of the worker, and what the candidate (lib 0) printed during
@@ -453,6 +474,8 @@ void kiln_callset_run(kiln_callset *cs, int lib, kiln_call_result *r)
     r->cupti_ns = rs.cupti_ns;
     r->wall_ns = rs.wall_ns;
     r->kernels = rs.kernels;
+    if (lib == 0 && cs->manifest[0])
+        take_profile(&rq, &rs, r);
     if (check_guards(cs, w, off, seed, r) < 0)
         r->outcome = KILN_CALL_GUARD;
     else if (check_inputs(cs, w, off, r) < 0)
@@ -589,6 +612,8 @@ static void run_device(kiln_callset *cs, int lib, kiln_call_result *r)
     r->draw_ns = rs.draw_ns;
     r->setup_ns = rs.setup_ns;
     r->kernels = rs.kernels;
+    if (lib == 0)
+        take_profile(&rq, &rs, r);
     if (rs.status == KILN_ST_GUARD) {   /* a scratch guard: the worker's words */
         r->outcome = KILN_CALL_GUARD;
         rs.info[sizeof rs.info - 1] = '\0';

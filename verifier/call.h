@@ -16,6 +16,7 @@
 #include "numeric.h"
 #include "rng.h"
 #include "task.h"
+#include "verdict.h"
 #include "worker_client.h"
 
 #define KILN_GUARD_BYTES 512
@@ -87,6 +88,8 @@ typedef struct kiln_call_result {
     uint64_t draw_ns, setup_ns;     /* drawing the sets; graph, flush and poison */
     uint32_t sets;
     uint64_t out_hash;              /* of every output's bits */
+    int nprofile;                   /* CUDA: the candidate's launches, as the driver saw them */
+    kiln_kernel_profile profile[KILN_MAX_PROFILE];
     char output[400];               /* what the candidate printed during the call
                                        (visible shapes only, see kiln_callset) */
     size_t output_bytes;            /* how much it printed in all */

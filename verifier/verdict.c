@@ -158,6 +158,23 @@ static cJSON *shape_json(const kiln_shape_result *r, const kiln_verdict *v, cons
         add_num(o, "budget_fraction", r->budget_ulps > 0 ? r->max_err_ulps / r->budget_ulps : 0);
         add_num(o, "rel_l2", r->rel_l2);
     }
+    if (r->nprofile) {   /* the driver's view of each launch at this shape */
+        cJSON *pa = cJSON_AddArrayToObject(o, "profile");
+        for (int k = 0; k < r->nprofile; k++) {
+            const kiln_kernel_profile *p = &r->profile[k];
+            cJSON *e = cJSON_CreateObject();
+            add_str(e, "kernel", p->kernel);
+            cJSON_AddNumberToObject(e, "registers", p->regs);
+            cJSON_AddNumberToObject(e, "local_bytes", p->local_bytes);
+            cJSON_AddNumberToObject(e, "static_smem", p->static_smem);
+            cJSON_AddNumberToObject(e, "dynamic_smem", p->dynamic_smem);
+            cJSON_AddNumberToObject(e, "threads", p->threads);
+            cJSON_AddNumberToObject(e, "blocks_per_sm", p->blocks_per_sm);
+            cJSON_AddNumberToObject(e, "cluster", p->cluster);
+            add_num(e, "occupancy", p->occupancy);
+            cJSON_AddItemToArray(pa, e);
+        }
+    }
     if (r->timed) {
         cJSON *tm = cJSON_AddObjectToObject(o, "time");
         cJSON_AddItemToObject(tm, "candidate", stats_json(&r->cand));

@@ -20,6 +20,15 @@ typedef struct kiln_time_stats {
     int count;
 } kiln_time_stats;
 
+/* One launch's kernel as the driver sees it at a shape's launch
+ * configuration (CUDA): a profiler's static view. */
+#define KILN_MAX_PROFILE 4
+typedef struct kiln_kernel_profile {
+    char kernel[64];
+    int regs, local_bytes, static_smem, dynamic_smem, threads, blocks_per_sm, cluster;
+    double occupancy;           /* resident threads per SM over the SM's limit */
+} kiln_kernel_profile;
+
 typedef struct kiln_shape_result {
     char id[16];                /* v1.. visible, h1.. hidden */
     int visible;
@@ -52,6 +61,8 @@ typedef struct kiln_shape_result {
     double speedup_lo, speedup_hi;   /* its 95% interval (0 when not measured) */
     double bytes, flops;
     double floor_ns, roofline_fraction;
+    int nprofile;               /* CUDA: the candidate's launches at this shape */
+    kiln_kernel_profile profile[KILN_MAX_PROFILE];
 } kiln_shape_result;
 
 typedef struct kiln_verdict {

@@ -24,6 +24,13 @@ static double num(const cJSON *o, const char *k)
     return cJSON_IsNumber(x) ? x->valuedouble : cJSON_IsNull(x) ? NAN : 0;
 }
 
+/* A count: 0 for anything that is not a finite number in int's range. */
+static int inum(const cJSON *o, const char *k)
+{
+    double x = num(o, k);
+    return isfinite(x) && x >= 0 && x <= 1e9 ? (int)x : 0;
+}
+
 static void str(const cJSON *o, const char *k, char *dst, size_t len)
 {
     const char *s = cJSON_GetStringValue(GET(o, k));
@@ -90,6 +97,27 @@ static void timing_of(const cJSON *o, kiln_shape_result *r)
     r->roofline_fraction = num(o, "roofline_fraction");
 }
 
+/* "profile": the driver's view of each launch at the shape. */
+static void profile_of(const cJSON *a, kiln_shape_result *r)
+{
+    const cJSON *e;
+    r->nprofile = 0;
+    cJSON_ArrayForEach(e, a) {
+        if (r->nprofile == KILN_MAX_PROFILE || !cJSON_IsObject(e))
+            break;
+        kiln_kernel_profile *p = &r->profile[r->nprofile++];
+        str(e, "kernel", p->kernel, sizeof p->kernel);
+        p->regs = inum(e, "registers");
+        p->local_bytes = inum(e, "local_bytes");
+        p->static_smem = inum(e, "static_smem");
+        p->dynamic_smem = inum(e, "dynamic_smem");
+        p->threads = inum(e, "threads");
+        p->blocks_per_sm = inum(e, "blocks_per_sm");
+        p->cluster = inum(e, "cluster");
+        p->occupancy = num(e, "occupancy");
+    }
+}
+
 static int shape_of(const cJSON *o, kiln_verdict *v, kiln_shape_result *r, int i,
                     kiln_error *err)
 {
@@ -118,6 +146,7 @@ static int shape_of(const cJSON *o, kiln_verdict *v, kiln_shape_result *r, int i
         r->rel_l2 = num(o, "rel_l2");
     }
     timing_of(o, r);
+    profile_of(GET(o, "profile"), r);
     return 0;
 }
 

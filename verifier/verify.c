@@ -224,6 +224,10 @@ static int check_shape(job *j, const char *stage, const char *id, const kiln_sha
     kiln_shape_result *r = job_result_for(j, id, s, 1);
     if (r && rc > 0)
         snprintf(r->code, sizeof r->code, "%s", j->v->code);
+    if (r && rc >= 0 && res.nprofile) {
+        r->nprofile = res.nprofile;
+        memcpy(r->profile, res.profile, sizeof r->profile);
+    }
     if (r && rc >= 0) {
         r->checked = 1;
         r->max_err_ulps = res.max_err_ulps > r->max_err_ulps ? res.max_err_ulps : r->max_err_ulps;

@@ -150,6 +150,19 @@ typedef struct kiln_call_req {
     kiln_wire_device dev;   /* CUDA, dev.on: device-resident data */
 } kiln_call_req;
 
+/* One launch's kernel as the driver sees it (cuFuncGetAttribute and the
+ * occupancy calculator), at the launch's block size and shared memory. */
+typedef struct kiln_wire_profile {
+    uint32_t regs;            /* registers per thread */
+    uint32_t local_bytes;     /* local memory per thread: spills and stack */
+    uint32_t static_smem;     /* static shared memory per block */
+    uint32_t dynamic_smem;    /* the launch's dynamic shared memory */
+    uint32_t threads;         /* threads per block */
+    uint32_t blocks_per_sm;   /* blocks that fit on one SM at once */
+    uint32_t max_threads_sm;  /* the SM's limit: occupancy = blocks * threads / this */
+    uint32_t cluster;         /* threads blocks per cluster (1: none) */
+} kiln_wire_profile;
+
 typedef struct kiln_call_resp {
     uint32_t magic;         /* KILN_MSG_DONE or KILN_MSG_READY */
     uint32_t status;        /* 0 ok */
@@ -174,6 +187,11 @@ typedef struct kiln_call_resp {
     uint64_t draw_ns, setup_ns; /* host clock: drawing the sets; the batch's graph, the L2
                                    flush and the shared-memory poison, to the gate */
     kiln_wire_check check[KILN_WORKER_MAX_ARGS];   /* outputs, when dev.check */
+    /* CUDA: what the driver says of each launch's kernel at this call's
+     * launch configuration (a profiler's static view; the candidate's
+     * launches only, lib 0). */
+    uint32_t nprofile, pad2;
+    kiln_wire_profile profile[KILN_WORKER_MAX_LAUNCHES];
 } kiln_call_resp;
 
 /* Every library kiln builds exports this, generated around the candidate or

@@ -116,6 +116,40 @@ static void test_cuda_verdict(void **state)
     free(u);
 }
 
+/* The driver's view of the parent's kernels at its worst shape (v1, 3.1%
+ * of roofline), and only there. */
+static void test_profile_view(void **state)
+{
+    (void)state;
+    cJSON *j = cJSON_Parse(g_cuda), *s;
+    assert_non_null(j);
+    cJSON_ArrayForEach(s, cJSON_GetObjectItem(j, "shapes")) {
+        const char *id = cJSON_GetStringValue(cJSON_GetObjectItem(s, "id"));
+        cJSON *pa = cJSON_AddArrayToObject(s, "profile"), *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "kernel", "rmsnorm_fwd");
+        cJSON_AddNumberToObject(e, "registers", strcmp(id, "v1") == 0 ? 72 : 30);
+        cJSON_AddNumberToObject(e, "local_bytes", 24);
+        cJSON_AddNumberToObject(e, "static_smem", 128);
+        cJSON_AddNumberToObject(e, "dynamic_smem", 0);
+        cJSON_AddNumberToObject(e, "threads", 256);
+        cJSON_AddNumberToObject(e, "blocks_per_sm", 3);
+        cJSON_AddNumberToObject(e, "cluster", 1);
+        cJSON_AddNumberToObject(e, "occupancy", 0.375);
+        cJSON_AddItemToArray(pa, e);
+    }
+    char *text = cJSON_PrintUnformatted(j);
+    kiln_prompt_input in = input("cuda", text);
+    char *u = user_of(&in);
+    must_contain(u, "Kernels at v1, the shape furthest from the roofline (as the driver sees them):\n"
+                    "- rmsnorm_fwd: 256 threads a block, 72 registers a thread, 24 bytes of local "
+                    "memory a thread (spills or a stack), shared memory 128 static + 0 dynamic "
+                    "bytes, 3 blocks an SM (theoretical occupancy 38%)\n");
+    must_lack(u, "30 registers");
+    free(u);
+    free(text);
+    cJSON_Delete(j);
+}
+
 static void test_cpu_verdict(void **state)
 {
     (void)state;
@@ -601,6 +635,7 @@ int main(int argc, char **argv)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cuda_verdict),
+        cmocka_unit_test(test_profile_view),
         cmocka_unit_test(test_cpu_verdict),
         cmocka_unit_test(test_no_hidden_dims),
         cmocka_unit_test(test_failure_feedback),

@@ -71,6 +71,19 @@ static kiln_verdict *sample(const char *backend, int device_resident)
     v->results[1].speedup = NAN;   /* encoded as null */
     v->results[1].speedup_lo = 0.97;
     v->results[1].speedup_hi = 1.04;
+    if (strcmp(backend, "cuda") == 0) {   /* the driver's view of the launches */
+        kiln_kernel_profile *p = &v->results[0].profile[0];
+        v->results[0].nprofile = 1;
+        snprintf(p->kernel, sizeof p->kernel, "rmsnorm_fwd");
+        p->regs = 40;
+        p->local_bytes = 16;
+        p->static_smem = 1024;
+        p->dynamic_smem = 65536;
+        p->threads = 256;
+        p->blocks_per_sm = 3;
+        p->cluster = 2;
+        p->occupancy = 0.375;
+    }
     if (device_resident) {
         v->results[0].sets = v->results[1].sets = 16;
         v->results[0].pairs = 10;
@@ -146,6 +159,13 @@ static void round_trip(const char *backend, int device_resident)
     assert_int_equal(w->results[1].shape.d[0], 16384);
     assert_int_equal(w->nflags, 2);
     assert_int_equal(w->nresults, 2);   /* the visible shapes */
+    if (strcmp(backend, "cuda") == 0) {
+        assert_int_equal(w->results[0].nprofile, 1);
+        assert_string_equal(w->results[0].profile[0].kernel, "rmsnorm_fwd");
+        assert_int_equal(w->results[0].profile[0].dynamic_smem, 65536);
+        assert_int_equal(w->results[0].profile[0].cluster, 2);
+        assert_true(fabs(w->results[0].profile[0].occupancy - 0.375) < 1e-12);
+    }
     assert_int_equal(w->nhidden, 11);
     assert_string_equal(w->hidden_code, "wrong-output");
     assert_non_null(strstr(a, "\"hidden\":{\"shapes\":11,\"status\":\"fail\",\"code\":\"wrong-output\"}"));

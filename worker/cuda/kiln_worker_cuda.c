@@ -705,6 +705,37 @@ static const char *symbol_of(const worker *w, int lib, const char *kernel)
     return kernel;
 }
 
+/* The driver's view of each of the candidate's launches (lib 0) at this
+ * call's configuration: registers, local memory (spills), shared memory,
+ * and how many blocks fit on an SM (theoretical occupancy). */
+static void profile_launches(const worker *w, const kiln_call_req *rq, const CUfunction fn[],
+                             kiln_call_resp *rs)
+{
+    int sm_threads = 0;
+    cuDeviceGetAttribute(&sm_threads, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, w->dev);
+    rs->nprofile = 0;
+    for (uint32_t l = 0; rq->lib == 0 && l < rq->nlaunches && l < KILN_WORKER_MAX_LAUNCHES; l++) {
+        const kiln_wire_launch *L = &rq->launches[l];
+        kiln_wire_profile *p = &rs->profile[rs->nprofile++];
+        int v = 0, blocks = 0;
+        memset(p, 0, sizeof *p);
+        p->regs = cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, fn[l]) == CUDA_SUCCESS ? (uint32_t)v : 0;
+        p->local_bytes = cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, fn[l]) == CUDA_SUCCESS
+                             ? (uint32_t)v : 0;
+        p->static_smem = cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn[l]) == CUDA_SUCCESS
+                             ? (uint32_t)v : 0;
+        p->dynamic_smem = L->smem;
+        p->threads = L->block[0] * (L->block[1] ? L->block[1] : 1) * (L->block[2] ? L->block[2] : 1);
+        if (cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fn[l], (int)p->threads, L->smem) ==
+            CUDA_SUCCESS)
+            p->blocks_per_sm = (uint32_t)blocks;
+        p->max_threads_sm = (uint32_t)sm_threads;
+        p->cluster = L->cluster[0] ? L->cluster[0] * (L->cluster[1] ? L->cluster[1] : 1) *
+                                         (L->cluster[2] ? L->cluster[2] : 1)
+                                   : 1;
+    }
+}
+
 /* lib: the library the launches are in, or -1 for kiln's reference. */
 static CUresult find_kernels(const worker *w, int lib, CUmodule mod, const kiln_wire_arg *args,
                              const kiln_wire_launch *Ls, uint32_t n, CUfunction fn[], char *info,
@@ -907,6 +938,8 @@ static int timed_launches(worker *w, const kiln_call_req *rq, kiln_call_resp *rs
         lr = warm_builtin(w, rq, info, len);
     if (lr != CUDA_SUCCESS)
         return KILN_ST_LAUNCH;
+    if (rq->nlaunches)
+        profile_launches(w, rq, fn, rs);
     uint64_t t_setup = kiln_mono_ns();
     CUgraphExec exec = NULL;
     if (sets > 1 && rq->dev.graph && (lr = capture_batch(w, rq, sets, fn, &exec, info, len)) != CUDA_SUCCESS)
