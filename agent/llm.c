@@ -89,6 +89,7 @@ int kiln_llm_config_init(kiln_llm_config *cfg, kiln_llm_dialect d, const char *m
 
     cfg->max_tokens = 4096;
     cfg->temperature = -1;
+    cfg->cache_system = 1;
     cfg->timeout_ms = 300000;
     cfg->connect_timeout_ms = 10000;
     cfg->max_retries = 4;
@@ -164,6 +165,7 @@ typedef struct draft {
     double retry_after_s;    /* "retry-after" (seconds form) of this attempt; 0: none */
     double next_at;          /* monotonic time of the next attempt */
     int state;
+    int swapped;             /* sent again once with the other length limit's name */
     char curl_err[CURL_ERROR_SIZE];
 } draft;
 
@@ -261,20 +263,59 @@ static cJSON *add_message(cJSON *messages, const char *role, const char *content
     return m;
 }
 
+/* OpenAI's reasoning models take "max_completion_tokens" and refuse
+ * "max_tokens" (HTTP 400); every other model here takes "max_tokens". */
+static int wants_completion_tokens(const char *model)
+{
+    static const char *const prefix[] = {"o1", "o3", "o4", "gpt-5"};
+    for (size_t i = 0; i < sizeof prefix / sizeof prefix[0]; i++)
+        if (strncmp(model, prefix[i], strlen(prefix[i])) == 0)
+            return 1;
+    return 0;
+}
+
+/* The length limit's name for a first attempt: 1 max_tokens, 2
+ * max_completion_tokens. */
+static int first_token_field(const kiln_llm_config *cfg)
+{
+    if (cfg->dialect != KILN_LLM_OPENAI)
+        return 1;   /* Anthropic's Messages API takes max_tokens only */
+    if (cfg->token_field == 1 || cfg->token_field == 2)
+        return cfg->token_field;
+    return wants_completion_tokens(cfg->model) ? 2 : 1;
+}
+
+/* Anthropic: the system prompt as one text block marked for the prompt
+ * cache, so later requests of the run read it from the cache. */
+static int add_cached_system(cJSON *j, const char *system)
+{
+    cJSON *blocks = cJSON_AddArrayToObject(j, "system"), *b = cJSON_CreateObject();
+    if (!blocks || !b || !cJSON_AddStringToObject(b, "type", "text") ||
+        !cJSON_AddStringToObject(b, "text", system)) {
+        cJSON_Delete(b);
+        return 0;
+    }
+    cJSON *cc = cJSON_AddObjectToObject(b, "cache_control");
+    cJSON_AddItemToArray(blocks, b);
+    return cc && cJSON_AddStringToObject(cc, "type", "ephemeral") != NULL;
+}
+
 /* One draft's JSON body (malloc'd; NULL when out of memory); temperature
- * < 0 sends none. */
+ * < 0 sends none; token_field names the length limit (1 or 2). */
 static char *request_body(const kiln_llm_config *cfg, const char *system, const char *user,
-                          double temperature)
+                          double temperature, int token_field)
 {
     int openai = cfg->dialect == KILN_LLM_OPENAI;
     int has_system = system && *system;
     cJSON *j = cJSON_CreateObject();
     cJSON *messages = NULL;
     int ok = j && cJSON_AddStringToObject(j, "model", cfg->model) &&
-             cJSON_AddNumberToObject(j, "max_tokens", cfg->max_tokens);
+             cJSON_AddNumberToObject(j, token_field == 2 ? "max_completion_tokens" : "max_tokens",
+                                     cfg->max_tokens);
     /* Anthropic takes the system prompt at the top level, OpenAI as a message. */
     if (ok && has_system && !openai)
-        ok = cJSON_AddStringToObject(j, "system", system) != NULL;
+        ok = cfg->cache_system ? add_cached_system(j, system)
+                               : cJSON_AddStringToObject(j, "system", system) != NULL;
     if (ok && temperature >= 0)
         ok = cJSON_AddNumberToObject(j, "temperature", temperature) != NULL;
     if (ok)
@@ -380,6 +421,8 @@ static int parse_anthropic(const cJSON *j, kiln_llm_result *r)
     const cJSON *usage = cJSON_GetObjectItemCaseSensitive(j, "usage");
     r->prompt_tokens = usage_field(usage, "input_tokens");
     r->completion_tokens = usage_field(usage, "output_tokens");
+    r->cache_read_tokens = usage_field(usage, "cache_read_input_tokens");
+    r->cache_write_tokens = usage_field(usage, "cache_creation_input_tokens");
     return 0;
 }
 
@@ -473,10 +516,34 @@ static int drop_temperature(const kiln_llm_config *cfg, draft *d, long status, c
 {
     if (status != 400 || d->res->temperature < 0 || !strstr(message, "temperature"))
         return 0;
-    char *body = request_body(cfg, d->req->system, d->req->user, -1);
+    char *body = request_body(cfg, d->req->system, d->req->user, -1, d->res->token_field);
     if (!body || set_body(d, body) < 0)
         return 0;   /* then the 400 stands, as it came */
     d->res->temperature = -1;
+    d->state = D_WAITING;
+    d->next_at = now_s();
+    return 1;
+}
+
+/* OpenAI's reasoning models refuse "max_tokens" ("Unsupported parameter:
+ * 'max_tokens' is not supported with this model. Use
+ * 'max_completion_tokens' instead."), and older servers the other name:
+ * a draft refused so is sent again with the other name, once. 1 when it
+ * will. */
+static int swap_token_field(const kiln_llm_config *cfg, draft *d, long status, const char *message)
+{
+    int now = d->res->token_field, other = now == 2 ? 1 : 2;
+    const char *sent = now == 2 ? "max_completion_tokens" : "max_tokens";
+    if (status != 400 || cfg->dialect != KILN_LLM_OPENAI || d->swapped || !strstr(message, sent))
+        return 0;
+    if (now == 1 && strstr(message, "max_completion_tokens") == NULL &&
+        strstr(message, "nsupported") == NULL)
+        return 0;   /* a 400 about the value of max_tokens, not its name */
+    char *body = request_body(cfg, d->req->system, d->req->user, d->res->temperature, other);
+    if (!body || set_body(d, body) < 0)
+        return 0;
+    d->swapped = 1;
+    d->res->token_field = other;
     d->state = D_WAITING;
     d->next_at = now_s();
     return 1;
@@ -507,7 +574,7 @@ static void finish_attempt(const kiln_llm_config *cfg, draft *d, CURLcode code, 
     } else {
         http = 1;
         body_error_message(d->body, d->len, quote, sizeof quote);
-        if (drop_temperature(cfg, d, status, quote))
+        if (drop_temperature(cfg, d, status, quote) || swap_token_field(cfg, d, status, quote))
             return;
         retry = retryable_status(status);
         r->fatal = !retry;   /* 400, 401, 403, 404, ...: the request itself is wrong */
@@ -647,7 +714,8 @@ static int setup_easy(const kiln_llm_config *cfg, draft *d, const char *url,
 {
     CURL *e = d->easy = curl_easy_init();
     double t = d->req->temperature >= 0 ? d->req->temperature : cfg->temperature;
-    char *body = request_body(cfg, d->req->system, d->req->user, t);
+    d->res->token_field = first_token_field(cfg);
+    char *body = request_body(cfg, d->req->system, d->req->user, t, d->res->token_field);
     d->res->temperature = t >= 0 ? t : -1;
     if (!e || !body) {
         cJSON_free(body);

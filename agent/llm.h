@@ -22,6 +22,15 @@ typedef struct kiln_llm_config {
     long connect_timeout_ms;/* default 10000 */
     int max_retries;        /* default 4 */
     double backoff_base_s;  /* default 0.5; cap 8 s; tests set it small */
+    /* How the answer's length limit is named (openai dialect): 0 as the
+     * model is known to want it ("max_completion_tokens" for OpenAI's
+     * reasoning models, o1, o3, o4 and gpt-5, else "max_tokens"), 1
+     * "max_tokens", 2 "max_completion_tokens". A model that refuses the
+     * one sent is asked again at once with the other. */
+    int token_field;
+    /* anthropic: mark the system prompt (the part of kiln's prompt that no
+     * iteration changes) for Anthropic's prompt cache; default 1 */
+    int cache_system;
 } kiln_llm_config;
 
 /* Fill defaults and read the key / base URL from the environment when not set:
@@ -46,6 +55,9 @@ typedef struct kiln_llm_result {
     int cancelled;          /* given up by kiln_llm_complete_each_until's stop */
     int fatal;              /* retrying cannot help: 401/403 (key rejected), 400, 404, other 4xx */
     double temperature;     /* what the last attempt sent; -1: none */
+    int token_field;        /* what the last attempt named the length limit by (1 or 2) */
+    long cache_read_tokens, cache_write_tokens;   /* anthropic: prompt tokens read from the
+                                                     cache, and written to it; 0 if absent */
     char error[512];        /* when !ok: what went wrong */
 } kiln_llm_result;
 
@@ -60,7 +72,8 @@ typedef struct kiln_llm_request {
 /* Ask req[0..n-1] concurrently (curl multi), each with its own retries.
    out[0..n-1] are overwritten (not freed first).  A model that refuses a
    temperature (HTTP 400 naming "temperature", as OpenAI's reasoning models
-   answer) is asked again at once without one.  Returns 0 (even if some
+   answer) is asked again at once without one, and one that refuses
+   "max_tokens" (or "max_completion_tokens") at once with the other.  Returns 0 (even if some
    failed; see out[i].ok) or -1 only when nothing could be attempted (bad
    arguments, out of memory, curl could not start). */
 int kiln_llm_complete_each(const kiln_llm_config *cfg, const kiln_llm_request *req, int n,

@@ -473,9 +473,19 @@ int kiln_model_prepare(search *s, int it, const char *parent, const char *parent
     return rc;
 }
 
+/* What the model's server taught the client: a length limit it wanted
+ * named otherwise is named so from the next request on. */
+static void learn_from(search *s, const kiln_model_batch *b)
+{
+    for (int d = 0; d < b->n; d++)
+        if (b->res[d].ok && b->res[d].token_field)
+            s->llm.token_field = b->res[d].token_field;
+}
+
 int kiln_model_record(search *s, kiln_model_batch *b, int first, kiln_error *err)
 {
     snprintf(s->parent, sizeof s->parent, "%s", b->parent);
+    learn_from(s, b);
     int rc = record_answers(s, b->it, first, b->entry, b->res, b->n, err);
     if (rc == 0)
         rc = server_gone(s, err);

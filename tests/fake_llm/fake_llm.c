@@ -8,16 +8,25 @@
  * responses listed in the script, one per request, the last line repeating:
  *
  *   ok FILE | status CODE [RETRY_AFTER] | slow MS FILE | truncated FILE |
- *   malformed | nocontent | expect-key KEY | no-temperature FILE
+ *   malformed | nocontent | expect-key KEY | no-temperature FILE |
+ *   completion-tokens FILE
  *
  * no-temperature answers FILE to a request without a temperature and 400
- * naming "temperature" to one with it, as OpenAI's reasoning models do.
+ * naming "temperature" to one with it, as OpenAI's reasoning models do;
+ * completion-tokens answers 400 to a request that names its length limit
+ * "max_tokens" ("Use 'max_completion_tokens' instead", as those models do)
+ * and FILE to one that names it "max_completion_tokens". An Anthropic
+ * request whose system prompt is a block marked cache_control gets usage
+ * with cache_read_input_tokens (a quarter of that block's length), as a
+ * warm cache answers.
  * FILE is relative to the script's directory.  Blank lines and lines
  * starting with '#' are skipped.  The parent takes the script line at accept
  * time and forks one child per connection, so slow answers never hold up the
  * others while the script order stays that of the connections.  The log
  * has a line per request: method, path, dialect, step, model, then t= the
- * request's temperature ("-": none) and h= a 64-bit FNV-1a hash of its body
+ * request's temperature ("-": none), mt= the name of its length limit
+ * ("-": none), c= 1 when its system prompt is marked for the cache, and
+ * h= a 64-bit FNV-1a hash of its body
  * (so a test can tell requests apart) and at= the wall time the request was
  * read (seconds since the epoch, to the nanosecond: a test can order
  * requests against other events); --bodies DIR keeps each body as
@@ -53,7 +62,8 @@
 #define MAX_BODY (32 << 20)
 
 typedef enum {
-    S_OK, S_STATUS, S_SLOW, S_TRUNCATED, S_MALFORMED, S_NOCONTENT, S_EXPECT_KEY, S_NO_TEMPERATURE
+    S_OK, S_STATUS, S_SLOW, S_TRUNCATED, S_MALFORMED, S_NOCONTENT, S_EXPECT_KEY, S_NO_TEMPERATURE,
+    S_COMPLETION_TOKENS
 } step_kind;
 
 typedef struct step {
@@ -77,6 +87,8 @@ typedef struct request {
     char *body;
     size_t body_len;
     char temperature[32];      /* as sent, "%g"; "-" when none */
+    char limit[32];            /* "max_tokens", "max_completion_tokens" or "-" */
+    size_t cached_system;      /* bytes of a system block marked cache_control; 0 none */
     unsigned long long hash;   /* FNV-1a of the body */
 } request;
 
@@ -157,6 +169,8 @@ static int parse_step(char *line, const char *dir, step *st)
         st->kind = S_EXPECT_KEY, st->key = strdup(words[1]);
     else if (!strcmp(k, "no-temperature") && nw == 2)
         st->kind = S_NO_TEMPERATURE, st->text = read_file(dir, words[1]);
+    else if (!strcmp(k, "completion-tokens") && nw == 2)
+        st->kind = S_COMPLETION_TOKENS, st->text = read_file(dir, words[1]);
     else
         return -1;
     return 0;
@@ -367,7 +381,8 @@ static void add_anthropic_content(cJSON *j, const char *text)
     free(first);
 }
 
-static char *ok_body(int anthropic, const char *model, const char *text, size_t req_len)
+static char *ok_body(int anthropic, const char *model, const char *text, size_t req_len,
+                     size_t cached)
 {
     cJSON *j = cJSON_CreateObject(), *usage;
     cJSON_AddStringToObject(j, "model", model);
@@ -378,8 +393,10 @@ static char *ok_body(int anthropic, const char *model, const char *text, size_t 
         add_anthropic_content(j, text);
         cJSON_AddStringToObject(j, "stop_reason", "end_turn");
         usage = cJSON_AddObjectToObject(j, "usage");
-        cJSON_AddNumberToObject(usage, "input_tokens", (double)(req_len / 4));
+        cJSON_AddNumberToObject(usage, "input_tokens", (double)((req_len - cached) / 4));
         cJSON_AddNumberToObject(usage, "output_tokens", (double)(strlen(text) / 4));
+        if (cached)
+            cJSON_AddNumberToObject(usage, "cache_read_input_tokens", (double)(cached / 4));
     } else {
         cJSON_AddStringToObject(j, "id", "chatcmpl-fake");
         cJSON_AddStringToObject(j, "object", "chat.completion");
@@ -418,9 +435,10 @@ static void log_line(const char *log, const request *rq, const char *dialect, co
     char line[1024];
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
-    int n = snprintf(line, sizeof line, "%s %s %s %s %s t=%s h=%016llx at=%lld.%09ld\n",
+    int n = snprintf(line, sizeof line, "%s %s %s %s %s t=%s mt=%s c=%d h=%016llx at=%lld.%09ld\n",
                      rq->method[0] ? rq->method : "-", rq->path[0] ? rq->path : "-", dialect, kind,
-                     model[0] ? model : "-", rq->temperature[0] ? rq->temperature : "-", rq->hash,
+                     model[0] ? model : "-", rq->temperature[0] ? rq->temperature : "-",
+                     rq->limit[0] ? rq->limit : "-", rq->cached_system > 0, rq->hash,
                      (long long)now.tv_sec, now.tv_nsec);
     if (n >= (int)sizeof line)
         n = sizeof line - 1;
@@ -460,6 +478,17 @@ static const char *check_body(request *rq, int anthropic, char *model, size_t ca
         snprintf(rq->temperature, sizeof rq->temperature, "%g", t->valuedouble);
     else
         snprintf(rq->temperature, sizeof rq->temperature, "-");
+    const cJSON *mct = cJSON_GetObjectItemCaseSensitive(j, "max_completion_tokens");
+    snprintf(rq->limit, sizeof rq->limit, "%s", cJSON_IsNumber(mct) ? "max_completion_tokens"
+                                                : cJSON_GetObjectItemCaseSensitive(j, "max_tokens")
+                                                    ? "max_tokens" : "-");
+    const cJSON *sys = cJSON_GetObjectItemCaseSensitive(j, "system"), *blk;
+    const cJSON *blocks = cJSON_IsArray(sys) ? sys : NULL;
+    cJSON_ArrayForEach(blk, blocks) {
+        const char *text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(blk, "text"));
+        if (text && cJSON_GetObjectItemCaseSensitive(blk, "cache_control"))
+            rq->cached_system += strlen(text);
+    }
     if (!j)
         why = "request body is not valid JSON";
     else if (!cJSON_IsString(m))
@@ -493,7 +522,7 @@ static void respond_error(int fd, int anthropic, int code, int retry_after, cons
 static void step_name(const step *st, char *kind, size_t cap)
 {
     static const char *names[] = {"ok", "status", "slow", "truncated", "malformed", "nocontent",
-                                  "expect-key", "no-temperature"};
+                                  "expect-key", "no-temperature", "completion-tokens"};
     if (st->kind == S_STATUS)
         snprintf(kind, cap, "status:%d", st->code);
     else
@@ -523,7 +552,7 @@ static void serve_step(int fd, const step *st, int anthropic, const char *model,
         sleep_ms(st->ms);
         /* fall through */
     default:
-        body = ok_body(anthropic, model, st->text, rq->body_len);
+        body = ok_body(anthropic, model, st->text, rq->body_len, rq->cached_system);
         break;
     }
     size_t len = body ? strlen(body) : 0;
@@ -570,6 +599,10 @@ static void serve(int fd, const step *st, const char *key, const char *log)
         log_line(log, &rq, dialect, "no-temperature:400", model);
         respond_error(fd, anthropic, 400, -1, "Unsupported value: 'temperature' does not support "
                       "this value with this model. Only the default (1) value is supported.");
+    } else if (st->kind == S_COMPLETION_TOKENS && strcmp(rq.limit, "max_completion_tokens") != 0) {
+        log_line(log, &rq, dialect, "completion-tokens:400", model);
+        respond_error(fd, anthropic, 400, -1, "Unsupported parameter: 'max_tokens' is not "
+                      "supported with this model. Use 'max_completion_tokens' instead.");
     } else {
         step_name(st, kind, sizeof kind);
         log_line(log, &rq, dialect, kind, model);

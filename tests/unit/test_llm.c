@@ -558,6 +558,58 @@ static void test_temperature_sent(void **state)
     assert_non_null(strstr(err.msg, "request 1"));
 }
 
+/* A model that refuses "max_tokens" is asked again at once with
+ * "max_completion_tokens"; a reasoning model's name gets that from the
+ * first request; anything else keeps "max_tokens". */
+static void test_completion_tokens(void **state)
+{
+    fixture *f = *state;
+    start_fake(f, "completion-tokens a.txt\n");
+    kiln_llm_config c = openai_cfg(f);
+    kiln_llm_result r = ask(&c);
+    assert_true(r.ok);
+    assert_int_equal(r.attempts, 2);
+    assert_int_equal(r.token_field, 2);
+    assert_true(r.latency_s < 1.0);
+    kiln_llm_result_free(&r);
+    const char *log = read_log(f);
+    assert_non_null(strstr(log, "completion-tokens:400 fake-gpt t=0.7 mt=max_tokens "));
+    assert_non_null(strstr(log, "completion-tokens fake-gpt t=0.7 mt=max_completion_tokens "));
+    /* told once (as the search does from the result), asked right at once */
+    c.token_field = r.token_field;
+    r = ask(&c);
+    assert_true(r.ok);
+    assert_int_equal(r.attempts, 1);
+    kiln_llm_result_free(&r);
+    /* a reasoning model's name: right from the first request */
+    snprintf(c.model, sizeof c.model, "o3-mini");
+    c.token_field = 0;
+    r = ask(&c);
+    assert_true(r.ok);
+    assert_int_equal(r.attempts, 1);
+    kiln_llm_result_free(&r);
+}
+
+/* Anthropic: the system prompt is one text block marked for the prompt
+ * cache, and the cache's usage is read back. */
+static void test_anthropic_prompt_cache(void **state)
+{
+    fixture *f = *state;
+    start_fake(f, "ok a.txt\n");
+    kiln_llm_config c = anthropic_cfg(f);
+    kiln_llm_result r = ask(&c);
+    assert_true(r.ok);
+    assert_int_equal(r.cache_read_tokens, (long)(strlen("You write kernels.") / 4));
+    kiln_llm_result_free(&r);
+    assert_non_null(strstr(read_log(f), "anthropic ok fake-claude t=- mt=max_tokens c=1 "));
+    c.cache_system = 0;
+    r = ask(&c);
+    assert_true(r.ok);
+    assert_int_equal(r.cache_read_tokens, 0);
+    kiln_llm_result_free(&r);
+    assert_non_null(strstr(read_log(f), "anthropic ok fake-claude t=- mt=max_tokens c=0 "));
+}
+
 /* Different prompts are different bodies (the log's h= hashes differ). */
 static void test_requests_differ(void **state)
 {
@@ -670,6 +722,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_stop_cancels, setup, teardown),
         cmocka_unit_test_setup_teardown(test_temperature_sent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_requests_differ, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_completion_tokens, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_anthropic_prompt_cache, setup, teardown),
         cmocka_unit_test_setup_teardown(test_temperature_refused, setup, teardown),
         cmocka_unit_test(test_config),
     };
