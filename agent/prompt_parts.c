@@ -113,6 +113,17 @@ static void add_gpu(kiln_strbuf *b, const kiln_verdict *v)
         kiln_sb_add(b, ", shared memory per block up to ");
         sb_bytes(b, f);
     }
+    kiln_verdict_gpu_field(v->gpu, "smem_sm", f, sizeof f);
+    if (atof(f) > 0) {
+        kiln_sb_add(b, ", shared memory per SM ");
+        sb_bytes(b, f);
+    }
+    kiln_verdict_gpu_field(v->gpu, "regs_sm", f, sizeof f);
+    if (atoi(f) > 0)
+        kiln_sb_printf(b, ", %d registers per SM", atoi(f));
+    kiln_verdict_gpu_field(v->gpu, "threads_sm", f, sizeof f);
+    if (atoi(f) > 0)
+        kiln_sb_printf(b, ", at most %d threads per SM", atoi(f));
     kiln_verdict_gpu_field(v->gpu, "clock_khz", f, sizeof f);
     if (atoi(f) > 0)
         kiln_sb_printf(b, ", SM clock %d MHz", atoi(f) / 1000);
@@ -133,9 +144,18 @@ void kiln_prompt_machine(kiln_strbuf *b, const kiln_verdict *v)
         kiln_sb_add(b, "Machine (where the parent was measured): CPU ");
         kiln_prompt_oneline(b, v->cpu_model, sizeof v->cpu_model);
         kiln_sb_add(b, ".\n");
+        if (v->cpu_isa[0])
+            kiln_sb_printf(b, "Vector extensions: %.190s.\n", v->cpu_isa);
+        if (v->cpu_caches[0])
+            kiln_sb_printf(b, "Caches: %.95s.\n", v->cpu_caches);
+        if (v->compiler[0])
+            kiln_sb_printf(b, "Your C is built with %.159s (one thread: the worker may start "
+                              "none).\n", v->compiler);
         if (v->bandwidth_gbps > 0)
-            kiln_sb_printf(b, "Measured memory bandwidth: %.1f GB/s at the largest timed shape's "
-                              "working set (the roofline's bandwidth).\n", v->bandwidth_gbps);
+            kiln_sb_printf(b, "Measured memory bandwidth: %.1f GB/s with the largest timed "
+                              "shape's bytes as the working set; each shape's roofline column "
+                              "uses the bandwidth measured at its own working set, higher where "
+                              "it fits a cache.\n", v->bandwidth_gbps);
     } else {
         return;
     }
@@ -227,6 +247,18 @@ static double median_roof(const kiln_verdict *v)
     return n % 2 ? f[n / 2] : (f[n / 2 - 1] + f[n / 2]) / 2;
 }
 
+/* Slower than the baseline beyond the noise: the speedup's interval lies
+ * under 1 (the device's 95% interval; on the CPU the candidate's and the
+ * baseline's half 20-80 spreads combined, as the keep rule reads them). An
+ * interval that straddles 1 is never called slower. */
+static int surely_slower(const kiln_shape_result *r)
+{
+    if (r->speedup_hi > 0)
+        return r->speedup_hi < 1;
+    double hc = kiln_time_half_spread(&r->cand), hb = kiln_time_half_spread(&r->base);
+    return r->speedup * exp(sqrt(hc * hc + hb * hb)) < 1;
+}
+
 static void find_callouts(const kiln_verdict *v, callouts *c)
 {
     memset(c, 0, sizeof *c);
@@ -235,7 +267,7 @@ static void find_callouts(const kiln_verdict *v, callouts *c)
         const kiln_shape_result *r = &v->results[i];
         if (c->median > 0 && has_roof(r) && r->roofline_fraction < LAG_SHARE * c->median)
             keep_lowest(v, c->lag, &c->nlag, MAX_LAG, i, roof_of);
-        if (measured(r) && r->speedup < 1)
+        if (measured(r) && surely_slower(r))
             keep_lowest(v, c->slow, &c->nslow, MAX_SLOW, i, speedup_of);
     }
 }

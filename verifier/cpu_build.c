@@ -95,7 +95,7 @@ static int copy_file(const char *from, const char *to, size_t limit, kiln_error 
     return rc;
 }
 
-static const char *find_cc(void)
+const char *kiln_cpu_cc(void)
 {
     const char *env = getenv("KILN_CC");
     if (env && *env)
@@ -185,7 +185,7 @@ int kiln_cpu_build(const kiln_task *t, kiln_dtype dt, kiln_build_role role, cons
     snprintf(path, sizeof path, "%s/shim.c", dir);
     if (kiln_write_text(path, shim, err) < 0)
         return -1;
-    const char *cc = find_cc();
+    const char *cc = kiln_cpu_cc();
     if (!cc)
         return kiln_fail(err, "no C compiler found (install gcc or set KILN_CC)");
     snprintf(out, sizeof out, "%s/%s", dir, out_name);

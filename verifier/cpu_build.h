@@ -32,6 +32,12 @@ int kiln_cpu_build(const kiln_task *task, kiln_dtype dt, kiln_build_role role,
                    const char *source_path, const char *dir, const char *out_name,
                    const char *cache, kiln_build_result *res, kiln_error *err);
 
+/* The C compiler kiln builds with ($KILN_CC, else cc, gcc or clang in
+ * /usr/bin), or NULL; and its flags as kiln_cpu_build passes them (the
+ * machine's own ISA: -march=native). */
+const char *kiln_cpu_cc(void);
+#define KILN_CPU_CFLAGS "-std=gnu17 -O2 -march=native -fPIC"
+
 /* The generated wrapper, exposed for tests. ref_fn: the reference's
  * function ("kiln_reference"), or NULL for TASK_reference. */
 int kiln_cpu_shim(const kiln_task *t, kiln_dtype dt, kiln_build_role role, const char *ref_fn,

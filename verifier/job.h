@@ -28,6 +28,7 @@ typedef struct job {
     kiln_worker hid;            /* a fresh candidate worker: determinism's second run,
                                    then the hidden stage (verify.c's stage_second) */
     int second_calls;           /* calls made there, and the time it took: in no figure */
+    double largest_bytes;       /* the largest timed shape's bytes, for the verdict's bandwidth */
     uint64_t second_ns;
     char built[2][65];          /* CPU: SHA-256 of cand.so and base.so as built */
     kiln_callset cs;

@@ -34,6 +34,9 @@ void kiln_verdict_clean(kiln_verdict *v)
         CLEAN(v->flags[i]);
     CLEAN(v->sandbox);
     CLEAN(v->cpu_model);
+    CLEAN(v->cpu_isa);
+    CLEAN(v->cpu_caches);
+    CLEAN(v->compiler);
     CLEAN(v->hostname);
     CLEAN(v->kernel);
     CLEAN(v->source_sha256);
@@ -251,6 +254,12 @@ static void add_env(cJSON *root, const kiln_verdict *v)
 {
     cJSON *env = cJSON_AddObjectToObject(root, "environment");
     add_str(env, "cpu", v->cpu_model);
+    if (v->cpu_isa[0])
+        add_str(env, "cpu_isa", v->cpu_isa);
+    if (v->cpu_caches[0])
+        add_str(env, "cpu_caches", v->cpu_caches);
+    if (v->compiler[0])
+        add_str(env, "compiler", v->compiler);
     add_str(env, "host", v->hostname);
     add_str(env, "kernel", v->kernel);
     add_num(env, "bandwidth_gbps", v->bandwidth_gbps);

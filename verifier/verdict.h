@@ -86,6 +86,7 @@ typedef struct kiln_verdict {
     char flags[KILN_MAX_FLAGS][160];
     char sandbox[256];
     char cpu_model[128], hostname[64], kernel[96];
+    char cpu_isa[192], cpu_caches[96], compiler[160];   /* CPU: machine.h */
     double bandwidth_gbps;      /* at the largest timed shape's size */
     double peak_tflops;         /* CUDA: the device's dense peak for the dtype, 0 unknown */
     double worker_user_s, worker_sys_s, worker_wall_s, reported_s;

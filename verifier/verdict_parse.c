@@ -171,6 +171,9 @@ static void env_of(const cJSON *root, kiln_verdict *v)
 {
     const cJSON *env = GET(root, "environment");
     str(env, "cpu", v->cpu_model, sizeof v->cpu_model);
+    str(env, "cpu_isa", v->cpu_isa, sizeof v->cpu_isa);
+    str(env, "cpu_caches", v->cpu_caches, sizeof v->cpu_caches);
+    str(env, "compiler", v->compiler, sizeof v->compiler);
     str(env, "host", v->hostname, sizeof v->hostname);
     str(env, "kernel", v->kernel, sizeof v->kernel);
     v->bandwidth_gbps = num(env, "bandwidth_gbps");

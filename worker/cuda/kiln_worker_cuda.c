@@ -241,7 +241,7 @@ static void describe_device(worker *w, char *buf, size_t len)
     cuDriverGetVersion(&drv);
     snprintf(buf, len,
              "name=%s|cc=%d.%d|sms=%d|l2=%d|driver=%d|pageable=%d|smem_optin=%d|"
-             "clock_khz=%d|mem_clock_khz=%d|bus_bits=%d",
+             "clock_khz=%d|mem_clock_khz=%d|bus_bits=%d|smem_sm=%d|regs_sm=%d|threads_sm=%d",
              name, attr(w->dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
              attr(w->dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR),
              attr(w->dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
@@ -250,7 +250,10 @@ static void describe_device(worker *w, char *buf, size_t len)
              attr(w->dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN),
              attr(w->dev, CU_DEVICE_ATTRIBUTE_CLOCK_RATE),
              attr(w->dev, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE),
-             attr(w->dev, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH));
+             attr(w->dev, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH),
+             attr(w->dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR),
+             attr(w->dev, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR),
+             attr(w->dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR));
 }
 
 /* Device-to-device copy bandwidth over 2 x 1 GiB, read plus write counted,
