@@ -384,7 +384,7 @@ static kiln_verdict *verify_again(rv_ctx *x, const char *commit, const kiln_verd
         if (kiln_ws_read(&x->ws, commit, rel, &src, err) == 0) {
             kiln_judge j;
             setup_judge(x, &j, t, old);
-            v = kiln_judge_run(&j, src, NULL, job, NULL, NULL, err);
+            v = kiln_judge_run(&j, src, NULL, NULL, job, NULL, NULL, err);
         }
     }
     free(src);

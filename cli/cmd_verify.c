@@ -192,7 +192,7 @@ static int judge_file(const args *a, const kiln_task *task, const char *source,
     if (!j.in_process && kiln_client_address(a->socket, j.address, sizeof j.address, &err) < 0)
         return error_exit(&j, &err);
     char job[32] = "";
-    kiln_verdict *v = kiln_judge_run(&j, source, baseline, job, NULL, NULL, &err);
+    kiln_verdict *v = kiln_judge_run(&j, source, baseline, NULL, job, NULL, NULL, &err);
     if (tty)
         kiln_live_clear();
     if (!v)

@@ -9,6 +9,7 @@
 
 #include "archive.h"
 #include "judge.h"
+#include "judge_seam.h"
 #include "lane_busy.h"
 #include "keep_rule.h"
 #include "llm.h"
@@ -20,15 +21,7 @@
 #include "verify.h"
 #include "workspace.h"
 
-/* A source this run has verified, by the hash of its normalised text
- * (kiln_source_normalize), with the verdict a duplicate of it reuses. */
 typedef struct kiln_prefetch kiln_prefetch;
-
-typedef struct kiln_seen_source {
-    int n;
-    uint64_t hash;
-    char status[12], stage[16], code[32];
-} kiln_seen_source;
 
 typedef struct search {
     const kiln_search_opts *o;
@@ -56,13 +49,23 @@ typedef struct search {
     char stop_reason[256];
     kiln_progress progress;
     char parent[41];            /* this iteration's parent commit (the head, or an elite) */
-    kiln_seen_source *seen;     /* verified sources, read from the database on first use */
-    int nseen, capseen, seen_loaded;
+    struct kiln_seen *seen;     /* verified sources, read from the database on first use
+                                   (duplicates.c) */
     struct kiln_prefetch *prefetch; /* the next iteration's model calls in flight (prefetch.h) */
     int prefetch_asked;         /* batches asked for ahead, this session */
     int prefetch_dropped;       /* answers asked for ahead that became no candidate */
     kiln_lane_sample lanes_at_start;    /* the verifiers' lane busy seconds as this session
                                            started (lane_busy.h) */
+    /* The iteration's state machine (iteration.h): the verifier's table
+     * (ops NULL: the real one over judge; a test sets a scripted one), the
+     * iteration whose proposals propose.c hands over in memory, whether
+     * the last judgement gave up at the deadline, and a test's watch on
+     * every move (NULL: none). */
+    kiln_judge_seam seam;
+    struct kiln_iteration *proposing;
+    int past_deadline;
+    void (*moved)(void *ctx, const kiln_cand *c);
+    void *moved_ctx;
 } search;
 
 int kiln_search_setup(search *s, kiln_error *err);

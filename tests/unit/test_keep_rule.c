@@ -269,7 +269,7 @@ static void v2_database_migrates(void **state)
     sqlite3_close(raw);
     kiln_error e = {{0}};
     sqlite3 *db;
-    kiln_cand_row *rows;
+    kiln_cand *rows;
     int n;
     assert_int_equal(kiln_db_open_readonly(&db, path, &e), 0);
     assert_int_equal(kiln_db_cand_rows(db, "r1", &rows, &n, &e), 0);

@@ -159,7 +159,7 @@ static void v5_database_migrates(void **state)
     sqlite3_close(raw);
     kiln_error e = {{0}};
     sqlite3 *db;
-    kiln_cand_row *rows;
+    kiln_cand *rows;
     kiln_kept_record *k;
     int n;
     /* Read-only (the review commands): no pooled figures, one record. */
