@@ -265,7 +265,10 @@ static int finish(search *s, kiln_draft *d, kiln_error *err)
     return 0;
 }
 
-/* Reverts first, so the branch ends on the winner (*winner; NULL: none). */
+/* Reverts first, so the branch ends on the winner (*winner; NULL: none).
+ * A winner done by a session that stopped before the run's row took it
+ * in: the resumed run reset the branch to the row's head, so the branch
+ * moves to it again. */
 static int finish_phase(search *s, kiln_iteration *t, kiln_draft **winner, kiln_error *err)
 {
     *winner = NULL;
@@ -275,6 +278,9 @@ static int finish_phase(search *s, kiln_iteration *t, kiln_draft **winner, kiln_
         else if (finish(s, &t->d[i], err) < 0)
             return -1;
     }
+    const kiln_cand *w = *winner ? &(*winner)->c : NULL;
+    if (w && w->state == KILN_CAND_DONE && kiln_cand_becomes_best(s, w))
+        return kiln_ws_reset_hard(&s->ws, w->commit, err);
     return *winner ? finish(s, *winner, err) : 0;
 }
 
@@ -371,11 +377,13 @@ int kiln_search_start(search *s, kiln_error *err)
         return -1;
     kiln_draft *d = t.n > 0 ? &t.d[0] : NULL;
     int rc = d ? 0 : kiln_fail(err, "run %s has no start kernel", s->run.id);
-    if (rc == 0 && d->c.state == KILN_CAND_DONE) {
+    /* Done, and the run knows it; a run stopped after the start kernel's
+     * last move but before the run's row took it in still needs the row. */
+    if (rc == 0 && d->c.state == KILN_CAND_DONE && s->run.start_commit[0]) {
         kiln_iteration_free(&t);
         return 0;
     }
-    if (rc == 0)
+    if (rc == 0 && d->c.state != KILN_CAND_DONE)
         rc = kiln_ws_resolve(&s->ws, "HEAD", d->c.parent, err);
     if (rc == 0 && d->c.state == KILN_CAND_PROPOSED)
         rc = measure_start(s, &t, d, err);
