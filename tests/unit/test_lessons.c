@@ -186,7 +186,7 @@ static void test_record(void **state)
     kiln_error err = {{0}};
     kiln_lesson_event ev = event("fail", 0, "UNROLL 1 -> 8", 1);
     ev.stage = "compile";
-    ev.code = "compile_error";
+    ev.code = "compile-error";
     ev.reason = "error: 'x' undeclared\n  at line 3";
     long long note = kiln_lessons_record(f->db, &ev, &err);
     assert_true(note > 0);
