@@ -40,6 +40,7 @@
 
 #include "fileutil.h"
 #include "iteration.h"
+#include "archive.h"
 #include "judge_script.h"
 #include "kiln_exit.h"
 #include "paths.h"
@@ -136,8 +137,14 @@ static int setup(void **state)
 {
     fx *f = calloc(1, sizeof *f);
     assert_non_null(f);
+    /* $TMPDIR, else a memory file system where there is one: each search
+     * here makes a few hundred SQLite commits and git writes, and their
+     * fsyncs on a disk took 50 s of the test's 57 (what is checked is
+     * what they wrote, not the disk). */
     const char *tmp = getenv("TMPDIR");
-    snprintf(f->dir, sizeof f->dir, "%s/kiln-loop-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!tmp || !*tmp)
+        tmp = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+    snprintf(f->dir, sizeof f->dir, "%s/kiln-loop-XXXXXX", tmp);
     assert_non_null(mkdtemp(f->dir));
     snprintf(f->ws, sizeof f->ws, "%s/ws", f->dir);
     snprintf(f->replay, sizeof f->replay, "%s/replay", f->dir);
@@ -308,6 +315,21 @@ static void ref_of(fx *f, const char *ref, char out[41])
     if (kiln_ws_resolve(&ws, ref, out, &e) < 0)
         out[0] = '\0';
     kiln_ws_close(&ws);
+}
+
+/* The summary event's stop reason must say words. */
+static void assert_stopped_for(fx *f, const char *words)
+{
+    char *out = NULL, want[256];
+    kiln_error e;
+    assert_int_equal(kiln_read_file(f->out, 4 << 20, &out, NULL, &e), 0);
+    snprintf(want, sizeof want, "\"reason\":\"%s", words);
+    char *summary = strstr(out, "\"event\":\"summary\"");
+    assert_non_null(summary);
+    *summary = '\0';   /* the summary's line: from the line before's end */
+    char *line = strrchr(out, '\n');
+    assert_contains(line ? line : out, want);
+    free(out);
 }
 
 /* ---- the decision paths -------------------------------------------------------- */
@@ -595,22 +617,16 @@ static void proposal_fails(void **state)
     free(r.c);
 }
 
-/* A model server that fails every call: each failed call is a candidate
- * recorded done (llm-error), and N in a row end the run with an error
- * naming the server; an answer without code is a bad answer. */
-static void model_failure(void **state)
+/* tests/fake_llm answering script (its lines; files relative to f->dir);
+ * the search pointed at it. Returns its pid. */
+static pid_t fake_model(fx *f, const char *script_text)
 {
-    fx *f = *state;
-    if (!g_fake)
-        skip();
     char script[400], port_file[400], log[400];
     snprintf(script, sizeof script, "%s/fake.script", f->dir);
     snprintf(port_file, sizeof port_file, "%s/port", f->dir);
     snprintf(log, sizeof log, "%s/fake.log", f->dir);
-    char noanswer[400];
-    snprintf(noanswer, sizeof noanswer, "%s/noanswer.txt", f->dir);
-    put(noanswer, "HYPOTHESIS: nothing to show\nno code here\n");
-    put(script, "ok noanswer.txt\nstatus 500\n");
+    put(script, script_text);
+    fflush(stdout);
     pid_t pid = fork();
     if (pid == 0) {
         execl(g_fake, g_fake, "--port-file", port_file, "--script", script, "--log", log,
@@ -628,20 +644,40 @@ static void model_failure(void **state)
             usleep(10000);
     }
     assert_true(port > 0);
-    char url[64];
+    static char url[64];
     snprintf(url, sizeof url, "http://127.0.0.1:%d/v1", port);
     unsetenv("OPENAI_API_KEY");
     f->o.agent = "openai";
     f->o.model = "fake-gpt";
     f->o.base_url = url;
     f->o.from = NULL;
+    return pid;
+}
+
+static void stop_model(pid_t pid)
+{
+    kill(pid, SIGTERM);
+    waitpid(pid, NULL, 0);
+}
+
+/* A model server that fails every call: each failed call is a candidate
+ * recorded done (llm-error), and N in a row end the run with an error
+ * naming the server; an answer without code is a bad answer. */
+static void model_failure(void **state)
+{
+    fx *f = *state;
+    if (!g_fake)
+        skip();
+    char noanswer[400];
+    snprintf(noanswer, sizeof noanswer, "%s/noanswer.txt", f->dir);
+    put(noanswer, "HYPOTHESIS: nothing to show\nno code here\n");
+    pid_t pid = fake_model(f, "ok noanswer.txt\nstatus 500\n");
     f->o.iterations = 5;
     f->o.model_failures = 2;
     f->o.model_failure_window_s = 1e-9;
     start_passes(&f->js);
     int rc = session(f, &f->js, NULL, NULL);
-    kill(pid, SIGTERM);
-    waitpid(pid, NULL, 0);
+    stop_model(pid);
     assert_int_equal(rc, -1);
     assert_contains(f->err, "failed 2 calls in a row");
     result r;
@@ -656,6 +692,44 @@ static void model_failure(void **state)
         if (f->js.log[i].n != 0)
             fail_msg("candidate %d's %s was judged", f->js.log[i].n,
                      kiln_judgement_name(f->js.log[i].kind));
+    free(r.c);
+}
+
+/* The token budget: the model's answer is judged, then the run stops. */
+static void token_budget(void **state)
+{
+    fx *f = *state;
+    if (!g_fake)
+        skip();
+    char answer[400];
+    snprintf(answer, sizeof answer, "%s/answer.md", f->dir);
+    char *start, text[1 << 16];
+    kiln_error e;
+    kiln_task *t = calloc(1, sizeof *t);
+    assert_non_null(t);
+    assert_int_equal(kiln_task_find("rmsnorm", t, &e), 0);
+    assert_int_equal(kiln_read_file(t->baseline_cpu, 1 << 20, &start, NULL, &e), 0);
+    free(t);
+    snprintf(text, sizeof text, "Faster:\n\n```c\n%s\nstatic int one_more;\n```\n\n"
+             "HYPOTHESIS: add one\n", start);
+    free(start);
+    put(answer, text);
+    pid_t pid = fake_model(f, "ok answer.md\n");
+    f->o.iterations = 5;
+    f->o.max_tokens = 1;
+    start_passes(&f->js);
+    kiln_judge_script_add(&f->js, 1, KILN_JUDGE_VERDICT, failed("compile-error"), 0);
+    int rc = session(f, &f->js, NULL, NULL);
+    stop_model(pid);
+    if (rc != 0)
+        fail_msg("%s", f->err);
+    result r;
+    load(f, &r);
+    assert_int_equal(r.n, 2);
+    assert_decided(&r, 1, "revert", "fail at visible (compile-error)");
+    assert_string_equal(cand(&r, 1)->hypothesis, "add one");
+    assert_true(r.run.tokens_used > 1);
+    assert_stopped_for(f, "token budget reached");
     free(r.c);
 }
 
@@ -751,6 +825,107 @@ static void budget_expires_mid_judgement(void **state)
     assert_int_equal(kiln_judge_script_count(&f->js, KILN_SCRIPT_COLLECT, 1, KILN_JUDGE_VERDICT),
                      0);
     assert_int_equal(r.run.iterations_done, 1);
+    free(r.c);
+}
+
+/* The replay files run out: the proposer has nothing left and says so. */
+static void proposer_exhausted(void **state)
+{
+    fx *f = *state;
+    f->o.iterations = 3;
+    replay_kernel(f, 0, 1);
+    start_passes(&f->js);
+    kiln_judge_script_add(&f->js, 1, KILN_JUDGE_VERDICT, pass(1.0), 0);
+    run_expect(f, &f->js, NULL, NULL, 0);
+    result r;
+    load(f, &r);
+    assert_int_equal(r.n, 2);
+    assert_int_equal(r.run.iterations_done, 1);
+    assert_string_equal(r.run.status, "done");
+    assert_stopped_for(f, "every replay file has been judged");
+    free(r.c);
+}
+
+/* A time budget spent by the start kernel: no iteration starts. */
+static void time_budget_spent(void **state)
+{
+    fx *f = *state;
+    f->o.budget_s = 1e-6;
+    replay_kernel(f, 0, 1);
+    start_passes(&f->js);
+    run_expect(f, &f->js, NULL, NULL, 0);
+    result r;
+    load(f, &r);
+    assert_int_equal(r.n, 1);
+    assert_int_equal(r.run.iterations_done, 0);
+    assert_stopped_for(f, "time budget reached");
+    free(r.c);
+}
+
+/* On the CUDA backend a start kernel without a verdict means no GPU where
+ * kernels are verified: the run says so and is kept. */
+static void cuda_unavailable(void **state)
+{
+    fx *f = *state;
+    f->o.backend = "cuda";
+    kiln_judge_script_add(&f->js, 0, KILN_JUDGE_RECORD, NULL, 0);
+    run_expect(f, &f->js, NULL, NULL, -1);
+    assert_contains(f->err, "the CUDA backend is unavailable to kilnd: the start kernel could "
+                            "not be verified");
+    result r;
+    load(f, &r);
+    assert_string_equal(r.run.backend, "cuda");
+    assert_int_equal(cand(&r, 0)->state, KILN_CAND_PROPOSED);
+    free(r.c);
+}
+
+/* --parents archive: a draw picks an elite other than the head; its kept
+ * child moves the branch only when it beats the head against the task's
+ * baseline, else it is kept under refs/kiln/kept. A kept kernel that does
+ * not beat its cell's elite leaves the archive as it was. */
+static void parents_from_the_archive(void **state)
+{
+    fx *f = *state;
+    /* The archive will hold all.noknob (#1) and none.noknob (#0), in that
+     * order: a seed that draws #0 for iterations 2 and 3. */
+    kiln_elite a[2] = {{.cell = "all.noknob", .n = 1, .speedup = 1.5},
+                       {.cell = "none.noknob", .n = 0, .speedup = 1.0}};
+    unsigned long long seed = 1;
+    while (kiln_archive_pick(a, 2, KILN_PARENT_BEST_P, seed, 2) != 1 ||
+           kiln_archive_pick(a, 2, KILN_PARENT_BEST_P, seed, 3) != 1)
+        seed++;
+    f->o.seed = seed;
+    f->o.parents = "archive";
+    f->o.iterations = 3;
+    for (int i = 0; i < 3; i++)
+        replay_kernel(f, i, i + 1);
+    start_passes(&f->js);
+    kept(&f->js, 1, 1.5);
+    kiln_judge_script_add(&f->js, 2, KILN_JUDGE_VERDICT, pass(1.5), 0);
+    kiln_judge_script_add(&f->js, 2, KILN_JUDGE_CONFIRM, pass(1.5), 0);
+    kiln_judge_script_add(&f->js, 2, KILN_JUDGE_RECORD, pass(1.2), 0);
+    kiln_judge_script_add(&f->js, 2, KILN_JUDGE_RERECORD, pass(1.2), 0);
+    kiln_judge_script_add(&f->js, 3, KILN_JUDGE_VERDICT, pass(1.5), 0);
+    kiln_judge_script_add(&f->js, 3, KILN_JUDGE_CONFIRM, pass(1.5), 0);
+    kiln_judge_script_add(&f->js, 3, KILN_JUDGE_RECORD, pass(2.0), 0);
+    kiln_judge_script_add(&f->js, 3, KILN_JUDGE_RERECORD, pass(2.0), 0);
+    run_expect(f, &f->js, NULL, NULL, 0);
+    result r;
+    load(f, &r);
+    assert_string_equal(cand(&r, 2)->parent, cand(&r, 0)->commit);
+    assert_string_equal(cand(&r, 3)->parent, cand(&r, 0)->commit);
+    assert_decided(&r, 2, "keep", "kept");
+    assert_decided(&r, 3, "keep", "kept");
+    char ref[128], at[41];
+    snprintf(ref, sizeof ref, "refs/kiln/kept/%s/2", r.run.id);
+    ref_of(f, ref, at);
+    assert_string_equal(at, cand(&r, 2)->commit);   /* slower than the head: parked */
+    assert_int_equal(r.head, 3);                     /* faster: the new best */
+    ref_of(f, "refs/tags/kiln/best/rmsnorm/cpu/f32", at);
+    assert_string_equal(at, cand(&r, 3)->commit);
+    snprintf(ref, sizeof ref, "refs/kiln/archive/%s/all.noknob", r.run.id);
+    ref_of(f, ref, at);
+    assert_string_equal(at, cand(&r, 3)->commit);   /* #2 (1.2x) did not take #1's cell */
     free(r.c);
 }
 
@@ -973,9 +1148,12 @@ static void count_move(void *p, const kiln_cand *c)
     ++*(int *)p;
 }
 
-static void resume_at_every_state(void **state)
+/* A reference run of the scenario, then for each of its moves a run
+ * stopped right after it (sig 0: the process exits, a crash; SIGINT:
+ * Ctrl-C, the run stops after that step) and resumed: each must decide as
+ * the reference did, judging nothing twice. */
+static void stop_at_every_move(fx *f, int sig)
 {
-    fx *f = *state;
     scenario_files(f);
     scenario_script(&f->js, 1, -1, 0);
     int moves = 0;
@@ -991,13 +1169,19 @@ static void resume_at_every_state(void **state)
     assert_int_equal(cand(&ref, 3)->rerecord_job[0] != '\0', 1);
     assert_int_equal(ref.head, 6);
     assert_true(moves > 20);
+    int stopped = 0;
     for (int m = 1; m <= moves; m++) {
         char what[64];
-        snprintf(what, sizeof what, "killed after move %d of %d", m, moves);
+        snprintf(what, sizeof what, "%s after move %d of %d", sig ? "Ctrl-C" : "killed", m,
+                 moves);
         g_what = what;
         fresh(f);
         scenario_script(&f->js, 1, -1, 0);
-        assert_int_equal(session_in_child(f, &f->js, m, 0), 0);
+        /* Ctrl-C after the last check of the last iteration: it finishes. */
+        int status = session_in_child(f, &f->js, m, sig);
+        if (status != (sig ? 130 : 0) && !(sig && status == 0))
+            fail_msg("%s: the first session exited %d", what, status);
+        stopped += status == 130;
         left l;
         what_is_left(f, &l);
         scenario_script(&f->js, 1000, -1, 0);
@@ -1008,7 +1192,19 @@ static void resume_at_every_state(void **state)
         assert_nothing_twice(&f->js, &l, what);
         free(got.c);
     }
+    if (sig && stopped < moves / 2)
+        fail_msg("Ctrl-C stopped the run only %d times of %d", stopped, moves);
     free(ref.c);
+}
+
+static void resume_at_every_state(void **state)
+{
+    stop_at_every_move(*state, 0);
+}
+
+static void interrupted_at_every_move(void **state)
+{
+    stop_at_every_move(*state, SIGINT);
 }
 
 /* The time budget runs out during each judgement of the reference run in
@@ -1066,11 +1262,17 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(duplicates, setup, teardown),
         cmocka_unit_test_setup_teardown(proposal_fails, setup, teardown),
         cmocka_unit_test_setup_teardown(model_failure, setup, teardown),
+        cmocka_unit_test_setup_teardown(token_budget, setup, teardown),
+        cmocka_unit_test_setup_teardown(proposer_exhausted, setup, teardown),
+        cmocka_unit_test_setup_teardown(time_budget_spent, setup, teardown),
+        cmocka_unit_test_setup_teardown(cuda_unavailable, setup, teardown),
+        cmocka_unit_test_setup_teardown(parents_from_the_archive, setup, teardown),
         cmocka_unit_test_setup_teardown(job_error, setup, teardown),
         cmocka_unit_test_setup_teardown(start_kernel_fails, setup, teardown),
         cmocka_unit_test_setup_teardown(budget_expires_mid_judgement, setup, teardown),
         cmocka_unit_test_setup_teardown(interrupted_and_resumed, setup, teardown),
         cmocka_unit_test_setup_teardown(resume_at_every_state, setup, teardown),
+        cmocka_unit_test_setup_teardown(interrupted_at_every_move, setup, teardown),
         cmocka_unit_test_setup_teardown(deadline_at_every_judgement, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
