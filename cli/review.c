@@ -43,9 +43,9 @@ int kiln_rv_run_ids(sqlite3 *db, const char *run, const char *task, char (**ids)
     if (kiln_db_run_ids(db, run, task, ids, n, err) < 0)
         return -1;
     if (*n == 0)
-        return kiln_fail(err, task ? "no runs of task '%s' in this workspace"
+        return kiln_bad_input(err, task ? "no runs of task '%s' in this workspace"
                                    : run ? "no run '%s' in this workspace" : "no runs in this workspace%s",
-                         task ? task : run ? run : ""), -2;
+                         task ? task : run ? run : "");
     return 0;
 }
 

@@ -68,7 +68,7 @@ void kiln_cand_hand_over(search *s, const kiln_iteration *t, kiln_draft *d, kiln
     if (!j.ops->ahead(j.self) || job[0] || !d->text[KILN_TEXT_SOURCE])
         return;
     char key[320];
-    kiln_error e = {{0}};
+    kiln_error e = {0};
     job_key(s, d->c.n, k, key, sizeof key);
     kiln_judge_req rq = request(t, d, k, key);
     accept_ctx a = {s, &d->c, job};

@@ -152,7 +152,7 @@ int kiln_dup_check(search *s, const kiln_iteration *t, kiln_draft *d, kiln_error
 int kiln_dup_fresh(search *s, const kiln_iteration *t, int i)
 {
     kiln_draft *d = &t->d[i];
-    kiln_error e = {{0}};
+    kiln_error e = {0};
     const struct kiln_seen *k;
     if (d->c.state != KILN_CAND_PROPOSED || d->c.job[0] || !(k = seen_load(s, &e)))
         return 0;

@@ -347,8 +347,9 @@ static int start_unverified(search *s, kiln_error *err)
     kiln_judge_seam j = kiln_search_seam(s);
     if (s->backend != KILN_BACKEND_CUDA || !s->verify_failed)
         return -1;
-    return kiln_error_prefix(err, "the CUDA backend is unavailable%s: the start kernel could not "
-                             "be verified", j.ops->ahead(j.self) ? " to kilnd" : " here");
+    kiln_error_prefix(err, "the CUDA backend is unavailable%s: the start kernel could not be "
+                      "verified", j.ops->ahead(j.self) ? " to kilnd" : " here");
+    return kiln_error_as(err, KILN_ERR_RESOURCE);
 }
 
 /* Measured against the task's baseline (the start rule); a kernel that

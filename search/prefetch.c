@@ -72,7 +72,7 @@ void kiln_prefetch_start(search *s, int it, double started)
     if (!f)
         return;
     char parent[41], *src = NULL, *verdict = NULL;
-    kiln_error e = {{0}};
+    kiln_error e = {0};
     int ok = kiln_search_draw_parent(s, it, parent, &e) == 0 &&
              kiln_ws_read(&s->ws, parent, s->relpath, &src, &e) == 0;
     if (ok) {

@@ -267,10 +267,9 @@ static int server_gone(search *s, kiln_error *err)
     double span = kiln_wall_now() - s->llm_fail_since;
     if (s->llm_fail_streak < n || span < t)
         return 0;
-    return kiln_fail(err, "the model server at %s failed %d calls in a row over %.0f s (last: "
-                     "%s); the run is kept: --resume it when the server answers",
-                     s->llm.base_url, s->llm_fail_streak,
-                     span, s->llm_last_error);
+    return kiln_fail_as(err, KILN_ERR_RESOURCE, "the model server at %s failed %d calls in a row "
+                        "over %.0f s (last: %s); the run is kept: --resume it when the server "
+                        "answers", s->llm.base_url, s->llm_fail_streak, span, s->llm_last_error);
 }
 
 static int record_answers(search *s, int it, int first, const char *entry, kiln_llm_result *res,

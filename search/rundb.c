@@ -47,8 +47,8 @@ static double now_s(void)
 static int db_fail(sqlite3 *db, kiln_error *err, const char *what)
 {
     if (sqlite3_errcode(db) == SQLITE_FULL)
-        return kiln_fail(err, "database %s: %s: the disk is full", sqlite3_db_filename(db, "main"),
-                         what);
+        return kiln_fail_as(err, KILN_ERR_RESOURCE, "database %s: %s: the disk is full",
+                            sqlite3_db_filename(db, "main"), what);
     return kiln_fail(err, "database: %s: %s", what, sqlite3_errmsg(db));
 }
 

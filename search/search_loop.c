@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "iteration.h"
-#include "kiln_exit.h"
 #include "prefetch.h"
 #include "search_state.h"
 
@@ -150,5 +149,8 @@ int kiln_search_loop(search *s, kiln_error *err)
     kiln_dup_free(s);
     if (rc < 0)
         return -1;
-    return why && strcmp(why, "interrupted") == 0 ? KILN_EXIT_INTERRUPTED : 0;
+    if (!why || strcmp(why, "interrupted") != 0)
+        return 0;
+    err->msg[0] = '\0';   /* stopped, resumable: nothing went wrong */
+    return kiln_error_as(err, KILN_ERR_INTERRUPTED);
 }

@@ -70,7 +70,8 @@ typedef struct search {
 
 int kiln_search_setup(search *s, kiln_error *err);
 void kiln_search_teardown(search *s);
-/* 0 when the run ended (budget, exhausted proposer, Ctrl-C); -1 on error. */
+/* 0 when the run ended (budget, exhausted proposer); -1 on error or Ctrl-C
+ * (err's kind says which; after Ctrl-C it has no message). */
 int kiln_search_loop(search *s, kiln_error *err);
 
 /* Proposals for iteration `it` as candidate rows (state "proposed" with the

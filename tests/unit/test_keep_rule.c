@@ -267,7 +267,7 @@ static void v2_database_migrates(void **state)
         "PRAGMA user_version=2;";
     assert_int_equal(sqlite3_exec(raw, v2, NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(raw);
-    kiln_error e = {{0}};
+    kiln_error e = {0};
     sqlite3 *db;
     kiln_cand *rows;
     int n;

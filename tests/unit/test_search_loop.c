@@ -106,6 +106,7 @@ typedef struct fx fx;
 struct fx {
     char dir[256], ws[300], replay[300], out[300];
     char err[1024];
+    int status;                 /* the last session's exit status (kiln_exit_status) */
     kiln_search_opts o;
     kiln_judge_script js;       /* the script of the next session */
     void (*before_loop)(fx *f);   /* between setup and the loop, or NULL */
@@ -200,7 +201,7 @@ static int session(fx *f, kiln_judge_script *js, const char *resume, const watch
     f->o.resume = resume;
     s->o = &f->o;
     s->ws.lock_fd = -1;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     fflush(stdout);
     int saved = dup(1), fd = open(f->out, O_WRONLY | O_CREAT | O_APPEND, 0644);
     assert_true(saved >= 0 && fd >= 0);
@@ -222,6 +223,7 @@ static int session(fx *f, kiln_judge_script *js, const char *resume, const watch
     dup2(saved, 1);
     close(saved);
     snprintf(f->err, sizeof f->err, "%s", err.msg);
+    f->status = rc == 0 ? 0 : kiln_exit_status(&err);
     kiln_search_teardown(s);
     free(s);
     return rc;
@@ -249,7 +251,7 @@ static void load(fx *f, result *r)
 {
     char path[400];
     sqlite3 *db;
-    kiln_error e = {{0}};
+    kiln_error e = {0};
     snprintf(path, sizeof path, "%s/.kiln/kiln.db", f->ws);
     assert_int_equal(kiln_db_open_readonly(&db, path, &e), 0);
     assert_int_equal(kiln_db_latest_run(db, r->run.id, sizeof r->run.id), 1);
@@ -273,7 +275,7 @@ static char *text_of(fx *f, const result *r, int n, kiln_cand_text which)
 {
     char path[400];
     sqlite3 *db;
-    kiln_error e = {{0}};
+    kiln_error e = {0};
     snprintf(path, sizeof path, "%s/.kiln/kiln.db", f->ws);
     assert_int_equal(kiln_db_open_readonly(&db, path, &e), 0);
     char *t = kiln_db_cand_text(db, r->run.id, n, which);
@@ -309,7 +311,7 @@ static int answered(const kiln_judge_script *js, int n, kiln_judgement k)
 static void ref_of(fx *f, const char *ref, char out[41])
 {
     kiln_ws ws = {.lock_fd = -1};
-    kiln_error e = {{0}};
+    kiln_error e = {0};
     out[0] = '\0';
     assert_int_equal(kiln_ws_open(&ws, f->ws, &e), 0);
     if (kiln_ws_resolve(&ws, ref, out, &e) < 0)
@@ -680,6 +682,7 @@ static void model_failure(void **state)
     stop_model(pid);
     assert_int_equal(rc, -1);
     assert_contains(f->err, "failed 2 calls in a row");
+    assert_int_equal(f->status, KILN_EXIT_INTERNAL);   /* the machine's (resource): exit 3 */
     result r;
     load(f, &r);
     assert_string_equal(r.run.status, "failed");
@@ -828,6 +831,26 @@ static void budget_expires_mid_judgement(void **state)
     free(r.c);
 }
 
+/* Bad input is refused before the run exists, exit 2; a resumed run keeps
+ * its keep rule. */
+static void bad_input(void **state)
+{
+    fx *f = *state;
+    f->o.agent = "nonesuch";
+    run_expect(f, &f->js, NULL, NULL, -2);
+    assert_contains(f->err, "unknown agent 'nonesuch'");
+    assert_int_equal(f->status, KILN_EXIT_BAD_INPUT);
+    f->o.agent = "replay";
+    replay_kernel(f, 0, 1);
+    start_passes(&f->js);
+    kiln_judge_script_add(&f->js, 1, KILN_JUDGE_VERDICT, pass(1.0), 0);
+    run_expect(f, &f->js, NULL, NULL, 0);
+    f->o.keep_margin = 0.05;
+    run_expect(f, &f->js, "last", NULL, -2);
+    assert_contains(f->err, "keeps candidates with --keep-margin 2%");
+    assert_int_equal(f->status, KILN_EXIT_BAD_INPUT);
+}
+
 /* The replay files run out: the proposer has nothing left and says so. */
 static void proposer_exhausted(void **state)
 {
@@ -957,8 +980,8 @@ static int session_in_child(fx *f, kiln_judge_script *js, int m, int sig)
         at_move a = {.target = m, .sig = sig};
         watch w = {act, &a};
         kiln_search_catch_interrupts();
-        int rc = session(f, js, NULL, &w);
-        exit(rc == KILN_EXIT_INTERRUPTED ? 130 : rc == 0 ? 0 : 1);
+        session(f, js, NULL, &w);
+        exit(f->status);
     }
     int status;
     assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -1263,6 +1286,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(proposal_fails, setup, teardown),
         cmocka_unit_test_setup_teardown(model_failure, setup, teardown),
         cmocka_unit_test_setup_teardown(token_budget, setup, teardown),
+        cmocka_unit_test_setup_teardown(bad_input, setup, teardown),
         cmocka_unit_test_setup_teardown(proposer_exhausted, setup, teardown),
         cmocka_unit_test_setup_teardown(time_budget_spent, setup, teardown),
         cmocka_unit_test_setup_teardown(cuda_unavailable, setup, teardown),
