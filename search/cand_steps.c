@@ -193,39 +193,6 @@ static int arrived(search *s, kiln_draft *d, kiln_judgement k, kiln_error *err)
     return 0;
 }
 
-int kiln_cand_move(search *s, kiln_draft *d, kiln_cand_state to, kiln_error *err)
-{
-    kiln_cand *c = &d->c;
-    if (!kiln_cand_state_allowed(c->state, to))
-        return kiln_fail(err, "candidate %d: no move from %s to %s (a bug in kiln)", c->n,
-                         kiln_cand_state_name(c->state), kiln_cand_state_name(to));
-    c->state = to;
-    if (kiln_db_cand_upsert(s->db, c, err) < 0)
-        return -1;
-    if (s->moved)
-        s->moved(s->moved_ctx, c);
-    return 0;
-}
-
-#define REVERTED "reverted: "
-
-int kiln_cand_decide(search *s, kiln_draft *d, kiln_step_kind what, const char *why,
-                     kiln_error *err)
-{
-    kiln_cand *c = &d->c;
-    int keep = what == KILN_STEP_KEEP;
-    snprintf(c->decision, sizeof c->decision, "%s", keep ? "keep" : "revert");
-    if (!keep) {
-        if (strncmp(why, REVERTED, strlen(REVERTED)) == 0)
-            why += strlen(REVERTED);
-        snprintf(c->reason, sizeof c->reason, "%.630s", why);
-        snprintf(c->why, sizeof c->why, REVERTED "%.380s", why);
-    } else {
-        snprintf(c->why, sizeof c->why, "%.399s", why);
-    }
-    return kiln_cand_move(s, d, KILN_CAND_DECIDED, err);
-}
-
 void kiln_cand_evidence(const kiln_draft *d, kiln_evidence *e)
 {
     *e = (kiln_evidence){.verified = d->c.state >= KILN_CAND_VERIFIED,
@@ -320,16 +287,4 @@ void kiln_cand_decode(kiln_draft *d)
         free(d->vs_baseline);   /* the parts are gone (an older run) and it is unreadable */
         d->vs_baseline = NULL;
     }
-}
-
-void kiln_draft_free(kiln_draft *d)
-{
-    for (int i = 0; i < KILN_NTEXTS; i++)
-        free(d->text[i]);
-    for (int k = 0; k < KILN_NJUDGEMENTS; k++)
-        free(d->v[k]);
-    free(d->vs_parent);
-    free(d->vs_baseline);
-    free(d->norm);
-    memset(d, 0, sizeof *d);
 }

@@ -4,33 +4,35 @@
  * names) and, for each move, the function that performs it:
  *
  *   from        to          when                                  by
- *   ----------  ----------  ------------------------------------  ------------------
+ *   ----------  ----------  ------------------------------------  ------------------------
  *   (none)      proposed    a proposal: its row and source stored  propose.c add_candidate
  *   (none)      done        a proposal that failed (no code block,  propose.c add_candidate
- *                           the model call failed): recorded, reverted
+ *                           the model call failed): reverted
  *   proposed    decided     the same source as one the run          duplicates.c
  *                           verified: reverted, never judged         duplicate_step
  *   proposed    verified    its verdict against its parent          cand_steps.c judge_step
- *   proposed    decided     the start kernel: its record and        kiln_search_start
+ *   proposed    decided     the start kernel: its record and        measure_start (here)
  *                           re-record against the task's baseline
- *   verified    decided     the rule reverts it (a failure, not     cand_steps.c
- *                           clear of the margin, a regression, or    kiln_cand_decide
+ *   verified    decided     the rule reverts it (a failure, not     verify_phase,
+ *                           clear of the margin, a regression, or    choose_phase (here)
  *                           its re-time falls short); or another
- *                           draft of the iteration was kept         choose_phase
+ *                           draft of the iteration was kept
  *   verified    confirmed   its re-time held: the rule asks for     cand_steps.c
  *                           its measurement against the baseline     kiln_cand_advance
- *   confirmed   decided     record and re-record: kept, or          cand_steps.c
- *                           reverted when one did not pass           kiln_cand_decide
+ *   confirmed   decided     record and re-record: kept, or          choose_phase (here)
+ *                           reverted when one did not pass
  *   decided     committed   committed as a child of its parent      cand_git.c kiln_cand_commit
  *   committed   done        notes; the branch, archive and tag, or  cand_git.c kiln_cand_apply
  *                           refs/kiln/rejected
  *
  * cand_state.c lists these moves and refuses any other (a bug in kiln).
- * Every move writes the candidate's row before the next step starts
- * (kiln_cand_move), and every job id is written as the verifier accepts
- * it, so a run stopped anywhere resumes where it was: an interrupted
- * iteration starts again from its stored rows, and each phase below
- * skips what their states say is done.
+ * Every move goes through cand_move.c (kiln_cand_move; a decision through
+ * kiln_cand_decide), which writes the candidate's row before the next step
+ * starts, and every job id is written as the verifier accepts it, so a
+ * run stopped anywhere resumes where it was: an interrupted iteration
+ * starts again from its stored rows, and each phase below skips what their
+ * states say is done. The rule's decisions are decide.c's, taken in turn
+ * by cand_steps.c's kiln_cand_advance.
  *
  * The iteration's phases, in order:
  *
@@ -61,45 +63,6 @@
 #include "iteration.h"
 #include "prefetch.h"
 
-/* ---- the iteration in memory ------------------------------------------------ */
-
-static kiln_draft *grow(kiln_iteration *t)
-{
-    if (t->n == t->cap) {
-        int cap = t->cap ? 2 * t->cap : 8;
-        kiln_draft *p = realloc(t->d, (size_t)cap * sizeof *p);
-        if (!p)
-            return NULL;
-        t->d = p;
-        t->cap = cap;
-    }
-    kiln_draft *d = &t->d[t->n++];
-    memset(d, 0, sizeof *d);
-    return d;
-}
-
-int kiln_iteration_add(kiln_iteration *t, const kiln_cand *c, const char *source)
-{
-    kiln_draft *d = grow(t);
-    if (!d)
-        return -1;
-    d->c = *c;
-    if (source && !(d->text[KILN_TEXT_SOURCE] = strdup(source))) {
-        t->n--;
-        return -1;
-    }
-    return 0;
-}
-
-void kiln_iteration_free(kiln_iteration *t)
-{
-    for (int i = 0; i < t->n; i++)
-        kiln_draft_free(&t->d[i]);
-    free(t->d);
-    free(t->parent_src);
-    memset(t, 0, sizeof *t);
-}
-
 /* The stored candidates of iteration it (a resumed one's), with the texts
  * and verdicts of those not done. */
 static int load(search *s, kiln_iteration *t, int it, kiln_error *err)
@@ -110,7 +73,7 @@ static int load(search *s, kiln_iteration *t, int it, kiln_error *err)
     if (kiln_db_cands_of(s->db, s->run.id, it, &rows, &n, err) < 0)
         return -1;
     for (int i = 0; i < n; i++) {
-        kiln_draft *d = grow(t);
+        kiln_draft *d = kiln_iteration_grow(t);
         if (!d) {
             free(rows);
             return kiln_fail(err, "out of memory");

@@ -28,12 +28,18 @@ typedef struct kiln_iteration {
     int n, cap;
 } kiln_iteration;
 
-/* ---- iteration.c ---------------------------------------------------------- */
+/* ---- draft.c: the iteration in memory --------------------------------------- */
 
 /* A proposal just recorded (propose.c: its row and its source) joins the
  * iteration being proposed. 0, or -1 out of memory. */
 int kiln_iteration_add(kiln_iteration *t, const kiln_cand *c, const char *source);
+/* A new, empty draft at t's end; NULL out of memory. */
+kiln_draft *kiln_iteration_grow(kiln_iteration *t);
 void kiln_iteration_free(kiln_iteration *t);
+void kiln_draft_free(kiln_draft *d);
+
+/* ---- iteration.c ---------------------------------------------------------- */
+
 /* Iteration it: 0 done, 1 interrupted, 2 the proposer has nothing left,
  * -1 error (s->past_deadline: the time budget ran out mid-judgement). */
 int kiln_search_iteration(search *s, int it, kiln_error *err);
@@ -41,10 +47,8 @@ int kiln_search_iteration(search *s, int it, kiln_error *err);
  * committed as the first commit of the run's branch. */
 int kiln_search_start(search *s, kiln_error *err);
 
-/* ---- cand_steps.c: judging one candidate ---------------------------------- */
+/* ---- cand_move.c: recording the moves --------------------------------------- */
 
-/* The verifier's table: s->seam, or the real one over s->judge. */
-kiln_judge_seam kiln_search_seam(search *s);
 /* Move d on (cand_state.c lists the moves; any other is a bug) and write
  * its row: every move is recorded before the next step. */
 int kiln_cand_move(search *s, kiln_draft *d, kiln_cand_state to, kiln_error *err);
@@ -52,6 +56,11 @@ int kiln_cand_move(search *s, kiln_draft *d, kiln_cand_state to, kiln_error *err
  * "reverted: ", is also its reason. */
 int kiln_cand_decide(search *s, kiln_draft *d, kiln_step_kind what, const char *why,
                      kiln_error *err);
+
+/* ---- cand_steps.c: judging one candidate ---------------------------------- */
+
+/* The verifier's table: s->seam, or the real one over s->judge. */
+kiln_judge_seam kiln_search_seam(search *s);
 /* Through kilnd: hand judgement k of d over now, so kilnd compiles it
  * while it times the job before; collected later under the same key. */
 void kiln_cand_hand_over(search *s, const kiln_iteration *t, kiln_draft *d, kiln_judgement k);
@@ -67,7 +76,6 @@ int kiln_cand_advance(search *s, const kiln_iteration *t, kiln_draft *d, const k
 /* d's stored texts decoded into its verdicts and pools (a resumed
  * iteration's candidates). */
 void kiln_cand_decode(kiln_draft *d);
-void kiln_draft_free(kiln_draft *d);
 
 /* ---- duplicates.c: no source verified twice -------------------------------- */
 
