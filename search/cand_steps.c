@@ -203,33 +203,48 @@ void kiln_cand_evidence(const kiln_draft *d, kiln_evidence *e)
         e->v[k] = d->v[k];
 }
 
-/* Judgement k of d: asked for, unless d has it already (stored by a
- * session that stopped before the move it led to), and taken in. */
-static int judge_step(search *s, const kiln_iteration *t, kiln_draft *d, const kiln_rule *r,
-                      kiln_judgement k, kiln_error *err)
+/* d's verdict k taken in: its meaning for the row, and a verdict against
+ * the parent moves d to verified. */
+static int take_in(search *s, kiln_draft *d, kiln_judgement k, kiln_error *err)
 {
-    if (!d->v[k]) {
-        kiln_say(s, &d->c, r->doing && r->doing[k] ? r->doing[k] : kiln_judgement_doing(k));
-        /* Through kilnd the re-record is handed over with the record, so
-         * the lane goes from one to the other without waiting on a compile. */
-        if (k == KILN_JUDGE_RECORD) {
-            kiln_cand_hand_over(s, t, d, KILN_JUDGE_RECORD);
-            kiln_cand_hand_over(s, t, d, KILN_JUDGE_RERECORD);
-        }
-        kiln_verdict *v = ask(s, t, d, k, err);
-        if (!v)
-            return -1;
-        d->v[k] = v;
-        if (store(s, d, (kiln_cand_text)k, v, err) < 0)
-            return -1;
-    }
     if (arrived(s, d, k, err) < 0)
         return -1;
+    d->taken |= 1u << k;
     if (k != KILN_JUDGE_VERDICT || d->c.state != KILN_CAND_PROPOSED)
         return 0;
     if (kiln_cand_move(s, d, KILN_CAND_VERIFIED, err) < 0)
         return -1;
     return kiln_dup_add(s, d, err);   /* a later draft repeating it is caught */
+}
+
+/* The verdicts a session stored but stopped before taking in (it stopped
+ * between storing one and the move it led to). */
+static int catch_up(search *s, kiln_draft *d, kiln_error *err)
+{
+    for (int k = 0; k < KILN_NJUDGEMENTS; k++)
+        if (d->v[k] && !(d->taken & 1u << k) && take_in(s, d, (kiln_judgement)k, err) < 0)
+            return -1;
+    return 0;
+}
+
+/* Judgement k of d, asked for and taken in. */
+static int judge_step(search *s, const kiln_iteration *t, kiln_draft *d, const kiln_rule *r,
+                      kiln_judgement k, kiln_error *err)
+{
+    kiln_say(s, &d->c, r->doing && r->doing[k] ? r->doing[k] : kiln_judgement_doing(k));
+    /* Through kilnd the re-record is handed over with the record, so the
+     * lane goes from one to the other without waiting on a compile. */
+    if (k == KILN_JUDGE_RECORD) {
+        kiln_cand_hand_over(s, t, d, KILN_JUDGE_RECORD);
+        kiln_cand_hand_over(s, t, d, KILN_JUDGE_RERECORD);
+    }
+    kiln_verdict *v = ask(s, t, d, k, err);
+    if (!v)
+        return -1;
+    d->v[k] = v;
+    if (store(s, d, (kiln_cand_text)k, v, err) < 0)
+        return -1;
+    return take_in(s, d, k, err);
 }
 
 /* A re-record handed over with a record that did not pass: not collected. */
@@ -246,6 +261,8 @@ static void cancel_unused(search *s, const kiln_iteration *t, kiln_draft *d)
 int kiln_cand_advance(search *s, const kiln_iteration *t, kiln_draft *d, const kiln_rule *r,
                       int stop_at_contender, kiln_step *final, kiln_error *err)
 {
+    if (catch_up(s, d, err) < 0)
+        return -1;
     for (;;) {
         kiln_evidence e;
         kiln_cand_evidence(d, &e);
@@ -272,6 +289,12 @@ int kiln_cand_advance(search *s, const kiln_iteration *t, kiln_draft *d, const k
 void kiln_cand_decode(kiln_draft *d)
 {
     kiln_error e;
+    /* What the row has taken in already, by its state. */
+    kiln_cand_state st = d->c.state;
+    d->taken = (st >= KILN_CAND_VERIFIED) << KILN_JUDGE_VERDICT |
+               (st >= KILN_CAND_CONFIRMED) << KILN_JUDGE_CONFIRM |
+               (st >= KILN_CAND_DECIDED) << KILN_JUDGE_RECORD |
+               (st >= KILN_CAND_DECIDED) << KILN_JUDGE_RERECORD;
     for (int k = 0; k < KILN_NJUDGEMENTS; k++) {
         if (d->v[k] || !d->text[k] || !(d->v[k] = malloc(sizeof *d->v[k])))
             continue;

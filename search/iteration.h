@@ -14,6 +14,9 @@ typedef struct kiln_draft {
     char *text[KILN_NTEXTS];            /* its stored texts (malloc'd, NULL: none): the
                                            source, and each verdict as the encoder wrote it */
     kiln_verdict *v[KILN_NJUDGEMENTS];  /* its judgements, decoded once (NULL: none yet) */
+    unsigned taken;                     /* bit k: what v[k] means is in the row (a
+                                           verdict stored by a session that stopped
+                                           before that is taken in on resume) */
     kiln_verdict *vs_parent;            /* the verdict and its re-time pooled */
     kiln_verdict *vs_baseline;          /* the record and its re-record pooled */
     char parent_note[160], baseline_note[160];   /* what those pools set aside */

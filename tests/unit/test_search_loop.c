@@ -952,6 +952,43 @@ static void parents_from_the_archive(void **state)
     free(r.c);
 }
 
+/* A session stopped after a verdict was stored but before the move it
+ * leads to (here: the budget ran out waiting for the re-time, and the
+ * re-time's verdict is then written as a crash right after storing it would
+ * leave it): the resumed run takes the stored verdict, never asking again. */
+static void stored_but_not_moved(void **state)
+{
+    fx *f = *state;
+    f->o.budget_s = 1e5;
+    replay_kernel(f, 0, 1);
+    start_passes(&f->js);
+    kiln_judge_script_add(&f->js, 1, KILN_JUDGE_VERDICT, pass(1.5), 0);
+    kiln_judge_script_add(&f->js, 1, KILN_JUDGE_CONFIRM, pass(1.5), 1e6);
+    run_expect(f, &f->js, NULL, NULL, 0);
+    result r;
+    load(f, &r);
+    assert_int_equal(cand(&r, 1)->state, KILN_CAND_VERIFIED);
+    char path[400], *json = kiln_verdict_json(pass(1.4), NULL, 0);
+    sqlite3 *db;
+    kiln_error e = {0};
+    snprintf(path, sizeof path, "%s/.kiln/kiln.db", f->ws);
+    assert_int_equal(kiln_db_open(&db, path, &e), 0);
+    assert_int_equal(kiln_db_cand_text_put(db, r.run.id, 1, KILN_TEXT_CONFIRM, json, &e), 0);
+    kiln_db_close(db);
+    free(json);
+    free(r.c);
+    kiln_judge_script_init(&f->js, 1, 100);
+    kiln_judge_script_add(&f->js, 1, KILN_JUDGE_RECORD, pass(1.5), 0);
+    kiln_judge_script_add(&f->js, 1, KILN_JUDGE_RERECORD, pass(1.5), 0);
+    run_expect(f, &f->js, "last", NULL, 0);
+    load(f, &r);
+    assert_decided(&r, 1, "keep", "pooled 1.400x");   /* the stored re-time, pooled */
+    assert_float_equal(cand(&r, 1)->confirm_speedup, 1.4, 1e-9);
+    assert_int_equal(kiln_judge_script_count(&f->js, KILN_SCRIPT_COLLECT, 1, KILN_JUDGE_CONFIRM),
+                     0);
+    free(r.c);
+}
+
 /* ---- Ctrl-C ---------------------------------------------------------------------- */
 
 typedef struct at_move {
@@ -1294,6 +1331,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(job_error, setup, teardown),
         cmocka_unit_test_setup_teardown(start_kernel_fails, setup, teardown),
         cmocka_unit_test_setup_teardown(budget_expires_mid_judgement, setup, teardown),
+        cmocka_unit_test_setup_teardown(stored_but_not_moved, setup, teardown),
         cmocka_unit_test_setup_teardown(interrupted_and_resumed, setup, teardown),
         cmocka_unit_test_setup_teardown(resume_at_every_state, setup, teardown),
         cmocka_unit_test_setup_teardown(interrupted_at_every_move, setup, teardown),
