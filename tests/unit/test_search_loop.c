@@ -319,7 +319,8 @@ static void ref_of(fx *f, const char *ref, char out[41])
     kiln_ws_close(&ws);
 }
 
-/* The summary event's stop reason must say words. */
+/* The summary event's stop reason must start with words ("words\"":
+ * be them). */
 static void assert_stopped_for(fx *f, const char *words)
 {
     char *out = NULL, want[256];
@@ -881,7 +882,7 @@ static void time_budget_spent(void **state)
     load(f, &r);
     assert_int_equal(r.n, 1);
     assert_int_equal(r.run.iterations_done, 0);
-    assert_stopped_for(f, "time budget reached");
+    assert_stopped_for(f, "time budget reached\"");   /* spent: not the estimate's */
     free(r.c);
 }
 
@@ -989,6 +990,13 @@ static void stored_but_not_moved(void **state)
     free(r.c);
 }
 
+/* A fresh workspace for the next variant. */
+static void fresh(fx *f)
+{
+    kiln_remove_tree(f->ws);
+    unlink(f->out);
+}
+
 /* ---- Ctrl-C ---------------------------------------------------------------------- */
 
 typedef struct at_move {
@@ -1064,6 +1072,41 @@ static void interrupted_and_resumed(void **state)
                      0);
     assert_decided(&r, 2, "keep", "kept: geomean 1.400x");
     assert_decided(&r, 1, "revert", "another draft of this iteration was kept");
+    free(r.c);
+}
+
+/* Ctrl-C is heeded between the phases and between iterations: after the
+ * last draft is verified no contender is re-timed; after an iteration's
+ * last move the next proposes nothing. */
+static void interrupted_between_phases(void **state)
+{
+    fx *f = *state;
+    f->o.drafts = 2;
+    f->o.iterations = 2;
+    for (int i = 0; i < 4; i++)
+        replay_kernel(f, i, i + 1);
+    start_passes(&f->js);
+    kiln_judge_script_add(&f->js, 1, KILN_JUDGE_VERDICT, pass(1.3), 0);
+    kiln_judge_script_add(&f->js, 2, KILN_JUDGE_VERDICT, pass(1.4), 0);
+    /* moves: #0's three, #1 verified, #2 verified */
+    assert_int_equal(session_in_child(f, &f->js, 5, SIGINT), 130);
+    result r;
+    load(f, &r);
+    assert_int_equal(cand(&r, 1)->state, KILN_CAND_VERIFIED);
+    assert_int_equal(cand(&r, 2)->state, KILN_CAND_VERIFIED);
+    assert_string_equal(cand(&r, 2)->confirm_job, "");   /* never re-timed */
+    free(r.c);
+    fresh(f);
+    f->o.drafts = 1;
+    kiln_judge_script_init(&f->js, 1, 1);
+    start_passes(&f->js);
+    kept(&f->js, 1, 1.5);
+    /* moves: #0's three; #1 verified, confirmed, decided, committed, done */
+    assert_int_equal(session_in_child(f, &f->js, 8, SIGINT), 130);
+    load(f, &r);
+    assert_int_equal(r.n, 2);                  /* iteration 2 proposed nothing */
+    assert_int_equal(r.run.iterations_done, 1);
+    assert_string_equal(r.run.status, "stopped");
     free(r.c);
 }
 
@@ -1192,13 +1235,6 @@ static void assert_nothing_twice(const kiln_judge_script *js, const left *l, con
             fail_msg("%s: candidate %d's %s asked as '%s', not by its job %s", what, c->n,
                      kiln_judgement_name(c->kind), c->job, job);
     }
-}
-
-/* A fresh workspace for the next variant. */
-static void fresh(fx *f)
-{
-    kiln_remove_tree(f->ws);
-    unlink(f->out);
 }
 
 /* The reference run, counting its moves. */
@@ -1332,6 +1368,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(start_kernel_fails, setup, teardown),
         cmocka_unit_test_setup_teardown(budget_expires_mid_judgement, setup, teardown),
         cmocka_unit_test_setup_teardown(stored_but_not_moved, setup, teardown),
+        cmocka_unit_test_setup_teardown(interrupted_between_phases, setup, teardown),
         cmocka_unit_test_setup_teardown(interrupted_and_resumed, setup, teardown),
         cmocka_unit_test_setup_teardown(resume_at_every_state, setup, teardown),
         cmocka_unit_test_setup_teardown(interrupted_at_every_move, setup, teardown),
