@@ -375,6 +375,7 @@ static void keep(void **state)
 static void revert_on_margin(void **state)
 {
     fx *f = *state;
+    f->o.json = 0;   /* the text lines, once */
     replay_kernel(f, 0, 1);
     start_passes(&f->js);
     kiln_judge_script_add(&f->js, 1, KILN_JUDGE_VERDICT,
@@ -699,25 +700,56 @@ static void model_failure(void **state)
     free(r.c);
 }
 
-/* The token budget: the model's answer is judged, then the run stops. */
-static void token_budget(void **state)
+/* f->dir/answer.md: a model's answer holding the starter with one line
+ * more, hypothesis "add one". */
+static void model_answer(fx *f)
 {
-    fx *f = *state;
-    if (!g_fake)
-        skip();
-    char answer[400];
-    snprintf(answer, sizeof answer, "%s/answer.md", f->dir);
-    char *start, text[1 << 16];
+    char answer[400], *start, text[1 << 16];
     kiln_error e;
     kiln_task *t = calloc(1, sizeof *t);
     assert_non_null(t);
     assert_int_equal(kiln_task_find("rmsnorm", t, &e), 0);
     assert_int_equal(kiln_read_file(t->baseline_cpu, 1 << 20, &start, NULL, &e), 0);
     free(t);
+    snprintf(answer, sizeof answer, "%s/answer.md", f->dir);
     snprintf(text, sizeof text, "Faster:\n\n```c\n%s\nstatic int one_more;\n```\n\n"
              "HYPOTHESIS: add one\n", start);
     free(start);
     put(answer, text);
+}
+
+/* Pipelining: with a verifier that takes jobs ahead, the next iteration's
+ * drafts are asked for while this one's are judged, and used. */
+static void model_asked_ahead(void **state)
+{
+    fx *f = *state;
+    if (!g_fake)
+        skip();
+    model_answer(f);
+    pid_t pid = fake_model(f, "ok answer.md\n");
+    f->o.iterations = 2;
+    start_passes(&f->js);
+    kiln_judge_script_add(&f->js, 1, KILN_JUDGE_VERDICT, failed("compile-error"), 0);
+    int rc = session(f, &f->js, NULL, NULL);
+    stop_model(pid);
+    if (rc != 0)
+        fail_msg("%s", f->err);
+    result r;
+    load(f, &r);
+    assert_int_equal(r.run.prefetch_asked, 1);    /* iteration 2's, during iteration 1 */
+    assert_int_equal(r.run.prefetch_dropped, 0);
+    assert_int_equal(r.run.iterations_done, 2);
+    assert_decided(&r, 2, "revert", "same source as candidate #1");
+    free(r.c);
+}
+
+/* The token budget: the model's answer is judged, then the run stops. */
+static void token_budget(void **state)
+{
+    fx *f = *state;
+    if (!g_fake)
+        skip();
+    model_answer(f);
     pid_t pid = fake_model(f, "ok answer.md\n");
     f->o.iterations = 5;
     f->o.max_tokens = 1;
@@ -995,6 +1027,35 @@ static void fresh(fx *f)
 {
     kiln_remove_tree(f->ws);
     unlink(f->out);
+}
+
+/* A stored verdict that cannot be read back (a damaged database): the
+ * candidate is reverted saying so, never judged again. */
+static void unreadable_verdict(void **state)
+{
+    fx *f = *state;
+    f->o.budget_s = 1e5;
+    replay_kernel(f, 0, 1);
+    start_passes(&f->js);
+    kiln_judge_script_add(&f->js, 1, KILN_JUDGE_VERDICT, pass(1.5), 0);
+    kiln_judge_script_add(&f->js, 1, KILN_JUDGE_CONFIRM, pass(1.5), 1e6);
+    run_expect(f, &f->js, NULL, NULL, 0);
+    result r;
+    load(f, &r);
+    char path[400];
+    sqlite3 *db;
+    kiln_error e = {0};
+    snprintf(path, sizeof path, "%s/.kiln/kiln.db", f->ws);
+    assert_int_equal(kiln_db_open(&db, path, &e), 0);
+    assert_int_equal(kiln_db_cand_text_put(db, r.run.id, 1, KILN_TEXT_VERDICT, "{not json", &e), 0);
+    kiln_db_close(db);
+    free(r.c);
+    kiln_judge_script_init(&f->js, 1, 100);
+    run_expect(f, &f->js, "last", NULL, 0);
+    load(f, &r);
+    assert_decided(&r, 1, "revert", "its verdict against the parent cannot be read back");
+    assert_int_equal(f->js.nlog, 0);
+    free(r.c);
 }
 
 /* ---- Ctrl-C ---------------------------------------------------------------------- */
@@ -1359,6 +1420,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(proposal_fails, setup, teardown),
         cmocka_unit_test_setup_teardown(model_failure, setup, teardown),
         cmocka_unit_test_setup_teardown(token_budget, setup, teardown),
+        cmocka_unit_test_setup_teardown(model_asked_ahead, setup, teardown),
         cmocka_unit_test_setup_teardown(bad_input, setup, teardown),
         cmocka_unit_test_setup_teardown(proposer_exhausted, setup, teardown),
         cmocka_unit_test_setup_teardown(time_budget_spent, setup, teardown),
@@ -1368,6 +1430,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(start_kernel_fails, setup, teardown),
         cmocka_unit_test_setup_teardown(budget_expires_mid_judgement, setup, teardown),
         cmocka_unit_test_setup_teardown(stored_but_not_moved, setup, teardown),
+        cmocka_unit_test_setup_teardown(unreadable_verdict, setup, teardown),
         cmocka_unit_test_setup_teardown(interrupted_between_phases, setup, teardown),
         cmocka_unit_test_setup_teardown(interrupted_and_resumed, setup, teardown),
         cmocka_unit_test_setup_teardown(resume_at_every_state, setup, teardown),
