@@ -27,7 +27,7 @@ static const char usage[] =
 
 static int start(const char *addr, const char *state)
 {
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     kiln_client c;
     if (kiln_client_open(&c, addr, 0, &err) == 0) {
         kiln_client_close(&c);
@@ -59,7 +59,7 @@ static int start(const char *addr, const char *state)
 
 static int stop(const char *addr)
 {
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     kiln_client c;
     if (kiln_client_open(&c, addr, 0, &err) < 0) {
         printf("kilnd is not running at %s\n", addr);
@@ -78,7 +78,7 @@ static int stop(const char *addr)
 
 static int status(const char *addr, int json)
 {
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     kiln_client c;
     if (kiln_client_open(&c, addr, 0, &err) < 0) {
         printf("kilnd is not running at %s\n", addr);
@@ -148,7 +148,7 @@ int kiln_cmd_daemon(int argc, char **argv)
         }
     }
     char addr[4096];
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     if (kiln_client_address(sock, addr, sizeof addr, &err) < 0) {
         fprintf(stderr, "kiln daemon: %s\n", err.msg);
         return KILN_EXIT_BAD_INPUT;

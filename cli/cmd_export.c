@@ -694,8 +694,8 @@ static int write_all_cuda(const ex *x, kiln_error *err)
     ex_file *files = NULL;
     int n = 0;
     if (kiln_ex_cuda_render(x, &files, &n, err) < 0)
-        return -2;   /* a kernel this export cannot write: bad input */
-    int rc = prepare_dir(x, err) < 0 ? -2 : 0;
+        return kiln_error_as(err, KILN_ERR_BAD_INPUT);   /* a kernel this export cannot write */
+    int rc = prepare_dir(x, err) < 0 ? kiln_error_as(err, KILN_ERR_BAD_INPUT) : 0;
     for (int i = 0; i < n && rc == 0; i++)
         rc = write_file(x, &files[i], err);
     kiln_ex_files_free(files, n);
@@ -707,7 +707,7 @@ static int write_all(const ex *x, kiln_error *err)
     if (x->cuda)
         return write_all_cuda(x, err);
     if (prepare_dir(x, err) < 0)
-        return -2;
+        return kiln_error_as(err, KILN_ERR_BAD_INPUT);
     for (int k = 0; k < x->nk; k++)
         if (x->k[k].name[0] && write_kernel(x, &x->k[k], err) < 0)
             return -1;
@@ -755,21 +755,21 @@ static int setup(ex *x, kiln_error *err)
 {
     const char *be = x->o->backend ? x->o->backend : "cpu";
     if (strcmp(be, "cpu") != 0 && strcmp(be, "cuda") != 0)
-        return kiln_fail(err, "unknown backend '%s' (cpu or cuda)", be), -2;
+        return kiln_bad_input(err, "unknown backend '%s' (cpu or cuda)", be);
     x->cuda = strcmp(be, "cuda") == 0;
     x->task = calloc(1, sizeof *x->task);
     if (!x->task)
         return kiln_fail(err, "out of memory");
     if (kiln_task_find(x->o->task, x->task, err) < 0)
-        return -2;
+        return kiln_error_as(err, KILN_ERR_BAD_INPUT);
     int nd = x->cuda ? x->task->ncuda_dtypes : x->task->ncpu_dtypes;
     if (nd == 0)
-        return kiln_fail(err, "task %s has no %s backend", x->task->name, be), -2;
+        return kiln_bad_input(err, "task %s has no %s backend", x->task->name, be);
     x->dt = x->o->dtype ? kiln_dtype_parse(x->o->dtype)
                         : x->cuda ? x->task->cuda_dtypes[0] : x->task->cpu_dtypes[0];
     if (!kiln_task_supports_backend(x->task, be, x->dt))
-        return kiln_fail(err, "task %s has no %s variant for dtype '%s'", x->task->name, be,
-                         x->o->dtype ? x->o->dtype : "?"), -2;
+        return kiln_bad_input(err, "task %s has no %s variant for dtype '%s'", x->task->name, be,
+                              x->o->dtype ? x->o->dtype : "?");
     return 0;
 }
 
@@ -798,17 +798,18 @@ int kiln_cmd_export(int argc, char **argv)
         return KILN_EXIT_INTERNAL;
     x->o = &o;
     export_date(x->date, sizeof x->date);
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     sqlite3 *db = NULL;
     rc = setup(x, &err);
     if (rc == 0)
-        rc = kiln_rv_db_open(o.workspace ? o.workspace : "kiln-work", &db, &err) < 0 ? -2 : 0;
+        rc = kiln_rv_db_open(o.workspace ? o.workspace : "kiln-work", &db, &err) < 0
+                 ? kiln_error_as(&err, KILN_ERR_BAD_INPUT) : 0;
     if (rc == 0)
         rc = load(x, db, &err);
     if (rc == 0) {
         list_shapes(x);
         choose_winners(x);
-        rc = choose_fallback(x, &err) < 0 ? -2 : 0;
+        rc = choose_fallback(x, &err) < 0 ? kiln_error_as(&err, KILN_ERR_BAD_INPUT) : 0;
     }
     if (rc == 0) {
         name_kernels(x);
@@ -821,5 +822,5 @@ int kiln_cmd_export(int argc, char **argv)
     kiln_db_close(db);
     teardown(x);
     free(x);
-    return rc == 0 ? KILN_EXIT_OK : rc == 1 ? KILN_EXIT_FAIL : rc == -2 ? KILN_EXIT_BAD_INPUT : KILN_EXIT_INTERNAL;
+    return rc == 0 ? KILN_EXIT_OK : rc == 1 ? KILN_EXIT_FAIL : kiln_exit_status(&err);
 }

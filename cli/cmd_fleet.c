@@ -129,7 +129,7 @@ static int make_fleet(const char *dir)
  * (kiln_fleet_dir_check); KILN_TOKEN_FILE set to the token. */
 static int fleet_check(const char *dir, char *token, size_t len)
 {
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     if (kiln_fleet_dir_check(dir, token, len, &err) < 0) {
         fprintf(stderr, "kiln fleet: %s\n", err.msg);
         return -1;
@@ -245,7 +245,7 @@ static int fleet_up(const fleet_args *a)
         fprintf(stderr, "kiln fleet: the sbatch script %s is not readable (set KILN_SLURM_SCRIPT)\n", script);
         return KILN_EXIT_INTERNAL;
     }
-    kiln_error perr = {{0}};
+    kiln_error perr = {0};
     if (kiln_kilnd_path(bindir, sizeof bindir, &perr) < 0) {   /* the jobs run this kilnd */
         fprintf(stderr, "kiln fleet: %s\n", perr.msg);
         return KILN_EXIT_INTERNAL;
@@ -277,7 +277,7 @@ static int status_one(const char *file, const char *job, cJSON *rows)
 {
     char *text = NULL;
     size_t len;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     cJSON *ep = kiln_read_file(file, 1 << 16, &text, &len, &err) == 0 ? cJSON_Parse(text) : NULL;
     free(text);
     const char *addr = cJSON_GetStringValue(cJSON_GetObjectItem(ep, "endpoint"));

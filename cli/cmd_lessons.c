@@ -160,7 +160,7 @@ static int open_db(const opts *o, sqlite3 **db)
 {
     const char *ws = o->workspace ? o->workspace : "kiln-work";
     char path[4096];
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     snprintf(path, sizeof path, "%s/.kiln/kiln.db", ws);
     /* kiln_db_open would create it: a missing database is a user mistake. */
     if (access(path, F_OK) != 0) {
@@ -293,7 +293,7 @@ static int cmd_list(sqlite3 *db, const opts *o, const char *query)
     kiln_lesson_filter f;
     kiln_lesson *ls = NULL;
     int n = 0;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     if (filter_of(o, &f) < 0)
         return KILN_EXIT_BAD_INPUT;
     f.query = query;
@@ -365,7 +365,7 @@ static int cmd_show(sqlite3 *db, const opts *o)
 {
     long long id;
     kiln_lesson l;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     if (parse_id(o->arg, &id) < 0)
         return KILN_EXIT_BAD_INPUT;
     int found = kiln_lesson_get(db, id, &l, &err);
@@ -386,7 +386,7 @@ static int cmd_add(sqlite3 *db, const opts *o)
 {
     kiln_lesson l;
     long long id;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     kiln_lesson_init(&l);
     if (!o->situation || !o->action || o->ntags == 0)
         return fprintf(stderr, "kiln lessons add: need --situation, --action and at least one --tag\n"),
@@ -413,7 +413,7 @@ static int cmd_edit(sqlite3 *db, const opts *o)
 {
     long long id;
     double conf = -1;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     if (parse_id(o->arg, &id) < 0)
         return KILN_EXIT_BAD_INPUT;
     if (o->confidence && parse_number(o->confidence, 0, 1, "--confidence", &conf) < 0)
@@ -434,7 +434,7 @@ static int cmd_edit(sqlite3 *db, const opts *o)
 static int cmd_retire(sqlite3 *db, const opts *o)
 {
     long long id;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     if (parse_id(o->arg, &id) < 0)
         return KILN_EXIT_BAD_INPUT;
     int rc = kiln_lesson_retire(db, id, o->reason, &err);
@@ -454,7 +454,7 @@ static int cmd_export(sqlite3 *db, const opts *o)
                             .kind = o->kind, .sort = "id"};
     kiln_lesson *ls = NULL;
     int n = 0;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     if (kiln_lessons_list(db, &f, &ls, &n, &err) < 0)
         return fail("export", &err, KILN_EXIT_INTERNAL);
     int md = o->format && strcmp(o->format, "md") == 0;
@@ -492,7 +492,7 @@ static char *read_all(FILE *f)
 
 static int cmd_import(sqlite3 *db, const opts *o)
 {
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     int added = 0, skipped = 0;
     if (!o->arg)
         return fprintf(stderr, "kiln lessons import: need FILE\n"), KILN_EXIT_BAD_INPUT;
@@ -557,7 +557,7 @@ static void print_changes(const kiln_distill_change *c, int n, int dry)
  * flags are those of kiln search. */
 static int rewriter(const opts *o, kiln_rewrite_ctx *r, kiln_distill_opts *d)
 {
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     if (!o->model) {
         if (o->base_url || o->agent)
             return fprintf(stderr, "kiln lessons distill: --base-url and --agent need --model\n"), -1;
@@ -576,7 +576,7 @@ static int cmd_distill(sqlite3 *db, const opts *o)
     kiln_rewrite_ctx r = {0};
     kiln_distill_change *c = NULL;
     int n = 0;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     if (o->floor && parse_number(o->floor, 0.001, 1, "--floor", &d.floor) < 0)
         return KILN_EXIT_BAD_INPUT;
     if (rewriter(o, &r, &d) < 0)
@@ -635,7 +635,7 @@ static void print_stats(const kiln_lesson_stats *s)
 static int cmd_stats(sqlite3 *db, const opts *o)
 {
     kiln_lesson_stats s;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     if (kiln_lessons_stats(db, &s, &err) < 0)
         return fail("stats", &err, KILN_EXIT_INTERNAL);
     if (o->json)

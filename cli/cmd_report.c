@@ -106,11 +106,12 @@ int kiln_cmd_report(int argc, char **argv)
     int rc = parse(argc, argv, &o);
     if (rc != 0)
         return rc > 0 ? KILN_EXIT_OK : KILN_EXIT_BAD_INPUT;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     sqlite3 *db = NULL;
     kiln_rv_run *runs = NULL;
     int n = 0;
-    rc = kiln_rv_db_open(o.workspace ? o.workspace : "kiln-work", &db, &err) < 0 ? -2 : 0;
+    rc = kiln_rv_db_open(o.workspace ? o.workspace : "kiln-work", &db, &err) < 0
+             ? kiln_error_as(&err, KILN_ERR_BAD_INPUT) : 0;
     if (rc == 0)
         rc = load_runs(db, &o, &runs, &n, &err);
     char title[400];
@@ -127,5 +128,5 @@ int kiln_cmd_report(int argc, char **argv)
         fprintf(stderr, "kiln report: %s\n", err.msg);
     free_runs(runs, n);
     kiln_db_close(db);
-    return rc == 0 ? KILN_EXIT_OK : rc == -2 ? KILN_EXIT_BAD_INPUT : KILN_EXIT_INTERNAL;
+    return rc == 0 ? KILN_EXIT_OK : kiln_exit_status(&err);
 }

@@ -161,15 +161,15 @@ static int choose_commits(rv_ctx *x, kiln_error *err)
     for (int i = 0; i < o->nrevs; i++) {
         char oid[41];
         if (kiln_ws_resolve(&x->ws, o->revs[i], oid, err) < 0 || add_commit(x, oid, err) < 0)
-            return -2;
+            return kiln_error_as(err, KILN_ERR_BAD_INPUT);
     }
     int rc = o->best ? from_best_tags(x, err) : o->nrevs ? 0 : from_db(x, err);
     if (rc < 0)
         return -1;
     if (x->ncommits == 0)
-        return kiln_fail(err, o->best ? "no kiln/best tags in this workspace"
-                         : o->run ? "run '%s' has no kept candidates" : "no kept candidates%s",
-                         o->run ? o->run : ""), -2;
+        return kiln_bad_input(err, o->best ? "no kiln/best tags in this workspace"
+                              : o->run ? "run '%s' has no kept candidates" : "no kept candidates%s",
+                              o->run ? o->run : "");
     return 0;
 }
 
@@ -384,7 +384,7 @@ static kiln_verdict *verify_again(rv_ctx *x, const char *commit, const kiln_verd
         if (kiln_ws_read(&x->ws, commit, rel, &src, err) == 0) {
             kiln_judge j;
             setup_judge(x, &j, t, old);
-            v = kiln_judge_run(&j, src, NULL, job, NULL, NULL, err);
+            v = kiln_judge_run(&j, src, NULL, NULL, job, NULL, NULL, err);
         }
     }
     free(src);
@@ -510,11 +510,11 @@ static int open_ctx(rv_ctx *x, kiln_error *err)
     char git[PATH_MAX + 8], db[PATH_MAX + 32];
     snprintf(git, sizeof git, "%s/.git", dir);
     if (access(git, F_OK) != 0)
-        return kiln_fail(err, "%s is not a kiln workspace (no git repository)", dir), -2;
+        return kiln_bad_input(err, "%s is not a kiln workspace (no git repository)", dir);
     if (kiln_rv_search_running(dir))
-        return kiln_fail(err, "a search is running in this workspace (%s); try again when it ends", dir), -2;
+        return kiln_bad_input(err, "a search is running in this workspace (%s); try again when it ends", dir);
     if (kiln_ws_open(&x->ws, dir, 0, err) < 0)
-        return -2;
+        return kiln_error_as(err, KILN_ERR_BAD_INPUT);
     snprintf(db, sizeof db, "%s/.kiln/kiln.db", x->ws.dir);
     if (access(db, F_OK) == 0 && kiln_rv_db_open(x->ws.dir, &x->db, err) < 0)
         return -1;
@@ -574,8 +574,8 @@ static int run_all(rv_ctx *x, cJSON *all, int *regressions, int *done, kiln_erro
         cJSON_AddItemToArray(all, r);
     }
     if (*done == 0)   /* asked for something, checked nothing: say so */
-        return kiln_fail(err, "none of the chosen commits has a verdict note to reverify "
-                         "(for this dtype and backend)"), -2;
+        return kiln_bad_input(err, "none of the chosen commits has a verdict note to reverify "
+                              "(for this dtype and backend)");
     return 0;
 }
 
@@ -602,7 +602,7 @@ int kiln_cmd_reverify(int argc, char **argv)
     const char **revs = calloc((size_t)argc + 1, sizeof *revs);
     rv_opts o = {.revs = revs, .timing_ms = 1000};
     rv_ctx x = {.o = &o};
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     int rc = revs ? parse(argc, argv, &o) : -1;
     if (rc != 0) {
         free(revs);
@@ -626,6 +626,6 @@ int kiln_cmd_reverify(int argc, char **argv)
     close_ctx(&x);
     free(revs);
     if (rc != 0)
-        return rc == -2 ? KILN_EXIT_BAD_INPUT : KILN_EXIT_INTERNAL;
+        return kiln_exit_status(&err);
     return regressions ? KILN_EXIT_FAIL : KILN_EXIT_OK;
 }

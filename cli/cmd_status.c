@@ -281,12 +281,13 @@ int kiln_cmd_status(int argc, char **argv)
     int rc = parse(argc, argv, &workspace, &run);
     if (rc != 0)
         return rc > 0 ? KILN_EXIT_OK : KILN_EXIT_BAD_INPUT;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     sqlite3 *db = NULL;
     char(*ids)[32] = NULL;
     int nids = 0;
     kiln_rv_run r = {.best = -1};
-    rc = kiln_rv_db_open(workspace, &db, &err) < 0 ? -2 : 0;
+    rc = kiln_rv_db_open(workspace, &db, &err) < 0 ? kiln_error_as(&err, KILN_ERR_BAD_INPUT)
+                                                   : 0;
     if (rc == 0)
         rc = kiln_rv_run_ids(db, run, NULL, &ids, &nids, &err);
     if (rc == 0)
@@ -312,5 +313,5 @@ int kiln_cmd_status(int argc, char **argv)
     kiln_rv_run_free(&r);
     free(ids);
     kiln_db_close(db);
-    return rc == 0 ? KILN_EXIT_OK : rc == -2 ? KILN_EXIT_BAD_INPUT : KILN_EXIT_INTERNAL;
+    return rc == 0 ? KILN_EXIT_OK : kiln_exit_status(&err);
 }

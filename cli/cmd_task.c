@@ -46,7 +46,7 @@ static int describe(const kiln_task *t, int cuda, const char *dtype)
 
 static int show(const char *name, const char *backend, const char *dtype)
 {
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     int cuda = backend && strcmp(backend, "cuda") == 0;
     if (backend && !cuda && strcmp(backend, "cpu") != 0) {
         fprintf(stderr, "kiln task show: unknown backend '%s' (cpu, cuda)\n", backend);

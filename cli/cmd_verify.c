@@ -140,7 +140,7 @@ static void on_progress(void *ctx, const char *stage, const char *msg)
 /* Check what can be checked before any work: the task, dtype and group. */
 static int check_task(const args *a, kiln_task *task, kiln_dtype *dt, int *group)
 {
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     if (kiln_task_find(a->task, task, &err) < 0) {
         fprintf(stderr, "kiln verify: %s\n", err.msg);
         return -1;
@@ -185,14 +185,14 @@ static int judge_file(const args *a, const kiln_task *task, const char *source,
                     .call_timeout_ms = a->call_timeout_ms, .keep_dir = a->keep,
                     .report_scale = a->report_scale, .progress = tty ? on_progress : NULL,
                     .progress_ctx = &t0, .candidate_path = a->file, .baseline_path = a->baseline};
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     /* The daemon resolves names itself; a directory is sent as a full path. */
     snprintf(j.task_ref, sizeof j.task_ref, "%s",
              strchr(a->task, '/') || strcmp(a->task, ".") == 0 ? task->dir : a->task);
     if (!j.in_process && kiln_client_address(a->socket, j.address, sizeof j.address, &err) < 0)
         return error_exit(&j, &err);
     char job[32] = "";
-    kiln_verdict *v = kiln_judge_run(&j, source, baseline, job, NULL, NULL, &err);
+    kiln_verdict *v = kiln_judge_run(&j, source, baseline, NULL, job, NULL, NULL, &err);
     if (tty)
         kiln_live_clear();
     if (!v)

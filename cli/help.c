@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "verdict_codes.h"
 
 static const char tasks_page[] =
     "Tasks: what a kernel must compute, its shapes and its tolerance.\n"
@@ -15,18 +16,46 @@ static const char tasks_page[] =
     "hidden.json (shapes a candidate never sees), reference.c (kiln_reference or\n"
     "T_reference, in double) and, for CUDA, reference.cu. See docs/task-format.md.\n";
 
-static const char verdicts_page[] =
-    "Verdicts: pass, fail, suspect or error, with the stage and a code.\n"
-    "\n"
-    "  stages: static, compile, smoke, visible, hidden, stability, determinism,\n"
-    "          timing, plausibility\n"
-    "  fail codes: compile-error, resource-limit, crash, timeout, sandbox-violation,\n"
-    "          guard-corrupted, input-modified, unwritten-output, non-finite,\n"
-    "          wrong-output, nondeterministic, launch-error, bad-manifest\n"
-    "  suspect codes: below-roofline, speedup-ceiling, timer-disagreement\n"
-    "\n"
-    "Hidden shapes show only id, pass or fail and the code. `kiln verify --json`\n"
-    "prints the whole verdict; docs/verdict.md describes every field.\n";
+/* "  label: a, b, c" wrapped at 78 columns, continued 10 columns in. */
+static void word_list(const char *label, const char *const *words, int n)
+{
+    int col = printf("  %s:", label);
+    for (int i = 0; i < n; i++) {
+        int wrap = col + 2 + (int)strlen(words[i]) > 78;
+        if (wrap)
+            col = printf(",\n          %s", words[i]) - 2;
+        else
+            col += printf("%s %s", i ? "," : "", words[i]);
+    }
+    printf("\n");
+}
+
+/* The codes of one status (NULL: any) by the verifier or the search. */
+static void codes_line(const char *label, const char *status, int by_search)
+{
+    int n, k = 0;
+    const kiln_verdict_code *t = kiln_verdict_codes(&n);
+    const char *words[64];
+    for (int i = 0; i < n && k < 64; i++)
+        if (t[i].by_search == by_search && (!status || strcmp(t[i].status, status) == 0))
+            words[k++] = t[i].code;
+    word_list(label, words, k);
+}
+
+/* The verdicts page, from the codes' table (verdict_codes.h). */
+static void verdicts_page(void)
+{
+    int n = 0;
+    while (kiln_verdict_stages[n])
+        n++;
+    printf("Verdicts: pass, fail, suspect or error, with the stage and a code.\n\n");
+    word_list("stages", kiln_verdict_stages, n);
+    codes_line("fail codes", "fail", 0);
+    codes_line("suspect codes", "suspect", 0);
+    codes_line("the search's (stage propose)", NULL, 1);
+    printf("\nHidden shapes show only id, pass or fail and the code. `kiln verify --json`\n"
+           "prints the whole verdict; docs/verdict.md describes every field and code.\n");
+}
 
 static const char manifest_page[] =
     "The launch manifest of a CUDA candidate: a /*@kiln launch {...} @*/ comment\n"
@@ -57,14 +86,17 @@ int kiln_help(const char *topic)
         {"import", kiln_cmd_import}, {"fleet", kiln_cmd_fleet},
     };
     static const struct { const char *name; const char *text; } pages[] = {
-        {"tasks", tasks_page}, {"verdicts", verdicts_page}, {"manifest", manifest_page},
-        {"exit-codes", exit_page},
+        {"tasks", tasks_page}, {"manifest", manifest_page}, {"exit-codes", exit_page},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (strcmp(topic, cmds[i].name) == 0) {
             char *argv[] = {(char *)topic, "--help", NULL};
             return cmds[i].fn(2, argv);
         }
+    if (strcmp(topic, "verdicts") == 0) {
+        verdicts_page();
+        return KILN_EXIT_OK;
+    }
     for (size_t i = 0; i < sizeof pages / sizeof pages[0]; i++)
         if (strcmp(topic, pages[i].name) == 0) {
             fputs(pages[i].text, stdout);

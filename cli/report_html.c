@@ -257,7 +257,7 @@ static int load_series(sqlite3 *db, const kiln_rv_run *r, shape_series *s)
     for (int i = 0; i < r->nc; i++) {
         if (!r->c[i].kept)
             continue;
-        char *text = kiln_db_cand_get_verdict(db, r->run.id, r->c[i].n, "record");
+        char *text = kiln_db_cand_text(db, r->run.id, r->c[i].n, KILN_TEXT_RECORD);
         kiln_error e;
         if (text && kiln_verdict_parse(text, v, &e) == 0)
             add_record(s, r->c[i].iteration, v);

@@ -55,46 +55,10 @@ int kiln_rv_run_ids(sqlite3 *db, const char *run, const char *task, char (**ids)
     if (kiln_db_run_ids(db, run, task, ids, n, err) < 0)
         return -1;
     if (*n == 0)
-        return kiln_fail(err, task ? "no runs of task '%s' in this workspace"
+        return kiln_bad_input(err, task ? "no runs of task '%s' in this workspace"
                                    : run ? "no run '%s' in this workspace" : "no runs in this workspace%s",
-                         task ? task : run ? run : ""), -2;
+                         task ? task : run ? run : "");
     return 0;
-}
-
-/* A candidate as the review shows it, from its row; t from the run's start. */
-static void from_row(kiln_rv_cand *c, const kiln_cand_row *w, double started)
-{
-    memset(c, 0, sizeof *c);
-    c->n = w->n;
-    c->iteration = w->iteration;
-    snprintf(c->commit, sizeof c->commit, "%s", w->commit);
-    snprintf(c->parent, sizeof c->parent, "%s", w->parent);
-    snprintf(c->proposer, sizeof c->proposer, "%s", w->proposer);
-    snprintf(c->status, sizeof c->status, "%s", w->status);
-    snprintf(c->stage, sizeof c->stage, "%s", w->stage);
-    snprintf(c->code, sizeof c->code, "%s", w->code);
-    snprintf(c->decision, sizeof c->decision, "%s", w->decision);
-    snprintf(c->record_job, sizeof c->record_job, "%s", w->record_job);
-    snprintf(c->hypothesis, sizeof c->hypothesis, "%s", w->hypothesis);
-    snprintf(c->reason, sizeof c->reason, "%s", w->reason);
-    c->speedup = w->speedup;
-    c->vs_baseline = w->vs_baseline;
-    c->confirm_speedup = w->confirm_speedup;
-    c->speedup_lo = w->speedup_lo;
-    c->speedup_hi = w->speedup_hi;
-    c->confirm_lo = w->confirm_lo;
-    c->confirm_hi = w->confirm_hi;
-    c->baseline_lo = w->baseline_lo;
-    c->baseline_hi = w->baseline_hi;
-    snprintf(c->why, sizeof c->why, "%s", w->why);
-    c->pooled_speedup = w->pooled_speedup;
-    c->pooled_lo = w->pooled_lo;
-    c->pooled_hi = w->pooled_hi;
-    c->pooled = w->pooled;
-    c->t = w->updated_at - started;
-    if (c->t < 0)
-        c->t = 0;
-    c->kept = strcmp(c->decision, "keep") == 0;
 }
 
 /* Only kept candidates are measured against the task's baseline. For the
@@ -117,21 +81,13 @@ static void estimate(kiln_rv_run *r)
     }
 }
 
+/* The run's candidates, t counted from the run's start. */
 static int load_cands(sqlite3 *db, kiln_rv_run *r, kiln_error *err)
 {
-    kiln_cand_row *rows;
-    int n;
-    if (kiln_db_cand_rows(db, r->run.id, &rows, &n, err) < 0)
+    if (kiln_db_cand_rows(db, r->run.id, &r->c, &r->nc, err) < 0)
         return -1;
-    r->c = n ? malloc((size_t)n * sizeof *r->c) : NULL;
-    if (n && !r->c) {
-        free(rows);
-        return kiln_fail(err, "out of memory");
-    }
-    for (int i = 0; i < n; i++)
-        from_row(&r->c[i], &rows[i], r->started_at);
-    r->nc = n;
-    free(rows);
+    for (int i = 0; i < r->nc; i++)
+        r->c[i].t = r->c[i].updated_at > r->started_at ? r->c[i].updated_at - r->started_at : 0;
     return 0;
 }
 
@@ -158,10 +114,10 @@ static void load_best(sqlite3 *db, kiln_rv_run *r)
     if (r->best < 0)
         return;
     char *text = r->c[r->best].pooled
-                     ? kiln_db_cand_get_verdict(db, r->run.id, r->c[r->best].n, "pooled") : NULL;
+                     ? kiln_db_cand_text(db, r->run.id, r->c[r->best].n, KILN_TEXT_POOLED) : NULL;
     r->best_pooled = text != NULL;
     if (!text)
-        text = kiln_db_cand_get_verdict(db, r->run.id, r->c[r->best].n, "record");
+        text = kiln_db_cand_text(db, r->run.id, r->c[r->best].n, KILN_TEXT_RECORD);
     kiln_error e;
     r->best_record = text ? malloc(sizeof *r->best_record) : NULL;
     if (r->best_record && kiln_verdict_parse(text, r->best_record, &e) < 0) {

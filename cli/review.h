@@ -23,29 +23,10 @@ int kiln_rv_search_running(const char *workspace);
  * a kiln that wrote nothing there). */
 int kiln_rv_lock_holder(const char *workspace, char *who, size_t len);
 
-/* One candidate as the review commands show it. */
-typedef struct kiln_rv_cand {
-    int n, iteration, kept;
-    char commit[41], parent[41], proposer[16], status[12], stage[16], code[32];
-    char decision[24], record_job[32];
-    char hypothesis[512], reason[640];
-    double speedup;             /* against its parent (0: not timed) */
-    double vs_baseline;         /* against the task's baseline: recorded for kept
-                                   ones, estimated for the others (see review.c) */
-    double t;                   /* seconds from the run's start to its last update */
-    /* The geomean intervals behind speedup, the re-time (confirm_speedup)
-     * and vs_baseline (0 when not measured, as in runs of older kilns), and
-     * why it was kept or reverted ("" in those runs). */
-    double confirm_speedup, speedup_lo, speedup_hi, confirm_lo, confirm_hi;
-    double baseline_lo, baseline_hi;
-    char why[400];
-    /* The claim against the parent: the verdict and its re-time pooled
-     * (search/pooled.h), with its interval; 0 when not re-timed. pooled: 1
-     * when vs_baseline pools two records, 0 for one (a run from before
-     * pooling: an unconfirmed figure). */
-    double pooled_speedup, pooled_lo, pooled_hi;
-    int pooled;
-} kiln_rv_cand;
+/* One candidate as the review commands show it: the one candidate struct
+ * (rundb.h), its review fields filled (kept, vs_baseline: recorded for
+ * kept ones, estimated for the others, see review.c; t; pooled). */
+typedef kiln_cand kiln_rv_cand;
 
 typedef struct kiln_rv_run {
     kiln_run run;

@@ -719,7 +719,7 @@ int main(int argc, char **argv)
     pthread_mutex_init(&d.log_mu, NULL);
     if (parse_args(argc, argv, &d, token_file, sizeof token_file, devices) < 0)
         return 2;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     int ufd = -1, tfd = -1, lockfd = -1;
     if (start(&d, devices, token_file, &ufd, &tfd, &lockfd, &err) < 0) {
         fprintf(stderr, "kilnd: %s\n", err.msg);

@@ -195,7 +195,7 @@ static void stamp_verifier(const kilnd *d, const kilnd_lane *lane, kiln_verdict 
 
 static char *verify_job(kilnd *d, kilnd_job *job, char *status, size_t slen)
 {
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     kiln_task *t = calloc(1, sizeof *t);
     kiln_verdict *v = calloc(1, sizeof *v);
     char src[4200], base[4200];
@@ -342,7 +342,7 @@ static int task_allowed(const kilnd_conn *c, const char *task, kiln_error *err)
 
 void kilnd_submit(kilnd *d, kilnd_conn *c, const cJSON *msg, const char *client_id)
 {
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     kilnd_job *job = calloc(1, sizeof *job);
     if (!job || kiln_parse_verify(msg, &job->rq, &err) < 0 || task_allowed(c, job->rq.task, &err) < 0) {
         char *e = kiln_event_error(client_id, NULL, "bad-request", job ? err.msg : "out of memory");
@@ -432,7 +432,7 @@ static void recover_one(void *ctx, const char *id, int was_running, cJSON *reque
 {
     recover_ctx *r = ctx;
     kilnd_job *job = calloc(1, sizeof *job);
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     int ok = job && request && kiln_parse_verify(request, &job->rq, &err) == 0;
     if (job)
         snprintf(job->id, sizeof job->id, "%s", id);

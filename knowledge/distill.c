@@ -361,7 +361,7 @@ static int rewrite_group(sqlite3 *db, const kiln_distill_opts *o, kiln_lesson *k
                          const kiln_lesson *merged, int nm, changes *c, kiln_error *err)
 {
     char action[KILN_LESSON_TEXT] = "", why[1280];
-    kiln_error e = {{0}};
+    kiln_error e = {0};
     int rc = o->rewrite(o->rewrite_ctx, keep, merged, nm, action, sizeof action, &e);
     while (rc == 0 && *action && strchr(" \t\n", action[strlen(action) - 1]))
         action[strlen(action) - 1] = '\0';

@@ -7,31 +7,24 @@
  * model that failed, an answer that did not parse, a duplicate, kiln's or
  * the machine's errors, a timeout, a number that cannot be trusted. */
 #include "lessons_int.h"
+#include "verdict_codes.h"
 
 #include <stdio.h>
 #include <string.h>
-
-/* Failure codes that are the candidate's code's fault (docs/verdict.md).
- * Left out on purpose: timeout (the verifier's budget, or a loaded
- * machine), resource-limit (at compile, the compiler's limits), and every
- * suspect code (the number, not the kernel, is in doubt). */
-static const char *const fault_codes[] = {
-    "too-large", "empty", "not-text", "bad-manifest", "no-visible-shape", "launch-error",
-    "compile-error", "compile_error", "crash", "sandbox-violation", "unwritten-output",
-    "non-finite", "wrong-output", "input-modified", "guard-corrupted", "nondeterministic",
-};
 
 static int is(const char *s, const char *want)
 {
     return s && strcmp(s, want) == 0;
 }
 
+/* A failure code that is the candidate's code's fault (verdict_codes.c):
+ * not a timeout (the verifier's budget, or a loaded machine), nor a
+ * resource limit (at compile, the compiler's limits), nor any suspect code
+ * (the number, not the kernel, is in doubt). */
 static int fault_code(const char *code)
 {
-    for (size_t i = 0; code && i < sizeof fault_codes / sizeof *fault_codes; i++)
-        if (strcmp(code, fault_codes[i]) == 0)
-            return 1;
-    return 0;
+    const kiln_verdict_code *c = kiln_verdict_code_find(code);
+    return c && c->fault;
 }
 
 int kiln_lessons_outcome_of(const kiln_lesson_decision *d, const char **why)

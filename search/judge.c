@@ -36,6 +36,12 @@ static void set_code(kiln_judge *j, const char *code)
     snprintf(j->error_code, sizeof j->error_code, "%s", code);
 }
 
+/* What a request asks: the candidate's source, the baseline's (NULL: the
+ * task's) and the idempotency key (NULL: none), passed down unchanged. */
+typedef struct asked {
+    const char *source, *baseline, *key;
+} asked;
+
 /* ---- in process --------------------------------------------------------- */
 
 static int write_temp(const char *dir, const char *name, const char *text, char *path, size_t len,
@@ -127,7 +133,7 @@ static kiln_verdict *run_here(kiln_judge *j, const char *source, const char *bas
 
 /* ---- through kilnd ------------------------------------------------------ */
 
-static cJSON *request(kiln_judge *j, const char *source, const char *baseline, const char *job)
+static cJSON *request(kiln_judge *j, const asked *a, const char *job)
 {
     if (job[0]) {
         cJSON *m = cJSON_CreateObject();
@@ -137,7 +143,7 @@ static cJSON *request(kiln_judge *j, const char *source, const char *baseline, c
         return m;
     }
     kiln_verify_request rq = {.timing_ms = j->timing_ms, .call_timeout_ms = j->call_timeout_ms,
-                              .source = (char *)source, .baseline = (char *)baseline};
+                              .source = (char *)a->source, .baseline = (char *)a->baseline};
     snprintf(rq.id, sizeof rq.id, "kiln-%d", (int)getpid());
     memcpy(rq.task, j->task_ref, strlen(j->task_ref) + 1);   /* length checked */
     snprintf(rq.language, sizeof rq.language, "%s", is_cuda(j) ? "cuda" : "c");
@@ -145,7 +151,7 @@ static cJSON *request(kiln_judge *j, const char *source, const char *baseline, c
     snprintf(rq.dtype, sizeof rq.dtype, "%s", j->dtype ? j->dtype : "");
     snprintf(rq.group, sizeof rq.group, "%s", j->group ? j->group : "");
     snprintf(rq.mode, sizeof rq.mode, "full");
-    snprintf(rq.key, sizeof rq.key, "%s", j->key ? j->key : "");
+    snprintf(rq.key, sizeof rq.key, "%s", a->key ? a->key : "");
     if (!rq.call_timeout_ms)
         rq.call_timeout_ms = 10000;   /* the protocol's default */
     return kiln_verify_request_json(&rq);
@@ -195,9 +201,9 @@ static int on_event(kiln_judge *j, cJSON *ev, char job[32], kiln_judge_accepted 
 /* One exchange with kilnd: 1 final event, 0 connection lost, -1 the
  * deadline passed (the job goes on in kilnd; its id is known), -3 no
  * connection at all, 2 (until_accepted) the job is accepted. */
-static int exchange(kiln_judge *j, const char *address, const char *source, const char *baseline,
-                    char job[32], kiln_judge_accepted on_accepted, void *ctx, int until_accepted,
-                    cJSON **final, kiln_error *err)
+static int exchange(kiln_judge *j, const char *address, const asked *a, char job[32],
+                    kiln_judge_accepted on_accepted, void *ctx, int until_accepted, cJSON **final,
+                    kiln_error *err)
 {
     kiln_client c;
     int many = j->verifiers != NULL;   /* not started on demand; pinged when quiet */
@@ -206,7 +212,7 @@ static int exchange(kiln_judge *j, const char *address, const char *source, cons
         return -3;
     if (!many && !j->daemon_build[0])
         snprintf(j->daemon_build, sizeof j->daemon_build, "%s", c.build);
-    cJSON *m = request(j, source, baseline, job);
+    cJSON *m = request(j, a, job);
     int rc = kiln_client_send(&c, m, err) < 0 ? 0 : -2;
     cJSON_Delete(m);
     while (rc == -2) {
@@ -280,13 +286,13 @@ static kiln_verdict *conclude(kiln_judge *j, cJSON *final, char job[32], int *ag
     return NULL;
 }
 
-static kiln_verdict *run_daemon(kiln_judge *j, const char *source, const char *baseline, char job[32],
-                         kiln_judge_accepted on_accepted, void *ctx, kiln_error *err)
+static kiln_verdict *run_daemon(kiln_judge *j, const asked *a, char job[32],
+                                kiln_judge_accepted on_accepted, void *ctx, kiln_error *err)
 {
     uint64_t away_since = 0;
     for (;;) {
         cJSON *final = NULL;
-        int rc = exchange(j, j->address, source, baseline, job, on_accepted, ctx, 0, &final, err);
+        int rc = exchange(j, j->address, a, job, on_accepted, ctx, 0, &final, err);
         if (rc == -1)
             return NULL;
         /* No kilnd to talk to and no job of ours in one: nothing to wait
@@ -359,7 +365,7 @@ static kiln_verifier *holder(kiln_judge *j, const char *job, char raw[32])
  * job is sent under the caller's key; when its verifier dies, stops
  * answering or shuts down, the job is sent to another under the same key,
  * so each daemon runs it at most once and the caller gets one verdict. */
-static kiln_verdict *run_many(kiln_judge *j, const char *source, const char *baseline, char job[32],
+static kiln_verdict *run_many(kiln_judge *j, const asked *a, char job[32],
                               kiln_judge_accepted on_accepted, void *ctx, kiln_error *err)
 {
     kiln_verifier *avoid[MAX_AVOID];
@@ -399,7 +405,7 @@ static kiln_verdict *run_many(kiln_judge *j, const char *source, const char *bas
         none_since = 0;
         tagger t = {v, job, on_accepted, ctx};
         cJSON *final = NULL;
-        int rc = exchange(j, v->address, source, baseline, raw, tag_accepted, &t, 0, &final, err);
+        int rc = exchange(j, v->address, a, raw, tag_accepted, &t, 0, &final, err);
         if (rc == -1)
             return NULL;   /* the deadline: the job goes on there; its id is recorded */
         if (rc == 1) {
@@ -421,7 +427,7 @@ static kiln_verdict *run_many(kiln_judge *j, const char *source, const char *bas
     }
 }
 
-static int submit_many(kiln_judge *j, const char *source, const char *baseline, char job[32],
+static int submit_many(kiln_judge *j, const asked *a, char job[32],
                        kiln_judge_accepted on_accepted, void *ctx, kiln_error *err)
 {
     kiln_verifier *avoid[MAX_AVOID];
@@ -432,7 +438,7 @@ static int submit_many(kiln_judge *j, const char *source, const char *baseline, 
         char raw[32] = "";
         tagger t = {v, job, on_accepted, ctx};
         cJSON *final = NULL;
-        int rc = exchange(j, v->address, source, baseline, raw, tag_accepted, &t, 1, &final, err);
+        int rc = exchange(j, v->address, a, raw, tag_accepted, &t, 1, &final, err);
         const char *msg = str_of(cJSON_GetObjectItemCaseSensitive(final, "error"), "message");
         if (rc == 1 && !raw[0])
             kiln_fail(err, "kilnd at %s refused the job: %s", v->address, msg ? msg : "error");
@@ -459,17 +465,18 @@ static void untag_for_one(const kiln_judge *j, char job[32])
     snprintf(job, 32, "%s", strcmp(tag, mine) == 0 ? raw : "");
 }
 
-int kiln_judge_submit(kiln_judge *j, const char *source, const char *baseline, char job[32],
-                      kiln_judge_accepted on_accepted, void *ctx, kiln_error *err)
+int kiln_judge_submit(kiln_judge *j, const char *source, const char *baseline, const char *key,
+                      char job[32], kiln_judge_accepted on_accepted, void *ctx, kiln_error *err)
 {
+    const asked a = {source, baseline, key};
     if (j->in_process || job[0])
         return 0;   /* nothing to hand over ahead: it runs (or is collected) when asked */
     if (strlen(j->task_ref) >= sizeof ((kiln_verify_request *)0)->task)
         return kiln_fail(err, "task '%.80s...' is too long for the protocol", j->task_ref);
     if (j->verifiers)
-        return submit_many(j, source, baseline, job, on_accepted, ctx, err);
+        return submit_many(j, &a, job, on_accepted, ctx, err);
     cJSON *final = NULL;
-    int rc = exchange(j, j->address, source, baseline, job, on_accepted, ctx, 1, &final, err);
+    int rc = exchange(j, j->address, &a, job, on_accepted, ctx, 1, &final, err);
     const char *msg = str_of(cJSON_GetObjectItemCaseSensitive(final, "error"), "message");
     if (rc == 1 && !job[0])   /* an error before any job id: refused */
         kiln_fail(err, "kilnd refused the job: %s", msg ? msg : "error");
@@ -493,29 +500,29 @@ static int foreign(const char *source, const kiln_verdict *v, int by_id)
     return strcmp(sha, v->source_sha256) != 0;
 }
 
-static kiln_verdict *run_checked(kiln_judge *j, const char *source, const char *baseline,
-                                 char job[32], kiln_judge_accepted on_accepted, void *ctx,
-                                 kiln_error *err)
+static kiln_verdict *run_checked(kiln_judge *j, const asked *a, char job[32],
+                                 kiln_judge_accepted on_accepted, void *ctx, kiln_error *err)
 {
     for (int attempt = 0;; attempt++) {
-        char asked[32];
-        snprintf(asked, sizeof asked, "%s", job);
-        kiln_verdict *v = j->verifiers ? run_many(j, source, baseline, job, on_accepted, ctx, err)
-                                       : run_daemon(j, source, baseline, job, on_accepted, ctx, err);
-        if (!v || !foreign(source, v, asked[0] != '\0'))
+        char prior[32];
+        snprintf(prior, sizeof prior, "%s", job);
+        kiln_verdict *v = j->verifiers ? run_many(j, a, job, on_accepted, ctx, err)
+                                       : run_daemon(j, a, job, on_accepted, ctx, err);
+        if (!v || !foreign(a->source, v, prior[0] != '\0'))
             return v;
         free(v);
         if (attempt) {
             set_code(j, "internal");
             return kiln_fail(err, "kilnd's verdict for job %s is of another source (its sha256 "
-                             "differs)", job[0] ? job : asked), NULL;
+                             "differs)", job[0] ? job : prior), NULL;
         }
         job[0] = '\0';   /* not this candidate's job: sent again under its key */
     }
 }
 
-kiln_verdict *kiln_judge_run(kiln_judge *j, const char *source, const char *baseline, char job[32],
-                      kiln_judge_accepted on_accepted, void *ctx, kiln_error *err)
+kiln_verdict *kiln_judge_run(kiln_judge *j, const char *source, const char *baseline,
+                             const char *key, char job[32], kiln_judge_accepted on_accepted,
+                             void *ctx, kiln_error *err)
 {
     j->job_failed = 0;
     j->past_deadline = 0;
@@ -530,5 +537,6 @@ kiln_verdict *kiln_judge_run(kiln_judge *j, const char *source, const char *base
     }
     if (!j->verifiers)
         untag_for_one(j, job);
-    return run_checked(j, source, baseline, job, on_accepted, ctx, err);
+    const asked a = {source, baseline, key};
+    return run_checked(j, &a, job, on_accepted, ctx, err);
 }

@@ -32,8 +32,6 @@ typedef struct kiln_judge {
     const char *dtype, *group;  /* NULL or "": the task's defaults */
     int timing_ms;
     int call_timeout_ms;        /* 0: the verifier's default */
-    const char *key;            /* idempotency key for the next request (kilnd), or NULL:
-                                   asking again with the same key gets the same job */
     uint64_t deadline_ns;       /* kiln_mono_ns() after which no verdict is waited for
                                    (0: none); through kilnd only, since a job there
                                    outlives the wait and a resumed run collects it */
@@ -59,13 +57,15 @@ typedef struct kiln_judge {
 
 typedef void (*kiln_judge_accepted)(void *ctx, const char *job);
 
-/* Verify source against baseline (a source text; NULL: the task's). When
- * job is non-empty the verdict of that earlier job is fetched instead of
- * submitting again. on_accepted is called with the job id before waiting,
+/* Verify source against baseline (a source text; NULL: the task's). key
+ * is the idempotency key (kilnd), or NULL: asking again with the same key
+ * gets the same job. When job is non-empty the verdict of that earlier job
+ * is fetched instead of submitting again. on_accepted is called with the job id before waiting,
  * so the caller can record it. Returns the verdict, decoded once (free
  * with free()), or NULL with err and j->error_code. */
-kiln_verdict *kiln_judge_run(kiln_judge *j, const char *source, const char *baseline, char job[32],
-                      kiln_judge_accepted on_accepted, void *ctx, kiln_error *err);
+kiln_verdict *kiln_judge_run(kiln_judge *j, const char *source, const char *baseline,
+                             const char *key, char job[32], kiln_judge_accepted on_accepted,
+                             void *ctx, kiln_error *err);
 
 /* Through kilnd only: hand source to kilnd and return once it has
  * accepted the job (its id in job, on_accepted called), without waiting
@@ -73,7 +73,7 @@ kiln_verdict *kiln_judge_run(kiln_judge *j, const char *source, const char *base
  * search submits an iteration's drafts at once this way, so kilnd compiles
  * one while it times another and keeps every lane busy. 0, or -1 with err
  * (nothing is lost: the caller may still verify it with kiln_judge_run). */
-int kiln_judge_submit(kiln_judge *j, const char *source, const char *baseline, char job[32],
-                      kiln_judge_accepted on_accepted, void *ctx, kiln_error *err);
+int kiln_judge_submit(kiln_judge *j, const char *source, const char *baseline, const char *key,
+                      char job[32], kiln_judge_accepted on_accepted, void *ctx, kiln_error *err);
 
 #endif

@@ -37,7 +37,7 @@ int kiln_lane_status_busy(const cJSON *status, const char *kind, int *lanes, dou
 /* One daemon's lanes of kind into out->d[out->n]; 0 when it answered. */
 static int sample_one(const char *address, const char *kind, kiln_lane_sample *out)
 {
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     cJSON *r = kiln_client_status(address, 5000, &err);
     int lanes = 0;
     double busy = 0, up = 0;

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "iteration.h"   /* kiln_search_seam */
 #include "propose.h"
 
 struct kiln_prefetch {
@@ -65,14 +66,15 @@ static int spawn(kiln_prefetch *f)
 
 void kiln_prefetch_start(search *s, int it, double started)
 {
-    if (!s->use_llm || s->judge.in_process || s->prefetch || kiln_search_should_stop() ||
+    kiln_judge_seam j = kiln_search_seam(s);   /* verified elsewhere, while the model is asked */
+    if (!s->use_llm || !j.ops->ahead(j.self) || s->prefetch || kiln_search_should_stop() ||
         !worth_it(s, it, started))
         return;
     kiln_prefetch *f = calloc(1, sizeof *f);
     if (!f)
         return;
     char parent[41], *src = NULL, *verdict = NULL;
-    kiln_error e = {{0}};
+    kiln_error e = {0};
     int ok = kiln_search_draw_parent(s, it, parent, &e) == 0 &&
              kiln_ws_read(&s->ws, parent, s->relpath, &src, &e) == 0;
     if (ok) {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "fileutil.h"
+#include "iteration.h"
 #include "kiln_exit.h"
 #include "task_describe.h"
 #include "lessons.h"
@@ -40,9 +41,13 @@ static int add_candidate(search *s, int it, int n, int draft, const char *propos
     } else {
         c.state = KILN_CAND_PROPOSED;
     }
-    if (kiln_db_cand_upsert(s->db, &c, err) < 0)
+    if (kiln_db_cand_upsert(s->db, &c, err) < 0 ||
+        (source && kiln_db_cand_text_put(s->db, s->run.id, n, KILN_TEXT_SOURCE, source, err) < 0))
         return -1;
-    return source ? kiln_db_cand_verdict(s->db, s->run.id, n, "source", source, err) : 0;
+    /* The iteration takes it in memory from here (iteration.h). */
+    if (s->proposing && kiln_iteration_add(s->proposing, &c, source) < 0)
+        return kiln_fail(err, "out of memory");
+    return 0;
 }
 
 /* ---- tune ------------------------------------------------------------------ */
@@ -58,7 +63,7 @@ static int tried_keys(search *s, const kiln_knob *knobs, int nk, char ***keys, i
     *keys = calloc((size_t)nall + MAX_DRAFTS + 1, sizeof **keys);
     *n = 0;
     for (int i = 0; *keys && i < nall; i++) {
-        char *src = kiln_db_cand_get_verdict(s->db, s->run.id, all[i].n, "source");
+        char *src = kiln_db_cand_text(s->db, s->run.id, all[i].n, KILN_TEXT_SOURCE);
         kiln_knob k[32];
         kiln_error e;
         int m = src ? kiln_knobs_parse(src, k, 32, &e) : -1;
@@ -220,7 +225,7 @@ static int load_history(search *s, history *h, kiln_error *err)
             /* Every failure's feedback (it hides hidden shapes), not only
              * a compile error's log: what went wrong is what the model
              * should read next. */
-            char *t = kiln_db_cand_get_verdict(s->db, s->run.id, c->n, "verdict");
+            char *t = kiln_db_cand_text(s->db, s->run.id, c->n, KILN_TEXT_VERDICT);
             kiln_verdict *v = t ? malloc(sizeof *v) : NULL;
             kiln_error e;
             int ok = v && kiln_verdict_parse(t, v, &e) == 0;
@@ -263,10 +268,9 @@ static int server_gone(search *s, kiln_error *err)
     double span = kiln_wall_now() - s->llm_fail_since;
     if (s->llm_fail_streak < n || span < t)
         return 0;
-    return kiln_fail(err, "the model server at %s failed %d calls in a row over %.0f s (last: "
-                     "%s); the run is kept: --resume it when the server answers",
-                     s->llm.base_url, s->llm_fail_streak,
-                     span, s->llm_last_error);
+    return kiln_fail_as(err, KILN_ERR_RESOURCE, "the model server at %s failed %d calls in a row "
+                        "over %.0f s (last: %s); the run is kept: --resume it when the server "
+                        "answers", s->llm.base_url, s->llm_fail_streak, span, s->llm_last_error);
 }
 
 /* Candidate n's answer, made safe to show, into the run database. */
@@ -277,7 +281,7 @@ static int store_answer(search *s, int n, const char *text, kiln_error *err)
     if (!clean)
         return kiln_fail(err, "out of memory");
     kiln_safe_text(text, len, clean, cap);
-    int rc = kiln_db_cand_verdict(s->db, s->run.id, n, "answer", clean, err);
+    int rc = kiln_db_cand_text_put(s->db, s->run.id, n, KILN_TEXT_ANSWER, clean, err);
     free(clean);
     return rc;
 }
@@ -426,7 +430,7 @@ static int load_inspirations(search *s, const char *parent_commit, inspirations 
     int k = kiln_archive_inspirations(ins->a, na, parent, idx, KILN_INSPIRATIONS);
     for (int j = 0; j < k; j++) {
         const kiln_elite *e = &ins->a[idx[j]];
-        ins->src[j] = kiln_db_cand_get_verdict(s->db, s->run.id, e->n, "source");
+        ins->src[j] = kiln_db_cand_text(s->db, s->run.id, e->n, KILN_TEXT_SOURCE);
         for (int m = 0; m < nall; m++)
             if (all[m].n == e->n)
                 snprintf(ins->hyp[j], sizeof ins->hyp[j], "%s", all[m].hypothesis);

@@ -47,8 +47,8 @@ static double now_s(void)
 static int db_fail(sqlite3 *db, kiln_error *err, const char *what)
 {
     if (sqlite3_errcode(db) == SQLITE_FULL)
-        return kiln_fail(err, "database %s: %s: the disk is full", sqlite3_db_filename(db, "main"),
-                         what);
+        return kiln_fail_as(err, KILN_ERR_RESOURCE, "database %s: %s: the disk is full",
+                            sqlite3_db_filename(db, "main"), what);
     return kiln_fail(err, "database: %s: %s", what, sqlite3_errmsg(db));
 }
 
@@ -458,20 +458,26 @@ static int read_cand(sqlite3_stmt *st, kiln_cand *c, kiln_error *err)
     return 0;
 }
 
-int kiln_db_cands(sqlite3 *db, const char *run, kiln_cand **out, int *n, kiln_error *err)
+/* The rows of run that where (an SQL condition on ?2, which it binds to
+ * it when it has one) selects, in order. */
+static int read_cands(sqlite3 *db, const char *run, const char *where, int it, kiln_cand **out,
+                      int *n, kiln_error *err)
 {
     sqlite3_stmt *st = NULL;
+    char sql[1024];
     *out = NULL;
     *n = 0;
-    if (sqlite3_prepare_v2(db, "SELECT run, n, iteration, draft, parent, commit_id, proposer,"
-                           " state, hypothesis, job, confirm_job, record_job, status, stage, code,"
-                           " reason, decision, speedup, confirm_speedup, speedup_vs_baseline,"
-                           " roofline, speedup_lo, speedup_hi, confirm_lo, confirm_hi, baseline_lo,"
-                           " baseline_hi, why, rerecord_job, pooled_speedup, pooled_lo, pooled_hi"
-                           " FROM candidates WHERE run=?1 ORDER BY n", -1, &st,
-                           NULL) != SQLITE_OK)
+    snprintf(sql, sizeof sql, "SELECT run, n, iteration, draft, parent, commit_id, proposer,"
+             " state, hypothesis, job, confirm_job, record_job, status, stage, code,"
+             " reason, decision, speedup, confirm_speedup, speedup_vs_baseline,"
+             " roofline, speedup_lo, speedup_hi, confirm_lo, confirm_hi, baseline_lo,"
+             " baseline_hi, why, rerecord_job, pooled_speedup, pooled_lo, pooled_hi"
+             " FROM candidates WHERE run=?1%s ORDER BY n", where);
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
         return db_fail(db, err, "reading candidates");
     bind_text(st, 1, run);
+    if (*where)
+        sqlite3_bind_int(st, 2, it);
     int cap = 0, rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         if (*n == cap) {
@@ -495,45 +501,99 @@ int kiln_db_cands(sqlite3 *db, const char *run, kiln_cand **out, int *n, kiln_er
     return rc == SQLITE_DONE ? 0 : db_fail(db, err, "reading candidates");
 }
 
-static const char *verdict_column(const char *which)
+int kiln_db_cands(sqlite3 *db, const char *run, kiln_cand **out, int *n, kiln_error *err)
 {
-    if (strcmp(which, "confirm") == 0)
-        return "confirm_verdict";
-    if (strcmp(which, "record") == 0)
-        return "record_verdict";
-    if (strcmp(which, "rerecord") == 0)
-        return "rerecord_verdict";
-    if (strcmp(which, "pooled") == 0)
-        return "pooled_verdict";
-    if (strcmp(which, "source") == 0)
-        return "source";
-    if (strcmp(which, "answer") == 0)
-        return "answer";
-    return "verdict";
+    return read_cands(db, run, "", 0, out, n, err);
 }
 
-int kiln_db_cand_verdict(sqlite3 *db, const char *run, int n, const char *which,
-                         const char *json, kiln_error *err)
+int kiln_db_cands_of(sqlite3 *db, const char *run, int it, kiln_cand **out, int *n,
+                     kiln_error *err)
 {
+    return read_cands(db, run, " AND iteration=?2", it, out, n, err);
+}
+
+int kiln_db_cand_next(sqlite3 *db, const char *run, kiln_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT coalesce(max(n) + 1, 0) FROM candidates WHERE run=?1", -1,
+                           &st, NULL) != SQLITE_OK)
+        return db_fail(db, err, "reading candidates");
+    bind_text(st, 1, run);
+    int next = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0)
+                                              : db_fail(db, err, "reading candidates");
+    sqlite3_finalize(st);
+    return next;
+}
+
+int kiln_db_cand_at(sqlite3 *db, const char *run, const char *commit, int *n, kiln_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    *n = -1;
+    if (!commit || !commit[0])
+        return 0;
+    if (sqlite3_prepare_v2(db, "SELECT n FROM candidates WHERE run=?1 AND commit_id=?2"
+                           " ORDER BY n LIMIT 1", -1, &st, NULL) != SQLITE_OK)
+        return db_fail(db, err, "reading candidates");
+    bind_text(st, 1, run);
+    bind_text(st, 2, commit);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        *n = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : db_fail(db, err, "reading candidates");
+}
+
+/* The text columns, by kiln_cand_text (the judgements' verdicts first, in
+ * kiln_judgement's order). */
+static const char *const text_columns[KILN_NTEXTS][2] = {
+    [KILN_TEXT_VERDICT] = {"verdict", "verdict"},
+    [KILN_TEXT_CONFIRM] = {"confirm", "confirm_verdict"},
+    [KILN_TEXT_RECORD] = {"record", "record_verdict"},
+    [KILN_TEXT_RERECORD] = {"rerecord", "rerecord_verdict"},
+    [KILN_TEXT_POOLED] = {"pooled", "pooled_verdict"},
+    [KILN_TEXT_SOURCE] = {"source", "source"},
+    [KILN_TEXT_ANSWER] = {"answer", "answer"},
+};
+
+int kiln_cand_text_parse(const char *name)
+{
+    for (int i = 0; name && i < KILN_NTEXTS; i++)
+        if (strcmp(name, text_columns[i][0]) == 0)
+            return i;
+    return -1;
+}
+
+static int text_valid(kiln_cand_text which)
+{
+    return (int)which >= 0 && which < KILN_NTEXTS;
+}
+
+int kiln_db_cand_text_put(sqlite3 *db, const char *run, int n, kiln_cand_text which,
+                          const char *text, kiln_error *err)
+{
+    if (!text_valid(which))
+        return kiln_fail(err, "database: no candidate text number %d (a bug in kiln)", (int)which);
     char sql[128];
     snprintf(sql, sizeof sql, "UPDATE candidates SET %s=?3 WHERE run=?1 AND n=?2",
-             verdict_column(which));
+             text_columns[which][1]);
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
         return db_fail(db, err, "storing a verdict");
     bind_text(st, 1, run);
     sqlite3_bind_int(st, 2, n);
-    bind_text(st, 3, json);
+    bind_text(st, 3, text);
     int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_fail(db, err, "storing a verdict");
     sqlite3_finalize(st);
     return rc;
 }
 
-char *kiln_db_cand_get_verdict(sqlite3 *db, const char *run, int n, const char *which)
+char *kiln_db_cand_text(sqlite3 *db, const char *run, int n, kiln_cand_text which)
 {
+    if (!text_valid(which))
+        return NULL;
     char sql[128];
     snprintf(sql, sizeof sql, "SELECT %s FROM candidates WHERE run=?1 AND n=?2",
-             verdict_column(which));
+             text_columns[which][1]);
     sqlite3_stmt *st = NULL;
     char *out = NULL;
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
@@ -544,6 +604,22 @@ char *kiln_db_cand_get_verdict(sqlite3 *db, const char *run, int n, const char *
         out = strdup((const char *)sqlite3_column_text(st, 0));
     sqlite3_finalize(st);
     return out;
+}
+
+int kiln_db_cand_verdict(sqlite3 *db, const char *run, int n, const char *which,
+                         const char *json, kiln_error *err)
+{
+    int k = kiln_cand_text_parse(which);
+    if (k < 0)
+        return kiln_fail(err, "database: candidates have no text '%s' (a bug in kiln)",
+                         which ? which : "(null)");
+    return kiln_db_cand_text_put(db, run, n, (kiln_cand_text)k, json, err);
+}
+
+char *kiln_db_cand_get_verdict(sqlite3 *db, const char *run, int n, const char *which)
+{
+    int k = kiln_cand_text_parse(which);
+    return k < 0 ? NULL : kiln_db_cand_text(db, run, n, (kiln_cand_text)k);
 }
 
 int kiln_db_llm_call(sqlite3 *db, const char *run, int n, int draft, const char *provider,
@@ -762,10 +838,12 @@ void kiln_db_llm_totals(sqlite3 *db, const char *run, kiln_llm_totals *t)
     sqlite3_finalize(st);
 }
 
-/* One row of kiln_db_cand_rows' query. */
-static void read_cand_row(sqlite3_stmt *st, kiln_cand_row *c)
+/* One row of kiln_db_cand_rows' query, as the review shows it: a state
+ * kiln does not know reads as KILN_CAND_NSTATES. */
+static void read_cand_row(sqlite3_stmt *st, kiln_cand *c)
 {
     memset(c, 0, sizeof *c);
+    char state[16];
     c->n = sqlite3_column_int(st, 0);
     c->iteration = sqlite3_column_int(st, 1);
     col_text(st, 2, c->commit, sizeof c->commit);
@@ -779,7 +857,7 @@ static void read_cand_row(sqlite3_stmt *st, kiln_cand_row *c)
     col_text(st, 10, c->hypothesis, sizeof c->hypothesis);
     col_text(st, 11, c->reason, sizeof c->reason);
     c->speedup = sqlite3_column_double(st, 12);
-    c->vs_baseline = sqlite3_column_double(st, 13);
+    c->speedup_vs_baseline = c->vs_baseline = sqlite3_column_double(st, 13);
     c->updated_at = sqlite3_column_double(st, 14);
     c->confirm_speedup = sqlite3_column_double(st, 15);
     double *iv[] = {&c->speedup_lo, &c->speedup_hi, &c->confirm_lo, &c->confirm_hi,
@@ -791,9 +869,13 @@ static void read_cand_row(sqlite3_stmt *st, kiln_cand_row *c)
     c->pooled_lo = real_or(st, 24, 0);
     c->pooled_hi = real_or(st, 25, 0);
     c->pooled = sqlite3_column_int(st, 26);
+    col_text(st, 27, state, sizeof state);
+    int k = kiln_cand_state_parse(state);
+    c->state = k < 0 ? KILN_CAND_NSTATES : (kiln_cand_state)k;
+    c->kept = strcmp(c->decision, "keep") == 0;
 }
 
-int kiln_db_cand_rows(sqlite3 *db, const char *run, kiln_cand_row **out, int *n, kiln_error *err)
+int kiln_db_cand_rows(sqlite3 *db, const char *run, kiln_cand **out, int *n, kiln_error *err)
 {
     sqlite3_stmt *st = NULL;
     *out = NULL;
@@ -805,7 +887,7 @@ int kiln_db_cand_rows(sqlite3 *db, const char *run, kiln_cand_row **out, int *n,
     int v6 = has_column(db, "candidates", "pooled_verdict") == 1;
     snprintf(sql, sizeof sql, "SELECT n, iteration, commit_id, parent, proposer, status, stage,"
              " code, decision, record_job, hypothesis, reason, speedup, speedup_vs_baseline,"
-             " updated_at, confirm_speedup, %s, %s FROM candidates WHERE run=?1 ORDER BY n",
+             " updated_at, confirm_speedup, %s, %s, state FROM candidates WHERE run=?1 ORDER BY n",
              v3 ? "speedup_lo, speedup_hi, confirm_lo, confirm_hi, baseline_lo, baseline_hi, why"
                 : "NULL, NULL, NULL, NULL, NULL, NULL, NULL",
              v6 ? "pooled_speedup, pooled_lo, pooled_hi, pooled_verdict IS NOT NULL"
@@ -815,7 +897,7 @@ int kiln_db_cand_rows(sqlite3 *db, const char *run, kiln_cand_row **out, int *n,
     bind_text(st, 1, run);
     int cap = 0, rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        kiln_cand_row *p = grow(*out, *n, &cap, sizeof *p);
+        kiln_cand *p = grow(*out, *n, &cap, sizeof *p);
         if (!p)
             break;
         *out = p;

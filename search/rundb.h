@@ -12,6 +12,7 @@
 
 #include "archive.h"
 #include "cand_state.h"
+#include "judgement.h"
 #include "kiln_error.h"
 
 #define KILN_DB_SCHEMA_VERSION 7   /* 2: lessons (knowledge/lessons.h); 3: the keep
@@ -54,6 +55,9 @@ typedef struct kiln_run {
     int prefetch_asked, prefetch_dropped;
 } kiln_run;
 
+/* A candidate: its row in the run database. The one candidate struct: the
+ * search moves it through its states (cand_state.h), and the review
+ * commands show it (cli/review.h). */
 typedef struct kiln_cand {
     char run[32];
     int n, iteration, draft;
@@ -73,7 +77,35 @@ typedef struct kiln_cand {
     /* The claim against the parent: the verdict and its re-time pooled,
      * with its interval (0 when it was not re-timed). */
     double pooled_speedup, pooled_lo, pooled_hi;
+    /* As the review shows it (kiln_db_cand_rows and cli/review.c fill
+     * these; the search leaves them 0): kept (its decision is keep);
+     * vs_baseline, against the task's baseline: recorded for kept ones,
+     * estimated for the others; pooled, 1 when that pools two records (0:
+     * one, a run from before pooling); t, seconds from the run's start to
+     * updated_at, its row's last update (seconds since the epoch). */
+    int kept, pooled;
+    double vs_baseline, t, updated_at;
 } kiln_cand;
+
+/* A candidate's stored texts: its judgements' verdicts (in kiln_judgement's
+ * order: kiln_cand_text of a judgement is the judgement's number), the
+ * record and re-record pooled (what every claim against the baseline
+ * reads), its source (stored before it is verified) and the model's raw
+ * answer (kept even when it did not parse). */
+typedef enum kiln_cand_text {
+    KILN_TEXT_VERDICT = KILN_JUDGE_VERDICT,
+    KILN_TEXT_CONFIRM = KILN_JUDGE_CONFIRM,
+    KILN_TEXT_RECORD = KILN_JUDGE_RECORD,
+    KILN_TEXT_RERECORD = KILN_JUDGE_RERECORD,
+    KILN_TEXT_POOLED = KILN_NJUDGEMENTS,
+    KILN_TEXT_SOURCE,
+    KILN_TEXT_ANSWER,
+    KILN_NTEXTS
+} kiln_cand_text;
+
+/* The text of a name ("verdict", "confirm", "record", "rerecord",
+ * "pooled", "source", "answer"), or -1: an unknown name is no column. */
+int kiln_cand_text_parse(const char *name);
 
 /* Open (creating or upgrading) the database; a corrupt or foreign file is
  * an error naming the file. */
@@ -88,14 +120,21 @@ int kiln_db_run_get(sqlite3 *db, const char *id, kiln_run *r, kiln_error *err);
 int kiln_db_cand_upsert(sqlite3 *db, const kiln_cand *c, kiln_error *err);
 /* Candidates of a run in order; *out malloc'd. */
 int kiln_db_cands(sqlite3 *db, const char *run, kiln_cand **out, int *n, kiln_error *err);
+/* The candidates of run's iteration it, in order; *out malloc'd. */
+int kiln_db_cands_of(sqlite3 *db, const char *run, int it, kiln_cand **out, int *n,
+                     kiln_error *err);
+/* The number the run's next candidate gets (0 for none yet); -1 with err. */
+int kiln_db_cand_next(sqlite3 *db, const char *run, kiln_error *err);
+/* *n: the candidate of run committed as commit (the first), -1 none. */
+int kiln_db_cand_at(sqlite3 *db, const char *run, const char *commit, int *n, kiln_error *err);
+/* Store or read a candidate's text (kiln_cand_text); NULL when it has none. */
+int kiln_db_cand_text_put(sqlite3 *db, const char *run, int n, kiln_cand_text which,
+                          const char *text, kiln_error *err);
+char *kiln_db_cand_text(sqlite3 *db, const char *run, int n, kiln_cand_text which);
+/* The same by the text's name (kiln_cand_text_parse): a name that is none
+ * is an error storing, and NULL reading, never another column's text. */
 int kiln_db_cand_verdict(sqlite3 *db, const char *run, int n, const char *which,
                          const char *json, kiln_error *err);
-/* Store or read a candidate's text column. which: "source" (the candidate's
- * code, stored before it is verified), "verdict" (against its parent),
- * "confirm" (the re-time), "record" (against the task's baseline),
- * "rerecord" (the same again, in a fresh worker), "pooled" (the two
- * pooled: what every claim against the baseline reads) or "answer" (the
- * model's raw answer, kept even when it did not parse). */
 char *kiln_db_cand_get_verdict(sqlite3 *db, const char *run, int n, const char *which);
 
 int kiln_db_llm_call(sqlite3 *db, const char *run, int n, int draft, const char *provider,
@@ -131,22 +170,10 @@ typedef struct kiln_llm_totals {
 /* A run's LLM calls summed (zeros when unreadable). */
 void kiln_db_llm_totals(sqlite3 *db, const char *run, kiln_llm_totals *t);
 
-/* A candidate's row as the review commands show it: no state check, so a
- * row kiln_db_cands would refuse still shows. */
-typedef struct kiln_cand_row {
-    int n, iteration;
-    char commit[41], parent[41], proposer[16], status[12], stage[16], code[32];
-    char decision[24], record_job[32];
-    char hypothesis[512], reason[640];
-    double speedup, vs_baseline, updated_at;
-    double confirm_speedup, speedup_lo, speedup_hi, confirm_lo, confirm_hi;
-    double baseline_lo, baseline_hi;
-    char why[400];              /* the decision's reason; "" in older runs */
-    double pooled_speedup, pooled_lo, pooled_hi;   /* vs the parent, 0: not re-timed */
-    int pooled;                 /* 1: vs_baseline pools two records (0: one, an older run) */
-} kiln_cand_row;
-/* A run's candidates in order; *out malloc'd. */
-int kiln_db_cand_rows(sqlite3 *db, const char *run, kiln_cand_row **out, int *n, kiln_error *err);
+/* A run's candidates in order, as the review commands show them (the
+ * review fields of kiln_cand filled, but t): no state check, so a row
+ * kiln_db_cands would refuse still shows; *out malloc'd. */
+int kiln_db_cand_rows(sqlite3 *db, const char *run, kiln_cand **out, int *n, kiln_error *err);
 
 /* Candidates of a run by outcome: how many of each (decision, stage, code),
  * a passing one as timing/not-faster, start candidate left out, most first.

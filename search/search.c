@@ -31,7 +31,7 @@ int kiln_search(const kiln_search_opts *o)
     s->ws.lock_fd = -1;
     s->hold.fd = -1;
     kiln_search_catch_interrupts();
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     int rc = kiln_search_setup(s, &err);
     const char *bad = rc == 0 && s->judge.verifiers ? kiln_verifiers_news(s->judge.verifiers) : NULL;
     if (bad && *bad)   /* the search goes on with the endpoints that are good */
@@ -44,5 +44,5 @@ int kiln_search(const kiln_search_opts *o)
     }
     kiln_search_teardown(s);
     free(s);
-    return rc < 0 ? (rc == -2 ? KILN_EXIT_BAD_INPUT : KILN_EXIT_INTERNAL) : rc;
+    return rc < 0 ? kiln_exit_status(&err) : rc;
 }

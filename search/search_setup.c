@@ -28,7 +28,7 @@ static int setup_backend(search *s, const char *backend, kiln_error *err)
 {
     int b = backend && *backend ? kiln_backend_parse(backend) : KILN_BACKEND_CPU;
     if (b < 0)
-        return kiln_fail(err, "unknown backend '%s' (cpu, cuda)", backend), -2;
+        return kiln_bad_input(err, "unknown backend '%s' (cpu, cuda)", backend);
     s->backend = (kiln_backend)b;
     return 0;
 }
@@ -37,34 +37,34 @@ static int setup_task(search *s, const char *task, const char *backend, const ch
                       kiln_error *err)
 {
     if (setup_backend(s, backend, err) < 0)
-        return -2;
+        return kiln_error_as(err, KILN_ERR_BAD_INPUT);
     if (kiln_task_find(task, &s->task, err) < 0)
-        return -2;
+        return kiln_error_as(err, KILN_ERR_BAD_INPUT);
     int cuda = s->backend == KILN_BACKEND_CUDA;
     const char *bname = kiln_backend_name(s->backend);
     if ((cuda ? s->task.ncuda_dtypes : s->task.ncpu_dtypes) == 0)
-        return kiln_fail(err, "task %s has no %s backend", s->task.name, cuda ? "CUDA" : "CPU"), -2;
+        return kiln_bad_input(err, "task %s has no %s backend", s->task.name, cuda ? "CUDA" : "CPU");
     s->dt = dtype && *dtype ? kiln_dtype_parse(dtype) : kiln_backend_default_dtype(&s->task, s->backend);
     if (!kiln_task_supports_backend(&s->task, bname, s->dt))
-        return kiln_fail(err, "task %s has no %s variant for dtype '%s'", s->task.name,
-                         cuda ? "CUDA" : "CPU", dtype ? dtype : "?"), -2;
+        return kiln_bad_input(err, "task %s has no %s variant for dtype '%s'", s->task.name,
+                              cuda ? "CUDA" : "CPU", dtype ? dtype : "?");
     snprintf(s->relpath, sizeof s->relpath, "%s/%s/%s", s->task.name, bname,
              cuda ? "kernel.cu" : "kernel.c");
     /* Everything the command line can get wrong is checked before the
      * workspace exists: a typo must not leave a half-made one behind. */
     const char *group = s->o->group;
     if (group && kiln_task_group_for(&s->task, bname, group) < 0)
-        return kiln_fail(err, "task %s has no %s group '%s'", s->task.name, bname, group), -2;
+        return kiln_bad_input(err, "task %s has no %s group '%s'", s->task.name, bname, group);
     if (s->o->from && access(s->o->from, R_OK) != 0)
-        return kiln_fail(err, "--from %s: %s", s->o->from, strerror(errno)), -2;
+        return kiln_bad_input(err, "--from %s: %s", s->o->from, strerror(errno));
     const char *parents = s->o->parents;
     if (parents && strcmp(parents, "best") != 0 && strcmp(parents, "archive") != 0)
-        return kiln_fail(err, "--parents must be best or archive, not '%s'", parents), -2;
+        return kiln_bad_input(err, "--parents must be best or archive, not '%s'", parents);
     if (s->o->objective && !s->o->resume) {
         int g = group ? kiln_task_group_for(&s->task, bname, group)
                       : kiln_task_default_group_for(&s->task, bname);
         if (g >= 0 && kiln_keep_check_objective(s->o->objective, &s->task, g, bname, err) < 0)
-            return -2;
+            return kiln_error_as(err, KILN_ERR_BAD_INPUT);
     }
     return 0;
 }
@@ -101,17 +101,19 @@ static int keep_resumed(search *s, kiln_error *err)
     kiln_run *r = &s->run;
     if (keep_same(s, "--keep-margin", o->keep_margin, r->keep_margin, err) < 0 ||
         keep_same(s, "--max-regression", o->max_regression, r->max_regression, err) < 0)
-        return -2;
+        return kiln_error_as(err, KILN_ERR_BAD_INPUT);
     if (o->objective && r->objective[0] && strcmp(o->objective, r->objective) != 0)
-        return kiln_fail(err, "run %s keeps candidates by --objective %s; --objective %s cannot "
-                         "change that", r->id, r->objective, o->objective), -2;
+        return kiln_bad_input(err, "run %s keeps candidates by --objective %s; --objective %s "
+                              "cannot change that", r->id, r->objective, o->objective);
     keep_from_flags(o, r, 1);
     const char *bname = kiln_backend_name(s->backend);
     int g = kiln_task_group_for(&s->task, bname, r->grp);
     if (g < 0)
-        return kiln_fail(err, "run %s: task %s has no %s group '%s' now", r->id, s->task.name,
-                         bname, r->grp), -2;
-    return kiln_keep_check_objective(r->objective, &s->task, g, bname, err) < 0 ? -2 : 0;
+        return kiln_bad_input(err, "run %s: task %s has no %s group '%s' now", r->id, s->task.name,
+                              bname, r->grp);
+    if (kiln_keep_check_objective(r->objective, &s->task, g, bname, err) < 0)
+        return kiln_error_as(err, KILN_ERR_BAD_INPUT);
+    return 0;
 }
 
 /* How parents are chosen (docs/search.md, "Population"): a model samples
@@ -126,8 +128,8 @@ static int parents_policy(search *s, int resumed, kiln_error *err)
     if (resumed && !r->parents[0])
         snprintf(r->parents, sizeof r->parents, "best");
     if (resumed && given && strcmp(given, r->parents) != 0)
-        return kiln_fail(err, "run %s chooses parents by --parents %s; --parents %s cannot change "
-                         "that", r->id, r->parents, given), -2;
+        return kiln_bad_input(err, "run %s chooses parents by --parents %s; --parents %s cannot "
+                              "change that", r->id, r->parents, given);
     if (!resumed) {
         int model = strcmp(r->agent, "tune") != 0 && strcmp(r->agent, "replay") != 0;
         snprintf(r->parents, sizeof r->parents, "%s", given ? given : model ? "archive" : "best");
@@ -152,10 +154,13 @@ static int setup_verifiers(search *s, kiln_error *err)
         return kiln_fail(err, "out of memory"), -1;
     s->judge.verifiers = vs;
     if (s->o->verifiers)
-        return kiln_verifiers_list(vs, s->o->verifiers, err) < 0 ? -2
+        return kiln_verifiers_list(vs, s->o->verifiers, err) < 0
+                   ? kiln_error_as(err, KILN_ERR_BAD_INPUT)
                : kiln_verifiers_check(vs, err) < 0             ? -1
                                                                 : 0;
-    return kiln_verifiers_fleet(vs, s->o->fleet, err) < 0 ? -2 : 0;
+    if (kiln_verifiers_fleet(vs, s->o->fleet, err) < 0)
+        return kiln_error_as(err, KILN_ERR_BAD_INPUT);
+    return 0;
 }
 
 static int setup_judge(search *s, kiln_error *err)
@@ -197,9 +202,11 @@ static int setup_proposer(search *s, kiln_error *err)
         return 0;
     if (strcmp(a, "replay") == 0) {
         if (!s->run.from_path[0])
-            return kiln_fail(err, "--agent replay needs --from DIR (the candidate files)"), -2;
-        return kiln_replay_list(s->run.from_path, s->backend == KILN_BACKEND_CUDA ? "cuda" : "c",
-                                &s->replay, &s->nreplay, err) < 0 ? -2 : 0;
+            return kiln_bad_input(err, "--agent replay needs --from DIR (the candidate files)");
+        if (kiln_replay_list(s->run.from_path, s->backend == KILN_BACKEND_CUDA ? "cuda" : "c",
+                             &s->replay, &s->nreplay, err) < 0)
+            return kiln_error_as(err, KILN_ERR_BAD_INPUT);
+        return 0;
     }
     kiln_llm_dialect d;
     if (strcmp(a, "openai") == 0)
@@ -207,12 +214,12 @@ static int setup_proposer(search *s, kiln_error *err)
     else if (strcmp(a, "anthropic") == 0)
         d = KILN_LLM_ANTHROPIC;
     else
-        return kiln_fail(err, "unknown agent '%s' (tune, openai, anthropic, replay)", a), -2;
+        return kiln_bad_input(err, "unknown agent '%s' (tune, openai, anthropic, replay)", a);
     const char *model = s->run.model[0] ? s->run.model : NULL;
     if (!model)
-        return kiln_fail(err, "--agent %s needs --model", a), -2;
+        return kiln_bad_input(err, "--agent %s needs --model", a);
     if (kiln_llm_config_init(&s->llm, d, model, s->run.base_url[0] ? s->run.base_url : NULL, err) < 0)
-        return -2;
+        return kiln_error_as(err, KILN_ERR_BAD_INPUT);
     if (s->o->answer_tokens > 0)
         s->llm.max_tokens = s->o->answer_tokens;
     s->use_llm = 1;
@@ -263,7 +270,7 @@ static int record_run(search *s, kiln_error *err)
     const char *starter = s->backend == KILN_BACKEND_CUDA ? s->task.starter_cuda : s->task.baseline_cpu;
     char *src = read_text(from_file ? s->run.from_path : starter, err);
     if (!src)
-        return -2;
+        return kiln_error_as(err, KILN_ERR_BAD_INPUT);
     if (kiln_db_run_insert(s->db, &s->run, err) < 0) {
         free(src);
         return -1;
@@ -294,8 +301,8 @@ static int create_run(search *s, kiln_error *err)
     int g = o->group ? kiln_task_group_for(&s->task, bn, o->group)
                      : kiln_task_default_group_for(&s->task, bn);
     if (g < 0)
-        return kiln_fail(err, "task %s has no %s group '%s'", s->task.name, bn,
-                         o->group ? o->group : "(default)"), -2;
+        return kiln_bad_input(err, "task %s has no %s group '%s'", s->task.name, bn,
+                              o->group ? o->group : "(default)");
     snprintf(r->grp, sizeof r->grp, "%s", s->task.groups[g].name);
     snprintf(r->agent, sizeof r->agent, "%s", default_agent(o));
     snprintf(r->model, sizeof r->model, "%s", o->model ? o->model : "");
@@ -309,7 +316,7 @@ static int create_run(search *s, kiln_error *err)
     snprintf(r->base_url, sizeof r->base_url, "%s", o->base_url ? o->base_url : "");
     /* An absolute path, so a resumed run finds it from anywhere. */
     if (o->from && !realpath(o->from, r->from_path))
-        return kiln_fail(err, "--from %s: %s", o->from, strerror(errno)), -2;
+        return kiln_bad_input(err, "--from %s: %s", o->from, strerror(errno));
     keep_from_flags(o, r, 0);
     return parents_policy(s, 0, err);   /* recorded by record_run once the search can start */
 }
@@ -322,7 +329,7 @@ static int resume_run(search *s, kiln_error *err)
         id[0] = '\0';
     int rc = kiln_db_run_get(s->db, id, &s->run, err);
     if (rc <= 0)
-        return rc < 0 ? -1 : (kiln_fail(err, "no run '%s' in this workspace", s->o->resume), -2);
+        return rc < 0 ? -1 : (kiln_bad_input(err, "no run '%s' in this workspace", s->o->resume));
     /* Budgets given again extend or replace the recorded ones. */
     if (s->o->iterations)
         s->run.budget_iterations = s->o->iterations;
@@ -333,12 +340,12 @@ static int resume_run(search *s, kiln_error *err)
     if (s->o->base_url)   /* given again: the server moved */
         snprintf(s->run.base_url, sizeof s->run.base_url, "%s", s->o->base_url);
     if (s->o->from && !realpath(s->o->from, s->run.from_path))
-        return kiln_fail(err, "--from %s: %s", s->o->from, strerror(errno)), -2;
+        return kiln_bad_input(err, "--from %s: %s", s->o->from, strerror(errno));
     /* The run keeps its backend; asking for another one is a mistake. */
     const char *rb = s->run.backend[0] ? s->run.backend : "cpu";
     if (s->o->backend && strcmp(s->o->backend, rb) != 0)
-        return kiln_fail(err, "run %s searches the %s backend; --backend %s cannot change that",
-                         s->run.id, rb, s->o->backend), -2;
+        return kiln_bad_input(err, "run %s searches the %s backend; --backend %s cannot change "
+                              "that", s->run.id, rb, s->o->backend);
     snprintf(s->run.status, sizeof s->run.status, "running");
     int rc2 = setup_task(s, s->run.task, rb, s->run.dtype, err);
     if (rc2 == 0)
@@ -369,15 +376,15 @@ int kiln_search_setup(search *s, kiln_error *err)
     char db[PATH_MAX + 32];
     int rc;
     if (o->resume && o->backend && kiln_backend_parse(o->backend) < 0)
-        return kiln_fail(err, "unknown backend '%s' (cpu, cuda)", o->backend), -2;
+        return kiln_bad_input(err, "unknown backend '%s' (cpu, cuda)", o->backend);
     if (!o->resume && (rc = setup_task(s, o->task, o->backend, o->dtype, err)) != 0)
         return rc;
     if (kiln_ws_open(&s->ws, o->workspace ? o->workspace : "kiln-work", 1, err) < 0 ||
         kiln_ws_check(&s->ws, err) < 0)
-        return -2;
+        return kiln_error_as(err, KILN_ERR_BAD_INPUT);
     snprintf(db, sizeof db, "%s/.kiln/kiln.db", s->ws.dir);
     if (kiln_db_open(&s->db, db, err) < 0)
-        return -2;
+        return kiln_error_as(err, KILN_ERR_BAD_INPUT);
     rc = o->resume ? resume_run(s, err) : create_run(s, err);
     if (rc != 0)
         return rc;

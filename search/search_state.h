@@ -10,6 +10,7 @@
 #include "archive.h"
 #include "daemon_client.h"
 #include "judge.h"
+#include "judge_seam.h"
 #include "lane_busy.h"
 #include "keep_rule.h"
 #include "llm.h"
@@ -21,15 +22,7 @@
 #include "verify.h"
 #include "workspace.h"
 
-/* A source this run has verified, by the hash of its normalised text
- * (kiln_source_normalize), with the verdict a duplicate of it reuses. */
 typedef struct kiln_prefetch kiln_prefetch;
-
-typedef struct kiln_seen_source {
-    int n;
-    uint64_t hash;
-    char status[12], stage[16], code[32];
-} kiln_seen_source;
 
 typedef struct search {
     const kiln_search_opts *o;
@@ -57,14 +50,24 @@ typedef struct search {
     char stop_reason[256];
     kiln_progress progress;
     char parent[41];            /* this iteration's parent commit (the head, or an elite) */
-    kiln_seen_source *seen;     /* verified sources, read from the database on first use */
-    int nseen, capseen, seen_loaded;
+    struct kiln_seen *seen;     /* verified sources, read from the database on first use
+                                   (duplicates.c) */
     struct kiln_prefetch *prefetch; /* the next iteration's model calls in flight (prefetch.h) */
     int prefetch_asked;         /* batches asked for ahead, this session */
     int prefetch_dropped;       /* answers asked for ahead that became no candidate */
     kiln_client hold;           /* the standing connection that holds kilnd (fd -1: none) */
     kiln_lane_sample lanes_at_start;    /* the verifiers' lane busy seconds as this session
                                            started (lane_busy.h) */
+    /* The iteration's state machine (iteration.h): the verifier's table
+     * (ops NULL: the real one over judge; a test sets a scripted one), the
+     * iteration whose proposals propose.c hands over in memory, whether
+     * the last judgement gave up at the deadline, and a test's watch on
+     * every move (NULL: none). */
+    kiln_judge_seam seam;
+    struct kiln_iteration *proposing;
+    int past_deadline;
+    void (*moved)(void *ctx, const kiln_cand *c);
+    void *moved_ctx;
 } search;
 
 int kiln_search_setup(search *s, kiln_error *err);
@@ -73,7 +76,8 @@ int kiln_search_setup(search *s, kiln_error *err);
  * kilnds, nothing. Failing is left to the verification that follows. */
 void kiln_search_hold(search *s);
 void kiln_search_teardown(search *s);
-/* 0 when the run ended (budget, exhausted proposer, Ctrl-C); -1 on error. */
+/* 0 when the run ended (budget, exhausted proposer); -1 on error or Ctrl-C
+ * (err's kind says which; after Ctrl-C it has no message). */
 int kiln_search_loop(search *s, kiln_error *err);
 
 /* Proposals for iteration `it` as candidate rows (state "proposed" with the

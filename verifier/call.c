@@ -172,7 +172,7 @@ static int run_reference(kiln_callset *cs, kiln_error *err)
     fill_request(cs, off, 1, 0, &rq);
     rq.nonce = kiln_rng_next(&cs->rng);
     if (cs->ref_manifest) {   /* the CUDA reference: launches over doubles */
-        kiln_error e = {{0}};
+        kiln_error e = {0};
         if (kiln_manifest_resolve(cs->ref_manifest, t, KILN_DT_F64, &cs->shape, &cs->limits, &rq,
                                   &e) < 0)
             return kiln_fail(err, "the CUDA reference cannot run this shape: %s", e.msg);
@@ -358,7 +358,7 @@ static void check_outputs(kiln_callset *cs, kiln_worker *w, const size_t off[],
 static int resolve_launches(const kiln_callset *cs, int lib, kiln_call_req *rq,
                             kiln_call_result *r)
 {
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     if (kiln_manifest_resolve(cs->manifest[lib], cs->task, cs->dt, &cs->shape, &cs->limits, rq,
                               &err) == 0)
         return 0;
@@ -520,7 +520,7 @@ static void describe_data(const kiln_callset *cs, kiln_call_req *rq)
 static int reference_launches(const kiln_callset *cs, kiln_call_req *rq, kiln_call_result *r)
 {
     kiln_call_req tmp;
-    kiln_error e = {{0}};
+    kiln_error e = {0};
     memset(&tmp, 0, sizeof tmp);
     if (kiln_manifest_resolve(cs->ref_manifest, cs->task, KILN_DT_F64, &cs->shape, &cs->limits,
                               &tmp, &e) < 0 || tmp.nscratch > 0) {

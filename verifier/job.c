@@ -15,6 +15,7 @@
 
 #include "fileutil.h"
 #include "paths.h"
+#include "verdict_codes.h"
 #include "timing.h"
 
 const char *job_builtin_baseline(const job *j)
@@ -200,29 +201,14 @@ int job_start_reference(job *j, const kiln_shape *shapes, int n, int cpu, kiln_e
     return 0;
 }
 
-/* What a failure code means, in fixed words: at a hidden shape this is all
- * the verdict says, since anything the call or the worker wrote (a crash
- * message, a printf, an error of so many ULPs against a budget that grows
- * with the size) could give the shape away. */
+/* What a failure code means, in fixed words (verdict_codes.c): at a
+ * hidden shape this is all the verdict says, since anything the call or
+ * the worker wrote (a crash message, a printf, an error of so many ULPs
+ * against a budget that grows with the size) could give the shape away. */
 static const char *code_words(const char *code)
 {
-    static const char *const words[][2] = {
-        {"crash", "the candidate crashed"},
-        {"timeout", "a call did not return in time"},
-        {"sandbox", "the candidate made a forbidden system call"},
-        {"resource", "the candidate ran out of an allowed resource"},
-        {"protocol", "the worker broke the call protocol"},
-        {"guard-corrupted", "the candidate wrote outside its buffers"},
-        {"input-modified", "the candidate modified an input"},
-        {"unwritten-output", "output elements were never written"},
-        {"non-finite", "outputs are NaN or Inf where the reference is finite"},
-        {"wrong-output", "outputs are over the error budget"},
-        {"launch-error", "a launch failed"},
-    };
-    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
-        if (strcmp(words[i][0], code) == 0)
-            return words[i][1];
-    return "the call failed";
+    const kiln_verdict_code *c = kiln_verdict_code_find(code);
+    return c && c->words ? c->words : "the call failed";
 }
 
 /* The verdict code of a failed candidate call. */

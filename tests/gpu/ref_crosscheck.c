@@ -80,7 +80,7 @@ static int start_refs(refs *r, const char *dir, kiln_error *err)
         free(src);
         return kiln_fail(err, "cannot read %s", cu);
     }
-    kiln_error merr = {{0}};
+    kiln_error merr = {0};
     int rc = kiln_manifest_parse(src, len, t, &r->man, &merr);
     if (rc < 0)
         kiln_fail(err, "%s: %s", cu, merr.msg);
@@ -209,7 +209,7 @@ static int check_task(refs *r, const char *tasks_dir, const char *name, const ch
 static const char *skip_reason(void)
 {
     char path[4096];
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     if (access("/dev/nvidia0", F_OK) != 0 || system("nvidia-smi -L >/dev/null 2>&1") != 0)
         return "no NVIDIA GPU";
     if (kiln_cuda_worker_path(path, sizeof path, &err) < 0 ||
@@ -230,7 +230,7 @@ int main(int argc, char **argv)
         return EXIT_SKIP;
     }
     char work[4200];
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     if (kiln_make_tempdir(NULL, "kiln-xcheck", work, sizeof work, &err) < 0) {
         fprintf(stderr, "ref_crosscheck: %s\n", err.msg);
         return 1;

@@ -66,11 +66,10 @@ cd "$SRC" || exit 2
 PLANTS=$SRC/tests/redteam/cpu
 FIX=$SRC/tests/integration/search
 FAST=(--group decode --timing-ms 200)
-# Where one named candidate must be kept, its timing gets longer: a keep
-# needs its interval clear of the margin, and 200 ms (about 33 ms a shape)
-# let a burst of load from the test beside it widen the interval enough
-# to revert an honest 1.5x kernel once in CI.
-KEPT=(--group decode --timing-ms 600)
+# Which candidate is kept, re-timed or reverted for its speed is
+# tests/unit/test_search_loop.c's business, with scripted verdicts: the
+# searches here check the real path (the verifier's codes, the model's
+# answers, git and the database), and only the tuner's must keep one.
 DAEMONLOG=$KILN_STATE/kilnd.log
 
 # ---- reporting ---------------------------------------------------------------
@@ -260,13 +259,13 @@ cp "$PLANTS/rmsnorm_09_zeros.c" "$RD/02_zeros.c"
 cp "$PLANTS/rmsnorm_21_null_write.c" "$RD/03_null_write.c"
 cp "$FIX/not_c.c" "$RD/04_not_c.c"
 WS2=$tmp/ws2
-kiln "$tmp/2.out" "$tmp/2.err" search rmsnorm --agent replay --from "$RD" --iterations 10 --workspace "$WS2" "${KEPT[@]}"
+kiln "$tmp/2.out" "$tmp/2.err" search rmsnorm --agent replay --from "$RD" --iterations 10 --workspace "$WS2" "${FAST[@]}"
 if [ "$RC" -ne 0 ]; then
     problem "exit $RC, expected 0"$'\n'"$(tail_of "$tmp/2.err")"
 else
     RUN2=$(last_run "$WS2")
-    got=$(sq "$WS2/.kiln/kiln.db" "SELECT group_concat(decision || ':' || code, ' ') FROM (SELECT decision, code FROM candidates WHERE run='$RUN2' AND n>0 ORDER BY n)")
-    want="keep:ok revert:wrong-output revert:crash revert:compile-error"
+    got=$(sq "$WS2/.kiln/kiln.db" "SELECT group_concat(status || ':' || code || (CASE WHEN n = 1 THEN '' ELSE ':' || decision END), ' ') FROM (SELECT n, status, code, decision FROM candidates WHERE run='$RUN2' AND n>0 ORDER BY n)")
+    want="pass:ok fail:wrong-output:revert fail:crash:revert fail:compile-error:revert"
     [ "$got" = "$want" ] || problem "decisions:codes are '$got', expected '$want'"
     its=$(sq "$WS2/.kiln/kiln.db" "SELECT iterations_done || ' ' || status FROM runs WHERE id='$RUN2'")
     [ "$its" = "4 done" ] || problem "runs.iterations_done/status '$its', expected '4 done' (the files are used up)"
@@ -274,7 +273,7 @@ else
         problem "the summary does not say the replay files are used up:"$'\n'"$(tail_of "$tmp/2.out")"
     consistent "$WS2" "$RUN2"
 fi
-end "replay search: keep, wrong-output, crash, compile-error; stops when the files are used up"
+end "replay search: pass, wrong-output, crash, compile-error; stops when the files are used up"
 
 # ==== 3. OpenAI-compatible agent against fake_llm ======================================
 
@@ -286,7 +285,7 @@ malformed
 ok $tmp/noanswer.md"
 WS3=$tmp/ws3
 OPENAI_API_KEY=test kiln "$tmp/3.out" "$tmp/3.err" search rmsnorm --agent openai --model fake \
-    --base-url "http://127.0.0.1:$PORT/v1" --iterations 4 --workspace "$WS3" "${KEPT[@]}"
+    --base-url "http://127.0.0.1:$PORT/v1" --iterations 4 --workspace "$WS3" "${FAST[@]}"
 if [ "$RC" -ne 0 ]; then
     problem "exit $RC, expected 0"$'\n'"$(tail_of "$tmp/3.err")"
 else
@@ -298,9 +297,9 @@ else
     [ "$tok" -ge 2 ] 2>/dev/null || problem "only '$tok' successful llm_calls with tokens > 0"
     retried=$(sq "$DB3" "SELECT n || ':' || attempts || ':' || ok FROM llm_calls WHERE run='$RUN3' AND attempts>=2")
     [ "$retried" = "2:2:1" ] || problem "the 429 retry: llm_calls with attempts >= 2 are '$retried', expected '2:2:1'"
-    c1=$(sq "$DB3" "SELECT decision || '|' || hypothesis FROM candidates WHERE run='$RUN3' AND n=1")
-    [ "$c1" = "keep|unroll by 8 with 8 accumulators" ] ||
-        problem "candidate 1: '$c1', expected kept with the hypothesis; why: $(sq "$DB3" "SELECT status || ' ' || code || ' ' || speedup || ' ' || confirm_speedup || ': ' || reason FROM candidates WHERE run='$RUN3' AND n=1")"
+    c1=$(sq "$DB3" "SELECT status || '|' || hypothesis FROM candidates WHERE run='$RUN3' AND n=1")
+    [ "$c1" = "pass|unroll by 8 with 8 accumulators" ] ||
+        problem "candidate 1: '$c1', expected to pass with the hypothesis; why: $(sq "$DB3" "SELECT status || ' ' || code || ' ' || speedup || ' ' || confirm_speedup || ': ' || reason FROM candidates WHERE run='$RUN3' AND n=1")"
     c2=$(sq "$DB3" "SELECT decision || '|' || status || '|' || code FROM candidates WHERE run='$RUN3' AND n=2")
     case $c2 in
         "revert|fail|wrong-output" | "revert|fail|"* | "revert|suspect|"*) ;;
@@ -329,7 +328,7 @@ else
     grep -v ' openai ' "$FLOG" | grep -q . && problem "fake_llm saw non-openai requests:"$'\n'"$(tail_of "$FLOG")"
     consistent "$WS3" "$RUN3"
 fi
-end "openai search via fake_llm: kept answer, 429 retried, cheat reverted, malformed and code-less answers recorded"
+end "openai search via fake_llm: passing answer, 429 retried, cheat reverted, malformed and code-less answers recorded"
 # fake_llm logs one line per request (method, path, dialect, step, model,
 # temperature, a hash of the body), not request bodies: whether the second
 # prompt mentions the first attempt cannot be seen from here, so that is not
@@ -490,26 +489,26 @@ start_fake anthropic-ok "expect-key k
 ok $tmp/answer1.md"
 WS4=$tmp/ws4
 ANTHROPIC_API_KEY=k kiln "$tmp/4.out" "$tmp/4.err" search rmsnorm --agent anthropic --model fake \
-    --base-url "http://127.0.0.1:$PORT" --iterations 1 --workspace "$WS4" "${KEPT[@]}"
+    --base-url "http://127.0.0.1:$PORT" --iterations 1 --workspace "$WS4" "${FAST[@]}"
 if [ "$RC" -ne 0 ]; then
     problem "exit $RC, expected 0"$'\n'"$(tail_of "$tmp/4.err")"
 else
     RUN4=$(last_run "$WS4")
-    c1=$(sq "$WS4/.kiln/kiln.db" "SELECT decision || '|' || proposer || '|' || hypothesis FROM candidates WHERE run='$RUN4' AND n=1")
-    [ "$c1" = "keep|anthropic|unroll by 8 with 8 accumulators" ] ||
-        problem "candidate 1: '$c1', expected kept: $(sq "$WS4/.kiln/kiln.db" "SELECT code || ': ' || reason FROM candidates WHERE run='$RUN4' AND n=1")"
+    c1=$(sq "$WS4/.kiln/kiln.db" "SELECT status || '|' || proposer || '|' || hypothesis FROM candidates WHERE run='$RUN4' AND n=1")
+    [ "$c1" = "pass|anthropic|unroll by 8 with 8 accumulators" ] ||
+        problem "candidate 1: '$c1', expected to pass: $(sq "$WS4/.kiln/kiln.db" "SELECT code || ': ' || reason FROM candidates WHERE run='$RUN4' AND n=1")"
     grep -q 'POST /v1/messages anthropic ok fake' "$FLOG" ||
         problem "fake_llm did not answer an anthropic request:"$'\n'"$(tail_of "$FLOG")"
     consistent "$WS4" "$RUN4"
 fi
-end "anthropic search with the right key: kept"
+end "anthropic search with the right key: answered and verified"
 
 begin
 start_fake anthropic-bad "expect-key other
 ok $tmp/answer1.md"
 WS4B=$tmp/ws4b
 ANTHROPIC_API_KEY=k kiln "$tmp/4b.out" "$tmp/4b.err" search rmsnorm --agent anthropic --model fake \
-    --base-url "http://127.0.0.1:$PORT" --iterations 1 --workspace "$WS4B" "${KEPT[@]}"
+    --base-url "http://127.0.0.1:$PORT" --iterations 1 --workspace "$WS4B" "${FAST[@]}"
 [ "$RC" -eq 3 ] || problem "exit $RC, expected 3"$'\n'"$(tail_of "$tmp/4b.err")"
 [ "$SECS" -le 20 ] || problem "took $SECS s to give up on a rejected key (retried?)"
 grep -qi 'key rejected' "$tmp/4b.err" || problem "stderr does not say the key was rejected:"$'\n'"$(tail_of "$tmp/4b.err")"
@@ -529,13 +528,13 @@ n401=$(grep -c ' 401 ' "$FLOG")
 # with the run, so it is given again.)
 if [ -f "$WS4B/.kiln/kiln.db" ]; then
     ANTHROPIC_API_KEY=other kiln "$tmp/4c.out" "$tmp/4c.err" search --workspace "$WS4B" --resume last \
-        --base-url "http://127.0.0.1:$PORT" "${KEPT[@]}"
+        --base-url "http://127.0.0.1:$PORT" "${FAST[@]}"
     if [ "$RC" -ne 0 ]; then
         problem "resume with the right key: exit $RC, expected 0"$'\n'"$(tail_of "$tmp/4c.err")"
     else
-        got=$(sq "$WS4B/.kiln/kiln.db" "SELECT group_concat(n || ':' || iteration || ':' || decision, ' ') FROM candidates WHERE run='$RUN4B'")
-        [ "$got" = "0:0:keep 1:1:keep" ] ||
-            problem "after the resume, candidates n:iteration:decision are '$got', expected '0:0:keep 1:1:keep'"
+        got=$(sq "$WS4B/.kiln/kiln.db" "SELECT group_concat(n || ':' || iteration || ':' || status || ':' || (decision<>''), ' ') FROM candidates WHERE run='$RUN4B'")
+        [ "$got" = "0:0:pass:1 1:1:pass:1" ] ||
+            problem "after the resume, candidates n:iteration:status:decided are '$got', expected '0:0:pass:1 1:1:pass:1'"
         grep -q 'POST /v1/messages anthropic ok fake' "$FLOG" || problem "the resumed run did not ask the model again"
         consistent "$WS4B" "$RUN4B"
     fi

@@ -304,7 +304,7 @@ static void test_knobs_parse(void **state)
 {
     (void)state;
     kiln_knob k[4];
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     assert_int_equal(kiln_knobs_parse(KNOB_SRC, k, 4, &err), 2);
     assert_string_equal(k[0].name, "BLOCK");
     assert_string_equal(k[0].value, "256");
@@ -329,7 +329,7 @@ static void test_knobs_parse(void **state)
 static void expect_knob_error(const char *src, const char *msg)
 {
     kiln_knob k[2];
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     assert_int_equal(kiln_knobs_parse(src, k, 2, &err), -1);
     if (!strstr(err.msg, msg))
         fail_msg("error '%s' does not contain '%s'", err.msg, msg);

@@ -146,7 +146,7 @@ static const kiln_backend_ops fake_backend = {
 
 static int verify_fake(kiln_verdict *v, kiln_task *t)
 {
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     assert_int_equal(kiln_task_find("rmsnorm", t, &err), 0);
     kiln_verify_opts o = {.task = t, .backend = KILN_BACKEND_CPU, .dtype = KILN_DT_F32,
                           .group = kiln_task_default_group_for(t, "cpu"),

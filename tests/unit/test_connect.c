@@ -36,7 +36,7 @@ static void test_silent_host_times_out(void **state)
     assert_int_equal(getsockname(l, (struct sockaddr *)&a, &len), 0);
     char addr[64];
     snprintf(addr, sizeof addr, "tcp://127.0.0.1:%d", ntohs(a.sin_port));
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     int first = kiln_connect(addr, &err);   /* fills the queue (never accepted) */
     assert_true(first >= 0);
     double t0 = now_s();
@@ -61,7 +61,7 @@ static void test_refused_is_immediate(void **state)
     close(l);   /* the port is closed: a refusal */
     char addr[64];
     snprintf(addr, sizeof addr, "tcp://127.0.0.1:%d", ntohs(a.sin_port));
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     double t0 = now_s();
     assert_true(kiln_connect(addr, &err) < 0);
     assert_true(now_s() - t0 < 2.0);

@@ -56,7 +56,7 @@ static void test_cached_bandwidth(void **state)
     fprintf(f, "NVIDIA A100|driver=12000\t1.5e12\nNVIDIA H200|driver=13000\t4.25e12\n");
     fclose(f);
     double bw = 0;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     assert_int_equal(kiln_gpu_bandwidth(H200, &bw, &err), 0);
     assert_true(bw > 4.24e12 && bw < 4.26e12);
     /* Another driver is another key: it needs a probe, which fails here

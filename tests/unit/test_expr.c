@@ -63,7 +63,7 @@ static const kiln_expr_env ENV = {test_lookup, test_size_of, NULL};
 static int64_t eval_i(const char *src)
 {
     kiln_value v;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     int rc = kiln_expr_eval(src, &ENV, &v, &err);
     if (rc != 0)
         print_error("%s: %s\n", src, err.msg);
@@ -75,7 +75,7 @@ static int64_t eval_i(const char *src)
 static double eval_f(const char *src)
 {
     kiln_value v;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     int rc = kiln_expr_eval(src, &ENV, &v, &err);
     if (rc != 0)
         print_error("%s: %s\n", src, err.msg);
@@ -91,7 +91,7 @@ static double eval_f(const char *src)
 static void expect_error_env(const char *src, const kiln_expr_env *env, ...)
 {
     kiln_value v;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     assert_int_equal(kiln_expr_eval(src, env, &v, &err), -1);
     va_list ap;
     va_start(ap, env);
@@ -225,7 +225,7 @@ static void test_lookup_env(void **state)
     int calls = 0;
     kiln_expr_env env = {test_lookup, NULL, &calls};
     kiln_value v;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     assert_int_equal(kiln_expr_eval("rows*cols + BLOCK", &env, &v, &err), 0);
     assert_false(v.is_float);
     assert_int_equal(v.i, 832);
@@ -393,7 +393,7 @@ static void test_error_unknown_name(void **state)
 {
     (void)state;
     kiln_value v;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     assert_int_equal(kiln_expr_eval("rows*colz", &ENV, &v, &err), -1);
     assert_string_equal(err.msg,
                         "unknown name 'colz' at column 6 in \"rows*colz\"");
@@ -536,7 +536,7 @@ static void test_error_message_quotes_long_source(void **state)
     memset(src, 'a', 999);
     src[999] = '\0';
     kiln_value v;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     assert_int_equal(kiln_expr_eval(src, &ENV, &v, &err), -1);
     assert_non_null(strstr(err.msg, "unknown name"));
     assert_non_null(strstr(err.msg, "column 1"));
@@ -550,7 +550,7 @@ static void test_eval_int(void **state)
 {
     (void)state;
     int64_t r = -1;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     assert_int_equal(kiln_expr_eval_int("cdiv(cols, BLOCK)", &ENV, &r, &err),
                      0);
     assert_int_equal(r, 4);
@@ -583,7 +583,7 @@ static void test_names(void **state)
 {
     (void)state;
     char names[8][64];
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     int n = kiln_expr_names("(2*rows*cols + cols) * sizeof(T)", names, 8,
                             &err);
     assert_int_equal(n, 2);
@@ -614,7 +614,7 @@ static void test_names_errors(void **state)
 {
     (void)state;
     char names[2][64];
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     assert_int_equal(kiln_expr_names("rows *", names, 2, &err), -1);
     assert_non_null(strstr(err.msg, "column"));
     assert_int_equal(kiln_expr_names("(a", names, 2, &err), -1);
@@ -641,7 +641,7 @@ static void test_tree(void **state)
 {
     (void)state;
     kiln_expr e;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     const char *src = "-rows + min(2, +c, 1.5) * sizeof(T)";
     assert_int_equal(kiln_expr_parse(src, &e, &err), 0);
     assert_string_equal(e.src, src);

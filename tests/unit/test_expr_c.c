@@ -113,7 +113,7 @@ static int size_of(void *ctx, const char *type, size_t len, int64_t *bytes)
 static void expect_c(const char *src, const char *want)
 {
     char out[2048];
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     int rc = kiln_expr_to_c(src, &env, out, sizeof out, &err);
     if (rc != 0)
         fail_msg("%s: %s", src, err.msg);
@@ -123,7 +123,7 @@ static void expect_c(const char *src, const char *want)
 static void expect_refused(const char *src, const char *msg)
 {
     char out[2048];
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     assert_int_equal(kiln_expr_to_c(src, &env, out, sizeof out, &err), -1);
     if (!strstr(err.msg, msg))
         fail_msg("%s: message '%s' lacks '%s'", src, err.msg, msg);
@@ -286,7 +286,7 @@ static void kiln_results(FILE *f)
 static void print_case(FILE *f, const char *src, const char *indent, const char *init)
 {
     char c[4096];
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     if (kiln_expr_to_c(src, &env, c, sizeof c, &err) != 0)
         fail_msg("%s: %s", src, err.msg);
     fprintf(f, "%s{\n%s    int bad = %s;\n%s    int64_t r = %s;\n"
@@ -306,7 +306,7 @@ static void print_let_block(FILE *f, int ok)
     fprintf(f, "    {\n        int lbad = 0;\n");
     for (nlets = 0; nlets < n; nlets++) {
         char c[4096];
-        kiln_error err = {{0}};
+        kiln_error err = {0};
         if (kiln_expr_to_c(lets[nlets].expr, &lenv, c, sizeof c, &err) != 0)
             fail_msg("let %s: %s", lets[nlets].name, err.msg);
         fprintf(f, "        const int64_t l_%s = %s;\n        (void)l_%s;\n", lets[nlets].name, c,

@@ -267,9 +267,9 @@ static void v2_database_migrates(void **state)
         "PRAGMA user_version=2;";
     assert_int_equal(sqlite3_exec(raw, v2, NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(raw);
-    kiln_error e = {{0}};
+    kiln_error e = {0};
     sqlite3 *db;
-    kiln_cand_row *rows;
+    kiln_cand *rows;
     int n;
     assert_int_equal(kiln_db_open_readonly(&db, path, &e), 0);
     assert_int_equal(kiln_db_cand_rows(db, "r1", &rows, &n, &e), 0);

@@ -18,7 +18,7 @@ static kiln_knob K[KILN_KNOBS_MAX + 2];
 
 static int scan(const char *src)
 {
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     int line = -1, n = kiln_knobs_scan(src, strlen(src), K, KILN_KNOBS_MAX + 2, &line, &err);
     if (n < 0)
         fail_msg("unexpected failure on line %d: %s\n--- source ---\n%s", line, err.msg, src);
@@ -28,7 +28,7 @@ static int scan(const char *src)
 /* The scan fails on line `line` with a message containing msg. */
 static void fails(const char *src, int line, const char *msg)
 {
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     int at = -1;
     assert_int_equal(kiln_knobs_scan(src, strlen(src), K, KILN_KNOBS_MAX + 2, &at, &err), -1);
     if (at != line || !strstr(err.msg, msg))
@@ -164,7 +164,7 @@ static void test_knob_count(void **state)
 static void test_parse_wrapper(void **state)
 {
     (void)state;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     assert_int_equal(kiln_knobs_parse("int a;\n#define A 1 //@kiln tune 4\n", K, 4, &err), -1);
     assert_string_equal(err.msg, "line 2: knob 'A': lists 1 value; a knob needs at least 2");
     assert_int_equal(kiln_knobs_parse(NULL, K, 4, &err), -1);

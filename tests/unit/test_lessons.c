@@ -50,7 +50,7 @@ typedef struct fixture {
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     snprintf(f->dir, sizeof f->dir, "/tmp/kiln-lessons-XXXXXX");
     if (!mkdtemp(f->dir))
         return -1;
@@ -94,7 +94,7 @@ static long long add(sqlite3 *db, const char *sit, const char *act, const char *
 {
     kiln_lesson l;
     long long id = 0;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     kiln_lesson_init(&l);
     snprintf(l.situation, sizeof l.situation, "%s", sit);
     snprintf(l.action, sizeof l.action, "%s", act);
@@ -111,7 +111,7 @@ static long long add(sqlite3 *db, const char *sit, const char *act, const char *
 static kiln_lesson get(sqlite3 *db, long long id)
 {
     kiln_lesson l;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     assert_int_equal(kiln_lesson_get(db, id, &l, &err), 1);
     return l;
 }
@@ -121,7 +121,7 @@ static kiln_lesson get(sqlite3 *db, long long id)
 static void test_schema_fresh(void **state)
 {
     fixture *f = *state;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     assert_int_equal(user_version(f->db), KILN_DB_SCHEMA_VERSION);
     assert_int_equal(KILN_DB_SCHEMA_VERSION, 7);
     /* Idempotent: running it again changes nothing and fails nothing. */
@@ -138,7 +138,7 @@ static void test_upgrade_from_v1(void **state)
     fixture *f = *state;
     char path[160];
     sqlite3 *db = NULL;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     snprintf(path, sizeof path, "%s/v1.db", f->dir);
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
     assert_int_equal(sqlite3_exec(db, schema_v1, NULL, NULL, NULL), SQLITE_OK);
@@ -183,10 +183,10 @@ static kiln_lesson_event event(const char *status, double speedup, const char *h
 static void test_record(void **state)
 {
     fixture *f = *state;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     kiln_lesson_event ev = event("fail", 0, "UNROLL 1 -> 8", 1);
     ev.stage = "compile";
-    ev.code = "compile_error";
+    ev.code = "compile-error";
     ev.reason = "error: 'x' undeclared\n  at line 3";
     long long note = kiln_lessons_record(f->db, &ev, &err);
     assert_true(note > 0);
@@ -249,7 +249,7 @@ static void test_record(void **state)
 static void test_record_interval(void **state)
 {
     fixture *f = *state;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     kiln_lesson_event ev = event("pass", 1.22, "ACC 1 -> 8", 1);
     ev.noise = 0.15;   /* 1 + 2*noise = 1.3: the old rule learned nothing */
     ev.decision = "keep";
@@ -282,7 +282,7 @@ static void test_record_interval(void **state)
 static void test_tag_prefix(void **state)
 {
     fixture *f = *state;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     assert_true(kiln_tag_applies("op/norm", "op/norm/rmsnorm"));
     assert_true(kiln_tag_applies("op/norm/rmsnorm", "op/norm/rmsnorm"));
     assert_false(kiln_tag_applies("op/norm", "op/normal"));
@@ -337,7 +337,7 @@ static void test_tag_prefix(void **state)
 static void test_fts_hostile(void **state)
 {
     fixture *f = *state;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     add(f->db, "loading rows with scalar loads", "use vectorized loads", "op/norm", NULL, 0.7);
     static const char *hostile[] = {
         "\"", "\"\"\"", "vector*", "*", "NEAR(", "NEAR(a b", "AND OR NOT", "AND", "col:",
@@ -379,7 +379,7 @@ static void test_fts_hostile(void **state)
 static void test_outcome(void **state)
 {
     fixture *f = *state;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     long long a = add(f->db, "situation a", "action a", "op/norm", NULL, 0.5);
     long long b = add(f->db, "situation b", "action b", "op/norm", NULL, 0.95);
     long long ids[] = {a, b};
@@ -427,7 +427,7 @@ static long long add_in_run(sqlite3 *db, const char *run, const char *sit)
 {
     kiln_lesson l;
     long long id = 0;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     kiln_lesson_init(&l);
     snprintf(l.situation, sizeof l.situation, "%s", sit);
     snprintf(l.action, sizeof l.action, "act on %s", sit);
@@ -440,7 +440,7 @@ static long long add_in_run(sqlite3 *db, const char *run, const char *sit)
 static void test_run_view(void **state)
 {
     fixture *f = *state;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     long long a = add_in_run(f->db, "r1", "situation a"), b = add_in_run(f->db, "r1", "situation b");
     add_in_run(f->db, "r2", "situation c");
     long long ids[] = {a, b};
@@ -478,7 +478,7 @@ static void test_run_view(void **state)
 static void test_budget(void **state)
 {
     fixture *f = *state;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     char sit[200];
     for (int i = 0; i < 12; i++) {
         snprintf(sit, sizeof sit, "reducing rows of length %d with a long explanation of the "
@@ -522,7 +522,7 @@ static void test_budget(void **state)
 static void test_reader_beside_writer(void **state)
 {
     fixture *f = *state;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     add(f->db, "committed before", "visible to the reader", "op/norm", NULL, 0.6);
     /* The writer (a search) holds an open write transaction... */
     assert_int_equal(sqlite3_exec(f->db, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
@@ -560,7 +560,7 @@ static void test_corrupt_and_foreign(void **state)
     fixture *f = *state;
     char path[160];
     sqlite3 *db = NULL;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     snprintf(path, sizeof path, "%s/corrupt.db", f->dir);
     FILE *fp = fopen(path, "wb");
     assert_non_null(fp);
@@ -597,7 +597,7 @@ static int count_changes(sqlite3 *db, double now, int dry, const char *what)
     kiln_distill_opts o = {.now = now, .dry_run = dry};
     kiln_distill_change *c = NULL;
     int n = 0, k = 0;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     if (kiln_lessons_distill(db, &o, &c, &n, &err) < 0)
         fail_msg("distill: %s", err.msg);
     for (int i = 0; i < n; i++)
@@ -609,7 +609,7 @@ static int count_changes(sqlite3 *db, double now, int dry, const char *what)
 static void test_distill(void **state)
 {
     fixture *f = *state;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     long long keep = add(f->db, "optimizing rmsnorm f32 (decode)", "UNROLL 1 -> 8 made it 1.42x faster",
                          "op/norm/rmsnorm", NULL, 0.6);
     long long dup = add(f->db, "optimizing rmsnorm f32 (decode)", "UNROLL 1 -> 8 made it 1.40x faster",
@@ -660,7 +660,7 @@ static void test_distill(void **state)
 static void test_export_import(void **state)
 {
     fixture *f = *state;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     add(f->db, "loading rows \"quoted\"", "use vectorized loads", "op/norm", "dtype/bf16", 0.7);
     add(f->db, "softmax over long rows", "online normalization", "op/softmax", NULL, 0.6);
     kiln_lesson *ls = NULL;
@@ -704,7 +704,7 @@ static void test_export_import(void **state)
 static void test_edit_retire(void **state)
 {
     fixture *f = *state;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     long long id = add(f->db, "stale situation", "old action", "op/norm", NULL, 0.5);
     const char *tags[] = {"Op/Softmax", "dtype/f16"};
     assert_int_equal(kiln_lesson_edit(f->db, id, "new situation", NULL, tags, 2, 0.8, &err), 1);

@@ -28,7 +28,7 @@ typedef struct fixture {
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     snprintf(f->dir, sizeof f->dir, "/tmp/kiln-compound-XXXXXX");
     if (!mkdtemp(f->dir))
         return -1;
@@ -61,7 +61,7 @@ static long long add_full(sqlite3 *db, const char *sit, const char *act, const c
 {
     kiln_lesson l;
     long long id = 0;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     kiln_lesson_init(&l);
     snprintf(l.situation, sizeof l.situation, "%s", sit);
     snprintf(l.action, sizeof l.action, "%s", act);
@@ -80,7 +80,7 @@ static long long add_full(sqlite3 *db, const char *sit, const char *act, const c
 static kiln_lesson get(sqlite3 *db, long long id)
 {
     kiln_lesson l;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     assert_int_equal(kiln_lesson_get(db, id, &l, &err), 1);
     return l;
 }
@@ -132,7 +132,7 @@ static void test_outcome_of(void **state)
 static void test_decided(void **state)
 {
     fixture *f = *state;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     long long a = add_full(f->db, "situation a", "action a", "op/norm", 0.5, 0, 0, 0);
     long long ids[] = {a};
     kiln_lesson_decision none[] = {
@@ -200,7 +200,7 @@ static void test_decided(void **state)
 static void test_numbers(void **state)
 {
     fixture *f = *state;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     kiln_verdict *v = calloc(1, sizeof *v);
     v->ndims = 2;
     snprintf(v->dims[0], sizeof v->dims[0], "rows");
@@ -244,7 +244,7 @@ static int distill(sqlite3 *db, kiln_distill_opts o, const char *what, const cha
 {
     kiln_distill_change *c = NULL;
     int n = 0, hits = 0;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     if (kiln_lessons_distill(db, &o, &c, &n, &err) < 0)
         fail_msg("distill: %s", err.msg);
     for (int i = 0; i < n; i++)
@@ -340,7 +340,7 @@ static void test_distill_rewrite(void **state)
     kiln_lesson_filter flt = {.query = "merged"};
     kiln_lesson *ls = NULL;
     int n = 0;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     assert_int_equal(kiln_lessons_list(f->db, &flt, &ls, &n, &err), 0);
     assert_int_equal(n, 1);
     free(ls);
@@ -354,7 +354,7 @@ static int search_ids(sqlite3 *db, const char *query, long long *ids, int cap)
     kiln_lesson_filter flt = {.query = query, .sort = "id"};
     kiln_lesson *ls = NULL;
     int n = 0;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     if (kiln_lessons_list(db, &flt, &ls, &n, &err) < 0)
         fail_msg("search '%s': %s", query, err.msg);
     for (int i = 0; i < n && i < cap; i++)
@@ -405,7 +405,7 @@ static void test_synonyms(void **state)
 static void test_rank_outcome(void **state)
 {
     fixture *f = *state;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     long long hurt = add_full(f->db, "norm rows", "split the row over two warps", "op/norm", 0.5, 0, 1, 3);
     long long untested = add_full(f->db, "norm rows", "split the row over two warps", "op/norm", 0.5, 0, 0, 0);
     long long gains = add_full(f->db, "norm rows", "split the row over two warps", "op/norm", 0.5, 0, 3, 1);
@@ -429,7 +429,7 @@ static void test_answer_column(void **state)
     fixture *f = *state;
     char path[160];
     sqlite3 *db = NULL;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     snprintf(path, sizeof path, "%s/v3.db", f->dir);
     /* A version-3 database: made by this kiln, the answer column dropped. */
     assert_int_equal(kiln_db_open(&db, path, &err), 0);

@@ -50,7 +50,7 @@ static void load_lesson(sqlite3 *db, const cJSON *o, double now)
 {
     kiln_lesson l;
     long long id = 0;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     const cJSON *t;
     kiln_lesson_init(&l);
     snprintf(l.situation, sizeof l.situation, "%s",
@@ -73,7 +73,7 @@ static double query_precision(sqlite3 *db, const cJSON *q, int qn)
     int ntags = 0, n = 0, hits = 0, nrel = 0;
     long long ids[3];
     char *text = NULL;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     const cJSON *t;
     cJSON_ArrayForEach(t, cJSON_GetObjectItem(q, "tags"))
         tags[ntags++] = t->valuestring;
@@ -105,7 +105,7 @@ static void test_precision_at_3(void **state)
     cJSON *root = cJSON_Parse(text);
     assert_non_null(root);
     sqlite3 *db = NULL;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     assert_int_equal(sqlite3_open(":memory:", &db), SQLITE_OK);
     assert_int_equal(kiln_knowledge_schema(db, &err), 0);
     const cJSON *o, *lessons = cJSON_GetObjectItem(root, "lessons"), *queries = cJSON_GetObjectItem(root, "queries");

@@ -139,7 +139,7 @@ static int teardown(void **state)
 static kiln_llm_config openai_cfg(const fixture *f)
 {
     kiln_llm_config c;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     unsetenv("OPENAI_API_KEY");   /* a real key must never reach the fake */
     assert_int_equal(kiln_llm_config_init(&c, KILN_LLM_OPENAI, "fake-gpt", f->openai_url, &err),
                      0);
@@ -153,7 +153,7 @@ static kiln_llm_config openai_cfg(const fixture *f)
 static kiln_llm_config anthropic_cfg(const fixture *f)
 {
     kiln_llm_config c;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     setenv("ANTHROPIC_API_KEY", "test-key", 1);
     assert_int_equal(
         kiln_llm_config_init(&c, KILN_LLM_ANTHROPIC, "fake-claude", f->anthropic_url, &err), 0);
@@ -166,7 +166,7 @@ static kiln_llm_config anthropic_cfg(const fixture *f)
 static kiln_llm_result ask(const kiln_llm_config *c)
 {
     kiln_llm_result r;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     assert_int_equal(kiln_llm_complete(c, "You write kernels.", "Write one.", 1, &r, &err), 0);
     return r;
 }
@@ -413,7 +413,7 @@ static void test_concurrent_drafts(void **state)
     start_fake(f, "slow 1000 a.txt\nslow 1000 b.txt\nslow 1000 c.txt\n");
     kiln_llm_config c = openai_cfg(f);
     kiln_llm_result r[3];
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     assert_int_equal(kiln_llm_complete(&c, NULL, "Write one.", 3, r, &err), 0);
     assert_int_equal(has_text(r, 3, "answer A"), 1);
     assert_int_equal(has_text(r, 3, "answer B"), 1);
@@ -451,7 +451,7 @@ static void test_stop_cancels(void **state)
     kiln_llm_config c = openai_cfg(f);
     kiln_llm_request req[3] = {{NULL, "one", 0.2}, {NULL, "two", 0.5}, {NULL, "three", 0.8}};
     kiln_llm_result r[3];
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     atomic_int stop = 0;
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, raise_after_300ms, &stop), 0);
@@ -487,7 +487,7 @@ static void test_retry_does_not_block_others(void **state)
     start_fake(f, "status 429 1\nok a.txt\nok b.txt\n");
     kiln_llm_config c = anthropic_cfg(f);
     kiln_llm_result r[2];
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     assert_int_equal(kiln_llm_complete(&c, "sys", "user", 2, r, &err), 0);
     assert_true(r[0].ok && r[1].ok);
     assert_int_equal(r[0].attempts + r[1].attempts, 3);
@@ -543,7 +543,7 @@ static void test_temperature_sent(void **state)
     kiln_llm_request req[3] = {{"sys", "draft 0", 0.2}, {"sys", "draft 1", 0.5},
                                {NULL, "draft 2", -1}};
     kiln_llm_result rs[3];
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     assert_int_equal(kiln_llm_complete_each(&a, req, 3, rs, &err), 0);
     for (int i = 0; i < 3; i++) {
         assert_true(rs[i].ok);
@@ -618,7 +618,7 @@ static void test_requests_differ(void **state)
     kiln_llm_config c = openai_cfg(f);
     kiln_llm_request req[2] = {{"sys", "same", 0.2}, {"sys", "same", 0.8}};
     kiln_llm_result r[2];
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     assert_int_equal(kiln_llm_complete_each(&c, req, 2, r, &err), 0);
     kiln_llm_result_free(&r[0]);
     kiln_llm_result_free(&r[1]);
@@ -658,7 +658,7 @@ static void test_config(void **state)
 {
     (void)state;
     kiln_llm_config c;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     unsetenv("ANTHROPIC_API_KEY");
     unsetenv("ANTHROPIC_BASE_URL");
     assert_int_equal(kiln_llm_config_init(&c, KILN_LLM_ANTHROPIC, "claude", NULL, &err), -1);

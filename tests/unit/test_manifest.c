@@ -69,7 +69,7 @@ static const char *with_json(const char *extra, const char *json)
 
 static void parse_ok(const char *src, kiln_manifest *m)
 {
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     if (kiln_manifest_parse(src, strlen(src), TASK, m, &err) != 0)
         fail_msg("unexpected failure: %s\n--- source ---\n%s", err.msg, src);
 }
@@ -78,7 +78,7 @@ static void parse_ok(const char *src, kiln_manifest *m)
 static void parse_fails(const char *src, const char *want, const char *want2)
 {
     kiln_manifest *m = malloc(sizeof *m);
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     assert_non_null(m);
     int rc = kiln_manifest_parse(src, strlen(src), TASK, m, &err);
     if (rc != -1)
@@ -435,7 +435,7 @@ static void test_expression_errors(void **state)
 static void resolve_ok(const kiln_manifest *m, kiln_dtype dt, kiln_shape s,
                        const kiln_device_limits *lim, kiln_call_req *rq)
 {
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     if (kiln_manifest_resolve(m, TASK, dt, &s, lim, rq, &err) != 0)
         fail_msg("unexpected resolve failure: %s", err.msg);
 }
@@ -555,7 +555,7 @@ static void resolve_fails(const char *json, int64_t rows, int64_t cols,
     kiln_manifest m;
     parse_ok(with_json("", json), &m);
     kiln_call_req *rq = calloc(1, sizeof *rq);
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     kiln_shape s = shape(rows, cols);
     assert_non_null(rq);
     if (kiln_manifest_resolve(&m, TASK, KILN_DT_F32, &s, lim, rq, &err) != -1)

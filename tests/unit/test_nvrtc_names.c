@@ -68,7 +68,7 @@ static void check_fixture(const char *file, const char *want_names)
     char *src = slurp(path);
     assert_non_null(src);
     kiln_manifest m;
-    kiln_error e = {{0}};
+    kiln_error e = {0};
     if (kiln_manifest_parse(src, strlen(src), &task, &m, &e) < 0)
         fail_msg("%s: %s", file, e.msg);
     char names[1024];
@@ -152,7 +152,7 @@ static void static_refusals(void **state)
                  " \"block\": [256], \"args\": [\"y\", \"cols\"]}], \"scratch\": []} @*/\n",
                  bad[i]);
         kiln_manifest m;
-        kiln_error e = {{0}};
+        kiln_error e = {0};
         if (kiln_manifest_parse(src, strlen(src), &task, &m, &e) == 0)
             fail_msg("accepted kernel '%s'", bad[i]);
         if (!strstr(e.msg, "kernel"))
@@ -171,7 +171,7 @@ int main(int argc, char **argv)
     porting = argv[4];
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/rmsnorm", argv[3]);
-    kiln_error e = {{0}};
+    kiln_error e = {0};
     if (!kiln_header || kiln_task_load(dir, &task, &e) < 0) {
         fprintf(stderr, "cannot load %s or the rmsnorm task: %s\n", argv[1], e.msg);
         return 2;

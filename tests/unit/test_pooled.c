@@ -157,9 +157,9 @@ static void v5_database_migrates(void **state)
         "PRAGMA user_version=5;";
     assert_int_equal(sqlite3_exec(raw, v5, NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(raw);
-    kiln_error e = {{0}};
+    kiln_error e = {0};
     sqlite3 *db;
-    kiln_cand_row *rows;
+    kiln_cand *rows;
     kiln_kept_record *k;
     int n;
     /* Read-only (the review commands): no pooled figures, one record. */

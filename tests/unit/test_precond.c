@@ -49,7 +49,7 @@ static void test_parse_ok(void **state)
     };
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
         kiln_precond p;
-        kiln_error err = {{0}};
+        kiln_error err = {0};
         if (kiln_precond_parse(TASK, ok[i].text, "require[0]", &p, &err) != 0)
             fail_msg("'%s' refused: %s", ok[i].text, err.msg);
         assert_int_equal(p.dim, ok[i].dim);
@@ -85,7 +85,7 @@ static void test_parse_refused(void **state)
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         kiln_precond p;
-        kiln_error err = {{0}};
+        kiln_error err = {0};
         if (kiln_precond_parse(TASK, bad[i].text, "require[3]", &p, &err) != -1)
             fail_msg("'%s' accepted", bad[i].text);
         if (!strstr(err.msg, bad[i].why) || !strstr(err.msg, "require[3]") ||
@@ -99,7 +99,7 @@ static void test_parse_json(void **state)
 {
     (void)state;
     kiln_preconds ps;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     cJSON *a = cJSON_Parse("[\"cols % 8 == 0\", \"rows % 2 == 0\"]");
     assert_int_equal(kiln_precond_parse_json(TASK, a, "require", &ps, &err), 0);
     assert_int_equal(ps.n, 2);
@@ -145,7 +145,7 @@ static void test_manifest_require(void **state)
 {
     (void)state;
     kiln_manifest *m = malloc(sizeof *m);
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     assert_int_equal(parse_cuda(NULL, m, &err), 0);
     assert_int_equal(m->require.n, 0);
     if (parse_cuda("[\"cols % 8 == 0\"]", m, &err) != 0)
@@ -170,7 +170,7 @@ static void test_scan(void **state)
 {
     (void)state;
     kiln_preconds ps;
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     const char *none = "void f(void) {}\n// /*@kiln require [\"cols > 8\"] @*/\n"
                        "const char *s = \"/*@kiln require [\\\"cols > 8\\\"] @*/\";\n";
     assert_int_equal(kiln_precond_scan(none, strlen(none), TASK, &ps, &err), 0);

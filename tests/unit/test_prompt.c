@@ -219,7 +219,7 @@ static void only_visible_dims(const char *user, const char *verdict)
 static void hidden_stage_bare(const char *verdict)
 {
     kiln_verdict *v = calloc(1, sizeof *v);
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     assert_int_equal(kiln_verdict_parse(verdict, v, &err), 0);
     char *again = kiln_verdict_json(v, NULL, 0);
     cJSON *j = cJSON_Parse(again), *s, *k;

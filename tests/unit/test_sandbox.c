@@ -138,7 +138,7 @@ static int with_limits(int fd)
 {
     kiln_limits lim = { .cpu_seconds = 10, .file_bytes = 1 << 20,
                         .open_files = 64, .address_bytes = 0 };
-    kiln_error err = { { 0 } };
+    kiln_error err = {0};
     if (kiln_sandbox_rlimits(&lim, NULL, &err))
         return say(fd, 90, err.msg);
     return 0;
@@ -147,7 +147,7 @@ static int with_limits(int fd)
 /* rlimits (core 0), violation handler, load filter. */
 static int enter_load(int fd)
 {
-    kiln_error err = { { 0 } };
+    kiln_error err = {0};
     if (with_limits(fd))
         return 90;
     kiln_sandbox_on_violation(fd, VIOLATION_EXIT);
@@ -158,7 +158,7 @@ static int enter_load(int fd)
 
 static int enter_run(int fd)
 {
-    kiln_error err = { { 0 } };
+    kiln_error err = {0};
     if (enter_load(fd))
         return 92;
     if (kiln_sandbox_seccomp_run(NULL, &err))
@@ -208,7 +208,7 @@ static int child_landlock(int fd, void *arg)
     const dirs *d = arg;
     const char *const ro[] = { "/usr/lib", "/no/such/kiln/path", NULL };
     kiln_sandbox_report rep = { 0 };
-    kiln_error err = { { 0 } };
+    kiln_error err = {0};
     char path[128];
     if (kiln_sandbox_landlock(ro, d->rw, &rep, &err))
         return say(fd, 1, err.msg);
@@ -267,7 +267,7 @@ static int child_rlimits(int fd, void *arg)
     lim.address_bytes = (uint64_t)8 << 30;
 #endif
     kiln_sandbox_report rep = { 0 };
-    kiln_error err = { { 0 } };
+    kiln_error err = {0};
     if (kiln_sandbox_rlimits(&lim, &rep, &err))
         return say(fd, 1, err.msg);
     if (!rep.rlimits)
@@ -320,7 +320,7 @@ static int child_compile(int fd, void *arg)
 {
     (void)arg;
     kiln_sandbox_report rep = { 0 };
-    kiln_error err = { { 0 } };
+    kiln_error err = {0};
     if (kiln_sandbox_seccomp_compile(&rep, &err))
         return say(fd, 1, err.msg);
     if (!rep.seccomp_compile)
@@ -605,7 +605,7 @@ static int child_report(int fd, void *arg)
 {
     (void)arg;
     kiln_sandbox_report rep = { 0 };
-    kiln_error err = { { 0 } };
+    kiln_error err = {0};
     if (with_limits(fd))
         return 1;
     if (kiln_sandbox_seccomp_load(&rep, &err) ||

@@ -75,7 +75,7 @@ static void check_kernel(const char *task)
 {
     char *src = read_kernel(task);
     kiln_knob k[KILN_KNOBS_MAX];
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     int n = kiln_knobs_parse(src, k, KILN_KNOBS_MAX, &err);
     if (n < 0)
         fail_msg("%s: %s", task, err.msg);

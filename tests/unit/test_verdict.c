@@ -219,7 +219,7 @@ static void test_old_hidden_entries(void **state)
                       "{\"id\":\"h3\",\"visible\":false,\"status\":\"fail\","
                       "\"code\":\"timeout\"}]}";
     kiln_verdict *v = calloc(1, sizeof *v);
-    kiln_error err = {{0}};
+    kiln_error err = {0};
     assert_int_equal(kiln_verdict_parse(old, v, &err), 0);
     assert_int_equal(v->nresults, 1);
     assert_int_equal(v->nhidden, 3);

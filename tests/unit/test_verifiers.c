@@ -25,7 +25,7 @@ static void test_list_good(void **state)
 {
     (void)state;
     kiln_verifiers vs;
-    kiln_error err = {""};
+    kiln_error err = {0};
     assert_int_equal(kiln_verifiers_list(&vs, "/tmp/a.sock,tcp://node7:40321,tcp://[::1]:9,b.sock",
                                          &err), 0);
     assert_int_equal(vs.n, 4);
@@ -48,7 +48,7 @@ static void test_list_good(void **state)
 static void bad_list(const char *list, const char *want)
 {
     kiln_verifiers vs;
-    kiln_error err = {""};
+    kiln_error err = {0};
     assert_int_equal(kiln_verifiers_list(&vs, list, &err), -1);
     if (!strstr(err.msg, want))
         fail_msg("list '%s': message '%s' lacks '%s'", list, err.msg, want);
@@ -98,7 +98,7 @@ static void test_job_id_round_trip(void **state)
     kiln_verifier_tag("/tmp/a.sock", tag);
     assert_int_equal(kiln_verifier_job_id(tag, "j00000042", out), 0);
     assert_string_equal(out, "j00000042@cb84fcbbfc61");
-    kiln_error err = {""};
+    kiln_error err = {0};
     assert_int_equal(kiln_verifier_parse_job(out, raw, back, &err), 1);
     assert_string_equal(raw, "j00000042");
     assert_string_equal(back, tag);
@@ -120,7 +120,7 @@ static void test_job_id_untagged(void **state)
 {
     (void)state;
     char raw[32] = "x", tag[13] = "x";
-    kiln_error err = {""};
+    kiln_error err = {0};
     assert_int_equal(kiln_verifier_parse_job("j00000042", raw, tag, &err), 0);
     assert_string_equal(raw, "j00000042");
     assert_string_equal(tag, "");
@@ -129,7 +129,7 @@ static void test_job_id_untagged(void **state)
 static void bad_job(const char *job, const char *want)
 {
     char raw[32] = "x", tag[13] = "x";
-    kiln_error err = {""};
+    kiln_error err = {0};
     assert_int_equal(kiln_verifier_parse_job(job, raw, tag, &err), -1);
     if (!strstr(err.msg, want))
         fail_msg("job '%s': message '%s' lacks '%s'", job, err.msg, want);
@@ -164,7 +164,7 @@ static kiln_verifier *with_status(kiln_verifiers *vs, const char *address, const
     snprintf(text, sizeof text, "{\"event\":\"status\",\"queued\":%d,\"devices\":%s}", queued, devices);
     cJSON *r = cJSON_Parse(text);
     assert_non_null(r);
-    kiln_error err = {""};
+    kiln_error err = {0};
     kiln_verifier *v = kiln_verifiers_add(vs, address, &err);
     assert_non_null(v);
     assert_int_equal(kiln_verifier_apply_status(v, r, now, &err), 0);
@@ -190,7 +190,7 @@ static void test_status_read(void **state)
     assert_true(kiln_verifier_stale(v, 8 * S + 1));
     /* not a status: refused, v as it was */
     cJSON *r = cJSON_Parse("{\"event\":\"error\",\"error\":{\"code\":\"unauthorized\"}}");
-    kiln_error err = {""};
+    kiln_error err = {0};
     v->sent = 4;
     assert_int_equal(kiln_verifier_apply_status(v, r, 9 * S, &err), -1);
     assert_non_null(strstr(err.msg, "kilnd at a.sock did not answer its status"));
@@ -204,7 +204,7 @@ static void test_choice_free_lanes_first(void **state)
 {
     (void)state;
     kiln_verifiers vs = {0};
-    kiln_error err = {""};
+    kiln_error err = {0};
     /* a: 8 lanes, all busy; b: 2 lanes, one free. Per lane after the job:
      * a 9/8, b 2/2: the free lane wins though a has more lanes. */
     kiln_verifier *a = with_status(&vs, "a.sock",
@@ -227,7 +227,7 @@ static void test_choice_free_lanes_first(void **state)
 /* n jobs of kind over vs from idle: how many each verifier got. */
 static void spread(kiln_verifiers *vs, int kind, int n)
 {
-    kiln_error err = {""};
+    kiln_error err = {0};
     for (int i = 0; i < n; i++)
         assert_non_null(kiln_verifiers_choose(vs, kind, NULL, 0, S, &err));
 }
@@ -266,7 +266,7 @@ static void test_choice_backend(void **state)
 {
     (void)state;
     kiln_verifiers vs = {0};
-    kiln_error err = {""};
+    kiln_error err = {0};
     kiln_verifier *cpu = with_status(&vs, "cpu.sock", "[{\"name\":\"cpu\"},{\"name\":\"cpu\"}]", 0, S);
     assert_null(kiln_verifiers_choose(&vs, 1, NULL, 0, S, &err));
     assert_non_null(strstr(err.msg, "no verifier can take a cuda job"));
@@ -287,7 +287,7 @@ static void test_choice_avoid_and_gone(void **state)
 {
     (void)state;
     kiln_verifiers vs = {0};
-    kiln_error err = {""};
+    kiln_error err = {0};
     kiln_verifier *a = with_status(&vs, "a.sock", "[{\"name\":\"cpu\"}]", 0, S);
     kiln_verifier *b = with_status(&vs, "b.sock", "[{\"name\":\"cpu\",\"load\":5}]", 0, S);
     kiln_verifier *avoid[] = {a};
@@ -305,7 +305,7 @@ static void test_down_and_retry(void **state)
 {
     (void)state;
     kiln_verifiers vs = {0};
-    kiln_error err = {""};
+    kiln_error err = {0};
     kiln_verifier *busy = with_status(&vs, "busy.sock", "[{\"name\":\"cpu\",\"load\":7}]", 3, S);
     kiln_verifier *idle = with_status(&vs, "idle.sock", "[{\"name\":\"cpu\"}]", 0, S);
     uint64_t t0 = 100 * S;

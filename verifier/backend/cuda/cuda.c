@@ -49,7 +49,7 @@ static const char *cuda_task_baseline(const job *j)
  * error there is kiln's problem, not the candidate's. */
 static int trusted_manifest(job *j, const char *path, kiln_manifest **out, kiln_error *err)
 {
-    kiln_error merr = {{0}};
+    kiln_error merr = {0};
     unsigned char *src = NULL;
     size_t len = 0;
     if (!(*out = calloc(1, sizeof **out)))
@@ -66,7 +66,7 @@ static int trusted_manifest(job *j, const char *path, kiln_manifest **out, kiln_
  * kiln's problem. A built-in baseline has none. */
 static int static_manifests(job *j, const char *src, size_t len, kiln_error *err)
 {
-    kiln_error merr = {{0}};
+    kiln_error merr = {0};
     if (!(j->man[0] = calloc(1, sizeof *j->man[0])))
         return kiln_fail(err, "out of memory");
     if (cuda_reference(j) && trusted_manifest(j, j->t->reference_cuda, &j->man_ref, err) < 0)
