@@ -64,7 +64,7 @@ static int xl(const char *c, imp_xval *out, imp_why *why)
 {
     imp_src s;
     kiln_error err;
-    imp_xenv env = {same_name, NULL, NULL, NULL};
+    imp_xenv env = {.name = same_name};
     assert_int_equal(imp_lex(&s, c, strlen(c), &err), 0);
     int rc = imp_expr(&s, 0, s.ntok, &env, out, why);
     imp_src_free(&s);
