@@ -473,6 +473,13 @@ static int arg_of(imp_ctx *c, int from, int to, imp_cls cls, char *out, int *arg
         return buffer_arg(c, v, f, out, arg, why);
     }
     const imp_var *lv = t - f == 1 ? imp_host_var(&c->h, f) : NULL;
+    if (!v && t - f >= 5 && imp_is(c->s, f + 1, ".") && (lv = imp_host_var(&c->h, f)) != NULL &&
+        !lv->is_param)
+        return imp_whyf(why, f, "'%s' is a tensor made here (line %d); kiln passes the task's "
+                        "buffers only (a temporary buffer is scratch: declare it in the manifest "
+                        "by hand)", text, imp_line(c, lv->name));
+    if (t - f != 1)
+        lv = NULL;
     if (ptr && lv && !lv->is_param)
         return imp_whyf(why, f, "'%s' is computed at line %d; kiln passes task args and scratch "
                         "buffers by name, so compute it inside the kernel", text,

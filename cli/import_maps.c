@@ -190,8 +190,8 @@ static int constant(imp_ctx *c, int vi, const char *map, const char *t, int kind
     char n[64];
     word(c->s, v->name, n);
     if (!is_int(v->cls) && !is_real(v->cls))
-        return kiln_fail(err, "--map %s: '%s' is a %s; a constant stands for an integer or "
-                         "floating-point parameter", map, n, imp_cls_name(v->cls));
+        return kiln_fail(err, "--map %s: '%s' (%s) is no number; a constant stands for an "
+                         "integer or floating-point parameter", map, n, imp_cls_name(v->cls));
     if (kind == 2 && !is_real(v->cls))
         return kiln_fail(err, "--map %s: '%s' is an integer; give it an integer", map, n);
     imp_pmap *pm = &c->pmap[vi];
@@ -277,8 +277,8 @@ static int knob(imp_ctx *c, int vi, const char *map, const char *t, kiln_error *
                                           "scratch"
                                         : "; a new knob's name is upper-case (BLOCK)");
     if (!is_int(v->cls))
-        return kiln_fail(err, "--map %s: '%s' is a %s; a knob stands for an integer", map, n,
-                         imp_cls_name(v->cls));
+        return kiln_fail(err, "--map %s: '%s' (%s) is no integer; a knob stands for one", map,
+                         n, imp_cls_name(v->cls));
     if (kiln_task_dim(c->t, name) >= 0)
         return kiln_fail(err, "--map %s: '%s' is a dim of the task", map, name);
     if ((existing || defined) && colon)
@@ -319,7 +319,7 @@ static int target(imp_ctx *c, int vi, const char *map, const char *t, int *used,
     word(c->s, v->name, n);
     if (strcmp(t, "scratch") == 0 || strncmp(t, "scratch:", 8) == 0) {
         if (!is_ptr(v->cls))
-            return kiln_fail(err, "--map %s: '%s' is a %s; scratch is a buffer, for a pointer "
+            return kiln_fail(err, "--map %s: '%s' (%s) is no buffer; scratch is for a pointer "
                              "or tensor", map, n, imp_cls_name(v->cls));
         return add_scratch(c, vi, map, t[7] ? t + 8 : NULL, err);
     }
@@ -327,8 +327,9 @@ static int target(imp_ctx *c, int vi, const char *map, const char *t, int *used,
         const kiln_arg *g = &c->t->args[a];
         int buffer = g->kind == KILN_ARG_INPUT || g->kind == KILN_ARG_OUTPUT;
         if (!imp_fits(v->cls, g->kind))
-            return kiln_fail(err, "--map %s: '%s' is a %s and the task's %s is %s %s", map, n,
-                             imp_cls_name(v->cls), g->name, g->kind == KILN_ARG_INPUT ? "an" : "a",
+            return kiln_fail(err, "--map %s: '%s' (%s) cannot stand for the task's %s, %s %s",
+                             map, n, imp_cls_name(v->cls), g->name,
+                             g->kind == KILN_ARG_INPUT || g->kind == KILN_ARG_OUTPUT ? "an" : "a",
                              kind_name(g->kind));
         if (buffer && used[a])
             return kiln_fail(err, "--map %s: the task's %s is mapped already", map, g->name);
@@ -339,8 +340,8 @@ static int target(imp_ctx *c, int vi, const char *map, const char *t, int *used,
     }
     if (colon && task_arg(c->t, t, (size_t)(colon - t)) >= 0) {
         if (!is_ptr(v->cls))
-            return kiln_fail(err, "--map %s: '%s' is a %s; IN:OUT is for a buffer", map, n,
-                             imp_cls_name(v->cls));
+            return kiln_fail(err, "--map %s: '%s' (%s) is no buffer; IN:OUT is for a pointer or "
+                             "tensor", map, n, imp_cls_name(v->cls));
         return in_place(c, vi, map, t, colon, used, err);
     }
     if (num)
