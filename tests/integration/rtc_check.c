@@ -5,7 +5,8 @@
  * NVRTC finds by name expression, and check every launch's kernel is in
  * the cubin. No GPU needed. Used by import_test.sh on what kiln import
  * writes.
- *   rtc_check KILN_CUDA_H CUDA_INCLUDE_DIR TASK_DIR CANDIDATE.cu
+ *   rtc_check KILN_CUDA_H CUDA_INCLUDE_DIR TASK_DIR CANDIDATE.cu [DTYPES]
+ * DTYPES: a comma list (f32,bf16); default every CUDA dtype of the task.
  * Exit 0 compiled, 1 not (the log on stderr), 2 bad usage or input. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,8 +49,9 @@ int main(int argc, char **argv)
     kiln_task *t = malloc(sizeof *t);
     kiln_manifest *m = malloc(sizeof *m);
     int rc = 0;
-    if (argc != 5 || !t || !m) {
-        fprintf(stderr, "usage: rtc_check KILN_CUDA_H CUDA_INCLUDE_DIR TASK_DIR CANDIDATE.cu\n");
+    if ((argc != 5 && argc != 6) || !t || !m) {
+        fprintf(stderr, "usage: rtc_check KILN_CUDA_H CUDA_INCLUDE_DIR TASK_DIR CANDIDATE.cu "
+                "[DTYPES]\n");
         return 2;
     }
     if (kiln_read_file(argv[1], 1 << 20, &hdr, NULL, &e) != 0 ||
@@ -61,6 +63,10 @@ int main(int argc, char **argv)
     }
     kiln_manifest_name_exprs(m, names, sizeof names);
     for (int d = 0; d < t->ncuda_dtypes && rc == 0; d++) {
+        const char *dn = kiln_dtype_name(t->cuda_dtypes[d]), *p = argc == 6 ? strstr(argv[5], dn) : NULL;
+        size_t dl = strlen(dn);
+        if (argc == 6 && !(p && (p == argv[5] || p[-1] == ',') && (p[dl] == ',' || !p[dl])))
+            continue;
         kiln_nvrtc_in in = {.source = src, .name = "candidate.cu", .arch = "sm_90a",
                             .dtype_define = define_of(t->cuda_dtypes[d]), .kiln_header = hdr,
                             .cuda_include = argv[2], .names = names[0] ? names : NULL};
