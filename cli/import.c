@@ -637,7 +637,7 @@ int kiln_import(const char *src, size_t len, const kiln_task *t, const kiln_impo
     imp_units *us = calloc(1, sizeof *us);
     int rc = us ? imp_scan(&s, &f, err) : kiln_fail(err, "out of memory");
     if (rc == 0) {
-        rc = imp_units_load(us, &s, &f, o, &pre_problems, &pre_notes, err);
+        rc = imp_units_load(us, &s, &f, o, &pre_problems, err);
         if (rc == 0)
             rc = expanded(&s, &f, us, &text, &pre_notes, err);
         if (rc == 0)

@@ -336,7 +336,8 @@ static int is_dispatch_name(const imp_host *h, int i)
 {
     char n[64];
     imp_word(h->s, i, n, sizeof n);
-    if (strncmp(n, "AT_DISPATCH_", 12) == 0 || strncmp(n, "VLLM_DISPATCH_", 14) == 0)
+    if ((strncmp(n, "AT_DISPATCH_", 12) == 0 || strncmp(n, "VLLM_DISPATCH_", 14) == 0) &&
+        (strstr(n, "TYPES") || strstr(n, "SWITCH")))   /* not VLLM_DISPATCH_BOOL */
         return 1;
     for (int k = 0; h->dispatch && k < h->dispatch->n; k++)
         if (strcmp(h->dispatch->v[k], n) == 0)

@@ -162,9 +162,8 @@ static int load_from(imp_units *us, int parent, const imp_src *s, const imp_file
 }
 
 int imp_units_load(imp_units *us, const imp_src *s, const imp_file *f, const kiln_import_opts *o,
-                   imp_lines *problems, imp_lines *notes, kiln_error *err)
+                   imp_lines *problems, kiln_error *err)
 {
-    (void)notes;
     us->n = us->nref = 0;
     if (load_from(us, -1, s, f, o->file, o->dir, o, problems, err) < 0)
         return -1;

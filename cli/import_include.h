@@ -43,7 +43,7 @@ typedef struct imp_units {
  * what cannot be found or read is a problem. -1 with err only when out of
  * memory. */
 int imp_units_load(imp_units *us, const imp_src *s, const imp_file *f, const kiln_import_opts *o,
-                   imp_lines *problems, imp_lines *notes, kiln_error *err);
+                   imp_lines *problems, kiln_error *err);
 void imp_units_free(imp_units *us);
 
 /* The unit that #include pp of parent (-1: the source) names, or -1. */

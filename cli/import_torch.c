@@ -21,8 +21,9 @@
 
 static int dispatch_word(const char *w, size_t n, const imp_lines *known)
 {
-    if ((n > 12 && strncmp(w, "AT_DISPATCH_", 12) == 0) ||
-        (n > 14 && strncmp(w, "VLLM_DISPATCH_", 14) == 0))
+    if (((n > 12 && strncmp(w, "AT_DISPATCH_", 12) == 0) ||
+         (n > 14 && strncmp(w, "VLLM_DISPATCH_", 14) == 0)) &&
+        (memmem(w, n, "TYPES", 5) || memmem(w, n, "SWITCH", 6)))
         return 1;
     for (int k = 0; k < known->n; k++)
         if (strlen(known->v[k]) == n && memcmp(known->v[k], w, n) == 0)
@@ -241,6 +242,7 @@ static const struct { const char *header, *host; const char *const names[48]; } 
 
 typedef struct uses {
     int half, bf16;              /* c10::Half / at::Half, c10::BFloat16 / at::BFloat16 */
+    int headeronly;              /* torch::headeronly::Half or BFloat16 (newer torch) */
     int cuda_version;            /* CUDA_VERSION named and never #defined */
     int kiln_t;
     int rtc_std;                 /* includes one of kiln's std headers */
@@ -312,6 +314,12 @@ static void find_uses(uses *u, const imp_src *s)
             u->half |= is_tok(s, i + 2, "Half");
             u->bf16 |= is_tok(s, i + 2, "BFloat16");
         }
+        if (is_tok(s, i, "torch") && is_tok(s, i + 1, "::") && is_tok(s, i + 2, "headeronly") &&
+            is_tok(s, i + 3, "::") && (is_tok(s, i + 4, "Half") || is_tok(s, i + 4, "BFloat16"))) {
+            u->headeronly = 1;
+            u->half |= is_tok(s, i + 4, "Half");
+            u->bf16 |= is_tok(s, i + 4, "BFloat16");
+        }
         if (is_tok(s, i, "std") && is_tok(s, i + 1, "::") && s->tok[i + 2].kind == IMP_IDENT &&
             !is_tok(s, i - 1, "::"))
             std_name(u, s, i + 2);
@@ -378,6 +386,9 @@ char *imp_shim(const char *cand, size_t len, int kiln_h, imp_lines *notes)
                        u.half ? " using Half = __half;" : "",
                        u.bf16 ? " using BFloat16 = __nv_bfloat16;" : "",
                        u.half ? " using c10::Half;" : "", u.bf16 ? " using c10::BFloat16;" : "");
+        if (u.headeronly)
+            kiln_sb_printf(&b, "namespace torch { namespace headeronly {%s%s } }\n",
+                           u.half ? " using c10::Half;" : "", u.bf16 ? " using c10::BFloat16;" : "");
         imp_addf(notes, "the device code uses torch's %s%s%s: the candidate makes %s CUDA's "
                  "%s%s%s (the same bits; kiln_t is the one of the run's dtype)",
                  u.half ? "c10::Half" : "", u.half && u.bf16 ? " and " : "",

@@ -1084,6 +1084,7 @@ static void test_shim(void **state)
         "__device__ float cvt(c10::Half h) { return __half2float(h); }\n"
         "#endif\n"
         "__device__ float cvt2(at::BFloat16 h) { return __bfloat162float(h); }\n"
+        "__device__ float cvt3(torch::headeronly::Half h) { return __half2float(h); }\n"
         "__global__ void k(float* y, const float* x, const float* w, float eps, int cols) { }\n"
         "void f(float* y, const float* x, const float* w, float eps, int rows, int cols)\n"
         "{ k<<<rows, 256>>>(y, x, w, eps, cols); }\n";
@@ -1094,6 +1095,8 @@ static void test_shim(void **state)
     assert_non_null(strstr(r.candidate, "namespace c10 { using Half = __half; using BFloat16 = "
                                         "__nv_bfloat16; }\nnamespace at { using c10::Half; using "
                                         "c10::BFloat16; }\n"));
+    assert_non_null(strstr(r.candidate, "namespace torch { namespace headeronly { using c10::Half; "
+                                        "using c10::BFloat16; } }\n"));
     assert_non_null(strstr(r.candidate, "#ifndef CUDA_VERSION"));
     assert_null(strstr(r.candidate, "kiln_cuda.h"));   /* no kiln_t used: none needed */
     kiln_import_result_free(&r);
