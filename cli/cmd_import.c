@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "fileutil.h"
@@ -18,10 +19,12 @@ static const char usage[] =
     "usage: kiln import FILE.cu --task NAME|DIR [options]\n"
     "\n"
     "Read a CUDA file whose host code launches its kernels (kernel<<<grid, block,\n"
-    "smem, stream>>>(args) in a host function), propose a launch manifest for the\n"
+    "smem, stream>>>(args) in a host function, raw pointers or torch::Tensor,\n"
+    "inside AT_/VLLM_DISPATCH_* lambdas too), propose a launch manifest for the\n"
     "task, and write a kiln CUDA candidate: the kernels unchanged (extern \"C\"\n"
-    "added; a template instance copied out as an extern \"C\" kernel), host code\n"
-    "removed, the manifest appended. Prints how each launch was mapped. What it\n"
+    "added; a template instance copied out as an extern \"C\" kernel or named for\n"
+    "NVRTC), the project's headers inlined, host code removed, the manifest\n"
+    "appended. Prints how each launch was mapped. What it\n"
     "cannot translate is told as 'FILE:LINE: cannot translate ...: reason', and\n"
     "then nothing is written (exit 2) unless --force.\n"
     "\n"
@@ -32,12 +35,25 @@ static const char usage[] =
     "  --dry-run           print the mapping and the manifest, write nothing\n"
     "  --function NAME     the host function to read (default: the only one that\n"
     "                      launches kernels)\n"
-    "  --map PARAM=ARG     the host function's PARAM stands for the task's ARG (a\n"
-    "                      buffer, dim or scalar); repeatable. Other parameters map\n"
-    "                      by name, then by a name holding the arg's (n_rows), then\n"
-    "                      by position among const pointers (inputs), pointers\n"
-    "                      (outputs), integers (dims), floats (scalars) where the\n"
-    "                      counts agree\n"
+    "  --map PARAM=TARGET  what the host function's PARAM stands for; repeatable:\n"
+    "                        ARG            the task's arg (a buffer, dim or scalar)\n"
+    "                        IN:OUT         a buffer the kernels update in place: the\n"
+    "                                       candidate copies input IN into output OUT\n"
+    "                                       first and passes OUT\n"
+    "                        scratch[:B]    an output the task lacks: a scratch buffer\n"
+    "                                       of B bytes (default: an upper bound)\n"
+    "                        N              a constant (1, 1e-5)\n"
+    "                        NAME[:V,...]   a knob: the file's, a #define, or a new\n"
+    "                                       one (upper-case NAME; values V..., the\n"
+    "                                       first its value; default 32..1024, 256)\n"
+    "                      Other parameters map by name, then by a name holding the\n"
+    "                      arg's (n_rows), then by position among const pointers and\n"
+    "                      tensors the kernels read (inputs), pointers and tensors\n"
+    "                      they write (outputs), integers (dims), floats (scalars)\n"
+    "                      where the counts agree\n"
+    "  --include DIR       where the project's own headers (#include \"name.h\") are,\n"
+    "                      after the file's directory; repeatable. They are inlined\n"
+    "                      into the candidate, their host code cut\n"
     "  --force             write the candidate even so, its manifest holding a \"TODO\"\n"
     "                      list and \"TODO: ...\" fields that kiln's check refuses\n"
     "                      until they are fixed by hand\n"
@@ -52,9 +68,16 @@ static const char usage[] =
 
 typedef struct args {
     const char *file, *task, *out;
+    char dir[4096];                      /* the file's directory */
     int dry_run;
     kiln_import_opts o;
 } args;
+
+static int is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
 
 static int bad(const char *what, const char *arg)
 {
@@ -77,6 +100,12 @@ static int flag(int argc, char **argv, int *i, args *a)
         if (a->o.nmaps == KILN_IMPORT_MAX_MAPS)
             return bad("too many --map flags", NULL);
         a->o.maps[a->o.nmaps++] = v;
+    } else if (!miss && (v = kiln_flag_value(argc, argv, i, "--include", &miss))) {
+        if (a->o.nincludes == KILN_IMPORT_MAX_INCLUDES)
+            return bad("too many --include flags", NULL);
+        if (!is_dir(v))
+            return bad("--include: not a directory:", v);
+        a->o.includes[a->o.nincludes++] = v;
     } else if (miss)
         return bad("missing value for", argv[*i]);
     else if (strcmp(argv[*i], "--dry-run") == 0)
@@ -109,6 +138,13 @@ static int parse(int argc, char **argv, args *a)
         return bad(!a->file ? "no FILE given (kiln import FILE.cu --task NAME)"
                             : "--task is required", NULL);
     a->o.file = a->file;
+    const char *slash = strrchr(a->file, '/');
+    if (!slash)
+        snprintf(a->dir, sizeof a->dir, ".");
+    else
+        snprintf(a->dir, sizeof a->dir, "%.*s", (int)(slash == a->file ? 1 : slash - a->file),
+                 a->file);
+    a->o.dir = a->dir;
     return 0;
 }
 

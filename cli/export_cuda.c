@@ -672,6 +672,13 @@ static void launch_args(const render *r, const kiln_launch_spec *ls, char *buf, 
     for (int a = 0; a < ls->nargs && u < len; a++) {
         const char *sep = a ? ", " : "";
         int ix = ls->arg[a];
+        if (ix >= KILN_WIRE_ARG_IMM) {   /* a computed value, kiln_i<j> (print_imms) */
+            static const char *const ct[] = {"", "int", "int64_t", "float", "double"};
+            int j = ix - KILN_WIRE_ARG_IMM, k = ls->imm[j].kind;
+            u += (size_t)snprintf(buf + u, len - u, "%s(%s)kiln_i%d", sep,
+                                  k >= 1 && k <= 4 ? ct[k] : "int", j);
+            continue;
+        }
         if (ix < 0) {
             u += (size_t)snprintf(buf + u, len - u, "%skiln_x_arg(kiln_s%d)", sep, -ix - 1);
             continue;
@@ -680,6 +687,27 @@ static void launch_args(const render *r, const kiln_launch_spec *ls, char *buf, 
         int buffer = arg->kind == KILN_ARG_INPUT || arg->kind == KILN_ARG_OUTPUT;
         u += (size_t)snprintf(buf + u, len - u, buffer ? "%skiln_x_arg(%s)" : "%s%s", sep, arg->name);
     }
+}
+
+/* A launch's computed arguments as locals kiln_i<j>, an i32 one out of
+ * range flagging kiln_bad (the static stage's check at each shape). */
+static int print_imms(render *r, const variant *v, const kiln_launch_spec *ls, const char *path,
+                      FILE *f)
+{
+    char e[C_EXPR_MAX], p[64];
+    for (int j = 0; j < ls->nimm; j++) {
+        const kiln_imm_spec *im = &ls->imm[j];
+        int real = im->kind == KILN_WIRE_F32 || im->kind == KILN_WIRE_F64;
+        snprintf(p, sizeof p, "%s.args (computed %d)", path, j);
+        if (to_c(r, v, p, im->expr, e, sizeof e) < 0)
+            return -1;
+        fprintf(f, "        const %s kiln_i%d = %s; /* %s */\n", real ? "double" : "int64_t", j, e,
+                im->expr);
+        if (im->kind == KILN_WIRE_I32)
+            fprintf(f, "        if (kiln_i%d < INT_MIN || kiln_i%d > INT_MAX)\n"
+                       "            kiln_bad = 1;\n", j, j);
+    }
+    return 0;
 }
 
 /* "{e0, e1, 1}" from n expressions of a grid, block or cluster. */
@@ -734,6 +762,10 @@ static int print_launch(render *r, const variant *v, int l, FILE *f)
         fprintf(f, "    { /* %s: %s */\n        const int64_t kiln_g[3] = %s;\n"
                    "        const int64_t kiln_b[3] = %s;\n        const int64_t kiln_smem = %s;\n",
                 path, ls->kernel, g, b, smem);
+        if (print_imms(r, v, ls, path, f) < 0)
+            rc = -1;
+    }
+    if (rc == 0) {
         if (ls->ncluster)
             fprintf(f, "        const int64_t kiln_c[3] = %s;\n", c);
         fprintf(f, "        if (kiln_bad || !kiln_x_dims_ok(kiln_g, 3) || !kiln_x_dims_ok(kiln_b, 3) ||\n"

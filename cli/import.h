@@ -2,12 +2,16 @@
  * CUDA candidate for a task (docs/cuda.md, "Importing a kernel").
  *
  * kiln_import reads one host function's `kernel<<<grid, block, smem,
- * stream>>>(args)` launches, maps the function's parameters to the task's
- * args, translates grid, block and shared memory into manifest expressions
- * (locals become "let" values), and writes the candidate: the kernels as
- * they are (extern "C" added, a template instance copied out as an extern
- * "C" kernel), host functions and host headers removed, the manifest
- * appended. What it cannot translate is a problem line
+ * stream>>>(args)` launches (also inside a type dispatch's lambda, an if's
+ * branches as "when", a host macro that launches), maps the function's
+ * parameters to the task's args (raw pointers and torch tensors alike),
+ * scratch, constants and knobs, translates grid, block, shared memory and
+ * computed arguments into manifest expressions (locals become "let"
+ * values; a 64-bit parameter gets an i64 value), and writes the candidate:
+ * the kernels as they are (extern "C" added, a template instance copied out
+ * as an extern "C" kernel or named for NVRTC), the project's headers
+ * inlined, host code and host headers removed, stand-ins for what those
+ * gave the device code, the manifest appended. What it cannot translate is a problem line
  * "FILE:LINE: cannot translate ...: reason"; then there is no candidate,
  * unless force, which writes one whose manifest holds a "TODO" list (and
  * "TODO: ..." values) that kiln's static check refuses until they are
@@ -22,13 +26,18 @@
 #include "task.h"
 
 #define KILN_IMPORT_MAX_MAPS 16
+#define KILN_IMPORT_MAX_INCLUDES 8
 
 typedef struct kiln_import_opts {
     const char *file;                    /* the name problems give the source */
+    const char *dir;                     /* its directory: quoted #includes are looked
+                                            up there first; NULL: only in includes */
     const char *function;                /* the host function, or NULL: the only one */
     int force;
-    int nmaps;                           /* --map PARAM=ARG */
+    int nmaps;                           /* --map PARAM=TARGET (import_maps.c) */
     const char *maps[KILN_IMPORT_MAX_MAPS];
+    int nincludes;                       /* --include DIR: the project's headers */
+    const char *includes[KILN_IMPORT_MAX_INCLUDES];
 } kiln_import_opts;
 
 typedef struct kiln_import_result {

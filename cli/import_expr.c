@@ -67,7 +67,54 @@ static int set(xp *p, imp_xval *out, int prec, const char *fmt, ...)
                     "characters; split it into lets by hand", KILN_EXPR_MAX - 1);
     memcpy(out->s, buf, (size_t)n + 1);
     out->prec = prec;
+    out->uses = 0;
+    out->boolean = 0;
+    out->addr = 0;
     return 0;
+}
+
+/* Is v an integer literal (with an optional '-')? Its value in *n. */
+static int literal(const imp_xval *v, long long *n)
+{
+    const char *t = v->s + (v->s[0] == '-');
+    char *end;
+    if (!*t || strspn(t, "0123456789") != strlen(t))
+        return 0;
+    errno = 0;
+    *n = strtoll(v->s, &end, 10);
+    return errno == 0 && *end == '\0';
+}
+
+/* A buffer's address anywhere but in addr % N: no value the manifest has. */
+static int no_addr(xp *p, const imp_xval *v, int tok)
+{
+    if (!v->addr)
+        return 0;
+    return fail(p, tok, "%s is a buffer's address, known only at run time (kiln aligns every "
+                "buffer to %d bytes, so only its alignment, address %% N, is known)", v->s,
+                IMP_BUFFER_ALIGN);
+}
+
+/* l op r of literals, for the comparisons and logic a host's checks and
+ * dispatch conditions are made of: 1 with *out set, 0 when not folded. */
+static int fold(const char *op, long long a, long long b, long long *out)
+{
+    static const char *const ops[] = {"==", "!=", "<", "<=", ">", ">=", "&&", "||"};
+    int k = 0;
+    while (k < 8 && strcmp(op, ops[k]) != 0)
+        k++;
+    switch (k) {
+    case 0: *out = a == b; break;
+    case 1: *out = a != b; break;
+    case 2: *out = a < b; break;
+    case 3: *out = a <= b; break;
+    case 4: *out = a > b; break;
+    case 5: *out = a >= b; break;
+    case 6: *out = a && b; break;
+    case 7: *out = a || b; break;
+    default: return 0;
+    }
+    return 1;
 }
 
 /* v's text, in parentheses when its precedence is below min. */
@@ -76,14 +123,56 @@ static void wrapped(const imp_xval *v, int min, char *buf, size_t cap)
     snprintf(buf, cap, v->prec < min ? "(%s)" : "%s", v->s);
 }
 
-/* out = l op r at precedence prec (left associative). */
+/* addr % N: 0 where N divides the buffers' alignment. */
+static int addr_mod(xp *p, const imp_xval *l, const char *op, const imp_xval *r, int tok,
+                    imp_xval *out)
+{
+    long long n = 0;
+    if (strcmp(op, "%") != 0 || r->addr || !p->env || !p->env->constant ||
+        p->env->constant(p->env->ctx, r->s, &n) < 0)
+        return no_addr(p, l->addr ? l : r, tok);
+    if (n <= 0 || IMP_BUFFER_ALIGN % n != 0)
+        return fail(p, tok, "%s %% %s: kiln aligns buffers to %d bytes, so their address "
+                    "modulo %lld is not known", l->s, r->s, IMP_BUFFER_ALIGN, n);
+    return set(p, out, IMP_P_PRIMARY, "0");
+}
+
+/* out = l op r at precedence prec (left associative); comparisons and
+ * logic of constants folded, && and || with a constant simplified. */
 static int binary(xp *p, const imp_xval *l, const char *op, const imp_xval *r, int prec,
-                  imp_xval *out)
+                  int tok, imp_xval *out)
 {
     char a[KILN_EXPR_MAX + 2], b[KILN_EXPR_MAX + 2];
+    long long x, y, v;
+    int logic = strcmp(op, "&&") == 0 || strcmp(op, "||") == 0;
+    int isbool = prec == IMP_P_EQ || prec == IMP_P_REL || logic;
+    unsigned long long uses = l->uses | r->uses;
+    if (l->addr || r->addr)
+        return addr_mod(p, l, op, r, tok, out);
+    if (strcmp(op, "*") == 0 && p->env && p->env->product &&
+        p->env->product(p->env->ctx, l, r, tok, p->why) < 0)
+        return -1;
+    int lk = literal(l, &x), rk = literal(r, &y);
+    if (lk && rk && fold(op, x, y, &v))
+        return set(p, out, IMP_P_PRIMARY, "%lld", v);
+    if (logic && (lk || rk)) {   /* 1 && c is c, 0 && c is 0; || likewise */
+        const imp_xval *other = lk ? r : l;
+        long long k = lk ? x : y;
+        int and_ = op[0] == '&';
+        if ((and_ && k == 0) || (!and_ && k != 0))
+            return set(p, out, IMP_P_PRIMARY, "%d", and_ ? 0 : 1);
+        if (other->boolean) {
+            *out = *other;
+            return 0;
+        }
+    }
     wrapped(l, prec, a, sizeof a);
     wrapped(r, prec + 1, b, sizeof b);
-    return set(p, out, prec, "%s %s %s", a, op, b);
+    if (set(p, out, prec, "%s %s %s", a, op, b) < 0)
+        return -1;
+    out->uses = uses;
+    out->boolean = isbool;
+    return 0;
 }
 
 /* ---- literals and types ---------------------------------------------------- */
@@ -145,7 +234,8 @@ int imp_int_type(const char *name)
 {
     static const char *const ints[] = {
         "int", "unsigned", "signed", "long", "short", "size_t", "int32_t", "uint32_t",
-        "int64_t", "uint64_t", "ptrdiff_t", "const", "std", "index_t", "uint",
+        "int64_t", "uint64_t", "ptrdiff_t", "const", "std", "index_t", "uint", "uintptr_t",
+        "intptr_t",
     };
     for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++)
         if (strcmp(name, ints[k]) == 0)
@@ -228,6 +318,8 @@ static int size_of(xp *p, imp_xval *out)
     p->i = close + 1;
     if (ptr)
         return set(p, out, IMP_P_PRIMARY, "8");
+    if (p->env && p->env->dtype_name && strcmp(w, p->env->dtype_name) == 0)
+        return set(p, out, IMP_P_PRIMARY, "sizeof(T)");
     const char *m = imp_sizeof_type(w, &bytes);
     if (m)
         return set(p, out, IMP_P_PRIMARY, "sizeof(%s)", m);
@@ -265,11 +357,19 @@ static int min_max(xp *p, const char *fn, const imp_xval *args, int n, imp_xval 
 {
     char buf[2 * KILN_EXPR_MAX];
     size_t used = (size_t)snprintf(buf, sizeof buf, "%s(", fn);
+    unsigned long long uses = 0;
     if (n < 2)
         return fail(p, p->i - 1, "%s() with fewer than 2 arguments", fn);
-    for (int k = 0; k < n && used < sizeof buf; k++)
+    for (int k = 0; k < n && used < sizeof buf; k++) {
+        if (no_addr(p, &args[k], p->i - 1) < 0)
+            return -1;
         used += (size_t)snprintf(buf + used, sizeof buf - used, "%s%s", k ? ", " : "", args[k].s);
-    return set(p, out, IMP_P_PRIMARY, "%.*s)", (int)(sizeof buf - 2), buf);
+        uses |= args[k].uses;
+    }
+    if (set(p, out, IMP_P_PRIMARY, "%.*s)", (int)(sizeof buf - 2), buf) < 0)
+        return -1;
+    out->uses = uses;
+    return 0;
 }
 
 /* A call of the function named at token fn; p->i is at its '('. */
@@ -330,6 +430,7 @@ static int named_cast(xp *p, imp_xval *out)
 static int identifier(xp *p, imp_xval *out)
 {
     char w[64];
+    *out = (imp_xval){.prec = IMP_P_PRIMARY};   /* what a callback leaves unset */
     imp_word(p->s, p->i, w, sizeof w);
     if (strcmp(w, "true") == 0 || strcmp(w, "false") == 0)
         return p->i++, set(p, out, IMP_P_PRIMARY, "%d", w[0] == 't');
@@ -352,6 +453,22 @@ static int identifier(xp *p, imp_xval *out)
             return fail(p, name, "'%s->...' reads through a pointer at run time", w);
         int member = p->i + 1;
         p->i += 2;
+        if (at(p, "<")) {             /* t.data_ptr<scalar_t>() */
+            int after = skip_angles(p);
+            if (after > 0 && imp_is(p->s, after, "("))
+                p->i = after;
+        }
+        if (at(p, "(")) {
+            imp_xval args[MAX_CALL_ARGS];
+            int n = 0;
+            char m[64];
+            imp_word(p->s, member, m, sizeof m);
+            if (call_args(p, args, &n) < 0)
+                return -1;
+            if (!p->env || !p->env->method)
+                return fail(p, name, "'%s.%s()': a method call", w, m);
+            return p->env->method(p->env->ctx, p->s, name, member, n, args, out, p->why);
+        }
         if (!p->env || !p->env->member)
             return fail(p, name, "'%s.': a member", w);
         return p->env->member(p->env->ctx, p->s, name, member, out, p->why);
@@ -422,12 +539,21 @@ static int unary(xp *p, imp_xval *out)
             return fail(p, p->i, "%s", refused[k][1]);
     int rc;
     if (at(p, "-") || at(p, "+") || at(p, "!")) {
+        int optok = p->i;
         char op = p->s->text[p->s->tok[p->i++].at], b[KILN_EXPR_MAX + 2];
         imp_xval v;
-        if (unary(p, &v) < 0)
+        long long n;
+        if (unary(p, &v) < 0 || no_addr(p, &v, optok) < 0)
             return -1;
         wrapped(&v, IMP_P_UNARY, b, sizeof b);
-        rc = op == '+' ? (*out = v, 0) : set(p, out, IMP_P_UNARY, "%c%s", op, b);
+        if (op == '!' && literal(&v, &n))
+            rc = set(p, out, IMP_P_PRIMARY, "%d", !n);
+        else
+            rc = op == '+' ? (*out = v, 0) : set(p, out, IMP_P_UNARY, "%c%s", op, b);
+        if (rc == 0 && op != '+') {
+            out->uses = v.uses;
+            out->boolean = op == '!';
+        }
     } else {
         rc = primary(p, out);
     }
@@ -447,9 +573,9 @@ static int level(xp *p, imp_xval *out, int (*next)(xp *, imp_xval *), const char
             k++;
         if (k == nops)
             return 0;
-        p->i++;
+        int optok = p->i++;
         imp_xval r, l = *out;
-        if (next(p, &r) < 0 || binary(p, &l, ops[k], &r, prec, out) < 0)
+        if (next(p, &r) < 0 || binary(p, &l, ops[k], &r, prec, optok, out) < 0)
             return -1;
     }
 }
@@ -480,9 +606,9 @@ static int shift(xp *p, imp_xval *out)
         if (sscanf(r.s, "%lld", &k) != 1 || strspn(r.s, "0123456789") != strlen(r.s) || k > 62)
             return fail(p, op, "a shift by '%s': only shifts by a constant (0 to 62) have a "
                         "manifest form", r.s);
+        two = (imp_xval){.prec = IMP_P_PRIMARY};
         snprintf(two.s, sizeof two.s, "%lld", 1LL << k);
-        two.prec = IMP_P_PRIMARY;
-        if (binary(p, &l, left ? "*" : "/", &two, IMP_P_TERM, out) < 0)
+        if (binary(p, &l, left ? "*" : "/", &two, IMP_P_TERM, op, out) < 0)
             return -1;
     }
     return 0;
@@ -558,9 +684,15 @@ static int cond(xp *p, imp_xval *out)
     p->i = colon + 1;
     if (cond(p, &b) < 0)
         return -1;
+    if (no_addr(p, &c, q) < 0 || no_addr(p, &a, q) < 0 || no_addr(p, &b, q) < 0)
+        return -1;
     wrapped(&c, IMP_P_OR, cs, sizeof cs);
     wrapped(&b, IMP_P_COND, bs, sizeof bs);
-    return set(p, out, IMP_P_COND, "%s ? %s : %s", cs, a.s, bs);
+    if (set(p, out, IMP_P_COND, "%s ? %s : %s", cs, a.s, bs) < 0)
+        return -1;
+    out->uses = c.uses | a.uses | b.uses;
+    out->boolean = a.boolean && b.boolean;
+    return 0;
 }
 
 int imp_expr(const imp_src *s, int from, int to, const imp_xenv *env, imp_xval *out,

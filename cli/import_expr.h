@@ -24,6 +24,11 @@ enum {
 typedef struct imp_xval {
     char s[KILN_EXPR_MAX];
     int prec;
+    unsigned long long uses;   /* the host parameters it draws on (bit k: the caller's
+                                  k-th), for imp_xenv.product */
+    int boolean;               /* a comparison, !, && or ||: 0 or 1 */
+    int addr;                  /* a buffer's address (s says which): only its
+                                  alignment, addr % N, has a value */
 } imp_xval;
 
 /* Why a translation failed: the token at fault and a sentence. */
@@ -41,6 +46,16 @@ typedef struct imp_xenv {
     /* A call of fn (token) other than min/max, its arguments translated. */
     int (*call)(void *ctx, const imp_src *s, int fn, int nargs, const imp_xval *args,
                 imp_xval *out, imp_why *why);
+    /* obj.method(args) or obj.method<...>(args) (tokens obj and method). */
+    int (*method)(void *ctx, const imp_src *s, int obj, int method, int nargs,
+                  const imp_xval *args, imp_xval *out, imp_why *why);
+    /* l * r at token op: -1 with *why when the product means nonsense (two
+     * parameters mapped to one dim, squared). NULL: always allowed. */
+    int (*product)(void *ctx, const imp_xval *l, const imp_xval *r, int op, imp_why *why);
+    /* The value of a translated expression when it is a constant; -1 when not. */
+    int (*constant)(void *ctx, const char *expr, long long *out);
+    const char *dtype_name;    /* a C type name meaning the run's dtype (scalar_t
+                                  in a dispatch): sizeof gives sizeof(T); or NULL */
     void *ctx;
 } imp_xenv;
 
@@ -56,6 +71,9 @@ int imp_int_literal(const imp_src *s, int tok, long long *out);
  * "__nv_bfloat16" -> "bf16", "kiln_t" -> "T"), or NULL; *bytes is set
  * instead for vector types of fixed size (float4: 16). */
 const char *imp_sizeof_type(const char *ctype, long long *bytes);
+
+/* The alignment every buffer kiln passes has (docs/cuda.md, "Alignment"). */
+#define IMP_BUFFER_ALIGN 256
 
 /* Is the C type name an integer type import may drop a cast to? */
 int imp_int_type(const char *name);

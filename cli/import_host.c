@@ -18,8 +18,10 @@
 
 typedef struct walk {
     imp_host *h;
-    int ctl;           /* the outermost control statement around, -1 */
-    int ctl_else;      /* inside the else branch of that (an if) */
+    int ctl;           /* the outermost loop or switch around, -1 */
+    int nifs;          /* the ifs around, outermost first */
+    int ifs[IMP_MAX_IFS], if_else[IMP_MAX_IFS];
+    int dispatch;      /* the type dispatch around, -1 */
     int scope_end;     /* where the current block ends */
 } walk;
 
@@ -108,7 +110,9 @@ static int launch(walk *w, int from, int end, int open)
 {
     const imp_src *s = w->h->s;
     imp_launch L = {.from = from, .to = end, .targ_from = -1, .targ_to = -1, .ctl = w->ctl,
-                    .ctl_else = w->ctl_else};
+                    .nifs = w->nifs, .dispatch = w->dispatch};
+    memcpy(L.ifs, w->ifs, sizeof L.ifs);
+    memcpy(L.if_else, w->if_else, sizeof L.if_else);
     int k = open - 1;
     if (imp_is(s, k, ">")) {          /* kernel<...> */
         int depth = 0;
@@ -124,6 +128,7 @@ static int launch(walk *w, int from, int end, int open)
     L.kernel = k;
     while (k - 2 >= from && imp_is(s, k - 1, "::") && is_ident(s, k - 2))
         k -= 2;
+    L.qual = k;
     int close = imp_find(s, open + 1, end, ">>>");
     int paren = close + 1;
     if (!is_ident(s, L.kernel) || k != from || close >= end || !imp_is(s, paren, "(") ||
@@ -323,15 +328,111 @@ static void other(walk *w, int from, int end)
              "manifest form)", line(w->h, from), text);
 }
 
+/* ---- the framework's idioms ------------------------------------------------ */
+
+static int block(walk *w, int from, int to);
+
+static int is_dispatch_name(const imp_host *h, int i)
+{
+    char n[64];
+    imp_word(h->s, i, n, sizeof n);
+    if ((strncmp(n, "AT_DISPATCH_", 12) == 0 || strncmp(n, "VLLM_DISPATCH_", 14) == 0) &&
+        (strstr(n, "TYPES") || strstr(n, "SWITCH")))   /* not VLLM_DISPATCH_BOOL */
+        return 1;
+    for (int k = 0; h->dispatch && k < h->dispatch->n; k++)
+        if (strcmp(h->dispatch->v[k], n) == 0)
+            return 1;
+    return 0;
+}
+
+/* NAME(..., [&] { body }) in [from, end): the '{' of the lambda's body, or -1. */
+static int dispatch_body(const imp_host *h, int from, int end)
+{
+    const imp_src *s = h->s;
+    int pf[12], pt[12];
+    if (!is_ident(s, from) || !imp_is(s, from + 1, "(") || s->tok[from + 1].match != end - 1 ||
+        !is_dispatch_name(h, from))
+        return -1;
+    int n = imp_split(s, from + 2, end - 1, 0, pf, pt, 12);
+    if (n < 1 || !imp_is(s, pf[n - 1], "["))
+        return -1;
+    int i = s->tok[pf[n - 1]].match + 1;
+    if (imp_is(s, i, "("))
+        i = s->tok[i].match + 1;
+    while (i < pt[n - 1] && !imp_is(s, i, "{"))   /* mutable, -> void */
+        i++;
+    return i < pt[n - 1] && s->tok[i].match == pt[n - 1] - 1 ? i : -1;
+}
+
+static int dispatch(walk *w, int from, int open)
+{
+    char name[64];
+    int saved = w->dispatch;
+    imp_word(w->h->s, from, name, sizeof name);
+    imp_addf(&w->h->notes, "line %d: %s(...): its lambda is read as the host code, with "
+             "scalar_t the run's dtype (kiln_t, from kiln_cuda.h: each of the task's CUDA "
+             "dtypes in turn)", line(w->h, from), name);
+    w->dispatch = from;
+    int rc = block(w, open + 1, w->h->s->tok[open].match);
+    w->dispatch = saved;
+    return rc;
+}
+
+/* TORCH_CHECK(cond, ...), assert(cond): kept for the caller. 1 when one. */
+static int check(walk *w, int from, int end)
+{
+    static const char *const names[] = {"TORCH_CHECK", "TORCH_INTERNAL_ASSERT", "AT_ASSERT",
+                                        "assert", "TORCH_CHECK_VALUE"};
+    const imp_src *s = w->h->s;
+    int pf[8], pt[8], n;
+    if (!in_list(s, from, names, N(names)) || !imp_is(s, from + 1, "(") ||
+        s->tok[from + 1].match != end - 1 ||
+        (n = imp_split(s, from + 2, end - 1, 0, pf, pt, 8)) < 1 || pf[0] == pt[0])
+        return 0;
+    if (imp_grow((void **)&w->h->check, w->h->ncheck, &w->h->capcheck, sizeof *w->h->check) < 0)
+        return -1;
+    w->h->check[w->h->ncheck++] = (imp_check){from, pf[0], pt[0]};
+    return 1;
+}
+
+/* A device guard or the framework's current stream, declared: a note. */
+static void framework_decl(walk *w, int from, int end)
+{
+    static const char *const guards[] = {"OptionalCUDAGuard", "CUDAGuard", "DeviceGuard",
+                                         "OptionalDeviceGuard", "CUDAStreamGuard",
+                                         "OptionalCUDAStreamGuard"};
+    static const char *const streams[] = {"getCurrentCUDAStream", "getCurrentStream",
+                                          "getStreamFromPool", "getDefaultCUDAStream"};
+    const imp_src *s = w->h->s;
+    char text[160];
+    int guard = 0, stream = 0;
+    for (int i = from; i < end; i++) {
+        guard |= in_list(s, i, guards, N(guards));
+        stream |= in_list(s, i, streams, N(streams));
+    }
+    if (!guard && !stream)
+        return;
+    imp_text(s, from, end, text, sizeof text);
+    imp_addf(&w->h->notes, "line %d: dropped '%s': %s", line(w->h, from), text,
+             guard ? "a device guard; kiln runs each job on a device and context of its own"
+                   : "the framework's current stream; kiln launches on a stream of its own");
+}
+
 static int simple(walk *w, int from, int end)
 {
     const imp_src *s = w->h->s;
-    int open = imp_find(s, from, end, "<<<"), name;
+    int open = imp_find(s, from, end, "<<<"), name, body, chk;
     if (open < end)
         return launch(w, from, end, open);
+    if ((body = dispatch_body(w->h, from, end)) >= 0)
+        return dispatch(w, from, body);
+    if ((chk = check(w, from, end)) != 0)
+        return chk < 0 ? -1 : 0;
     int told = calls(w, from, end);
-    if ((name = decl_name(s, from, end)) >= 0)
+    if ((name = decl_name(s, from, end)) >= 0) {
+        framework_decl(w, from, end);
         return declaration(w, from, end, name);
+    }
     if (!told && !imp_is(s, from, "return"))
         other(w, from, end);
     return 0;
@@ -357,19 +458,25 @@ static int control(walk *w, int i, int to)
     if (!imp_is(s, paren, "("))
         return to;
     int saved = w->ctl, body = s->tok[paren].match + 1, first = w->h->nvar, last;
+    int is_if = imp_is(s, i, "if"), pushed = is_if && w->nifs < IMP_MAX_IFS;
     if (for_init(w, i, paren) < 0)
         return -1;
     last = w->h->nvar;
-    if (w->ctl < 0)
+    if (pushed) {                 /* a launch in it runs "when" its condition holds */
+        w->ifs[w->nifs] = i;
+        w->if_else[w->nifs++] = 0;
+    } else if (w->ctl < 0) {      /* a loop, a switch, or ifs too deep */
         w->ctl = i;
-    int guard = imp_is(s, i, "if") && (imp_is(s, body, "return") || imp_is(s, body, "throw") ||
-                                       (imp_is(s, body, "{") && imp_is(s, body + 1, "return")));
-    int next = stmt(w, body, to);
-    if (next >= 0 && imp_is(s, i, "if") && imp_is(s, next, "else")) {
-        w->ctl_else = w->ctl == i;
-        next = stmt(w, next + 1, to);
-        w->ctl_else = w->ctl == i ? 0 : w->ctl_else;
     }
+    int guard = is_if && (imp_is(s, body, "return") || imp_is(s, body, "throw") ||
+                          (imp_is(s, body, "{") && imp_is(s, body + 1, "return")));
+    int next = stmt(w, body, to);
+    if (next >= 0 && is_if && imp_is(s, next, "else")) {
+        if (pushed)
+            w->if_else[w->nifs - 1] = 1;
+        next = stmt(w, next + 1, to);
+    }
+    w->nifs -= pushed;
     w->ctl = saved;
     for (int k = first; k < last && next >= 0; k++)
         w->h->var[k].scope_end = next;   /* a for's variable: the for alone */
@@ -490,8 +597,8 @@ static void find_changes(imp_host *h)
 int imp_host_read(imp_host *h, const imp_src *s, const imp_file *f, const imp_fn *fn,
                   const char *file, kiln_error *err)
 {
-    *h = (imp_host){.s = s, .f = f, .fn = fn, .file = file};
-    walk w = {h, -1, 0, fn->last};
+    *h = (imp_host){.s = s, .f = f, .fn = fn, .file = file, .dispatch = h->dispatch};
+    walk w = {.h = h, .ctl = -1, .dispatch = -1, .scope_end = fn->last};
     if (read_params(h) < 0 || block(&w, fn->body + 1, fn->last) < 0 || h->notes.oom ||
         h->problems.oom) {
         imp_host_free(h);
@@ -505,6 +612,8 @@ void imp_host_free(imp_host *h)
 {
     free(h->var);
     free(h->launch);
+    free(h->check);
+    h->check = NULL;
     imp_lines_free(&h->notes);
     imp_lines_free(&h->problems);
     h->var = NULL;

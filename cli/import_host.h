@@ -3,7 +3,10 @@
  * changes them later), its `kernel<<<...>>>(...)` launches and the control
  * statements around them, and what its other statements are (error checks
  * and attributes kiln does itself, host work the manifest cannot express,
- * calls of other launching functions). */
+ * calls of other launching functions), and the framework's idioms around
+ * them: a launch inside a type dispatch (AT_DISPATCH_*(..., [&] { ... }))
+ * is read from its lambda, TORCH_CHECK and assert lines are kept as checks
+ * for the caller to translate, the CUDA stream and device guard are noted. */
 #ifndef KILN_IMPORT_HOST_H
 #define KILN_IMPORT_HOST_H
 
@@ -28,15 +31,26 @@ typedef struct imp_var {
                                   its address; -1 when none */
 } imp_var;
 
+#define IMP_MAX_IFS 6
+
 typedef struct imp_launch {
     int from, to;              /* the statement */
     int kernel;                /* the kernel's name token */
+    int qual;                  /* its first token: a qualifier (vllm::) or the name */
     int targ_from, targ_to;    /* inside kernel<...>, -1 when none */
     int ncfg, cfg_from[4], cfg_to[4];
     int nargs, arg_from[IMP_MAX_ARGS], arg_to[IMP_MAX_ARGS];
-    int ctl;                   /* the if/for/while/do/switch around it, -1 */
-    int ctl_else;              /* in the else branch of that if */
+    int ctl;                   /* the for/while/do/switch around it, -1 */
+    int nifs;                  /* the ifs around it, outermost first: their 'if' */
+    int ifs[IMP_MAX_IFS], if_else[IMP_MAX_IFS];   /* ... and whether in the else */
+    int dispatch;              /* the AT_/VLLM_DISPATCH_ macro around it, -1 */
 } imp_launch;
+
+/* TORCH_CHECK(cond, ...), assert(cond) and the like: a host check. */
+typedef struct imp_check {
+    int tok;                   /* the macro's name */
+    int from, to;              /* its condition */
+} imp_check;
 
 typedef struct imp_host {
     const imp_src *s;
@@ -47,12 +61,16 @@ typedef struct imp_host {
     int nvar, capvar;
     imp_launch *launch;
     int nlaunch, caplaunch;
+    imp_check *check;
+    int ncheck, capcheck;
+    const imp_lines *dispatch; /* macros that are type dispatches (set before reading;
+                                  AT_DISPATCH_* and VLLM_DISPATCH_* always are) */
     imp_lines notes;           /* "line N: ..." for the account */
     imp_lines problems;        /* "FILE:LINE: cannot translate ...: reason" */
 } imp_host;
 
 /* Read host function fn of f; file names it in problems. -1 with err only
- * when out of memory. */
+ * when out of memory. h->dispatch may be set first (imp_host_read keeps it). */
 int imp_host_read(imp_host *h, const imp_src *s, const imp_file *f, const imp_fn *fn,
                   const char *file, kiln_error *err);
 void imp_host_free(imp_host *h);

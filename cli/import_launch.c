@@ -61,6 +61,11 @@ static int template_arg(imp_ctx *c, int from, int to, int host, char *out, imp_w
                        c->s->tok[i].len) == 0)
                 return imp_whyf(why, i, "it depends on the host function's template parameter; "
                             "import needs a concrete instance such as kernel<4>");
+    if (host && c->dtype_name && to - from == 1 && imp_is(c->s, from, c->dtype_name)) {
+        snprintf(out, 64, "kiln_t");   /* a dispatch's scalar_t: the run's dtype */
+        c->uses_kiln_t = 1;
+        return 0;
+    }
     imp_why tmp = {0};
     if (imp_xlate(c, from, to, host, &v, &tmp) == 0 && imp_const_value(c, v.s, &val) == 0) {
         snprintf(out, 64, "%lld", val);
@@ -130,6 +135,20 @@ static int instance_args(imp_ctx *c, const imp_launch *L, const imp_fn *fn, imp_
     return 0;
 }
 
+/* Is template kernel k defined more than once (overloads picked by
+ * enable_if, as vLLM's fused_add_rms_norm_kernel), or with a return type
+ * other than void? Then a copy cannot be right: NVRTC picks it by name. */
+static int overloaded(const imp_ctx *c, int k)
+{
+    char n[64];
+    int defs = 0;
+    word(c->s, c->f->fn[k].name, n);
+    for (int i = imp_fn_find(c->f, c->s, n, IMP_F_KERNEL, 0); i >= 0;
+         i = imp_fn_find(c->f, c->s, n, IMP_F_KERNEL, i + 1))
+        defs += c->f->fn[i].body >= 0;
+    return defs > 1 || !plain_kernel_decl(c->s, &c->f->fn[k]);
+}
+
 /* The instance of template kernel fn (index k) that launch L names: its
  * index in c->inst, or -1 with why. */
 static int instance(imp_ctx *c, const imp_launch *L, int k, imp_why *why)
@@ -151,7 +170,20 @@ static int instance(imp_ctx *c, const imp_launch *L, int k, imp_why *why)
             return i;
     if (c->ninst == IMP_MAX_INSTANCES)
         return imp_whyf(why, L->kernel, "more than %d template instances", IMP_MAX_INSTANCES);
-    instance_name(c, kn, &in, in.name);
+    in.by_name = overloaded(c, k);
+    if (in.by_name) {   /* the launch's own spelling, at global scope as the host's */
+        char q[160];
+        imp_text(c->s, L->qual, L->kernel, q, sizeof q);
+        size_t n = (size_t)snprintf(in.name, sizeof in.name, "%s%s", q, in.label);
+        for (char *p = in.name; *p; p++)   /* "vllm :: k" as written: no blanks */
+            if (*p == ' ' && (p[1] == ':' || (p > in.name && p[-1] == ':')))
+                memmove(p, p + 1, strlen(p)), p--;
+        if (n >= sizeof in.name)
+            return imp_whyf(why, L->kernel, "the kernel's name '%s%s' is longer than %d "
+                            "characters", q, in.label, KILN_KERNEL_NAME_MAX - 1);
+    } else {
+        instance_name(c, kn, &in, in.name);
+    }
     c->inst[c->ninst] = in;
     return c->ninst++;
 }
@@ -320,20 +352,12 @@ static imp_cls expected_cls(const kiln_arg *a)
                                                                           : IMP_C_OTHER;
 }
 
-/* The kernel's parameters against the task args the launch passes. */
-static void check_params(imp_ctx *c, const imp_launch *L, int fnidx, int inst, const int *args)
+/* The kernel's parameters against the task args the launch passes by
+ * name (args[k] >= 0; a computed value was cast to its type already). */
+static void check_params(imp_ctx *c, const imp_launch *L, const kparam *p, const int *args)
 {
-    kparam p[IMP_MAX_ARGS];
     char msg[320];
-    const imp_fn *fn = &c->f->fn[fnidx];
-    int n = kernel_params(c, fn, inst >= 0 ? &c->inst[inst] : NULL, p, IMP_MAX_ARGS);
-    if (n != L->nargs) {
-        snprintf(msg, sizeof msg, "the kernel (line %d) takes %d parameters and the launch "
-                 "passes %d", imp_line(c, fn->name), n, L->nargs);
-        imp_problem(c, L->kernel, "the launch's arguments", msg);
-        return;
-    }
-    for (int k = 0; k < n; k++) {
+    for (int k = 0; k < L->nargs; k++) {
         if (args[k] < 0)
             continue;
         const kiln_arg *a = &c->t->args[args[k]];
@@ -345,73 +369,153 @@ static void check_params(imp_ctx *c, const imp_launch *L, int fnidx, int inst, c
             imp_problem(c, L->arg_from[k], "the kernel's parameter types", msg);
         } else if (want == IMP_C_PTR) {
             check_dtype(c, &p[k], a, L->arg_from[k]);
+            if (a->kind == KILN_ARG_INPUT && p[k].cls == IMP_C_PTR)
+                imp_addf(&c->notes, "line %d: the kernel's '%s' is not const and gets the "
+                         "task's input %s: kiln fails a kernel that changes an input "
+                         "(input-modified); if it updates %s in place, map it as IN:OUT",
+                         imp_line(c, L->arg_from[k]), p[k].text, a->name, a->name);
         }
     }
 }
 
 /* ---- kernel arguments ---------------------------------------------------------- */
 
-/* Strip casts and parentheses around [*from, *to). */
-static void strip_casts(const imp_src *s, int *from, int *to)
+/* A computed value e for a kernel parameter of class cls: "e" for an int
+ * (unless e reads as a task arg's name), "i64(e)" and the like for the
+ * others; -1 with why when kiln cannot pass such a value there. */
+static int cast_for(imp_ctx *c, imp_cls cls, const char *text, const char *e, char *out,
+                    int tok, imp_why *why)
 {
-    for (int again = 1; again && *to - *from > 1;) {
-        int f = *from, close = s->tok[f].match;
-        again = 0;
-        if ((imp_is(s, f, "reinterpret_cast") || imp_is(s, f, "static_cast") ||
-             imp_is(s, f, "const_cast")) && imp_is(s, *to - 1, ")")) {
-            int open = s->tok[*to - 1].match;
-            *from = open + 1, *to -= 1, again = 1;
-        } else if (imp_is(s, f, "(") && close == *to - 1) {
-            *from += 1, *to -= 1, again = 1;
-        } else if (imp_is(s, f, "(") && close < *to - 1) {
-            int type = 1;
-            for (int i = f + 1; i < close; i++)
-                type &= s->tok[i].kind == IMP_IDENT || imp_is(s, i, "*") || imp_is(s, i, "::");
-            if (type)
-                *from = close + 1, again = 1;
-        }
-    }
-}
-
-/* The task arg that [from, to) passes, or -1 with why. */
-static int arg_of(imp_ctx *c, int from, int to, int depth, imp_why *why)
-{
-    char text[96], n[64], dims[160];
-    strip_casts(c->s, &from, &to);
-    imp_text(c->s, from, to, text, sizeof text);
-    if (to - from != 1 || c->s->tok[from].kind != IMP_IDENT)
-        return imp_whyf(why, from, "'%s' is an expression; kiln passes task args and scratch "
-                    "buffers by name, so compute it inside the kernel", text);
-    const imp_var *v = imp_host_var(&c->h, from);
-    word(c->s, from, n);
-    if (!v)
-        return imp_whyf(why, from, "'%s' is no parameter or local of this function (a constant? "
-                    "kiln passes task args only: let the kernel use the constant itself)", n);
-    if (imp_changed(c, v, from, why) < 0)
-        return -1;
-    if (!v->is_param) {
-        if (v->init_from >= 0 && depth < 8) {
-            int f = v->init_from, t = v->init_to;
-            strip_casts(c->s, &f, &t);
-            if (t - f == 1 && c->s->tok[f].kind == IMP_IDENT)
-                return arg_of(c, f, t, depth + 1, why);
-        }
-        return imp_whyf(why, from, "'%s' is computed at line %d; kiln passes task args by name, "
-                    "so compute it inside the kernel", n, imp_line(c, v->name));
-    }
-    int a = c->pmap[v - c->h.var].arg;
-    if (a >= 0)
-        return a;
-    kiln_strbuf b = {0};
+    static const struct { imp_cls c; const char *w; } casts[] = {
+        {IMP_C_I64, "i64"}, {IMP_C_F32, "f32"}, {IMP_C_F64, "f64"},
+    };
+    int named = 0;
     for (int i = 0; i < c->t->nargs; i++)
-        kiln_sb_printf(&b, "%s%s", i ? ", " : "", c->t->args[i].name);
-    snprintf(dims, sizeof dims, "%s", b.p ? b.p : "");
-    free(b.p);
-    return imp_whyf(why, from, "the parameter '%s' has no counterpart among the task's args (%s): "
-                "name it as the arg it is, or pass --map %s=ARG", n, dims, n);
+        named |= strcmp(c->t->args[i].name, e) == 0;
+    for (int i = 0; i < c->nscratch; i++)
+        named |= strcmp(c->scratch[i].name, e) == 0;
+    if (cls == IMP_C_I32 && !named) {
+        snprintf(out, KILN_EXPR_MAX, "%s", e);
+        return 0;
+    }
+    if (cls == IMP_C_I32) {
+        if (snprintf(out, KILN_EXPR_MAX, "i32(%s)", e) >= KILN_EXPR_MAX)
+            return imp_whyf(why, tok, "'%s' grows longer than %d characters", text,
+                            KILN_EXPR_MAX - 1);
+        return 0;
+    }
+    for (size_t k = 0; k < sizeof casts / sizeof casts[0]; k++)
+        if (casts[k].c == cls) {
+            if (snprintf(out, KILN_EXPR_MAX, "%s(%s)", casts[k].w, e) >= KILN_EXPR_MAX)
+                return imp_whyf(why, tok, "'%s' grows longer than %d characters", text,
+                                KILN_EXPR_MAX - 1);
+            return 0;
+        }
+    return imp_whyf(why, tok, "'%s' is a value the host computes, and the kernel's parameter "
+                    "is a %s: kiln passes computed values as int, 64-bit int, float or double",
+                    text, imp_cls_name(cls));
 }
 
-static void map_args(imp_ctx *c, const imp_launch *L, imp_tlaunch *T, int *args)
+static void arg_list(const kiln_task *t, char *buf, size_t cap)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < t->nargs && used < cap; i++)
+        used += (size_t)snprintf(buf + used, cap - used, "%s%s", i ? ", " : "", t->args[i].name);
+}
+
+/* A buffer argument: the parameter v (a pointer or tensor) as the name
+ * kiln passes; the task arg's index in *arg (-1 for scratch). */
+static int buffer_arg(imp_ctx *c, const imp_var *v, int use, char *out, int *arg, imp_why *why)
+{
+    const imp_pmap *pm = &c->pmap[v - c->h.var];
+    char n[64], names[160];
+    word(c->s, v->name, n);
+    switch (pm->kind) {
+    case IMP_M_ARG:
+        *arg = pm->arg;
+        snprintf(out, KILN_EXPR_MAX, "%s", c->t->args[pm->arg].name);
+        return 0;
+    case IMP_M_INPLACE:   /* kiln copies the input into the output first */
+        *arg = pm->out;
+        snprintf(out, KILN_EXPR_MAX, "%s", c->t->args[pm->out].name);
+        return 0;
+    case IMP_M_SCRATCH:
+        snprintf(out, KILN_EXPR_MAX, "%s", c->scratch[pm->scratch].name);
+        return 0;
+    default:
+        arg_list(c->t, names, sizeof names);
+        return imp_whyf(why, use, "the parameter '%s' has no counterpart among the task's args "
+                        "(%s): name it as the arg it is, or pass --map %s=ARG%s", n, names, n,
+                        v->cls == IMP_C_PTR || v->cls == IMP_C_TENSOR
+                            ? " (=scratch for an output the task lacks)"
+                        : v->cls == IMP_C_I32 || v->cls == IMP_C_I64
+                            ? " (a constant or knob: =1, =BLOCK)" : "");
+    }
+}
+
+/* The manifest's argument for [from, to) of launch L, given to a kernel
+ * parameter of class cls (IMP_C_OTHER when unknown): a task arg or scratch
+ * buffer by name, else a value it computes; *arg the task arg passed by
+ * name, else -1. -1 with why. */
+static int arg_of(imp_ctx *c, int from, int to, imp_cls cls, char *out, int *arg, imp_why *why)
+{
+    char text[96], n[64];
+    int f = from, t = to;
+    *arg = -1;
+    imp_strip_casts(c->s, &f, &t);
+    imp_text(c->s, f, t, text, sizeof text);
+    int ptr = cls == IMP_C_PTR || cls == IMP_C_CPTR;
+    const imp_var *v = imp_buffer_source(c, from, to);
+    if (v && (v->cls == IMP_C_PTR || v->cls == IMP_C_CPTR || v->cls == IMP_C_TENSOR)) {
+        if (imp_changed(c, v, from, why) < 0)
+            return -1;
+        return buffer_arg(c, v, f, out, arg, why);
+    }
+    const imp_var *lv = t - f == 1 ? imp_host_var(&c->h, f) : NULL;
+    if (!v && t - f >= 5 && imp_is(c->s, f + 1, ".") && (lv = imp_host_var(&c->h, f)) != NULL &&
+        !lv->is_param)
+        return imp_whyf(why, f, "'%s' is a tensor made here (line %d); kiln passes the task's "
+                        "buffers only (a temporary buffer is scratch: declare it in the manifest "
+                        "by hand)", text, imp_line(c, lv->name));
+    if (t - f != 1)
+        lv = NULL;
+    if (ptr && lv && !lv->is_param)
+        return imp_whyf(why, f, "'%s' is computed at line %d; kiln passes task args and scratch "
+                        "buffers by name, so compute it inside the kernel", text,
+                        imp_line(c, lv->name));
+    if (ptr || (v && v->cls == IMP_C_TENSOR))
+        return imp_whyf(why, f, "'%s' is %s; kiln passes task args and scratch buffers by name, "
+                        "so compute it inside the kernel", text,
+                        t - f == 1 ? "no buffer of this function" : "an expression");
+    if (t - f == 1 && (v = imp_host_var(&c->h, f)) != NULL && v->is_param) {
+        const imp_pmap *pm = &c->pmap[v - c->h.var];
+        word(c->s, v->name, n);
+        if (imp_changed(c, v, f, why) < 0)
+            return -1;
+        if (pm->kind == IMP_M_ARG && c->t->args[pm->arg].kind != KILN_ARG_DIM) {
+            *arg = pm->arg;   /* a scalar: by name, its type checked after */
+            snprintf(out, KILN_EXPR_MAX, "%s", c->t->args[pm->arg].name);
+            return 0;
+        }
+        if (pm->kind == IMP_M_ARG && (cls == IMP_C_OTHER || cls == expected_cls(&c->t->args[pm->arg]))) {
+            *arg = pm->arg;
+            snprintf(out, KILN_EXPR_MAX, "%s", c->t->args[pm->arg].name);
+            return 0;
+        }
+        if (pm->kind == IMP_M_NONE)
+            return buffer_arg(c, v, f, out, arg, why);
+    }
+    imp_xval x;   /* a dim widened, a constant, a knob, a local: a computed value */
+    if (imp_xlate(c, from, to, 1, &x, why) < 0)
+        return -1;
+    if (x.addr)
+        return imp_whyf(why, f, "'%s' is a buffer's address; kiln passes buffers by name", text);
+    return cast_for(c, cls == IMP_C_OTHER ? IMP_C_I32 : cls, text, x.s, out, f, why);
+}
+
+static void map_args(imp_ctx *c, const imp_launch *L, imp_tlaunch *T, const kparam *p, int np,
+                     int *args)
 {
     kiln_strbuf acc = {0};
     T->nargs = L->nargs;
@@ -419,12 +523,11 @@ static void map_args(imp_ctx *c, const imp_launch *L, imp_tlaunch *T, int *args)
         imp_why why = {0};
         char text[64];
         imp_text(c->s, L->arg_from[k], L->arg_to[k], text, sizeof text);
-        args[k] = arg_of(c, L->arg_from[k], L->arg_to[k], 0, &why);
-        if (args[k] < 0) {
+        if (arg_of(c, L->arg_from[k], L->arg_to[k], k < np ? p[k].cls : IMP_C_OTHER, T->args[k],
+                   &args[k], &why) < 0) {
             imp_problem(c, why.tok, "a kernel argument", why.msg);
             snprintf(T->args[k], sizeof T->args[k], "TODO: %.24s", text);
-        } else {
-            snprintf(T->args[k], sizeof T->args[k], "%s", c->t->args[args[k]].name);
+            args[k] = -1;
         }
         kiln_sb_printf(&acc, "%s%s -> %s", k ? ", " : "", text, T->args[k]);
     }
@@ -543,13 +646,50 @@ static void control_problem(imp_ctx *c, const imp_launch *L)
     else
         imp_word(s, ctl, head, sizeof head);
     int loop = imp_is(s, ctl, "for") || imp_is(s, ctl, "while") || imp_is(s, ctl, "do");
-    snprintf(msg, sizeof msg, "it is inside %s'%s' (line %d); %s",
-             L->ctl_else ? "the else of " : "", head, imp_line(c, ctl),
+    snprintf(msg, sizeof msg, "it is inside '%s' (line %d); %s", head, imp_line(c, ctl),
              loop ? "a loop of launches has no manifest form: the manifest lists a fixed "
                     "sequence of launches"
-                  : "the manifest's launches are unconditional: pick the branch by hand (a "
-                    "knob cannot choose a kernel), or make one kernel that branches on the dims");
+                  : "the manifest's launches are a fixed list, each run where its \"when\" "
+                    "holds: pick the case by hand (a knob cannot choose a kernel), or make one "
+                    "kernel that branches on the dims");
     imp_problem(c, L->kernel, "the launch", msg);
+}
+
+/* The launch's "when": the conditions of the ifs around it, an else's
+ * negated, joined by &&. A condition with no manifest form is a problem. */
+static void when_of(imp_ctx *c, const imp_launch *L, imp_tlaunch *T)
+{
+    const imp_src *s = c->s;
+    kiln_strbuf b = {0};
+    for (int k = 0; k < L->nifs; k++) {
+        int paren = L->ifs[k] + 1, close = s->tok[paren].match;
+        imp_xval v;
+        imp_why why = {0};
+        char head[96], msg[640];
+        if (imp_xlate(c, paren + 1, close, 1, &v, &why) < 0) {
+            imp_text(s, L->ifs[k], close + 1, head, sizeof head);
+            snprintf(msg, sizeof msg, "it is inside %s'%s' (line %d), whose condition has no "
+                     "manifest form for its \"when\": %s", L->if_else[k] ? "the else of " : "",
+                     head, imp_line(c, L->ifs[k]), why.msg);
+            imp_problem(c, why.tok, "the launch", msg);
+            free(b.p);
+            snprintf(T->when, sizeof T->when, "TODO: %.200s", head);
+            return;
+        }
+        int wrap = b.len > 0 && v.prec < IMP_P_EQ;
+        if (L->if_else[k])
+            kiln_sb_printf(&b, "%s!%s%s%s", b.len ? " && " : "", v.prec < IMP_P_UNARY ? "(" : "",
+                           v.s, v.prec < IMP_P_UNARY ? ")" : "");
+        else
+            kiln_sb_printf(&b, "%s%s%s%s", b.len ? " && " : "", wrap || (L->nifs > 1 && v.prec < IMP_P_EQ) ? "(" : "",
+                           v.s, wrap || (L->nifs > 1 && v.prec < IMP_P_EQ) ? ")" : "");
+    }
+    if (b.len >= sizeof T->when)
+        imp_problem(c, L->kernel, "the launch", "its \"when\" is longer than a manifest field");
+    snprintf(T->when, sizeof T->when, "%s", b.p ? b.p : "");
+    if (T->when[0])
+        imp_addf(&c->account, "  when    %s", T->when);
+    free(b.p);
 }
 
 /* Grid, block, shared memory and stream of launch L into T. */
@@ -573,26 +713,42 @@ int imp_map_launch(imp_ctx *c, int i)
 {
     const imp_launch *L = &c->h.launch[i];
     char text[160];
-    int args[IMP_MAX_ARGS], fnidx, inst;
+    int args[IMP_MAX_ARGS], fnidx, inst, np = -1;
+    kparam p[IMP_MAX_ARGS];
     if (c->nlaunch == KILN_WORKER_MAX_LAUNCHES) {
         imp_problem(c, L->from, "the launch", "more launches than kiln's manifest holds");
         return -1;
     }
     imp_tlaunch *T = &c->launch[c->nlaunch++];
     memset(T, 0, sizeof *T);
+    c->dtype_name = L->dispatch >= 0 ? "scalar_t" : NULL;
     imp_text(c->s, L->from, L->to, text, sizeof text);
     imp_addf(&c->account, "launch %d, line %d: %s", c->nlaunch, imp_line(c, L->from), text);
     if (L->ctl >= 0)
         control_problem(c, L);
     kernel_of(c, L, T, &fnidx, &inst);
     imp_addf(&c->account, "  kernel  %s%s", inst >= 0 ? c->inst[inst].label : T->kernel,
-             inst >= 0 ? " -> its extern \"C\" copy" : "");
+             inst < 0 ? "" : c->inst[inst].by_name ? " -> named for NVRTC"
+                                                   : " -> its extern \"C\" copy");
     if (inst >= 0)
         imp_addf(&c->account, "          %s", c->inst[inst].name);
+    if (fnidx >= 0 && (inst >= 0 || c->f->fn[fnidx].tpl_open < 0)) {
+        const imp_fn *fn = &c->f->fn[fnidx];
+        np = kernel_params(c, fn, inst >= 0 ? &c->inst[inst] : NULL, p, IMP_MAX_ARGS);
+        if (np != L->nargs) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "the kernel (line %d) takes %d parameters and the launch "
+                     "passes %d", imp_line(c, fn->name), np, L->nargs);
+            imp_problem(c, L->kernel, "the launch's arguments", msg);
+            np = -1;
+        }
+    }
+    when_of(c, L, T);
     launch_config(c, L, T);
-    map_args(c, L, T, args);
-    if (fnidx >= 0 && (inst >= 0 || c->f->fn[fnidx].tpl_open < 0))
-        check_params(c, L, fnidx, inst, args);
+    map_args(c, L, T, p, np < 0 ? 0 : np, args);
+    if (np >= 0)
+        check_params(c, L, p, args);
+    c->dtype_name = NULL;
     return 0;
 }
 

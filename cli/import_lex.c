@@ -179,10 +179,35 @@ int imp_lex(imp_src *s, const char *text, size_t len, kiln_error *err)
     return 0;
 }
 
+int imp_lex_macro(imp_src *s, const char *text, size_t len, kiln_error *err)
+{
+    char *copy = malloc(len + 1);
+    size_t n = 0;
+    if (!copy)
+        return kiln_fail(err, "out of memory");
+    for (size_t i = 0; i < len; i++) {
+        if (text[i] == '\\' && i + 1 < len && (text[i + 1] == '\n' || text[i + 1] == '\r')) {
+            i += text[i + 1] == '\r' && i + 2 < len && text[i + 2] == '\n' ? 2 : 1;
+            copy[n++] = ' ';
+            continue;
+        }
+        copy[n++] = text[i];
+    }
+    copy[n] = '\0';
+    if (imp_lex(s, copy, n, err) < 0) {
+        free(copy);
+        return -1;
+    }
+    s->own = copy;
+    return 0;
+}
+
 void imp_src_free(imp_src *s)
 {
     free(s->tok);
+    free(s->own);
     s->tok = NULL;
+    s->own = NULL;
     s->ntok = 0;
 }
 

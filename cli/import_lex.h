@@ -35,11 +35,15 @@ typedef struct imp_src {
     size_t len;
     imp_tok *tok;    /* ntok tokens, then one IMP_END */
     int ntok;
+    char *own;       /* imp_lex_macro's copy of the text, freed with s */
 } imp_src;
 
 /* Tokenize text (len bytes); -1 with err on an unbalanced bracket (its
  * line) or out of memory. */
 int imp_lex(imp_src *s, const char *text, size_t len, kiln_error *err);
+/* The same for part of a #define (its parameters or body): a copy without
+ * its backslash-newlines, owned by s. */
+int imp_lex_macro(imp_src *s, const char *text, size_t len, kiln_error *err);
 void imp_src_free(imp_src *s);
 
 /* Is token i exactly w? */

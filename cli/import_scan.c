@@ -90,11 +90,16 @@ static int record_pp(const imp_src *s, imp_file *f, int tok, int *depth)
     if (imp_grow((void **)&f->pp, f->npp, &f->cappp, sizeof *f->pp) < 0)
         return -1;
     imp_pp *p = &f->pp[f->npp++];
-    *p = (imp_pp){.tok = tok, .conditional = *depth > 0 && strncmp(word, "if", 2) != 0};
+    int own = strncmp(word, "if", 2) == 0;
+    *p = (imp_pp){.tok = tok, .conditional = *depth > 0 && !own, .depth = *depth - own};
     if (strcmp(word, "include") == 0)
         read_include(p, t, we, end);
     else if (strcmp(word, "define") == 0 || strcmp(word, "undef") == 0)
         p->undef = word[0] == 'u', read_define(p, t, we, end);
+    else if (strcmp(word, "pragma") == 0) {
+        size_t o = skip_blank(t, we, end), oe = word_end(t, o, end);
+        p->pragma_once = oe - o == 4 && memcmp(t + o, "once", 4) == 0;
+    }
     return 0;
 }
 
@@ -198,8 +203,35 @@ static int add_constant(const imp_src *s, imp_file *f, int from, int semi)
     return 0;
 }
 
-/* The item from i; *next is the token after it. Records functions and
- * constants. */
+/* A declaration [from, semi) of something else than a function or a type:
+ * a host variable unless it is a device one, a constant, or no variable
+ * (using, typedef, static_assert, a namespace alias, a template). */
+static int add_gvar(const imp_src *s, imp_file *f, int from, int semi)
+{
+    static const char *const not_vars[] = {"using", "typedef", "static_assert", "namespace",
+                                           "template", "friend", "asm", "__asm__"};
+    static const char *const keep[] = {"__device__", "__constant__", "__shared__",
+                                       "__managed__", "constexpr", "const", "__grid_constant__"};
+    int eq = imp_find(s, from, semi, "="), name = eq - 1;
+    for (size_t k = 0; k < sizeof not_vars / sizeof not_vars[0]; k++)
+        if (imp_is(s, from, not_vars[k]))
+            return 0;
+    for (int i = from; i < eq; i++)
+        for (size_t k = 0; k < sizeof keep / sizeof keep[0]; k++)
+            if (imp_is(s, i, keep[k]))
+                return 0;
+    while (name > from && imp_is(s, name, "]"))
+        name = s->tok[name].match - 1;
+    if (name <= from || !is_ident(s, name) || imp_find(s, from, eq, "(") < eq)
+        return 0;
+    if (imp_grow((void **)&f->gvar, f->ngvar, &f->capgvar, sizeof *f->gvar) < 0)
+        return -1;
+    f->gvar[f->ngvar++] = (imp_gvar){from, semi, name};
+    return 0;
+}
+
+/* The item from i; *next is the token after it. Records functions,
+ * constants and host variables. */
 static int item(const imp_src *s, imp_file *f, int i, int to, int in_extern_c, int *next)
 {
     imp_fn fn = {.first = i, .decl = i, .tpl_open = -1, .tpl_close = -1, .body = -1};
@@ -234,7 +266,12 @@ static int item(const imp_src *s, imp_file *f, int i, int to, int in_extern_c, i
         fn.last = j < to ? j : to - 1;
         return add_function(s, f, &fn, in_extern_c);
     }
-    return j < to && !typekw ? add_constant(s, f, fn.decl, j) : 0;
+    if (j >= to || typekw)
+        return 0;
+    int n = f->ncst;
+    if (add_constant(s, f, fn.decl, j) < 0)
+        return -1;
+    return f->ncst > n || fn.tpl_open >= 0 ? 0 : add_gvar(s, f, fn.decl, j);
 }
 
 static int scan_range(const imp_src *s, imp_file *f, int from, int to, int in_extern_c,
@@ -264,6 +301,38 @@ static int scan_range(const imp_src *s, imp_file *f, int from, int to, int in_ex
     return 0;
 }
 
+/* The word after '#' of preprocessor line i, and the one after that. */
+static void pp_words(const imp_src *s, int i, char *w1, char *w2, size_t cap)
+{
+    const char *t = s->text;
+    size_t at = s->tok[i].at, end = at + s->tok[i].len;
+    size_t a = skip_blank(t, at + 1, end), ae = word_end(t, a, end);
+    size_t b = skip_blank(t, ae, end), be = word_end(t, b, end);
+    snprintf(w1, cap, "%.*s", (int)(ae - a), t + a);
+    snprintf(w2, cap, "%.*s", (int)(be - b), t + b);
+}
+
+/* #ifndef X / #define X first and #endif last, around every token: an
+ * include guard. Its #if does not make what it holds conditional. */
+static void find_guard(const imp_src *s, imp_file *f)
+{
+    char a1[64], a2[64], b1[64], b2[64], e1[64], e2[64];
+    if (f->npp < 3 || f->pp[0].tok != 0 || f->pp[f->npp - 1].tok != s->ntok - 1)
+        return;
+    pp_words(s, f->pp[0].tok, a1, a2, sizeof a1);
+    pp_words(s, f->pp[1].tok, b1, b2, sizeof b1);
+    pp_words(s, f->pp[f->npp - 1].tok, e1, e2, sizeof e1);
+    if (strcmp(a1, "ifndef") != 0 || strcmp(b1, "define") != 0 || strcmp(a2, b2) != 0 ||
+        !a2[0] || strcmp(e1, "endif") != 0 || f->pp[1].tok != 1)
+        return;
+    for (int i = 1; i < f->npp - 1; i++)
+        if (f->pp[i].depth == 0)
+            return;   /* the #endif closes an earlier block: no guard */
+    f->guard = 1;
+    for (int i = 1; i < f->npp - 1; i++)
+        f->pp[i].conditional = f->pp[i].depth > 1;
+}
+
 int imp_scan(const imp_src *s, imp_file *f, kiln_error *err)
 {
     int depth = 0;
@@ -272,12 +341,14 @@ int imp_scan(const imp_src *s, imp_file *f, kiln_error *err)
         imp_file_free(f);
         return kiln_fail(err, "out of memory");
     }
+    find_guard(s, f);
     return 0;
 }
 
 void imp_file_free(imp_file *f)
 {
     free(f->fn);
+    free(f->gvar);
     free(f->pp);
     free(f->cst);
     *f = (imp_file){0};
@@ -318,6 +389,8 @@ static imp_cls word_class(const char *w, imp_cls now)
         {"unsigned", IMP_C_I32}, {"int32_t", IMP_C_I32}, {"uint32_t", IMP_C_I32},
         {"uint", IMP_C_I32}, {"long", IMP_C_I64}, {"size_t", IMP_C_I64},
         {"int64_t", IMP_C_I64}, {"uint64_t", IMP_C_I64}, {"ptrdiff_t", IMP_C_I64},
+        {"bool", IMP_C_I32}, {"uintptr_t", IMP_C_I64}, {"intptr_t", IMP_C_I64},
+        {"Tensor", IMP_C_TENSOR},
     };
     static const char *const neutral[] = {"const", "constexpr", "static", "volatile",
                                           "__restrict__", "std", "signed", "register"};
@@ -356,6 +429,7 @@ imp_cls imp_type_class(const imp_src *s, int from, int to, char *elem, size_t ca
 const char *imp_cls_name(imp_cls c)
 {
     static const char *const names[] = {"other", "pointer", "const pointer", "int", "64-bit int",
-                                        "float", "double", "stream", "dim3", "auto"};
+                                        "float", "double", "stream", "dim3", "auto",
+                                        "tensor"};
     return (unsigned)c < sizeof names / sizeof names[0] ? names[c] : "?";
 }

@@ -38,6 +38,8 @@ typedef struct imp_pp {
     int include, system;     /* #include <...> (system) or "..." */
     char header[128];
     int define, undef, function_like, conditional;
+    int pragma_once;
+    int depth;               /* the #if blocks open around it (not counting its own) */
     char name[64];
     size_t params_at, params_len;    /* function-like: inside the parentheses */
     size_t body_at, body_len;        /* the replacement text */
@@ -48,13 +50,22 @@ typedef struct imp_const {   /* [static] const|constexpr INTEGER-TYPE NAME = LIT
     long long value;
 } imp_const;
 
+typedef struct imp_gvar {   /* a host variable at file scope: no __device__, const */
+    int first, last;         /* its declaration, through the ';' */
+    int name;
+} imp_gvar;
+
 typedef struct imp_file {
     imp_fn *fn;
     int nfn, capfn;
+    imp_gvar *gvar;
+    int ngvar, capgvar;
     imp_pp *pp;
     int npp, cappp;
     imp_const *cst;
     int ncst, capcst;
+    int guard;               /* an include guard: pp[0] #ifndef X, pp[1] #define X and the
+                                last #endif hold everything; not counted as conditional */
 } imp_file;
 
 int imp_scan(const imp_src *s, imp_file *f, kiln_error *err);
@@ -80,6 +91,7 @@ typedef enum imp_cls {
     IMP_C_STREAM,    /* cudaStream_t */
     IMP_C_DIM3,
     IMP_C_AUTO,
+    IMP_C_TENSOR,    /* torch::Tensor, at::Tensor (by value or reference) */
 } imp_cls;
 
 /* The class of the type in [from, to); elem gets a pointer's element type

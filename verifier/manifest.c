@@ -686,25 +686,91 @@ static int find_scratch(const kiln_manifest *m, const char *name)
     return -1;
 }
 
+/* "i64(EXPR)" and the like: the wire kind of the cast and, in inner, the
+ * expression it wraps; an expression with no cast is an i32. */
+static int imm_cast(const char *e, char *inner, size_t cap)
+{
+    static const struct { const char *w; int kind; } casts[] = {
+        {"i32", KILN_WIRE_I32}, {"i64", KILN_WIRE_I64}, {"f32", KILN_WIRE_F32},
+        {"f64", KILN_WIRE_F64},
+    };
+    size_t n = strlen(e), a = skip_space(e, n, 0);
+    for (size_t k = 0; k < sizeof casts / sizeof casts[0]; k++) {
+        size_t at = a + 3;
+        if (!starts_with(e, n, a, casts[k].w) || (at = skip_space(e, n, at)) >= n || e[at] != '(')
+            continue;
+        int depth = 0;
+        size_t close = at;
+        for (; close < n; close++) {
+            depth += (e[close] == '(') - (e[close] == ')');
+            if (depth == 0)
+                break;
+        }
+        if (close < n && skip_space(e, n, close + 1) == n) {
+            snprintf(inner, cap, "%.*s", (int)(close - at - 1), e + at + 1);
+            return casts[k].kind;
+        }
+    }
+    snprintf(inner, cap, "%s", e);
+    return KILN_WIRE_I32;
+}
+
+/* A launch argument that is no task arg or scratch buffer: an expression
+ * passed by value, ls->imm[ls->nimm]. */
+static int get_imm(parse_ctx *pc, const cJSON *it, const char *path, int k, kiln_launch_spec *ls)
+{
+    char p[96], e[KILN_EXPR_MAX];
+    snprintf(p, sizeof p, "%s.args[%d]", path, k);
+    if (ls->nimm == KILN_WORKER_MAX_IMMS)
+        return kiln_fail(pc->err, "manifest: %s: more than %d computed arguments in one launch",
+                         p, KILN_WORKER_MAX_IMMS);
+    if (cJSON_IsString(it) && valid_ident(it->valuestring) &&
+        task_dim(pc->t, it->valuestring, strlen(it->valuestring)) < 0 &&
+        find_knob(pc->m, it->valuestring, strlen(it->valuestring)) < 0 &&
+        find_let(pc->m, it->valuestring, strlen(it->valuestring)) < 0) {
+        const define_line *d, *d2;
+        if (define_lines(pc, it->valuestring, strlen(it->valuestring), &d, &d2) == 0)
+            return kiln_fail(pc->err, "manifest: %s: unknown name '%.64s' (not an arg of task "
+                             "%s, a scratch buffer, a dim, knob, let or #define constant)", p,
+                             it->valuestring, pc->t->name);
+    }
+    if (cJSON_IsString(it) && strlen(it->valuestring) >= KILN_EXPR_MAX)
+        return kiln_fail(pc->err, "manifest: %s: expression longer than %d characters", p,
+                         KILN_EXPR_MAX - 1);
+    kiln_imm_spec *im = &ls->imm[ls->nimm];
+    cJSON tmp = *it;
+    if (cJSON_IsString(it)) {
+        im->kind = imm_cast(it->valuestring, e, sizeof e);
+        tmp.valuestring = e;
+    } else {
+        im->kind = KILN_WIRE_I32;
+    }
+    if (get_expr(pc, &tmp, p, im->expr) < 0)
+        return -1;
+    ls->arg[ls->nargs++] = KILN_WIRE_ARG_IMM + ls->nimm++;
+    return 0;
+}
+
 static int get_args(parse_ctx *pc, const cJSON *obj, const char *path, kiln_launch_spec *ls)
 {
     const cJSON *arr = cJSON_GetObjectItemCaseSensitive(obj, "args");
     if (!arr)
         return kiln_fail(pc->err, "manifest: %s: missing field 'args'", path);
     if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) > KILN_WORKER_MAX_LAUNCH_ARGS)
-        return kiln_fail(pc->err, "manifest: %s.args: must be an array of at most %d names",
-                         path, KILN_WORKER_MAX_LAUNCH_ARGS);
+        return kiln_fail(pc->err, "manifest: %s.args: must be an array of at most %d names "
+                         "or expressions", path, KILN_WORKER_MAX_LAUNCH_ARGS);
     const cJSON *it;
     cJSON_ArrayForEach(it, arr) {
         int k = ls->nargs;
-        if (!cJSON_IsString(it))
-            return kiln_fail(pc->err, "manifest: %s.args[%d]: must be a string", path, k);
-        int a = task_arg(pc->t, it->valuestring), sc = find_scratch(pc->m, it->valuestring);
-        if (a < 0 && sc < 0)
-            return kiln_fail(pc->err, "manifest: %s.args[%d]: unknown name '%.64s' (not an arg "
-                             "of task %s nor a scratch buffer)", path, k, it->valuestring,
-                             pc->t->name);
-        ls->arg[ls->nargs++] = a >= 0 ? a : -(sc + 1);
+        if (!cJSON_IsString(it) && !cJSON_IsNumber(it))
+            return kiln_fail(pc->err, "manifest: %s.args[%d]: must be a name or an expression",
+                             path, k);
+        int a = cJSON_IsString(it) ? task_arg(pc->t, it->valuestring) : -1;
+        int sc = cJSON_IsString(it) ? find_scratch(pc->m, it->valuestring) : -1;
+        if (a >= 0 || sc >= 0)
+            ls->arg[ls->nargs++] = a >= 0 ? a : -(sc + 1);
+        else if (get_imm(pc, it, path, k, ls) < 0)
+            return -1;
     }
     return 0;
 }
@@ -1099,6 +1165,37 @@ static int resolve_cluster(resolve_ctx *rc, const kiln_launch_spec *ls, const ch
     return 0;
 }
 
+/* Immediate j of launch ls: its value at the shape, in its type's range. */
+static int resolve_imm(resolve_ctx *rc, const kiln_imm_spec *im, const char *path,
+                       const kiln_launch_spec *ls, int j, kiln_wire_imm *out)
+{
+    char p[64];
+    int k = 0;
+    while (k < ls->nargs && ls->arg[k] != KILN_WIRE_ARG_IMM + j)
+        k++;
+    snprintf(p, sizeof p, "%s.args[%d]", path, k);
+    memset(out, 0, sizeof *out);
+    out->kind = (uint32_t)im->kind;
+    if (im->kind == KILN_WIRE_F32 || im->kind == KILN_WIRE_F64) {
+        kiln_expr_env env = {resolve_lookup, resolve_sizeof, rc};
+        kiln_value v;
+        kiln_error xe;
+        if (kiln_expr_eval(im->expr, &env, &v, &xe) < 0)
+            return kiln_fail(rc->err, "manifest: %s: %s", p, xe.msg);
+        out->fval = v.is_float ? v.f : (double)v.i;
+        if (!isfinite(out->fval) || (im->kind == KILN_WIRE_F32 && fabs(out->fval) > 3.4e38))
+            return kiln_fail(rc->err, "manifest: %s is not a finite %s at this shape", p,
+                             im->kind == KILN_WIRE_F32 ? "f32" : "f64");
+        return 0;
+    }
+    if (eval_value(rc, im->expr, p, &out->ival) < 0)
+        return -1;
+    if (im->kind == KILN_WIRE_I32 && (out->ival < INT32_MIN || out->ival > INT32_MAX))
+        return kiln_fail(rc->err, "manifest: %s does not fit a 32-bit int at this shape (pass "
+                         "it as i64(...) to a 64-bit parameter)", p);
+    return 0;
+}
+
 static int resolve_launch(resolve_ctx *rc, int i, kiln_wire_launch *wl)
 {
     const kiln_launch_spec *ls = &rc->m->launches[i];
@@ -1129,6 +1226,10 @@ static int resolve_launch(resolve_ctx *rc, int i, kiln_wire_launch *wl)
     wl->nargs = (uint32_t)ls->nargs;
     for (int a = 0; a < ls->nargs; a++)
         wl->arg[a] = ls->arg[a];
+    wl->nimm = (uint32_t)ls->nimm;
+    for (int j = 0; j < ls->nimm; j++)
+        if (resolve_imm(rc, &ls->imm[j], path, ls, j, &wl->imm[j]) < 0)
+            return -1;
     return 0;
 }
 

@@ -38,6 +38,12 @@ typedef struct kiln_manifest_let {    /* "let": {"NAME": "expr", ...} */
     char expr[KILN_EXPR_MAX];                /* may use the lets before it */
 } kiln_manifest_let;
 
+/* A launch argument computed at each shape: "i64(cols)", "BLOCK", "f32(1e-5)". */
+typedef struct kiln_imm_spec {
+    int kind;                                /* KILN_WIRE_I32, I64, F32 or F64 */
+    char expr[KILN_EXPR_MAX];                /* the expression inside the cast */
+} kiln_imm_spec;
+
 typedef struct kiln_launch_spec {
     char kernel[KILN_KERNEL_NAME_MAX];
     int by_name_expr;                        /* kernel is an NVRTC name expression (a
@@ -51,7 +57,10 @@ typedef struct kiln_launch_spec {
     char cluster[3][KILN_EXPR_MAX];
     char smem[KILN_EXPR_MAX];                /* "0" when absent */
     int nargs;
-    int arg[KILN_WORKER_MAX_LAUNCH_ARGS];    /* >= 0 task arg index, < 0 scratch -(i+1) */
+    int arg[KILN_WORKER_MAX_LAUNCH_ARGS];    /* >= 0 task arg index, < 0 scratch -(i+1),
+                                                >= KILN_WIRE_ARG_IMM: imm[arg - it] */
+    int nimm;
+    kiln_imm_spec imm[KILN_WORKER_MAX_IMMS];
 } kiln_launch_spec;
 
 typedef struct kiln_scratch_spec {
@@ -90,7 +99,9 @@ void kiln_device_limits_default(kiln_device_limits *lim);
 /* Parse src (len bytes, the whole .cu file) for task t. Checks: exactly one
  * manifest block whose JSON has the fields of docs/cuda.md and no others;
  * every kernel named is defined in src as an extern "C" __global__
- * function; every launch arg names a task arg or a declared scratch buffer;
+ * function; every launch arg names a task arg or a declared scratch buffer,
+ * or is an expression, optionally cast as i32(...), i64(...), f32(...) or
+ * f64(...) (default i32), passed as a value of that type;
  * every expression parses and names only the task's dims, the file's knobs,
  * its #define constants (one `#define NAME INTEGER` outside #if, the name
  * neither #defined again nor #undef'd), the lets before it and sizeof(T);

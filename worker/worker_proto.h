@@ -77,6 +77,17 @@ typedef struct kiln_wire_arg {
 #define KILN_WORKER_MAX_SCRATCH 4
 #define KILN_WORKER_MAX_LAUNCH_ARGS (KILN_WORKER_MAX_ARGS + KILN_WORKER_MAX_SCRATCH)
 #define KILN_KERNEL_NAME_MAX 64
+#define KILN_WORKER_MAX_IMMS 8               /* values of one launch's own, per launch */
+#define KILN_WIRE_ARG_IMM 0x10000            /* arg = KILN_WIRE_ARG_IMM + j: imm[j] */
+
+/* A launch argument the manifest computes from the shape ("i64(cols)",
+ * "BLOCK"), resolved by the verifier: kind KILN_WIRE_I32 ... F64. */
+typedef struct kiln_wire_imm {
+    uint32_t kind;
+    uint32_t pad;
+    int64_t ival;                             /* I32 (in range), I64 */
+    double fval;                              /* F32, F64 */
+} kiln_wire_imm;
 
 typedef struct kiln_wire_launch {
     char kernel[KILN_KERNEL_NAME_MAX];
@@ -84,7 +95,10 @@ typedef struct kiln_wire_launch {
     uint32_t smem;                            /* dynamic shared memory bytes */
     uint32_t nargs;
     int32_t arg[KILN_WORKER_MAX_LAUNCH_ARGS]; /* >= 0: index into the call's args;
-                                                 < 0: scratch buffer -(arg + 1) */
+                                                 < 0: scratch buffer -(arg + 1);
+                                                 >= KILN_WIRE_ARG_IMM: an immediate */
+    uint32_t nimm, pad;
+    kiln_wire_imm imm[KILN_WORKER_MAX_IMMS];
 } kiln_wire_launch;
 
 typedef struct kiln_wire_scratch {

@@ -303,6 +303,31 @@ else
     nskip=$((nskip + 1))
 fi
 
+# Computed launch arguments (issue 39): a dim widened to 64 bits, a knob, an
+# expression, each passed at its type, an i32 one range-checked.
+begin
+make_fixture ws6 "$SRC" "$SRC/tests/integration/export_cuda/computed_args.cu" ||
+    problem "could not build the computed-arguments fixture"
+run export --task rmsnorm --backend cuda --dtype bf16 --workspace ws6 -o out6
+[ "$rc" -eq 0 ] || problem "export of computed arguments: exit $rc: $(head -c 300 err.txt)"
+grep -q "const int64_t kiln_i0 = .*/\* cols \*/" out6/$B.cuh ||
+    problem "i64(cols) is not computed: $(grep -m2 kiln_i out6/$B.cuh)"
+grep -q "if (kiln_i1 < INT_MIN || kiln_i1 > INT_MAX)" out6/$B.cuh ||
+    problem "the 32-bit BLOCK is not range-checked"
+grep -q "(int64_t)kiln_i0, (int)kiln_i1, (int)kiln_i2, cols, eps" out6/$B.cuh ||
+    problem "the launch does not pass the computed values at their types: $(grep -m1 cudaLaunchKernelEx out6/$B.cuh)"
+finish "computed launch arguments export: each a local of its type, passed cast"
+if [ -x "$NVCC" ]; then
+    begin
+    printf '#include "%s.cuh"\nint main(void) { return 0; }\n' "$B" > cmain.cu
+    nvcc_memo -std=c++17 -arch=sm_90a -Xcompiler -Wall,-Wextra,-Werror -Iout6 -o cmain cmain.cu \
+        > nvcc_c.txt 2>&1 || problem "the header does not compile: $(head -c 600 nvcc_c.txt)"
+    finish "the computed arguments' header compiles with nvcc, warning-free"
+else
+    echo "skip - nvcc not found: the computed arguments' header was not compiled"
+    nskip=$((nskip + 1))
+fi
+
 # A ported kernel (issue 16): a template named by its instances, the host's
 # width choice as two launches with "when". The export renames the
 # template, guards each launch with its when, and the header compiles.

@@ -10,17 +10,28 @@
 # one with TODOs must fail there as bad-manifest), and, where NVRTC is
 # installed, compile with it as kiln's CUDA worker compiles candidates.
 #
-# usage: import_test.sh KILN SOURCE_DIR
-# Prints "ok - NAME" / "not ok - NAME" / "skip - NAME" lines; exits 1 if any
-# check failed, 2 on bad usage.
+# The files in their published shapes (issue 39): vLLM's layernorm_kernels.cu
+# (import/vllm/, its headers in import/vllm/csrc) and llm.c's
+# dev/cuda/layernorm_forward.cu (import/llmc/) import with --include,
+# --function and --map only; what they give compiles as the CUDA worker
+# compiles it (RTC_CHECK: kiln's NVRTC code, every dtype) and with nvcc.
+# tests/integration/import_cuda_test.sh verifies them on a GPU.
+#
+# usage: import_test.sh KILN SOURCE_DIR [RTC_CHECK CUDA_INCLUDE_DIR]
+# ("none none" when built without the CUDA toolkit.) Prints "ok - NAME" /
+# "not ok - NAME" / "skip - NAME" lines; exits 1 if any check failed, 2 on
+# bad usage.
 set -u
 
-if [ $# -ne 2 ]; then
-    echo "usage: $0 KILN SOURCE_DIR" >&2
+if [ $# -ne 2 ] && [ $# -ne 4 ]; then
+    echo "usage: $0 KILN SOURCE_DIR [RTC_CHECK CUDA_INCLUDE_DIR]" >&2
     exit 2
 fi
 KILN=$(readlink -f -- "$1")
 SRC=$(readlink -f -- "$2")
+RTC=${3:-none}
+CUDA_INC=${4:-none}
+NVCC=$(command -v nvcc || { [ -x /usr/local/cuda/bin/nvcc ] && echo /usr/local/cuda/bin/nvcc; })
 FIX=$SRC/tests/integration/import
 [ -x "$KILN" ] || { echo "$0: $KILN is not an executable" >&2; exit 2; }
 
@@ -107,6 +118,45 @@ nvrtc_ok() {   # nvrtc_ok FILE KERNEL
     [ $r -eq 0 ] || problem "NVRTC does not compile $1 with entry $2: $(head -c 400 nvrtc.txt)"
 }
 nvrtc_skipped=0
+
+# The candidate compiles as kiln-worker-cuda compiles it, for every CUDA
+# dtype of the task, its name-expression kernels found (rtc_check), and
+# with nvcc and the real headers, the same kernels instantiated.
+rtc_skipped=0 nvcc_skipped=0
+compiles() {   # compiles FILE TASK_DIR RTC_DTYPES (f32,bf16: kiln's NVRTC) [NVCC_DTYPE (F32)]
+    if [ "$RTC" != none ]; then
+        "$RTC" "$SRC/worker/cuda/kiln_cuda.h" "$CUDA_INC" "$2" "$1" "$3" 2> rtc.txt ||
+            problem "kiln's NVRTC does not compile $1: $(head -c 1500 rtc.txt)"
+    else
+        rtc_skipped=1
+    fi
+    [ "${4:-none}" = none ] && return
+    if [ -z "$NVCC" ]; then
+        nvcc_skipped=1
+        return
+    fi
+    cp "$1" nvcc_cand.cu
+    python3 - "$1" >> nvcc_cand.cu <<'PY'
+import json, re, sys
+t = open(sys.argv[1]).read()
+m = json.loads(t[t.index("/*@kiln launch") + 14:t.rindex("@*/")])
+for i, l in enumerate(m["launches"]):
+    if "<" in l["kernel"] or "::" in l["kernel"]:   # instantiate what NVRTC's name expression would
+        print("void *kiln_nvcc_check_%d = (void *)&%s;" % (i, l["kernel"]))
+PY
+    # device code only (-ptx): the host pass adds nothing a candidate has, and costs minutes
+    "$NVCC" -std=c++17 -arch=sm_90a -ptx -DKILN_DTYPE_$4 -I"$SRC/worker/cuda" nvcc_cand.cu \
+        -o nvcc_cand.ptx 2> nvcc.txt || problem "nvcc ($4) does not compile $1: $(head -c 1500 nvcc.txt)"
+}
+
+# The manifest's JSON parses (python's json), whatever import left TODO.
+json_ok() {   # json_ok FILE
+    python3 -c '
+import json, sys
+t = open(sys.argv[1]).read()
+json.loads(t[t.index("/*@kiln launch") + 14:t.rindex("@*/")])' "$1" 2> json.txt ||
+        problem "the manifest of $1 is not JSON: $(head -c 300 json.txt)"
+}
 
 # ---- translated fixtures -------------------------------------------------------
 
@@ -206,20 +256,29 @@ finish "FILE.kiln.cu by default, -o - to stdout, --dry-run writes nothing, bad i
 
 begin
 run import "$FIX/softmax_dispatch.cu" --task softmax -o disp.cu
+want_rc 0
+has out.txt "when    cols % 4 == 0"
+has out.txt "when    !(cols % 4 == 0)"
+has disp.cu '"kernel": "softmax_kernel_4", "when": "cols % 4 == 0"'
+has disp.cu '"kernel": "softmax_kernel_1", "when": "!(cols % 4 == 0)"'
+static_ok disp.cu softmax
+compiles disp.cu "$SRC/tasks/softmax" f32
+finish "a vector-width dispatch: each branch's launch runs when its condition holds"
+
+begin
+run import "$FIX/fail_loop.cu" --task rmsnorm -o loop.cu
 want_rc 2
-has err.txt "softmax_dispatch.cu:47: cannot translate the launch: it is inside 'if (cols % 4 == 0)' (line 46); the manifest's launches are unconditional"
-has err.txt "softmax_dispatch.cu:49: cannot translate the launch: it is inside the else of 'if (cols % 4 == 0)'"
 has err.txt "nothing written"
-[ -e disp.cu ] && problem "a refused import wrote disp.cu"
-run import "$FIX/softmax_dispatch.cu" --task softmax -o disp.cu --force
+[ -e loop.cu ] && problem "a refused import wrote loop.cu"
+run import "$FIX/fail_loop.cu" --task rmsnorm -o loop.cu --force
 want_rc 1
-has disp.cu '"TODO": ['
-has disp.cu 'extern "C" __global__ void softmax_kernel_4('
-has err.txt "written with 2 TODOs left"
-out=$("$KILN" verify disp.cu --task softmax --dtype f32 --group small --no-daemon --json 2>&1)
+has loop.cu '"TODO": ['
+has err.txt "written with 4 TODOs left"
+json_ok loop.cu
+out=$("$KILN" verify loop.cu --task rmsnorm --dtype f32 --group small --no-daemon --json 2>&1)
 grep -q "bad-manifest" <<<"$out" && grep -q "unknown field 'TODO'" <<<"$out" ||
     problem "kiln verify does not refuse the forced candidate: $(head -c 300 <<<"$out")"
-finish "a vector-width dispatch is refused with its lines; --force writes TODOs kiln refuses"
+finish "--force writes valid JSON with TODOs, which kiln refuses"
 
 begin
 run import "$FIX/fail_query.cu" --task rmsnorm
@@ -257,6 +316,171 @@ run --help
 has out.txt "import FILE.cu --task T"
 finish "a candidate already is one; kiln help import; the command list"
 
+# ---- vLLM's layernorm_kernels.cu, as published ---------------------------------------
+
+VL=$FIX/vllm
+begin
+run import "$VL/layernorm_kernels.cu" --task rmsnorm --function rms_norm -o vrms.cu
+want_rc 2
+has err.txt "layernorm_kernels.cu:9: cannot translate #include \"type_convert.cuh\": not found in $VL; a candidate is one file, so import inlines the project's headers: pass the directory that holds it with --include DIR"
+has err.txt "layernorm_kernels.cu:10: cannot translate #include \"dispatch_utils.h\": not found"
+run import "$VL/layernorm_kernels.cu" --task rmsnorm --function rms_norm --include "$VL/csrc" -o vrms.cu
+want_rc 0
+has out.txt "parameters: out -> y (a tensor the kernels write, by position), input -> x (a tensor the kernels read, by position), weight -> w (a tensor the kernels read, by position), epsilon -> eps (similar name)"
+has out.txt "kernel  rms_norm_kernel<kiln_t> -> its extern \"C\" copy"
+has out.txt "args    out.data_ptr<scalar_t>() -> y, input.data_ptr<scalar_t>() -> x, input_stride -> i64(input_stride), weight.data_ptr<scalar_t>() -> w, epsilon -> eps, num_tokens -> num_tokens, hidden_size -> hidden_size"
+has out.txt "let input_stride = cols    (line 155: int64_t input_stride = input.stride(-2);)"
+has out.txt "let num_tokens = rows * cols / hidden_size"
+has out.txt "line 161: VLLM_DISPATCH_FLOATING_TYPES(...): its lambda is read as the host code, with scalar_t the run's dtype"
+has out.txt "line 159: dropped 'const at::cuda::OptionalCUDAGuard device_guard(device_of(input))': a device guard"
+has out.txt "line 160: dropped 'const cudaStream_t stream = at::cuda::getCurrentCUDAStream()': the framework's current stream"
+has out.txt "line 150: TORCH_CHECK(input.stride(-1) == 1) holds for every buffer kiln passes"
+has out.txt "type_convert.cuh:9: removed #include <torch/all.h> (a host header)"
+has out.txt "line 9: inlined \"type_convert.cuh\""
+has out.txt "the device code uses torch's c10::Half and c10::BFloat16"
+has out.txt "the code tests CUDA_VERSION, which cuda.h (a host header) defines"
+has out.txt "wrote vrms.cu; next: kiln verify vrms.cu --task rmsnorm"
+lacks out.txt "--dtype f32"
+has vrms.cu '"args": ["y", "x", "i64(input_stride)", "w", "eps", "num_tokens", "hidden_size"]'
+has vrms.cu 'extern "C" __global__ void rms_norm_kernel_kiln_t('
+has vrms.cu '__device__ _f16Vec& operator+=('
+grep -q '^#include <torch/' vrms.cu && problem "vrms.cu still includes torch"
+lacks vrms.cu '#include "type_convert.cuh"'
+lacks vrms.cu '<<<'
+static_ok vrms.cu rmsnorm
+compiles vrms.cu "$SRC/tasks/rmsnorm" f32,f16,bf16 BF16
+finish "vLLM rms_norm: torch::Tensor, VLLM_DISPATCH_FLOATING_TYPES, an int64_t stride, its headers from --include"
+
+# fused_add_rms_norm needs the add_rmsnorm task (issue 34); until it is here,
+# a stand-in of its shape (inputs x, residual, w; outputs r, y) checks the
+# import, the static stage and the compile. import_cuda_test.sh verifies it.
+begin
+if "$KILN" task show add_rmsnorm > /dev/null 2>&1; then
+    ADD=add_rmsnorm ADDDIR=$SRC/tasks/add_rmsnorm
+    note_add="the add_rmsnorm task"
+else
+    ADDDIR=$tmp/tasks/add_rmsnorm
+    mkdir -p "$ADDDIR/base"
+    cp "$SRC/tasks/rmsnorm/reference.c" "$SRC/tasks/rmsnorm/reference.cu" "$SRC/tasks/rmsnorm/hidden.json" "$ADDDIR/"
+    cp "$SRC/kernels/rmsnorm/cpu/starter.c" "$SRC/kernels/rmsnorm/cuda/starter.cu" "$ADDDIR/base/"
+    python3 - "$SRC/tasks/rmsnorm/task.json" "$ADDDIR/task.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+t["name"] = "add_rmsnorm"
+t["args"] = [
+    {"name": "x", "kind": "input", "dtype": "T", "shape": ["rows", "cols"], "init": {"dist": "normal", "mean": 0, "std": 1}},
+    {"name": "residual", "kind": "input", "dtype": "T", "shape": ["rows", "cols"], "init": {"dist": "normal", "mean": 0, "std": 1}},
+    {"name": "w", "kind": "input", "dtype": "T", "shape": ["cols"], "init": {"dist": "uniform", "low": 0.5, "high": 1.5}},
+    {"name": "r", "kind": "output", "dtype": "T", "shape": ["rows", "cols"]},
+    {"name": "y", "kind": "output", "dtype": "T", "shape": ["rows", "cols"]},
+    {"name": "rows", "kind": "dim"}, {"name": "cols", "kind": "dim"},
+    {"name": "eps", "kind": "scalar", "dtype": "f32", "value": 1e-6}]
+t["baseline"] = {"cpu": "base/starter.c", "cuda": "base/starter.cu"}
+json.dump(t, open(sys.argv[2], "w"), indent=1)
+PY
+    ADD=$ADDDIR
+    note_add="a stand-in of add_rmsnorm's shape (the task is not here yet)"
+fi
+run import "$VL/layernorm_kernels.cu" --task "$ADD" --function fused_add_rms_norm --include "$VL/csrc" \
+    --map input=x:y --map residual=residual:r --map weight=w -o vadd.cu
+want_rc 0
+has out.txt "parameters: input -> x, updated in place as y (--map), residual -> residual, updated in place as r (--map), weight -> w (--map), epsilon -> eps (similar name)"
+has out.txt "line 211: expanded 'LAUNCH_FUSED_ADD_RMS_NORM(8)', a macro that launches (line 168)"
+has out.txt "kernel  fused_add_rms_norm_kernel<kiln_t, 8> -> named for NVRTC"
+has out.txt "when    ptrs_are_aligned && offsets_are_multiple_of_vecto"
+has out.txt "let ptrs_are_aligned = 1"
+has out.txt "launch kiln_import_copy: x into y before the kernels"
+has out.txt "line 182: TORCH_CHECK(weight.scalar_type() == input.scalar_type()): a check of dtypes"
+has vadd.cu '"kernel": "vllm::fused_add_rms_norm_kernel<kiln_t, 8>"'
+has vadd.cu '"kernel": "vllm::fused_add_rms_norm_kernel<kiln_t, 0>", "when": "!(ptrs_are_aligned && offsets_are_multiple_of_vector_)"'
+has vadd.cu '"args": ["y", "i64(input_stride)", "r", "w", "eps", "num_tokens", "hidden_size"]'
+has vadd.cu '"args": ["residual", "r", "i64(rows * cols * sizeof(T))"]'
+has vadd.cu 'using ::cuda::std::enable_if_t;'
+has vadd.cu '// kiln import: removed #define LAUNCH_FUSED_ADD_RMS_NORM'
+lacks vadd.cu '<<<'
+json_ok vadd.cu
+compiles vadd.cu "$ADDDIR" f32,f16,bf16 F16
+out=$("$KILN" verify vadd.cu --task "$ADD" --dtype bf16 --group small --no-daemon --json 2>&1)
+grep -q '"stage":[[:space:]]*"static"' <<<"$out" &&
+    problem "kiln verify fails vadd.cu at the static stage: $(grep -m1 reason <<<"$out")"
+finish "vLLM fused_add_rms_norm, against $note_add: in place, the width dispatch as when, enable_if overloads by name"
+
+# ---- llm.c's dev/cuda/layernorm_forward.cu, as published --------------------------------
+
+LC=$FIX/llmc/layernorm_forward.cu
+LMAP=(--map mean=scratch --map rstd=scratch --map B=rows --map T=1 --map C=cols --map block_size=BLOCK)
+begin
+run import "$LC" --task layernorm
+want_rc 2
+has err.txt "layernorm_forward.cu:298: cannot translate the file: 5 host functions launch kernels (layernorm_forward1 (line 253), layernorm_forward2 (line 262), layernorm_forward3 (line 278), layernorm_forward5 (line 288), layernorm_forward6 (line 298)); choose one with --function NAME"
+run import "$LC" --task layernorm --function layernorm_forward
+want_rc 2
+has err.txt "layernorm_forward.cu:316: cannot translate layernorm_forward: it launches no kernel itself; it calls layernorm_forward1 (line 253), layernorm_forward2 (line 262), layernorm_forward3 (line 278), layernorm_forward5 (line 288), layernorm_forward6 (line 298), which do: choose one of them with --function"
+run import "$LC" --task layernorm --function layernorm_forward3
+want_rc 2
+has err.txt "the parameter 'mean' has no counterpart among the task's args (x, w, b, y, rows, cols, eps): name it as the arg it is, or pass --map mean=ARG (=scratch for an output the task lacks)"
+run import "$LC" --task layernorm --function layernorm_forward1 --map mean=scratch --map rstd=scratch \
+    --map B=rows --map T=rows --map C=cols --map block_size=BLOCK
+want_rc 2
+has err.txt "layernorm_forward.cu:256: cannot translate the grid: 'rows * rows' squares the task's rows: both parameters stand for it (--map B=rows, --map T=rows)"
+run import "$LC" --task layernorm --function layernorm_forward1 --map mean=rows
+want_rc 2
+has err.txt "--map mean=rows: 'mean' (pointer) cannot stand for the task's rows, a dim"
+run import "$LC" --task layernorm --function layernorm_forward1 --map Batch=rows
+want_rc 2
+has err.txt "--map Batch=rows: no parameter of that name in the host function"
+run import "$LC" --task layernorm --function layernorm_forward6 "${LMAP[@]}"
+want_rc 2
+has err.txt "layernorm_forward.cu:298: cannot translate the launches at visible shape v3 (rows=8192 cols=8192) of group prefill, dtype f32: manifest: launches[0].smem exceeds the device's limit"
+has out.txt "line 308: 'cudaCheck(cudaGetDeviceProperties(&prop, device))' is a runtime query"
+finish "llm.c: --function among five launchers, the dispatcher's callees named, nonsense maps refused"
+
+for v in 1 2 3 5; do
+    begin
+    run import "$LC" --task layernorm --function layernorm_forward$v "${LMAP[@]}" -o llm$v.cu
+    want_rc 0
+    has out.txt "mean -> scratch mean (--map), rstd -> scratch rstd (--map), inp -> x (const pointer, by position), weight -> w (const pointer, by position), bias -> b (const pointer, by position), B -> rows (--map), T -> 1 (--map), C -> cols (--map), block_size -> knob BLOCK (--map)"
+    has out.txt "let N = rows * 1"
+    has out.txt "scratch mean: rows * cols * sizeof(f32) bytes"
+    has out.txt "common.h:50: removed host function cuda_check"
+    has out.txt "common.h:16: removed host variable deviceProp"
+    has out.txt "common.h:11: removed #include <cublas_v2.h> (a host header)"
+    has out.txt "wrote llm$v.cu; next: kiln verify llm$v.cu --task layernorm --dtype f32"
+    has llm$v.cu "#define BLOCK 256 //@kiln tune 32 64 128 256 512 1024"
+    has llm$v.cu '"scratch": [{"name": "mean", "bytes": "rows * cols * sizeof(f32)", "init": "none"}, {"name": "rstd", "bytes": "rows * cols * sizeof(f32)", "init": "none"}]'
+    has llm$v.cu '__device__ float warpReduceSum(float val)'
+    lacks llm$v.cu 'cublasHandle_t cublas_handle;'
+    case $v in
+    1) has llm$v.cu '"grid": ["grid_size"], "block": ["BLOCK"]'
+       has out.txt "let grid_size = (N + BLOCK - 1) / BLOCK"
+       has llm$v.cu '"args": ["y", "mean", "rstd", "x", "w", "b", "N", "cols"]' ;;
+    2) has llm$v.cu '"kernel": "mean_kernel", "grid": ["rows * 1"], "block": ["BLOCK"], "smem": "BLOCK * sizeof(f32)"'
+       has llm$v.cu '"args": ["mean", "x", "N", "cols", "BLOCK"]'
+       has llm$v.cu '"args": ["y", "x", "mean", "rstd", "w", "b", "rows", "1", "cols"]' ;;
+    3) has out.txt "line 281: assert(block_size % 32 == 0) holds at every value of the knobs it names"
+       has out.txt "let grid_size = (N * 32 + BLOCK - 1) / BLOCK" ;;
+    5) has llm$v.cu '"grid": ["grid_size"], "block": ["BLOCK"]' ;;
+    esac
+    static_ok llm$v.cu layernorm
+    compiles llm$v.cu "$SRC/tasks/layernorm" f32 F32
+    finish "llm.c layernorm_forward$v: mean and rstd to scratch, B*T to rows, block_size a knob"
+done
+
+begin
+run import "$LC" --task layernorm --function layernorm_forward3 --map mean=scratch:rows*4 \
+    --map rstd=scratch:rows*4 --map B=rows --map T=1 --map C=cols --map block_size=BLOCK:16,32,64
+want_rc 2
+has err.txt "layernorm_forward.cu:281: cannot translate the check assert(block_size % 32 == 0): it fails at BLOCK = 16"
+run import "$LC" --task layernorm --function layernorm_forward3 --map mean=scratch:rows*4 \
+    --map rstd=scratch:rows*4 --map B=rows --map T=1 --map C=cols --map block_size=BLOCK:64,32,128 -o llm3s.cu
+want_rc 0
+has llm3s.cu "#define BLOCK 64 //@kiln tune 32 64 128"
+has llm3s.cu '{"name": "mean", "bytes": "rows*4", "init": "none"}'
+static_ok llm3s.cu layernorm
+finish "a knob's values and scratch sizes given; a knob value the host's assert rules out is refused"
+
+[ "$rtc_skipped" -eq 1 ] && { echo "skip - kiln's NVRTC compiles (built without the CUDA toolkit)"; nskip=$((nskip + 1)); }
+[ "$nvcc_skipped" -eq 1 ] && { echo "skip - nvcc compiles (no nvcc here)"; nskip=$((nskip + 1)); }
 [ "$nvrtc_skipped" -eq 1 ] && { echo "skip - NVRTC compiles (no libnvrtc here)"; nskip=$((nskip + 1)); }
 echo "# $npass passed, $nfail failed, $nskip skipped"
 [ "$nfail" -eq 0 ]

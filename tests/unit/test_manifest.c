@@ -374,7 +374,8 @@ static void test_wrong_types(void **state)
     json_fails(L0(GB ", \"smem\": null, \"args\": []"),
                "launches[0].smem: must be an integer or an expression string", NULL);
     json_fails(L0(GB ", \"args\": \"x\""), "launches[0].args: must be an array", NULL);
-    json_fails(L0(GB ", \"args\": [\"x\", 1]"), "launches[0].args[1]: must be a string", NULL);
+    json_fails(L0(GB ", \"args\": [\"x\", true]"),
+               "launches[0].args[1]: must be a name or an expression", NULL);
     json_fails(L0(GB ", \"args\": [\"x\", \"w\", \"z\"]"),
                "launches[0].args[2]: unknown name 'z'", NULL);
     json_fails(L0S(GB ", \"args\": []", "{}"), "manifest: scratch: must be an array", NULL);
@@ -567,6 +568,64 @@ static void resolve_fails(const char *json, int64_t rows, int64_t cols,
     if (strstr(err.msg, dim))
         fail_msg("message \"%s\" shows the dim %s", err.msg, dim);
     free(rq);
+}
+
+/* Computed arguments: a dim widened to 64 bits, a knob, a let, a float
+ * constant and a bare integer, each passed as a value of its cast's type;
+ * what they may name, how many, and an i32 that overflows at a shape. */
+static void test_computed_args(void **state)
+{
+    (void)state;
+    kiln_manifest *m = malloc(sizeof *m);
+    kiln_call_req *rq = calloc(1, sizeof *rq);
+    assert_non_null(m);
+    assert_non_null(rq);
+    parse_ok(with_json("", "{\"let\": {\"n\": \"rows * cols\"}, \"launches\": [{\"kernel\": "
+                       "\"rmsnorm_fwd\", " GB ", \"args\": [\"x\", \"i64(cols)\", \"BLOCK\", "
+                       "\"f32(1e-5)\", \"i64(n * 2)\", 7, \" f64 ( cols / 2 ) \", \"(cols + 1) * 2\"]}]}"),
+             m);
+    const kiln_launch_spec *ls = &m->launches[0];
+    assert_int_equal(ls->nargs, 8);
+    assert_int_equal(ls->nimm, 7);
+    assert_int_equal(ls->arg[0], 0);
+    for (int k = 1; k < 8; k++)
+        assert_int_equal(ls->arg[k], KILN_WIRE_ARG_IMM + k - 1);
+    assert_int_equal(ls->imm[0].kind, KILN_WIRE_I64);
+    assert_string_equal(ls->imm[0].expr, "cols");
+    assert_int_equal(ls->imm[1].kind, KILN_WIRE_I32);
+    assert_int_equal(ls->imm[2].kind, KILN_WIRE_F32);
+    assert_int_equal(ls->imm[5].kind, KILN_WIRE_F64);
+    assert_int_equal(ls->imm[6].kind, KILN_WIRE_I32);
+    assert_string_equal(ls->imm[6].expr, "(cols + 1) * 2");
+    resolve_ok(m, KILN_DT_F32, shape(33, 1000), NULL, rq);
+    const kiln_wire_launch *l = &rq->launches[0];
+    assert_int_equal(l->nimm, 7);
+    assert_int_equal(l->imm[0].kind, KILN_WIRE_I64);
+    assert_int_equal(l->imm[0].ival, 1000);
+    assert_int_equal(l->imm[1].ival, 256);
+    assert_true(l->imm[2].fval == 1e-5);
+    assert_int_equal(l->imm[3].ival, 66000);
+    assert_int_equal(l->imm[4].kind, KILN_WIRE_I32);
+    assert_int_equal(l->imm[4].ival, 7);
+    assert_true(l->imm[5].fval == 500.0);
+    assert_int_equal(l->imm[6].ival, 2002);
+    assert_int_equal(l->arg[1], KILN_WIRE_ARG_IMM);
+    free(rq);
+    free(m);
+    json_fails(L0(GB ", \"args\": [\"i64(x)\"]"), "launches[0].args[0]: unknown name 'x'", NULL);
+    json_fails(L0(GB ", \"args\": [\"i64(cols\"]"), "launches[0].args[0]", NULL);
+    json_fails(L0(GB ", \"args\": [\"i64(cols) + 1\"]"),   /* a cast is of the whole */
+               "launches[0].args[0]: unknown function 'i64'", NULL);
+    json_fails(L0(GB ", \"args\": [\"i64(nope)\"]"), "launches[0].args[0]: unknown name 'nope'",
+               NULL);
+    json_fails(L0(GB ", \"args\": [\"cols\", \"nope\"]"),
+               "launches[0].args[1]: unknown name 'nope' (not an arg of task rmsnorm", NULL);
+    json_fails(L0(GB ", \"args\": [\"1\", \"2\", \"3\", \"4\", \"5\", \"6\", \"7\", \"8\", \"9\"]"),
+               "launches[0].args[8]: more than 8 computed arguments", NULL);
+    resolve_fails(L0(GB ", \"args\": [\"cols * cols * cols\"]"), 8, 4096, NULL,
+                  "launches[0].args[0] does not fit a 32-bit int at this shape");
+    resolve_fails(L0(GB ", \"args\": [\"x\", \"i32(rows / (cols - cols))\"]"), 8, 4096, NULL,
+                  "launches[0].args[1]: division by zero");
 }
 
 /* "when": a launch only where it holds, as a host's vector-width choice;
@@ -910,6 +969,7 @@ int main(void)
         cmocka_unit_test(test_let_resolve_errors),
         cmocka_unit_test(test_locate),
         cmocka_unit_test(test_when),
+        cmocka_unit_test(test_computed_args),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

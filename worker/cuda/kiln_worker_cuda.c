@@ -520,9 +520,17 @@ static int valid_request(const worker *w, const kiln_call_req *rq)
         const kiln_wire_launch *L = &rq->launches[l];
         if (L->nargs > KILN_WORKER_MAX_LAUNCH_ARGS || !memchr(L->kernel, 0, sizeof L->kernel))
             return 0;
-        for (uint32_t k = 0; k < L->nargs; k++)
-            if (L->arg[k] >= (int32_t)rq->nargs || -L->arg[k] - 1 >= (int32_t)rq->nscratch)
+        if (L->nimm > KILN_WORKER_MAX_IMMS)
+            return 0;
+        for (uint32_t j = 0; j < L->nimm; j++)
+            if (L->imm[j].kind < KILN_WIRE_I32 || L->imm[j].kind > KILN_WIRE_F64)
                 return 0;
+        for (uint32_t k = 0; k < L->nargs; k++) {
+            int32_t a = L->arg[k];
+            if (a >= KILN_WIRE_ARG_IMM ? a - KILN_WIRE_ARG_IMM >= (int32_t)L->nimm
+                                       : a >= (int32_t)rq->nargs || -a - 1 >= (int32_t)rq->nscratch)
+                return 0;
+        }
     }
     return 1;
 }
@@ -641,24 +649,28 @@ static void params_for(const worker *w, const kiln_call_req *rq, const side *sd,
 {
     for (uint32_t k = 0; k < L->nargs; k++) {
         int32_t ix = L->arg[k];
-        const kiln_wire_arg *a = ix >= 0 ? &sd->args[ix] : NULL;
-        switch (a ? a->kind : KILN_WIRE_BUFFER) {
+        const kiln_wire_imm *im = ix >= KILN_WIRE_ARG_IMM ? &L->imm[ix - KILN_WIRE_ARG_IMM] : NULL;
+        const kiln_wire_arg *a = ix >= 0 && !im ? &sd->args[ix] : NULL;
+        int64_t iv = im ? im->ival : a ? a->ival : 0;
+        double fv = im ? im->fval : a ? a->fval : 0.0;
+        switch (im ? im->kind : a ? a->kind : KILN_WIRE_BUFFER) {
         case KILN_WIRE_BUFFER: vals[k].p = buffer_ptr(w, rq, sd, ix); break;
-        case KILN_WIRE_I32: vals[k].i32 = (int32_t)a->ival; break;
-        case KILN_WIRE_I64: vals[k].i64 = a->ival; break;
-        case KILN_WIRE_F32: vals[k].f32 = (float)a->fval; break;
-        default: vals[k].f64 = a->fval; break;
+        case KILN_WIRE_I32: vals[k].i32 = (int32_t)iv; break;
+        case KILN_WIRE_I64: vals[k].i64 = iv; break;
+        case KILN_WIRE_F32: vals[k].f32 = (float)fv; break;
+        default: vals[k].f64 = fv; break;
         }
         ptrs[k] = &vals[k];
     }
 }
 
-/* The bytes a launch argument occupies as a kernel parameter. */
-static size_t param_size(const kiln_wire_arg *args, int32_t ix)
+/* The bytes launch argument k of L occupies as a kernel parameter. */
+static size_t param_size(const kiln_wire_arg *args, const kiln_wire_launch *L, uint32_t k)
 {
+    int32_t ix = L->arg[k];
     if (ix < 0)
         return sizeof(CUdeviceptr);
-    switch (args[ix].kind) {
+    switch (ix >= KILN_WIRE_ARG_IMM ? L->imm[ix - KILN_WIRE_ARG_IMM].kind : args[ix].kind) {
     case KILN_WIRE_I32:
     case KILN_WIRE_F32:
         return 4;
@@ -675,9 +687,9 @@ static CUresult check_params(CUfunction f, const kiln_wire_arg *args, const kiln
 {
     size_t off, size, n = 0;
     while (cuFuncGetParamInfo(f, n, &off, &size) == CUDA_SUCCESS) {
-        if (n < L->nargs && size != param_size(args, L->arg[n])) {
+        if (n < L->nargs && size != param_size(args, L, (uint32_t)n)) {
             snprintf(info, len, "kernel %s: parameter %zu is %zu bytes but the manifest passes "
-                     "%zu bytes there", L->kernel, n + 1, size, param_size(args, L->arg[n]));
+                     "%zu bytes there", L->kernel, n + 1, size, param_size(args, L, (uint32_t)n));
             return CUDA_ERROR_INVALID_VALUE;
         }
         n++;
