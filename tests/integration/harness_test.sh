@@ -79,7 +79,11 @@ sample no_done 'begin; end "one"'
 run_sample no_done
 has "not ok - the test ended without t_done"
 want_rc 1
-end "fail stops the test (exit 1); a test that ends without t_done fails"
+sample set_e 'set -e; begin "two"; false; end; t_done'
+run_sample set_e
+has "not ok - two stopped with exit status 1"
+want_rc 1
+end "fail stops the test (exit 1); a test that ends without t_done, or stops under set -e, fails"
 
 begin
 sample args 'echo "args: ${T_ARGS[*]}"; t_done'

@@ -448,11 +448,21 @@ _t_ours() {
 _t_cleanup() {
     local rc=$? p h i left
     set +e
-    if [ "$T_DONE" != 1 ] && [ $rc -eq 0 ]; then
-        echo "not ok - the test ended without t_done"
-        T_NFAIL=$((T_NFAIL + 1))
-        _t_summary
-        rc=1
+    if [ "$T_DONE" != 1 ]; then
+        case $rc in
+        2 | 77 | 130) ;;   # bad usage or setup (said on stderr), a skip, an interrupt
+        0)
+            echo "not ok - the test ended without t_done"
+            T_NFAIL=$((T_NFAIL + 1))
+            _t_summary
+            rc=1
+            ;;
+        *)   # a command failed under set -e, say
+            echo "not ok - ${T_NAME:-the test} stopped with exit status $rc"
+            T_NFAIL=$((T_NFAIL + 1))
+            _t_summary
+            ;;
+        esac
     fi
     disown -a 2>/dev/null   # no "Killed" line for each of them
     for p in "${T_BGPIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
