@@ -10,38 +10,11 @@
 # one with TODOs must fail there as bad-manifest), and, where NVRTC is
 # installed, compile with it as kiln's CUDA worker compiles candidates.
 #
-# usage: import_test.sh KILN SOURCE_DIR
-# Prints "ok - NAME" / "not ok - NAME" / "skip - NAME" lines; exits 1 if any
-# check failed, 2 on bad usage.
-set -u
-
-if [ $# -ne 2 ]; then
-    echo "usage: $0 KILN SOURCE_DIR" >&2
-    exit 2
-fi
-KILN=$(readlink -f -- "$1")
-SRC=$(readlink -f -- "$2")
+# usage: import_test.sh BUILD_DIR SOURCE_DIR
+. "$(dirname "$0")/lib.sh"
+t_init "$@"
 FIX=$SRC/tests/integration/import
-[ -x "$KILN" ] || { echo "$0: $KILN is not an executable" >&2; exit 2; }
-
-tmp=$(mktemp -d) || exit 2
-trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 2
-export KILN_STATE=$tmp/state
-npass=0 nfail=0 nskip=0
-probs=()
-begin() { probs=(); }
-problem() { probs+=("$*"); }
-finish() {
-    if [ ${#probs[@]} -eq 0 ]; then
-        echo "ok - $1"
-        npass=$((npass + 1))
-    else
-        echo "not ok - $1"
-        printf '#   %s\n' "${probs[@]}"
-        nfail=$((nfail + 1))
-    fi
-}
 run() {
     "$KILN" "$@" > out.txt 2> err.txt < /dev/null
     rc=$?
@@ -126,7 +99,7 @@ lacks rms.cu '<<<'
 [ -s err.txt ] && problem "stderr not empty: $(head -c 300 err.txt)"
 static_ok rms.cu rmsnorm
 nvrtc_ok rms.cu rms_kernel
-finish "rmsnorm: a dim3 grid and block, std::min, the caller's stream dropped, params by const-ness"
+end "rmsnorm: a dim3 grid and block, std::min, the caller's stream dropped, params by const-ness"
 
 begin
 run import "$FIX/layernorm_smem.cu" --task layernorm -o ln.cu
@@ -140,7 +113,7 @@ has out.txt "removed host function ceil_div"
 has ln.cu '"smem": "smem"'
 static_ok ln.cu layernorm
 nvrtc_ok ln.cu layernorm_kernel
-finish "layernorm: shared memory from block.x * sizeof(float), lets, a one-return helper inlined"
+end "layernorm: shared memory from block.x * sizeof(float), lets, a one-return helper inlined"
 
 begin
 run import "$FIX/softmax_vec.cu" --task softmax -o sm.cu
@@ -152,7 +125,7 @@ has sm.cu '"kernel": "softmax_kernel_1"'
 lacks sm.cu '"kVec"'
 static_ok sm.cu softmax
 nvrtc_ok sm.cu softmax_kernel_1
-finish "softmax: a template launched as a concrete instance is copied out as an extern \"C\" kernel"
+end "softmax: a template launched as a concrete instance is copied out as an extern \"C\" kernel"
 
 begin
 run import "$FIX/two_wrappers.cu" --task rmsnorm --function rmsnorm_prefill --map dst=y \
@@ -171,7 +144,7 @@ has err.txt "two_wrappers.cu:37: cannot translate the file: 2 host functions lau
 run import "$FIX/two_wrappers.cu" --task rmsnorm --function rmsnorm_prefill --map gain=weight
 want_rc 2
 has err.txt "--map gain=weight: no arg of that name in the task"
-finish "--function picks a host function, --map maps parameters the rules cannot"
+end "--function picks a host function, --map maps parameters the rules cannot"
 
 # ---- where it writes -------------------------------------------------------------
 
@@ -200,7 +173,7 @@ want_rc 2
 has err.txt "--task is required"
 run import mine.cu --task no_such_task
 want_rc 2
-finish "FILE.kiln.cu by default, -o - to stdout, --dry-run writes nothing, bad input is exit 2"
+end "FILE.kiln.cu by default, -o - to stdout, --dry-run writes nothing, bad input is exit 2"
 
 # ---- refusals ----------------------------------------------------------------------
 
@@ -219,7 +192,7 @@ has err.txt "written with 2 TODOs left"
 out=$("$KILN" verify disp.cu --task softmax --dtype f32 --group small --no-daemon --json 2>&1)
 grep -q "bad-manifest" <<<"$out" && grep -q "unknown field 'TODO'" <<<"$out" ||
     problem "kiln verify does not refuse the forced candidate: $(head -c 300 <<<"$out")"
-finish "a vector-width dispatch is refused with its lines; --force writes TODOs kiln refuses"
+end "a vector-width dispatch is refused with its lines; --force writes TODOs kiln refuses"
 
 begin
 run import "$FIX/fail_query.cu" --task rmsnorm
@@ -229,7 +202,7 @@ run import "$FIX/fail_loop.cu" --task rmsnorm
 want_rc 2
 has err.txt "fail_loop.cu:35: cannot translate the launch: it is inside 'for (int r = 0; r < rows; r += 65535)' (line 33); a loop of launches has no manifest form"
 has err.txt "fail_loop.cu:35: cannot translate a kernel argument: 'out + (size_t)r * cols' is an expression"
-finish "a runtime query and a loop of launches are refused, with the lines"
+end "a runtime query and a loop of launches are refused, with the lines"
 
 begin
 run import "$FIX/fail_unmapped.cu" --task rmsnorm
@@ -243,7 +216,7 @@ has err.txt "fail_template.cu:28: cannot translate the kernel's template instanc
 has err.txt "fail_template.cu:26: cannot translate 'cudaStreamCreate(&s)': host-side work"
 has err.txt "fail_template.cu:27: cannot translate 'cudaMemsetAsync(out, 0, sizeof(T) * rows * cols, s)'"
 has err.txt "fail_template.cu:28: cannot translate the stream"
-finish "unmapped parameters, a local header, a host template and host work are refused"
+end "unmapped parameters, a local header, a host template and host work are refused"
 
 begin
 run import "$SRC/kernels/rmsnorm/cuda/starter.cu" --task rmsnorm --dry-run
@@ -255,8 +228,7 @@ has out.txt "usage: kiln import FILE.cu --task NAME|DIR"
 grep -q "^Exit status: 0" out.txt || problem "kiln help import does not end with the exit statuses"
 run --help
 has out.txt "import FILE.cu --task T"
-finish "a candidate already is one; kiln help import; the command list"
+end "a candidate already is one; kiln help import; the command list"
 
-[ "$nvrtc_skipped" -eq 1 ] && { echo "skip - NVRTC compiles (no libnvrtc here)"; nskip=$((nskip + 1)); }
-echo "# $npass passed, $nfail failed, $nskip skipped"
-[ "$nfail" -eq 0 ]
+[ "$nvrtc_skipped" -eq 0 ] || skip "NVRTC compiles (no libnvrtc here)"
+t_done
