@@ -83,7 +83,13 @@ sample set_e 'set -e; begin "two"; false; end; t_done'
 run_sample set_e
 has "not ok - two stopped with exit status 1"
 want_rc 1
-end "fail stops the test (exit 1); a test that ends without t_done, or stops under set -e, fails"
+sample stop 'begin; end "one"; stop_if_failed; begin; problem "x"; end "two"; stop_if_failed; begin; end "three"; t_done'
+run_sample stop
+has "ok - one"
+has "1 passed, 1 failed"
+lacks "three"
+want_rc 1
+end "fail and stop_if_failed stop the test (exit 1); a test that ends without t_done, or stops under set -e, fails"
 
 begin
 sample args 'echo "args: ${T_ARGS[*]}"; t_done'

@@ -27,7 +27,8 @@
 # is wrong ($probs holds it), end [NAME] [noio] prints "ok - NAME (N s)" or
 # "not ok - NAME (N s)" with each problem as "#" lines (and, unless noio,
 # whatever $T_FAIL_SHOW prints); skip NAME prints "skip - NAME"; fail MSG
-# fails the check and stops the test. t_done [77] prints "N passed, N
+# fails the check and stops the test, stop_if_failed stops it after a
+# check that failed. t_done [77] prints "N passed, N
 # failed" (", N skipped") and exits 0, or 1 if a check failed, or 77 if one
 # was skipped and 77 was given. ctest reads that status: 0 pass, 77 skip.
 #
@@ -79,7 +80,7 @@ t_init() {
     T_SAN=$tmp/sanitizer
     mkdir -p "$T_SAN/seen" "$tmp/state"
     : >"$T_SAN/stamp"
-    T_DONE=0 T_NPASS=0 T_NFAIL=0 T_NSKIP=0 T_NAME= T_T0=$SECONDS
+    T_DONE=0 T_NPASS=0 T_NFAIL=0 T_NSKIP=0 T_NAME= T_T0=$SECONDS T_LAST_FAILED=0
     T_BGPIDS=() T_HOOKS=() T_SOCKETS=()
     probs=()
     trap _t_cleanup EXIT
@@ -124,6 +125,7 @@ end() {
     if [ ${#probs[@]} -eq 0 ]; then
         echo "ok - ${name:-(unnamed check)} ($secs s)"
         T_NPASS=$((T_NPASS + 1))
+        T_LAST_FAILED=0
     else
         echo "not ok - ${name:-(unnamed check)} ($secs s)"
         for p in "${probs[@]}"; do printf '%s\n' "$p" | sed 's/^/#   /'; done
@@ -131,6 +133,7 @@ end() {
             $T_FAIL_SHOW
         fi
         T_NFAIL=$((T_NFAIL + 1))
+        T_LAST_FAILED=1
     fi
     probs=()
     T_NAME=
@@ -154,6 +157,15 @@ skip() {
 fail() {
     problem "$*"
     end
+    _t_summary
+    T_DONE=1
+    exit 1
+}
+
+# stop_if_failed: when the check just ended failed, the test stops there
+# (what follows needs it): the closing line, exit 1.
+stop_if_failed() {
+    [ "$T_LAST_FAILED" = 1 ] || return 0
     _t_summary
     T_DONE=1
     exit 1
