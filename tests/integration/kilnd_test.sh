@@ -3,64 +3,27 @@
 # protocol, concurrent clients, clients that go away, kill -9 and restart,
 # graceful shutdown while busy, and the TCP listener with a token.
 #
-# usage: kilnd_test.sh BUILD_DIR SOURCE_DIR KILN_PROBE
+# usage: kilnd_test.sh BUILD_DIR SOURCE_DIR
 #
-# BUILD_DIR holds kiln, kilnd and kiln-worker; KILN_PROBE is
-# tests/integration/kiln_probe.c built. Prints one "ok - NAME" or
-# "not ok - NAME" line per check (failures followed by "#"-prefixed
-# details), then "N passed, N failed". Exits 1 if any check failed, 2 on bad
-# usage. Needs bash, coreutils, grep and sed only: no python, nc, socat or
-# pgrep (processes are found through /proc).
-set -u
-
-if [ $# -ne 3 ]; then
-    echo "usage: $0 BUILD_DIR SOURCE_DIR KILN_PROBE" >&2
-    exit 2
-fi
-BUILD=$(readlink -f -- "$1")
-SRC=$(readlink -f -- "$2")
-PROBE=$(readlink -f -- "$3")
-KILN=$BUILD/kiln
-KILND=$BUILD/kilnd
-for x in "$KILN" "$KILND" "$PROBE"; do
-    [ -x "$x" ] || { echo "$0: $x is not an executable" >&2; exit 2; }
-done
-[ -d "$SRC/tasks/rmsnorm" ] || { echo "$0: $SRC is not the kiln source dir" >&2; exit 2; }
+# BUILD_DIR holds kiln, kilnd, kiln-worker and tests/kiln_probe
+# (tests/integration/kiln_probe.c). Needs bash, coreutils, grep and sed: no
+# nc, socat or pgrep (processes are found through /proc).
+. "$(dirname "$0")/lib.sh"
+t_init "$@"
+[ -x "$PROBE" ] || { echo "$0: $PROBE is not an executable" >&2; exit 2; }
 
 # Section l checks kilnd's own build cache, in its state directory: not the
 # one ctest gives every test.
 unset KILN_BUILD_CACHE
 
-tmp=$(mktemp -d) || exit 2
 S=$tmp/k.sock           # the main daemon's socket
 ST=$tmp/state           # and its state directory
-LOG=$tmp/kilnd.stderr   # its stderr, across restarts (LeakSanitizer reports land here)
+LOG=$tmp/kilnd.stderr   # its stderr, across restarts
 TS=$tmp/t.sock          # the TCP daemon
 TST=$tmp/tstate
 TLOG=$tmp/kilnd-tcp.stderr
 mkdir -p "$tmp/io"
 
-DPIDS=()     # every kilnd started here
-BGPIDS=()    # every background client started here
-cleanup() {
-    local p sock
-    for p in "${BGPIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
-    for p in "${DPIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
-    # A kilnd that `kiln verify` started by itself on one of our sockets.
-    for sock in "$S" "$TS"; do
-        p=$(daemon_pid "$sock")
-        [ -n "$p" ] && kill -9 "$p" 2>/dev/null
-    done
-    for p in $(procs_with "$tmp"); do kill -9 "$p" 2>/dev/null; done
-    chmod -R u+rwx "$tmp" 2>/dev/null
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-export KILN_STATE=$ST   # a kilnd that kiln verify starts on its own shares our state
-export KILN_SOCKET=$S
-unset KILN_TASKS KILN_TOKEN_FILE
 cd "$SRC" || exit 2
 
 HONEST=kernels/rmsnorm/cpu/starter.c
@@ -73,23 +36,6 @@ FAST=(--timing-ms 200 --group decode)
 # A job that holds the device for several seconds (the default group times
 # more shapes; decode ones reach their pair limit long before the budget).
 LONG=(--timing-ms 3000)
-
-npass=0
-nfail=0
-probs=()
-begin() { probs=(); }
-problem() { probs+=("$*"); }
-end() {
-    if [ ${#probs[@]} -eq 0 ]; then
-        echo "ok - $1"
-        npass=$((npass + 1))
-    else
-        echo "not ok - $1"
-        local p
-        for p in "${probs[@]}"; do echo "#   $p"; done
-        nfail=$((nfail + 1))
-    fi
-}
 
 # ---- helpers ---------------------------------------------------------------
 
@@ -126,7 +72,7 @@ start_kilnd() {
     shift 3
     "$KILND" --foreground --socket "$sock" --state "$state" --compile-jobs 2 "$@" >>"$log" 2>&1 &
     KPID=$!
-    DPIDS+=("$KPID")
+    t_bg "$KPID"
     local i
     for ((i = 0; i < 200; i++)); do
         if "$KILN" daemon status --socket "$sock" >/dev/null 2>&1; then
@@ -238,27 +184,13 @@ honest_out() {
     esac
 }
 
-# sanitizer_check LOG WHAT: a sanitizer build reports leaks (at a graceful
-# exit), memory errors and undefined behaviour on kilnd's stderr.
-sanitizer_check() {
-    local pat='LeakSanitizer|ERROR: AddressSanitizer|runtime error:'
-    if grep -Eq "$pat" "$1" 2>/dev/null; then
-        problem "$2: a sanitizer reported:"
-        local l
-        while IFS= read -r l; do problem "  $l"; done < <(grep -E -A30 "$pat" "$1" | head -60)
-    fi
-}
-
 # ---- start -----------------------------------------------------------------
 
 begin
 start_kilnd "$S" "$ST" "$LOG" || problem "kilnd did not come up: $(tail -5 "$LOG")"
 MAINPID=$KPID
 end "kilnd starts and answers kiln daemon status"
-if [ ${#probs[@]} -ne 0 ]; then
-    echo "$npass passed, $nfail failed"
-    exit 1
-fi
+stop_if_failed
 
 # ---- a. ping and status ----------------------------------------------------
 
@@ -373,7 +305,7 @@ for k in h1 h2 h3 crash spin zeros; do
     timeout -k 5 180 "$KILN" verify "${file[$k]}" --task rmsnorm --socket "$S" --json "${FAST[@]}" \
         >"$tmp/io/c.$k.out" 2>"$tmp/io/c.$k.err" </dev/null &
     cpid[$k]=$!
-    BGPIDS+=("$!")
+    t_bg "$!"
 done
 for k in h1 h2 h3 crash spin zeros; do
     wait "${cpid[$k]}"
@@ -389,7 +321,7 @@ for k in h1 h2 h3 crash spin zeros; do
             problem "$k: code is not ${want_code[$k]}: $what"
     fi
 done
-end "c. 6 concurrent kiln verify clients get their own verdicts ($((SECONDS - t0)) s)"
+end "c. 6 concurrent kiln verify clients get their own verdicts"
 
 # ---- d. a client that disconnects mid-job ------------------------------------
 
@@ -432,7 +364,7 @@ begin
     done
 } | timeout -k 5 120 "$PROBE" "$S" --finals 4 --timeout-ms 100000 >"$tmp/io/e.out" 2>&1 &
 epid=$!
-BGPIDS+=("$epid")
+t_bg "$epid"
 wait_lines "$tmp/io/e.out" '"event":"accepted"' 4 40 || problem "not 4 accepted events: $(head -c 400 "$tmp/io/e.out")"
 mapfile -t ejobs < <(grep '"event":"accepted"' "$tmp/io/e.out" | sed -n 's/.*"job":"\(j[0-9]*\)".*/\1/p')
 wait_lane_busy "$S" 30 || problem "no job reached the device: $st"
@@ -504,7 +436,7 @@ begin
 timeout -k 5 150 "$KILN" verify "$HONEST" --task rmsnorm --socket "$S" --json "${LONG[@]}" \
     >"$tmp/io/f.out" 2>"$tmp/io/f.err" </dev/null &
 fpid=$!
-BGPIDS+=("$fpid")
+t_bg "$fpid"
 wait_lane_busy "$S" 30 || problem "the job did not reach the device: $st"
 kill9 "$MAINPID"
 start_kilnd "$S" "$ST" "$LOG" || problem "kilnd did not restart: $(tail -5 "$LOG")"
@@ -539,7 +471,7 @@ begin
     done
 } | timeout -k 5 120 "$PROBE" "$S" --finals 4 --timeout-ms 100000 >"$tmp/io/g.out" 2>&1 &
 gpid=$!
-BGPIDS+=("$gpid")
+t_bg "$gpid"
 wait_lines "$tmp/io/g.out" '"event":"accepted"' 4 40 || problem "not 4 accepted events"
 mapfile -t gjobs < <(grep '"event":"accepted"' "$tmp/io/g.out" | sed -n 's/.*"job":"\(j[0-9]*\)".*/\1/p')
 # One on the device, one compiled and waiting for it (--compile-jobs 2), two queued.
@@ -549,7 +481,7 @@ wait_lane_busy "$S" 30 2 || problem "not one running and two queued: $st"
 printf '{"op":"result","id":"gw","job":"%s"}\n' "${gjobs[3]:-}" |
     timeout -k 5 120 "$PROBE" "$S" --finals 1 --timeout-ms 100000 >"$tmp/io/g.wait" 2>&1 &
 gwpid=$!
-BGPIDS+=("$gwpid")
+t_bg "$gwpid"
 wait_lines "$tmp/io/g.wait" '"event":"pending"' 1 10 || problem "result of a queued job: $(cat "$tmp/io/g.wait")"
 t0=$SECONDS
 timeout -k 5 90 "$KILN" daemon stop --socket "$S" >"$tmp/io/g.stop" 2>&1
@@ -572,8 +504,7 @@ wait "$gwpid"
 line=$(tail -1 "$tmp/io/g.wait")
 [ "$(ev_of "$line")" = error ] && [ "$(code_of "$line")" = shutting-down ] ||
     problem "the result waiter for ${gjobs[3]:-}: $(cat "$tmp/io/g.wait")"
-sanitizer_check "$LOG" "kilnd (graceful stop while busy)"
-end "g. shutdown while busy: running job answered, queued ones and a result waiter get shutting-down, kilnd exits ($((SECONDS - t0)) s)"
+end "g. shutdown while busy: running job answered, queued ones and a result waiter get shutting-down, kilnd exits"
 
 begin
 start_kilnd "$S" "$ST" "$LOG" || problem "kilnd did not restart: $(tail -5 "$LOG")"
@@ -662,7 +593,6 @@ if [ -n "$port" ]; then
     begin
     timeout -k 5 60 "$KILN" daemon stop --socket "$TS" >/dev/null 2>&1
     wait_gone "$TCPPID" 30 || problem "TCP kilnd did not stop"
-    sanitizer_check "$TLOG" "TCP kilnd (graceful stop)"
     end "i. TCP kilnd stops cleanly"
 fi
 
@@ -696,8 +626,7 @@ for mode in by-hand on-demand; do
     else
         honest_out "$rc" "$tmp/io/j.out" || problem "exit $rc: $(head -c 300 "$tmp/io/j.err")"
         wait_gone "$OLDPID" 30 || problem "the old on-demand kilnd is still running"
-        newpid=$(KILN_STATE=$JST "$KILN" daemon status --socket "$JS" --json 2>/dev/null |
-            sed -n 's/.*"pid":[[:space:]]*\([0-9]*\).*/\1/p' | head -1)
+        newpid=$(KILN_STATE=$JST kilnd_pid "$JS")
         [ -n "$newpid" ] && [ "$newpid" != "$OLDPID" ] || problem "no new kilnd answers (pid '$newpid')"
         KILN_STATE=$JST timeout -k 5 60 "$KILN" daemon stop --socket "$JS" >/dev/null 2>&1
         end "j. a kilnd of another build, started on demand: replaced by this kiln's"
@@ -799,7 +728,6 @@ begin
 wait_idle "$S" 60 || problem "kilnd did not settle: $st"
 timeout -k 5 60 "$KILN" daemon stop --socket "$S" >/dev/null 2>&1
 wait_gone "$MAINPID" 60 || problem "kilnd did not stop"
-sanitizer_check "$LOG" "kilnd (final graceful stop)"
 end "h. kilnd stops cleanly at the end"
 
 begin
@@ -834,5 +762,4 @@ done
 [ $nres -ge 15 ] || problem "only $nres results stored"
 end "h. kilnd.log has one job line per finished job ($nres results)"
 
-echo "$npass passed, $nfail failed"
-[ $nfail -eq 0 ]
+t_done
