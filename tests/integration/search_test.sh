@@ -15,52 +15,18 @@
 # failing model server, bad input, kill -9, Ctrl-C, the 3 s budget, no
 # GPU), whose verifications are short enough to run beside anything.
 #
-# BUILD_DIR holds kiln, kilnd, kiln-worker and tests/fake_llm. Prints one
-# "ok - NAME" or "not ok - NAME" line per check (failures followed by
-# "#"-prefixed details), then "N passed, N failed". Exits 1 if any check
-# failed, 2 on bad usage. Needs bash, coreutils, grep, sed, git and sqlite3:
-# no python. In a sanitizer build every kiln call's stderr is searched for
-# LeakSanitizer / AddressSanitizer reports; one fails the check it belongs to.
-set -u
-
-PART=${3:-all}
-if [ $# -lt 2 ] || [ $# -gt 3 ] || ! [[ $PART =~ ^(all|timed|faults)$ ]]; then
+# BUILD_DIR holds kiln, kilnd, kiln-worker and tests/fake_llm. Needs bash,
+# coreutils, grep, sed, git and sqlite3.
+. "$(dirname "$0")/lib.sh"
+t_init -a '[all|timed|faults]' "$@"
+PART=${T_ARGS[0]:-all}
+if ! [[ $PART =~ ^(all|timed|faults)$ ]]; then
     echo "usage: $0 BUILD_DIR SOURCE_DIR [all|timed|faults]" >&2
     exit 2
 fi
 in_part() { [ "$PART" = all ] || [ "$PART" = "$1" ]; }
-BUILD=$(readlink -f -- "$1")
-SRC=$(readlink -f -- "$2")
-KILN=$BUILD/kiln
-FAKE=$BUILD/tests/fake_llm
-for x in "$KILN" "$BUILD/kilnd" "$BUILD/kiln-worker" "$FAKE"; do
-    [ -x "$x" ] || { echo "$0: $x is not an executable" >&2; exit 2; }
-done
-[ -d "$SRC/tasks/rmsnorm" ] || { echo "$0: $SRC is not the kiln source dir" >&2; exit 2; }
-for t in git sqlite3; do
-    command -v "$t" >/dev/null || { echo "$0: needs $t (scripts/setup.sh installs it)" >&2; exit 2; }
-done
-
-tmp=$(mktemp -d) || exit 2
-FAKEPIDS=()   # every fake_llm started here
-BGPIDS=()     # every background kiln started here
-cleanup() {
-    local p
-    for p in "${BGPIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
-    "$KILN" daemon stop >/dev/null 2>&1
-    for p in "${FAKEPIDS[@]}"; do kill "$p" 2>/dev/null; done
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-export KILN_SOCKET=$tmp/k.sock
-export KILN_STATE=$tmp/state
-export TMPDIR=$tmp
-unset KILN_TASKS KILN_TOKEN_FILE OPENAI_BASE_URL ANTHROPIC_BASE_URL
-# Commits made by kiln and by git here never depend on the user's setup.
-export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+[ -x "$FAKE" ] || { echo "$0: $FAKE is not an executable" >&2; exit 2; }
+need_tools git sqlite3
 cd "$SRC" || exit 2
 
 PLANTS=$SRC/tests/redteam/cpu
@@ -73,35 +39,8 @@ FAST=(--group decode --timing-ms 200)
 KEPT=(--group decode --timing-ms 600)
 DAEMONLOG=$KILN_STATE/kilnd.log
 
-# ---- reporting ---------------------------------------------------------------
-
-npass=0
-nfail=0
-probs=()
-begin() { probs=(); T0=$(date +%s); }
-problem() { probs+=("$*"); }
-end() {
-    if [ ${#probs[@]} -eq 0 ]; then
-        echo "ok - $1 ($(( $(date +%s) - T0 )) s)"
-        npass=$((npass + 1))
-    else
-        echo "not ok - $1 ($(( $(date +%s) - T0 )) s)"
-        local p
-        for p in "${probs[@]}"; do printf '%s\n' "$p" | sed 's/^/#   /'; done
-        nfail=$((nfail + 1))
-    fi
-}
-
-# A sanitizer report in a kiln call's stderr fails the current check.
-san_check() {   # STDERR_FILE WHAT
-    if grep -q -E 'LeakSanitizer|AddressSanitizer|runtime error:' "$1" 2>/dev/null; then
-        problem "$2: sanitizer report in stderr:"
-        problem "$(grep -A 40 -m 1 -E 'LeakSanitizer|AddressSanitizer|runtime error:' "$1" | head -60)"
-    fi
-}
-
 # kiln OUT ERR ARGS...: run kiln in the foreground, stdout to OUT, stderr to
-# ERR; sets RC and SECS and checks stderr for sanitizer reports.
+# ERR; sets RC and SECS.
 kiln() {
     local out=$1 err=$2 t0
     shift 2
@@ -109,7 +48,6 @@ kiln() {
     "$KILN" "$@" >"$out" 2>"$err"
     RC=$?
     SECS=$(( $(date +%s) - t0 ))
-    san_check "$err" "kiln $*"
     return 0
 }
 
@@ -184,14 +122,7 @@ start_fake() {
     mkdir -p "$d"
     printf '%s\n' "$2" >"$d/script"
     FLOG=$d/log
-    "$FAKE" --port-file "$d/port" --script "$d/script" --log "$FLOG" 2>"$d/stderr" &
-    FAKEPIDS+=($!)
-    PORT=
-    for ((i = 0; i < 100; i++)); do
-        [ -s "$d/port" ] && { PORT=$(cat "$d/port"); break; }
-        sleep 0.05
-    done
-    [ -n "$PORT" ] || { echo "$0: fake_llm did not start: $(cat "$d/stderr")" >&2; exit 2; }
+    fake_llm "$d"
 }
 
 # Model answers built from the plants, so they never drift from them.
@@ -590,7 +521,6 @@ mkdir -p "$tmp/t5"
 (cd "$tmp/t5" && env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY "$KILN" search rmsnorm --agent anthropic \
     --model x "${FAST[@]}" >"$tmp/5.out" 2>"$tmp/5.err")
 RC=$?
-san_check "$tmp/5.err" "kiln search --agent anthropic (no key)"
 [ "$RC" -eq 2 ] || problem "exit $RC, expected 2"$'\n'"$(tail_of "$tmp/5.err")"
 grep -q ANTHROPIC_API_KEY "$tmp/5.err" || problem "stderr does not name ANTHROPIC_API_KEY:"$'\n'"$(tail_of "$tmp/5.err")"
 # A search that cannot start leaves no run for --resume last to pick up.
@@ -633,7 +563,7 @@ DB6=$WS6/.kiln/kiln.db
 jobs_before=$(grep -c ' job j' "$DAEMONLOG" 2>/dev/null)
 "$KILN" search rmsnorm --iterations 3 --workspace "$WS6" --json "${FAST[@]}" >"$tmp/6.json" 2>"$tmp/6.err" &
 pid=$!
-BGPIDS+=("$pid")
+t_bg "$pid"
 if ! wait_db "$DB6" "SELECT count(*) FROM candidates WHERE n=1 AND job<>''"; then
     problem "candidate 1 never got a job"$'\n'"$(tail_of "$tmp/6.err")"
     kill -9 "$pid" 2>/dev/null
@@ -678,7 +608,7 @@ DB7=$WS7/.kiln/kiln.db
 "$KILN" search rmsnorm --from "$FIX/many_knobs.c" --iterations 20 --workspace "$WS7" "${FAST[@]}" \
     >"$tmp/7.out" 2>"$tmp/7.err" &
 pid=$!
-BGPIDS+=("$pid")
+t_bg "$pid"
 if ! wait_db "$DB7" "SELECT count(*) FROM candidates WHERE n=1"; then
     problem "candidate 1 never appeared"$'\n'"$(tail_of "$tmp/7.err")"
     kill -9 "$pid" 2>/dev/null
@@ -695,7 +625,6 @@ else
     fi
     wait "$pid"
     RC=$?
-    san_check "$tmp/7.err" "kiln search (Ctrl-C)"
     [ "$RC" -eq 130 ] || problem "exit $RC after one SIGINT, expected 130"$'\n'"$(tail_of "$tmp/7.err")"
     RUN7=$(last_run "$WS7")
     st=$(sq "$DB7" "SELECT status || ' ' || iterations_done FROM runs WHERE id='$RUN7'")
@@ -749,7 +678,7 @@ t0=$(date +%s)
 "$KILN" search rmsnorm --from "$FIX/many_knobs.c" --budget 3s --workspace "$WS9" --json "${FAST[@]}" \
     >"$tmp/9.json" 2>"$tmp/9.err" &
 pid=$!
-BGPIDS+=("$pid")
+t_bg "$pid"
 for ((i = 0; i < 600; i++)); do
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
@@ -761,7 +690,6 @@ fi
 wait "$pid"
 RC=$?
 secs=$(( $(date +%s) - t0 ))
-san_check "$tmp/9.err" "kiln search --budget 3s"
 [ "$RC" -eq 0 ] || problem "exit $RC, expected 0"$'\n'"$(tail_of "$tmp/9.err")"
 summary=$(grep '"event":"summary"' "$tmp/9.json")
 grep -q '"reason":"time budget reached' <<<"$summary" ||
@@ -788,9 +716,8 @@ end "--budget 3s stops by itself with 'time budget reached', inside it"
 # verification: exit 3 at once, saying the backend is unavailable, with the
 # run kept (backend cuda) for a --resume where there is one. On a GPU machine
 # this is search_cuda_test.sh's business instead.
-if [ -e /dev/nvidia0 ]; then
-    echo "skip - CUDA search without a GPU: this machine has /dev/nvidia0"
-    nskip=$((nskip + 1))
+if have_gpu; then
+    skip "CUDA search without a GPU: this machine has one"
 else
     begin
     WS10=$tmp/ws10
@@ -844,6 +771,4 @@ fi
 
 fi   # ---- end of part "faults" ----
 
-echo "$npass passed, $nfail failed, ${nskip:-0} skipped"
-[ "$nfail" -eq 0 ] || exit 1
-[ "${nskip:-0}" -eq 0 ] || exit 77   # a check that did not run: ctest's skip, not a pass
+t_done 77   # a check that did not run: ctest's skip, not a pass
