@@ -7,7 +7,12 @@
 # it came in (a leak of a program whose stderr is /dev/null, UBSan's
 # "runtime error:" in a file stderr went to), the cleanup kills what a test
 # left running (a daemonized process too) and removes its directory, and
-# t_done stops the test's kilnd gracefully.
+# t_done stops the test's kilnd gracefully. Then a lint, so that it stays
+# one harness: every tests/integration/*_test.sh sources lib.sh, calls
+# t_init and t_done and is a ctest test, and none (nor a *_common.sh it
+# shares) writes a preamble, a report helper or line, a skip, a GPU check,
+# a JSON reader or a sanitizer scan of its own; a planted script breaking
+# each rule is caught.
 #
 # usage: harness_test.sh BUILD_DIR SOURCE_DIR
 . "$(dirname "$0")/lib.sh"
@@ -273,5 +278,81 @@ pid=$(sed -n 's/^pid: //p' <<<"$out")
 [ -z "$pid" ] || ! _t_alive "$pid" || { problem "kilnd $pid still runs"; kill -9 "$pid"; }
 rm -rf "$dir"
 end "t_done stops the test's kilnd gracefully (a sanitizer build's leak check runs) and waits for it"
+
+# ---- the lint ----------------------------------------------------------------------
+
+# lint DIR TESTS: what is wrong with the scripts in DIR (nothing: all is
+# well), TESTS holding the command lines of the registered tests. Comment
+# lines are left out; code in heredocs (C, Python) is read too, so the rules
+# name shell forms only. This file, which spells the rules out, is held to
+# the first four only.
+lint() {
+    local dir=$1 tests=$2 f name code
+    local helpers='ok|not_ok|pass|fail|check|report|finish|begin|end|problem|skip|skip_all'
+    helpers+='|have_gpu|need_gpu|need_nvcc|find_nvcc|nvcc_memo|need_tools|fake_llm|json_get|field'
+    helpers+='|san_check|sanitizer|sanitizer_check|cleanup|stop_if_failed|t_[a-z_]+'
+    for f in "$dir"/*_test.sh "$dir"/*_common.sh; do
+        [ -e "$f" ] || continue
+        name=${f##*/}
+        code=$(grep -v '^[[:space:]]*#' "$f")
+        if [[ $name == *_test.sh ]]; then
+            grep -qxF '. "$(dirname "$0")/lib.sh"' <<<"$code" || echo "$name: does not source lib.sh"
+            grep -qE '^t_init( |$)' <<<"$code" || echo "$name: no t_init"
+            grep -qE '(^|[[:space:]])t_done( |$)' <<<"$code" || echo "$name: no t_done"
+            grep -qE "integration/$name([\" ]|\$)" "$tests" || echo "$name: not a ctest test"
+        fi
+        [ "$name" != harness_test.sh ] || continue   # this file names the rules
+        grep -nE "^[[:space:]]*(function[[:space:]]+)?($helpers)[[:space:]]*\(\)" <<<"$code" |
+            sed "s|^|$name: a harness helper of its own: |"
+        grep -nE "(echo|printf)[[:space:]]+[\"'](ok|not ok|skip)( -|:)|(echo|printf).*passed, .*failed|SKIP:|FAIL:" <<<"$code" |
+            sed "s|^|$name: a report line of its own: |"
+        grep -nE "exit 77|mktemp|(^|[;&|[:space:]])trap[[:space:]]" <<<"$code" |
+            sed "s|^|$name: a preamble or skip of its own: |"
+        grep -nE "nvidia-smi -L|-e /dev/nvidia0" <<<"$code" | sed "s|^|$name: a GPU check of its own: |"
+        grep -nE "(^|[^[:alnum:]_])jq([[:space:]]|$)|python3 -c .*json" <<<"$code" |
+            sed "s|^|$name: a JSON reader of its own: |"
+        grep -nE "Sanitizer|runtime error" <<<"$code" | sed "s|^|$name: a sanitizer scan of its own: |"
+    done
+}
+
+# The command lines of the registered tests (ctest -N -V shows them).
+ctest --test-dir "$BUILD" -N -V 2>/dev/null | grep -E '(Test command|[0-9]+: Test command):' >"$tmp/tests.txt"
+
+begin
+grep -q "integration/harness_test.sh" "$tmp/tests.txt" || problem "ctest -N -V lists no integration test: $(head -3 "$tmp/tests.txt")"
+bad=$(lint "$SRC/tests/integration" "$tmp/tests.txt")
+[ -z "$bad" ] || problem "$bad"
+end "every integration test sources lib.sh, calls t_init and t_done, is a ctest test, and writes no harness part of its own"
+
+begin
+mkdir -p "$tmp/plant"
+cp "$SRC/tests/integration/doctor_test.sh" "$tmp/plant/"
+plant() {   # NAME CODE: a script that sources lib.sh and breaks a rule
+    printf '%s\n' '. "$(dirname "$0")/lib.sh"' 't_init "$@"' "$2" 't_done' >"$tmp/plant/$1_test.sh"
+    echo "x/integration/$1_test.sh " >>"$tmp/tests.txt"
+}
+plant tap 'ok() { echo "ok - $1"; }'
+plant line 'echo "not ok - it failed"'
+plant summary 'echo "$n passed, $m failed"'
+plant skip77 '[ -e /x ] || exit 77'
+plant tmp 'T=$(mktemp -d)'
+plant trap "trap 'rm -rf \$T' EXIT"
+plant gpu 'if [ ! -e /dev/nvidia0 ]; then :; fi'
+plant jq 'v=$(jq -r .status v.json)'
+plant pyjson "v=\$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"status\"])' v.json)"
+plant san 'grep -q LeakSanitizer err.txt && echo leak'
+printf '%s\n' '#!/usr/bin/env bash' 'echo hi' >"$tmp/plant/bare_test.sh"
+printf '%s\n' 'field() { :; }' >"$tmp/plant/x_common.sh"
+got=$(lint "$tmp/plant" "$tmp/tests.txt")
+for want in "tap_test.sh: a harness helper" "line_test.sh: a report line" "summary_test.sh: a report line" \
+    "skip77_test.sh: a preamble or skip" "tmp_test.sh: a preamble or skip" "trap_test.sh: a preamble or skip" \
+    "gpu_test.sh: a GPU check" "jq_test.sh: a JSON reader" "pyjson_test.sh: a JSON reader" \
+    "san_test.sh: a sanitizer scan" "bare_test.sh: does not source lib.sh" "bare_test.sh: no t_init" \
+    "bare_test.sh: no t_done" "bare_test.sh: not a ctest test" "x_common.sh: a harness helper"; do
+    grep -qF "$want" <<<"$got" || problem "not caught: $want"
+done
+grep -q "^doctor_test.sh" <<<"$got" && problem "a good script was blamed: $(grep '^doctor_test.sh' <<<"$got")"
+[ ${#probs[@]} -eq 0 ] || problem "the lint said:"$'\n'"$got"
+end "the lint catches a script with its own helper, report line, skip, temp dir, trap, GPU check, JSON reader or sanitizer scan, or without lib.sh"
 
 t_done
