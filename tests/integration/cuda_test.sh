@@ -18,8 +18,8 @@ expect_verdict() {   # expect_verdict NAME WANT_STATUS WANT_CODE ARGS...
     local out st cd
     begin
     out=$("$KILN" verify kernels/rmsnorm/cuda/starter.cu --task rmsnorm --dtype bf16 --json "$@" 2>"$tmp/err")
-    st=$(json_get status <<<"$out")
-    cd=$(json_get code <<<"$out")
+    st=$(json_get status <<<"$out" 2>/dev/null)
+    cd=$(json_get code <<<"$out" 2>/dev/null)
     if [ "$st" != "$want" ] || [ "$cd" != "$code" ]; then
         problem "got $st/$cd, want $want/$code"
         problem "$( (grep -m3 -i 'reason\|flag\|error' <<<"$out"; tail -3 "$tmp/err") )"
@@ -42,8 +42,8 @@ KILN_HOST_DATA=1 expect_verdict "host-resident data: the bf16 starter passes" pa
 begin "host-resident data: gemm with gold from its CUDA reference worker"
 out=$(KILN_HOST_DATA=1 "$KILN" verify kernels/gemm/cuda/starter.cu --task gemm --dtype bf16 \
       --group small --json --no-daemon --timing-ms 500 2>"$tmp/err")
-if [ "$(json_get status <<<"$out")" != pass ]; then
-    problem "host-resident gemm: $(json_get status <<<"$out")/$(json_get code <<<"$out")"
+if [ "$(json_get status <<<"$out" 2>/dev/null)" != pass ]; then
+    problem "host-resident gemm: $(json_get status <<<"$out" 2>/dev/null)/$(json_get code <<<"$out" 2>/dev/null)"
     problem "$( (grep -m3 -i 'reason\|flag\|error' <<<"$out"; tail -3 "$tmp/err") )"
 fi
 end
@@ -54,7 +54,7 @@ end
 begin "gemm starter against cuBLAS, gold from the CUDA reference"
 out=$("$KILN" verify kernels/gemm/cuda/starter.cu --task gemm --dtype bf16 --group small --json \
       --no-daemon --timing-ms 1000 2>"$tmp/gemm.err")
-if ! { [ "$(json_get status <<<"$out")" = pass ] && command -v python3 >/dev/null &&
+if ! { [ "$(json_get status <<<"$out" 2>/dev/null)" = pass ] && command -v python3 >/dev/null &&
    python3 - "$out" >"$tmp/gemm.check" 2>&1 <<'PY'; }; then
 import json, sys
 v = json.loads(sys.argv[1])
@@ -66,7 +66,7 @@ for s in v["shapes"]:
         assert 0 < s["roofline_fraction"] <= 1.0, (s["id"], s["roofline_fraction"])
         assert s["time"]["baseline"]["median_ns"] > 0, s
 PY
-    problem "gemm starter: $(json_get status <<<"$out")/$(json_get code <<<"$out")"
+    problem "gemm starter: $(json_get status <<<"$out" 2>/dev/null)/$(json_get code <<<"$out" 2>/dev/null)"
     problem "$( (grep -m3 -i 'reason\|flag' <<<"$out"; tail -3 "$tmp/gemm.err"; cat "$tmp/gemm.check" 2>/dev/null) )"
 fi
 end
