@@ -2,41 +2,17 @@
 # cli_test.sh - integration tests of the kiln command line, run against the
 # real binaries.
 #
-# usage: cli_test.sh KILN_BINARY SOURCE_DIR
+# usage: cli_test.sh BUILD_DIR SOURCE_DIR
 #
-# Prints one "ok - NAME" or "not ok - NAME" line per check (failures followed
-# by "#"-prefixed details), then "N passed, N failed". Exits 1 if any check
-# failed, 2 on bad usage. Needs bash and coreutils only (no python).
-set -u
-
-if [ $# -ne 2 ]; then
-    echo "usage: $0 KILN_BINARY SOURCE_DIR" >&2
-    exit 2
-fi
-KILN=$(readlink -f -- "$1")
-SRC=$(readlink -f -- "$2")
-if [ ! -x "$KILN" ] || [ ! -d "$SRC/tasks/rmsnorm" ]; then
-    echo "$0: $1 is not an executable or $2 is not the kiln source dir" >&2
-    exit 2
-fi
-
-tmp=$(mktemp -d) || exit 2
-# kiln verify starts kilnd on demand on this socket; stop it when done.
-trap '"$KILN" daemon stop >/dev/null 2>&1; chmod -R u+rwx "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
-export TMPDIR=$tmp
-export KILN_STATE=$tmp/state
-export KILN_SOCKET=$tmp/kilnd.sock
-unset KILN_TASKS        # only the built-in tasks of $SRC
+# Needs bash and coreutils (and python3, for lib.sh's JSON reader).
+. "$(dirname "$0")/lib.sh"
+t_init "$@"
 cd "$SRC" || exit 2
 
 STARTER=kernels/rmsnorm/cpu/starter.c
 FAST=(--timing-ms 200)
 # No kiln call may hang the suite: each runs under this limit.
 LIMIT=180
-
-npass=0
-nfail=0
-probs=()
 
 # run ARGS...: run kiln; sets rc, secs, and $tmp/io/{stdout,stderr,cmd}.
 mkdir -p "$tmp/io"
@@ -48,8 +24,6 @@ run() {
     secs=$((SECONDS - t0))
 }
 
-begin() { probs=(); }
-problem() { probs+=("$*"); }
 expect_rc() { [ "$rc" -eq "$1" ] || problem "exit status $rc, expected $1"; }
 # expect_out|expect_err [-F] PATTERN: stdout/stderr matches the ERE (or fixed string).
 expect_in() {
@@ -80,19 +54,8 @@ show_io() {
     done
 }
 
-# finish NAME [noio]: report the check begun by begin.
-finish() {
-    if [ ${#probs[@]} -eq 0 ]; then
-        echo "ok - $1"
-        npass=$((npass + 1))
-    else
-        echo "not ok - $1"
-        local p
-        for p in "${probs[@]}"; do printf '#   %s\n' "$p"; done
-        [ "${2:-}" = noio ] || show_io
-        nfail=$((nfail + 1))
-    fi
-}
+# A failed check shows the last kiln command (end NAME noio: not).
+T_FAIL_SHOW=show_io
 
 # starter_passes NAME: the starter verifies as pass (used after hostile candidates).
 starter_passes() {
@@ -100,7 +63,7 @@ starter_passes() {
     run verify "$STARTER" --task rmsnorm --group decode "${FAST[@]}" --json
     expect_rc 0
     expect_out "$(json_field status pass)"
-    finish "$1"
+    end "$1"
 }
 
 # A number N as a whole word that is not part of a decimal number:
@@ -113,30 +76,30 @@ begin
 run --help
 expect_rc 0
 expect_out 'verify'
-finish "kiln --help exits 0 and mentions verify"
+end "kiln --help exits 0 and mentions verify"
 
 begin
 run
 expect_rc 2
-finish "kiln with no arguments exits 2"
+end "kiln with no arguments exits 2"
 
 begin
 run bogus
 expect_rc 2
 expect_err 'bogus'
-finish "kiln bogus exits 2"
+end "kiln bogus exits 2"
 
 begin
 run verify --help
 expect_rc 0
 expect_out -F '--task'
-finish "kiln verify --help exits 0 and mentions --task"
+end "kiln verify --help exits 0 and mentions --task"
 
 begin
 run task show --help
 expect_rc 0
 expect_out 'usage'
-finish "kiln task show --help exits 0"
+end "kiln task show --help exits 0"
 
 # ---------------------------------------------------------------------------
 # 2. the starter passes, table output (default group prefill)
@@ -146,7 +109,7 @@ expect_rc 0
 expect_out '(^|[^a-z])pass([^a-z]|$)'
 expect_out -F 'rows=32 cols=1024'
 expect_out '^hidden shapes: [0-9]+, all passed$'
-finish "starter passes (table shows pass, visible dims and the hidden stage's one line)"
+end "starter passes (table shows pass, visible dims and the hidden stage's one line)"
 
 # ---------------------------------------------------------------------------
 # 3. JSON verdict of the starter; no hidden-only size leaks
@@ -160,7 +123,7 @@ expect_out "$(json_field source_sha256 "$sha")"
 for key in sandbox rusage environment verifier_version; do
     expect_out "\"$key\":"
 done
-finish "starter --json: pass, source_sha256 = sha256sum, sandbox, rusage, environment, verifier_version"
+end "starter --json: pass, source_sha256 = sha256sum, sandbox, rusage, environment, verifier_version"
 
 # Hidden-only sizes: numbers in hidden.json, >= 100, that are not the size
 # of a dim in any visible shape of task.json.
@@ -178,7 +141,7 @@ begin
 [ -n "$dims" ] || problem "could not read the dims of $task_json"
 [ -n "$visible" ] || problem "found no visible sizes in $task_json"
 [ ${#hidden_only[@]} -ge 3 ] || problem "found only ${#hidden_only[@]} hidden-only sizes in $hidden_json"
-finish "hidden-only sizes found (${hidden_only[*]:-none})" noio
+end "hidden-only sizes found (${hidden_only[*]:-none})" noio
 
 # Measurements (times, call and sample counts, rss, byte counts, error
 # budgets) are numbers the run produces, not sizes the task states; they can
@@ -193,7 +156,7 @@ for n in "${hidden_only[@]}"; do
     fi
 done
 [ -s "$tmp/starter.filtered.json" ] || problem "no verdict to search"
-finish "starter --json verdict names no hidden-only size" noio
+end "starter --json verdict names no hidden-only size" noio
 
 begin
 run task show rmsnorm
@@ -204,7 +167,7 @@ for n in "${hidden_only[@]}"; do
         problem "hidden-only size $n appears: $(grep -nE "$(number_re "$n")" "$tmp/io/stdout" | head -3 | tr '\n' ' ')"
     fi
 done
-finish "kiln task show rmsnorm names no hidden-only size"
+end "kiln task show rmsnorm names no hidden-only size"
 
 # ---------------------------------------------------------------------------
 # 4. bad input: exit 2 with a clear message
@@ -212,14 +175,14 @@ begin
 run verify "$tmp/no-such-kernel.c" --task rmsnorm --group decode "${FAST[@]}"
 expect_rc 2
 expect_err -F 'no-such-kernel.c'
-finish "nonexistent candidate: exit 2, message names the file"
+end "nonexistent candidate: exit 2, message names the file"
 
 begin
 run verify "$STARTER" --task no_such_task --group decode "${FAST[@]}"
 expect_rc 2
 expect_err -F 'no task named'
 expect_err -F 'no_such_task'
-finish "unknown task name: exit 2, 'no task named'"
+end "unknown task name: exit 2, 'no task named'"
 
 cp -r tasks/rmsnorm "$tmp/badtask"
 # Break the first arg shape: "cols" -> "colz".
@@ -231,44 +194,44 @@ expect_rc 2
 expect_err -F 'task.json'
 expect_err -F 'args[0].shape'
 expect_err -F 'colz'
-finish "malformed task.json: exit 2, message names task.json and the field"
+end "malformed task.json: exit 2, message names task.json and the field"
 
 begin
 run verify "$STARTER" --task rmsnorm --group decode --dtype f99 "${FAST[@]}"
 expect_rc 2
 expect_err -F 'f99'
-finish "unknown --dtype: exit 2"
+end "unknown --dtype: exit 2"
 
 begin
 run verify "$STARTER" --task rmsnorm --group nosuchgroup "${FAST[@]}"
 expect_rc 2
 expect_err -F 'nosuchgroup'
-finish "unknown --group: exit 2"
+end "unknown --group: exit 2"
 
 begin
 run verify "$STARTER" --task rmsnorm --group decode --backend tpu "${FAST[@]}"
 expect_rc 2
 expect_err -F 'unknown backend'
-finish "--backend tpu: exit 2"
+end "--backend tpu: exit 2"
 
 # The CUDA backend where there is no GPU (or no CUDA build): an error that
 # says so, never a verdict about the candidate. (With a GPU, gpu-check.sh
 # runs the CUDA tests.)
 begin
-if [ -e /dev/nvidia0 ]; then
-    echo "ok - # SKIP a GPU is present: gpu-check.sh covers the CUDA backend"
+if have_gpu; then
+    skip "a GPU is present: gpu-check.sh covers the CUDA backend"
 else
     run verify kernels/rmsnorm/cuda/starter.cu --task rmsnorm --dtype bf16 --no-daemon "${FAST[@]}"
     expect_rc 3
     expect_err 'CUDA (worker|backend)'
-    finish "a .cu file where there is no GPU: exit 3 naming the CUDA worker"
+    end "a .cu file where there is no GPU: exit 3 naming the CUDA worker"
 fi
 
 begin
 run verify "$STARTER" --group decode "${FAST[@]}"
 expect_rc 2
 expect_err -F '--task'
-finish "missing --task: exit 2"
+end "missing --task: exit 2"
 
 # ---------------------------------------------------------------------------
 # 5. candidates that do not compile
@@ -286,7 +249,7 @@ expect_rc 1
 expect_out 'compile'
 expect_out ':5:[0-9]+: error:'
 expect_out -F 'y[0] = x[0] * w[0] +;'
-finish "syntax error: exit 1, mentions compile and shows the compiler's error line"
+end "syntax error: exit 1, mentions compile and shows the compiler's error line"
 
 cat > "$tmp/wrong_signature.c" <<'EOF'
 #include <stdint.h>
@@ -302,7 +265,7 @@ expect_rc 1
 expect_out "$(json_field status fail)"
 expect_out "$(json_field stage compile)"
 expect_out '"feedback":[[:space:]]*"[^"]*conflicting types'
-finish "wrong signature: exit 1 at stage compile, feedback says conflicting types"
+end "wrong signature: exit 1 at stage compile, feedback says conflicting types"
 
 # ---------------------------------------------------------------------------
 # 6. a hanging candidate
@@ -322,7 +285,7 @@ run verify "$tmp/hang.c" --task rmsnorm --group decode "${FAST[@]}" --json
 expect_rc 1
 expect_out "$(json_field code timeout)"
 [ "$secs" -le 30 ] || problem "took $secs s, expected at most 30 s"
-finish "hanging candidate: exit 1, code timeout, within 30 s"
+end "hanging candidate: exit 1, code timeout, within 30 s"
 starter_passes "starter passes right after the hanging candidate"
 
 # ---------------------------------------------------------------------------
@@ -342,7 +305,7 @@ begin
 run verify "$tmp/crash.c" --task rmsnorm --group decode "${FAST[@]}" --json
 expect_rc 1
 expect_out "$(json_field code crash)"
-finish "crashing candidate: exit 1, code crash"
+end "crashing candidate: exit 1, code crash"
 starter_passes "starter passes right after the crashing candidate"
 
 # ---------------------------------------------------------------------------
@@ -367,7 +330,7 @@ grep -q '"broken_baseline.c"' "$tmp/brokenbase/task.json" ||
 run verify "$STARTER" --task "$tmp/brokenbase" --group decode "${FAST[@]}"
 expect_rc 3
 expect_err 'baseline'
-finish "baseline that does not compile: exit 3, stderr mentions baseline"
+end "baseline that does not compile: exit 3, stderr mentions baseline"
 
 # ---------------------------------------------------------------------------
 # 8. nothing left behind by the verify runs above
@@ -383,7 +346,7 @@ for p in /proc/[0-9]*; do
         "$tmp"|"$tmp"/*) problem "process ${p#/proc/} still runs in $cwd: $(tr '\0' ' ' < "$p/cmdline" 2>/dev/null)" ;;
     esac
 done
-finish "no job directories or worker processes left behind" noio
+end "no job directories or worker processes left behind" noio
 
 # ---------------------------------------------------------------------------
 # 10. task list and task show
@@ -392,18 +355,18 @@ run task list
 expect_rc 0
 expect_out '^rmsnorm( |$)'
 expect_out '^softmax( |$)'
-finish "kiln task list lists rmsnorm and softmax"
+end "kiln task list lists rmsnorm and softmax"
 
 begin
 run task show softmax
 expect_rc 0
 expect_out -F 'void softmax(const float *x, float *y, int32_t rows, int32_t cols)'
-finish "kiln task show softmax gives the exact signature"
+end "kiln task show softmax gives the exact signature"
 
 begin
 run task list
 for t in layernorm rope rope_interleaved; do expect_out "^$t( |\$)"; done
-finish "kiln task list lists layernorm, rope and rope_interleaved"
+end "kiln task list lists layernorm, rope and rope_interleaved"
 
 begin
 run task show rope
@@ -411,7 +374,7 @@ expect_rc 0
 expect_out -F 'void rope(const float *x, const float *cos, const float *sin, float *y, int32_t tokens, int32_t heads, int32_t half_dim)'
 expect_out -F '[tokens, heads, 2*half_dim]'
 expect_not_out -F '@kiln launch'
-finish "kiln task show rope: exact CPU signature, x is [tokens, heads, 2*half_dim], nothing of CUDA"
+end "kiln task show rope: exact CPU signature, x is [tokens, heads, 2*half_dim], nothing of CUDA"
 
 begin
 run task show rmsnorm --backend cuda --dtype bf16
@@ -422,19 +385,19 @@ expect_out -F '/*@kiln launch'
 expect_out -F '"kernel": "rmsnorm_fwd"'
 expect_out -F '#define BLOCK 256 //@kiln tune'
 expect_not_out -F 'void rmsnorm('
-finish "kiln task show rmsnorm --backend cuda: kernel argument types, manifest and knob syntax, the starter's manifest"
+end "kiln task show rmsnorm --backend cuda: kernel argument types, manifest and knob syntax, the starter's manifest"
 
 begin
 run task show rope --backend cuda --dtype f32
 expect_rc 2
 expect_err -F 'no CUDA variant for dtype f32'
-finish "kiln task show rope --backend cuda --dtype f32: exit 2 (rope runs f16 and bf16 on CUDA)"
+end "kiln task show rope --backend cuda --dtype f32: exit 2 (rope runs f16 and bf16 on CUDA)"
 
 begin
 run task show rmsnorm --backend tpu
 expect_rc 2
 expect_err -F "unknown backend 'tpu'"
-finish "kiln task show --backend tpu: exit 2"
+end "kiln task show --backend tpu: exit 2"
 
 # The CPU starters of the tasks beyond rmsnorm pass on the real CLI (their
 # references, shapes and tolerances work together).
@@ -443,7 +406,7 @@ for t in softmax layernorm rope rope_interleaved; do
     run verify "kernels/$t/cpu/starter.c" --task "$t" --group decode "${FAST[@]}" --json
     expect_rc 0
     expect_out "$(json_field status pass)"
-    finish "the $t CPU starter passes (decode)"
+    end "the $t CPU starter passes (decode)"
 done
 
 # One help format: every command's --help starts with its usage line and
@@ -454,7 +417,7 @@ for c in search verify task daemon status report reverify export lessons doctor;
     expect_rc 0
     expect_out "^usage: kiln $c"
     expect_out "^Exit status: 0"
-    finish "kiln help $c: the usage line and the exit statuses"
+    end "kiln help $c: the usage line and the exit statuses"
 done
 begin
 for topic in tasks verdicts manifest exit-codes; do
@@ -467,7 +430,7 @@ expect_out "130"
 run help bogus
 expect_rc 2
 expect_err "no topic 'bogus'"
-finish "kiln help tasks|verdicts|manifest|exit-codes; an unknown topic is exit 2"
+end "kiln help tasks|verdicts|manifest|exit-codes; an unknown topic is exit 2"
 
 # ---------------------------------------------------------------------------
 # The build cache of a verification in this process (verifier/build_cache.h):
@@ -493,7 +456,7 @@ for so in "$BC"/*.so; do
     [ "$(sha256sum <"$so" | cut -c1-64)" = "$(cat "${so%.so}.sha256")" ] && sound=$((sound + 1))
 done
 [ "$sound" -eq 3 ] || problem "$sound entries hash as stored after the damaged ones were used, expected 3"
-finish "verify --no-daemon keeps what it built ($n0), a new candidate once; damaged entries are rebuilt"
+end "verify --no-daemon keeps what it built ($n0), a new candidate once; damaged entries are rebuilt"
 
 begin
 HOME=$tmp/home XDG_CACHE_HOME= KILN_BUILD_CACHE= run verify "$STARTER" --task rmsnorm --no-daemon \
@@ -509,7 +472,6 @@ expect_rc 0
 KILN_BUILD_CACHE=$tmp/plainfile/cache run verify "$STARTER" --task rmsnorm --no-daemon "${FAST[@]}"
 expect_rc 2
 expect_err "KILN_BUILD_CACHE"
-finish "the build cache: ~/.cache/kiln by default, KILN_BUILD_CACHE=off, a bad KILN_BUILD_CACHE is exit 2"
+end "the build cache: ~/.cache/kiln by default, KILN_BUILD_CACHE=off, a bad KILN_BUILD_CACHE is exit 2"
 
-echo "$npass passed, $nfail failed"
-[ "$nfail" -eq 0 ]
+t_done

@@ -7,67 +7,55 @@
 # wall-clock timers; a speedup over 100x is suspect (class 18); the gemm
 # starter passes against cuBLAS with gold from the CUDA reference. Exits 77
 # (skipped) where there is no GPU.
-#   cuda_test.sh KILN SOURCE_DIR
-set -u
-KILN=$1
-cd "$2" || exit 2
-if [ ! -e /dev/nvidia0 ] || ! nvidia-smi -L >/dev/null 2>&1 ||
-   [ ! -x "$(dirname "$KILN")/kiln-worker-cuda" ]; then
-    echo "skipped: no NVIDIA GPU or no CUDA build"
-    exit 77
-fi
-tmp=$(mktemp -d)
-trap '"$KILN" daemon stop --socket "$tmp/k.sock" >/dev/null 2>&1; rm -rf "$tmp"' EXIT
-export KILN_STATE=$tmp/state
-pass=0 fail=0
-field() { grep -m1 "\"$1\"" <<<"$2" | sed 's/.*"'"$1"'":[[:space:]]*"\([a-z-]*\)".*/\1/'; }
-check() {   # check NAME WANT_STATUS WANT_CODE ARGS...
+#   cuda_test.sh BUILD_DIR SOURCE_DIR
+. "$(dirname "$0")/lib.sh"
+t_init "$@"
+cd "$SRC" || exit 2
+need_gpu cuda
+expect_verdict() {   # expect_verdict NAME WANT_STATUS WANT_CODE ARGS...
     local name=$1 want=$2 code=$3
     shift 3
     local out st cd
-    out=$("$KILN" verify kernels/rmsnorm/cuda/starter.cu --task rmsnorm --dtype bf16 --json "$@" 2>&1)
-    st=$(field status "$out")
-    cd=$(field code "$out")
-    if [ "$st" = "$want" ] && [ "$cd" = "$code" ]; then
-        echo "ok - $name"
-        pass=$((pass + 1))
-    else
-        echo "not ok - $name: got $st/$cd, want $want/$code"
-        fail=$((fail + 1))
-        grep -m3 -i 'reason\|flag\|error' <<<"$out" | sed 's/^/#   /'
+    begin
+    out=$("$KILN" verify kernels/rmsnorm/cuda/starter.cu --task rmsnorm --dtype bf16 --json "$@" 2>"$tmp/err")
+    st=$(json_get status <<<"$out" 2>/dev/null)
+    cd=$(json_get code <<<"$out" 2>/dev/null)
+    if [ "$st" != "$want" ] || [ "$cd" != "$code" ]; then
+        problem "got $st/$cd, want $want/$code"
+        problem "$( (grep -m3 -i 'reason\|flag\|error' <<<"$out"; tail -3 "$tmp/err") )"
     fi
+    end "$name"
 }
 # the small CUDA group: the shapes these checks were set on
 S=(--group small --timing-ms 500)
-check "the bf16 starter passes in process" pass ok --no-daemon "${S[@]}"
-check "events under-reported (x0.3) are suspect" suspect timer-disagreement --test-report-scale 0.3 "${S[@]}"
-check "events over-reported (x3) are suspect" suspect timer-disagreement --test-report-scale 3 "${S[@]}"
-check "events reported x0.001 are suspect" suspect timer-disagreement --test-report-scale 0.001 "${S[@]}"
-check "more than 100x over a 2 ms baseline is suspect" suspect speedup-ceiling --no-daemon \
+expect_verdict "the bf16 starter passes in process" pass ok --no-daemon "${S[@]}"
+expect_verdict "events under-reported (x0.3) are suspect" suspect timer-disagreement --test-report-scale 0.3 "${S[@]}"
+expect_verdict "events over-reported (x3) are suspect" suspect timer-disagreement --test-report-scale 3 "${S[@]}"
+expect_verdict "events reported x0.001 are suspect" suspect timer-disagreement --test-report-scale 0.001 "${S[@]}"
+expect_verdict "more than 100x over a 2 ms baseline is suspect" suspect speedup-ceiling --no-daemon \
     --baseline tests/integration/slow_baseline.cu --group decode --timing-ms 500
-check "through kilnd on its cuda:0 lane" pass ok --socket "$tmp/k.sock" "${S[@]}"
+expect_verdict "through kilnd on its cuda:0 lane" pass ok --socket "$tmp/k.sock" "${S[@]}"
 # The host-resident data path (KILN_HOST_DATA=1: the CUDA backend's second
 # table, with gold from the C reference, or for gemm from the CUDA
 # reference in a worker of its own).
-KILN_HOST_DATA=1 check "host-resident data: the bf16 starter passes" pass ok --no-daemon "${S[@]}"
+KILN_HOST_DATA=1 expect_verdict "host-resident data: the bf16 starter passes" pass ok --no-daemon "${S[@]}"
+begin "host-resident data: gemm with gold from its CUDA reference worker"
 out=$(KILN_HOST_DATA=1 "$KILN" verify kernels/gemm/cuda/starter.cu --task gemm --dtype bf16 \
-      --group small --json --no-daemon --timing-ms 500 2>&1)
-if [ "$(field status "$out")" = pass ]; then
-    echo "ok - host-resident data: gemm with gold from its CUDA reference worker"
-    pass=$((pass + 1))
-else
-    echo "not ok - host-resident gemm: $(field status "$out")/$(field code "$out")"
-    fail=$((fail + 1))
-    grep -m3 -i 'reason\|flag\|error' <<<"$out" | sed 's/^/#   /'
+      --group small --json --no-daemon --timing-ms 500 2>"$tmp/err")
+if [ "$(json_get status <<<"$out" 2>/dev/null)" != pass ]; then
+    problem "host-resident gemm: $(json_get status <<<"$out" 2>/dev/null)/$(json_get code <<<"$out" 2>/dev/null)"
+    problem "$( (grep -m3 -i 'reason\|flag\|error' <<<"$out"; tail -3 "$tmp/err") )"
 fi
+end
 
 # gemm: gold from the CUDA reference in a worker of its own, timed against
 # the built-in cuBLAS baseline; the verdict names cuBLAS's version and the
 # device's peak, and no shape beats the roofline floor (flops at peak).
+begin "gemm starter against cuBLAS, gold from the CUDA reference"
 out=$("$KILN" verify kernels/gemm/cuda/starter.cu --task gemm --dtype bf16 --group small --json \
       --no-daemon --timing-ms 1000 2>"$tmp/gemm.err")
-if [ "$(field status "$out")" = pass ] && command -v python3 >/dev/null &&
-   python3 - "$out" >"$tmp/gemm.check" 2>&1 <<'PY'; then
+if ! { [ "$(json_get status <<<"$out" 2>/dev/null)" = pass ] && command -v python3 >/dev/null &&
+   python3 - "$out" >"$tmp/gemm.check" 2>&1 <<'PY'; }; then
 import json, sys
 v = json.loads(sys.argv[1])
 env = v["environment"]
@@ -78,13 +66,8 @@ for s in v["shapes"]:
         assert 0 < s["roofline_fraction"] <= 1.0, (s["id"], s["roofline_fraction"])
         assert s["time"]["baseline"]["median_ns"] > 0, s
 PY
-    echo "ok - gemm starter against cuBLAS, gold from the CUDA reference"
-    pass=$((pass + 1))
-else
-    echo "not ok - gemm starter: $(field status "$out")/$(field code "$out")"
-    fail=$((fail + 1))
-    { grep -m3 -i 'reason\|flag' <<<"$out"; tail -3 "$tmp/gemm.err"; cat "$tmp/gemm.check" 2>/dev/null; } |
-        sed 's/^/#   /'
+    problem "gemm starter: $(json_get status <<<"$out" 2>/dev/null)/$(json_get code <<<"$out" 2>/dev/null)"
+    problem "$( (grep -m3 -i 'reason\|flag' <<<"$out"; tail -3 "$tmp/gemm.err"; cat "$tmp/gemm.check" 2>/dev/null) )"
 fi
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+end
+t_done

@@ -7,32 +7,36 @@
 # planted call from elsewhere is reported. And for the folders as layers
 # (common < worker < verifier < daemon < agent < knowledge < search < cli):
 # no call goes upward in the build, and a planted one is reported.
-#   deps_test.sh SOURCE_DIR BUILD_DIR
-set -uo pipefail
-SRC=$1
-BUILD=$2
+#   deps_test.sh BUILD_DIR SOURCE_DIR
+. "$(dirname "$0")/lib.sh"
+t_init "$@"
+set -o pipefail
 command -v nm >/dev/null && command -v python3 >/dev/null && command -v cc >/dev/null ||
-    { echo "skipped: needs nm, python3 and cc"; exit 77; }
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+    skip_all "needs nm, python3 and cc"
+T=$tmp
 
+begin "no cycle among the object files"
 python3 "$SRC/scripts/deps.py" "$BUILD" >"$T/deps.txt"
 rc=$?
-cat "$T/deps.txt"
+sed 's/^/# /' "$T/deps.txt"
 [ $rc = 0 ] || fail "dependency cycles in the build (above)"
 files=$(sed -n 's/^deps: \([0-9]*\) object files.*/\1/p' "$T/deps.txt")
 [ "${files:-0}" -ge 50 ] || fail "only ${files:-0} object files found in $BUILD: not kiln's build"
-echo "ok: no cycle among $files object files"
+end "no cycle among $files object files"
+
+begin "SQLite and libgit2 are called only by their owners"
 owners=$(sed -n 's/^owners: SQLite (sqlite3_\*) in \([0-9]*\), libgit2 (git_\*) in \([0-9]*\) object files; 0 outside.*/\1 \2/p' "$T/deps.txt")
 read -r nsql ngit <<<"${owners:-0 0}"
 [ "$nsql" -ge 2 ] && [ "$ngit" -ge 1 ] ||
     fail "the owners check found no SQLite or libgit2 calls, or calls outside their owners (above)"
-echo "ok: SQLite is called only by its owners ($nsql files), libgit2 only by workspace.c"
+end "SQLite is called only by its owners ($nsql files), libgit2 only by workspace.c"
+
+begin "no call from a folder into one above it"
 grep -q '^layers: common < worker < verifier < daemon < agent < knowledge < search < cli; 0 calls upward$' \
     "$T/deps.txt" || fail "the layers check did not pass over the build (above)"
-echo "ok: no call from a folder into one above it"
+end
 
+begin "a planted cycle is reported"
 mkdir -p "$T/b/m"
 printf 'int pong(int);\nint ping(int n) { return n ? pong(n - 1) : 0; }\n' >"$T/ping.c"
 printf 'int ping(int);\nint pong(int n) { return n ? ping(n - 1) : 1; }\n' >"$T/pong.c"
@@ -40,7 +44,9 @@ cc -c "$T/ping.c" -o "$T/b/m/ping.c.o" && cc -c "$T/pong.c" -o "$T/b/m/pong.c.o"
 python3 "$SRC/scripts/deps.py" "$T/b" >"$T/cycle.txt"
 [ $? = 1 ] && grep -q "cycle: m/ping.c m/pong.c" "$T/cycle.txt" ||
     fail "a planted cycle was not reported: $(cat "$T/cycle.txt")"
-echo "ok: a planted cycle is reported"
+end
+
+begin "planted SQLite and libgit2 calls outside their owners are reported"
 
 # Owners: rundb.c, knowledge/ and workspace.c may call their library;
 # review.c may not, but may call a kiln function that happens to start with git_.
@@ -60,7 +66,9 @@ v=$(grep '^owner violation:' "$T/owners.txt")
     grep -q '^owner violation: cli/review.c calls libgit2, .*: git_note_read$' <<<"$v" &&
     [ "$(wc -l <<<"$v")" = 2 ] ||
     fail "a planted call outside the owners was not reported as such: $(cat "$T/owners.txt")"
-echo "ok: planted SQLite and libgit2 calls outside their owners are reported"
+end
+
+begin "a planted call from verifier/ into cli/ is reported"
 
 # Layers: verifier calling into cli is upward; cli calling verifier is not.
 mkdir -p "$T"/l/{verifier,cli}
@@ -72,4 +80,5 @@ rc=$?
 v=$(grep '^layer violation:' "$T/layers.txt")
 [ $rc = 1 ] && [ "$v" = "layer violation: verifier/vf.c -> cli/cl.c: cli_thing" ] ||
     fail "a planted upward call was not reported as such: $(cat "$T/layers.txt")"
-echo "ok: a planted call from verifier/ into cli/ is reported"
+end
+t_done

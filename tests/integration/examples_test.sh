@@ -8,33 +8,21 @@
 # present the project's program runs and must be within 3 bf16 ulps. The
 # PyTorch half needs torch (run.py, on the GPU machine; examples/README.md).
 # Exits 77 (skipped) without nvcc.
-#   examples_test.sh KILN SOURCE_DIR
-set -u
-if [ $# -ne 2 ]; then
-    echo "usage: $0 KILN SOURCE_DIR" >&2
-    exit 2
-fi
-KILN=$(readlink -f -- "$1")
-SRC=$(readlink -f -- "$2")
-NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
-# nvcc through tests/integration/nvcc_memo.sh: the sanitizer suite's
-# byte-identical compiles are not run twice (that file says how and why)
-nvcc_memo() { "$SRC/tests/integration/nvcc_memo.sh" "$NVCC" "$@"; }
-if [ ! -x "$NVCC" ]; then
-    echo "skipped: no nvcc (looked on PATH and at /usr/local/cuda/bin/nvcc)"
-    exit 77
-fi
-tmp=$(mktemp -d) || exit 2
-trap 'rm -rf "$tmp"' EXIT
+#   examples_test.sh BUILD_DIR SOURCE_DIR
+. "$(dirname "$0")/lib.sh"
+t_init "$@"
+need_nvcc
 cd "$tmp" || exit 2
-fail() { echo "not ok - $*"; exit 1; }
 
+begin "examples/export.sh exported the fixture workspace"
 # the fixture's date: the same export, so the same nvcc inputs, in both suites
 export SOURCE_DATE_EPOCH=1767225600
 "$SRC/examples/export.sh" -k "$KILN" out > export.txt 2>&1 ||
     fail "examples/export.sh: $(head -c 600 export.txt)"
 [ -f out/kiln_rmsnorm_bf16.cuh ] || fail "examples/export.sh wrote no kiln_rmsnorm_bf16.cuh"
-echo "ok - examples/export.sh exported the fixture workspace"
+end
+
+begin "examples/cuda_project builds with its Makefile, warning-free"
 
 cp -r "$SRC/examples/cuda_project" proj || exit 2
 rm -f proj/rmsnorm_demo
@@ -42,18 +30,22 @@ make -C proj NVCC="$SRC/tests/integration/nvcc_memo.sh $NVCC" KILN_EXPORT="$tmp/
     fail "examples/cuda_project does not build: $(head -c 800 make.txt)"
 grep -q "warning" make.txt && fail "examples/cuda_project builds with warnings: $(grep -m3 warning make.txt)"
 [ -x proj/rmsnorm_demo ] || fail "make left no rmsnorm_demo"
-echo "ok - examples/cuda_project builds with its Makefile, warning-free"
+end
+
+begin "examples/torch_extension/kiln_rmsnorm_cuda.cu compiles and defines the launcher"
 
 nvcc_memo -std=c++17 -O3 -arch=sm_90a -Xcompiler -Wall,-Wextra -I out -c \
     "$SRC/examples/torch_extension/kiln_rmsnorm_cuda.cu" -o ext.o > ext.txt 2>&1 ||
     fail "the extension's kiln_rmsnorm_cuda.cu does not compile: $(head -c 800 ext.txt)"
 nm -C ext.o | grep -q " T kiln_example_rmsnorm(" || fail "ext.o does not define kiln_example_rmsnorm"
-echo "ok - examples/torch_extension/kiln_rmsnorm_cuda.cu compiles and defines the launcher"
+end
 
-if [ -e /dev/nvidia0 ] && nvidia-smi -L > /dev/null 2>&1; then
+if have_gpu; then
+    begin "rmsnorm_demo within 3 bf16 ulps on the GPU"
     ./proj/rmsnorm_demo > run.txt 2>&1 || fail "rmsnorm_demo: $(cat run.txt)"
-    cat run.txt
-    echo "ok - rmsnorm_demo within 3 bf16 ulps on the GPU"
+    sed 's/^/# /' run.txt
+    end
 else
-    echo "skip - no NVIDIA GPU: rmsnorm_demo built, not run"
+    skip "no NVIDIA GPU: rmsnorm_demo built, not run"
 fi
+t_done

@@ -8,29 +8,15 @@
 # three others (the fallback), and compares each output with rmsnorm
 # computed in double on the host, within 3 bf16 ulps. Exits 77 (skipped)
 # without a GPU or nvcc.
-#   export_cuda_run_test.sh KILN SOURCE_DIR
-set -u
-if [ $# -ne 2 ]; then
-    echo "usage: $0 KILN SOURCE_DIR" >&2
-    exit 2
-fi
-KILN=$(readlink -f -- "$1")
-SRC=$(readlink -f -- "$2")
-NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
-if [ ! -e /dev/nvidia0 ] || ! nvidia-smi -L > /dev/null 2>&1; then
-    echo "skipped: no NVIDIA GPU"
-    exit 77
-fi
-if [ ! -x "$NVCC" ]; then
-    echo "skipped: no nvcc (looked on PATH and at /usr/local/cuda/bin/nvcc)"
-    exit 77
-fi
+#   export_cuda_run_test.sh BUILD_DIR SOURCE_DIR
+. "$(dirname "$0")/lib.sh"
+t_init "$@"
+need_gpu
+need_nvcc
 . "$SRC/tests/integration/export_cuda/fixture.sh" || exit 2
-tmp=$(mktemp -d) || exit 2
-trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 2
 
-fail() { echo "not ok - $*"; exit 1; }
+begin "the exported dispatch matches the reference at every shape"
 make_fixture ws "$SRC" || fail "could not build the fixture workspace"
 "$KILN" export --task rmsnorm --backend cuda --dtype bf16 --workspace ws -o out > export.txt 2>&1 ||
     fail "kiln export: $(head -c 600 export.txt)"
@@ -168,6 +154,7 @@ esac
 timeout 60 ./host > host.txt 2>&1
 rc=$?
 sed 's/^/#   /' host.txt
-[ $rc -eq 77 ] && { echo "skipped: the host program found no CUDA device"; exit 77; }
+[ $rc -eq 77 ] && skip_all "the host program found no CUDA device"
 [ $rc -eq 0 ] || fail "the exported dispatch is wrong on some shape (exit status $rc)"
-echo "ok - the exported dispatch matches the reference at every shape ($arch)"
+end "the exported dispatch matches the reference at every shape ($arch)"
+t_done

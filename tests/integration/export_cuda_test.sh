@@ -7,38 +7,13 @@
 # host program (plus a second file that only declares) that runs the
 # scratch and argument checks, which touch no GPU.
 #
-# usage: export_cuda_test.sh KILN SOURCE_DIR
-# Prints "ok - NAME" / "not ok - NAME" / "skip - NAME" lines; exits 1 if any
-# check failed, 2 on bad usage.
-set -u
-
-if [ $# -ne 2 ]; then
-    echo "usage: $0 KILN SOURCE_DIR" >&2
-    exit 2
-fi
-KILN=$(readlink -f -- "$1")
-SRC=$(readlink -f -- "$2")
-[ -x "$KILN" ] || { echo "$0: $KILN is not an executable" >&2; exit 2; }
+# usage: export_cuda_test.sh BUILD_DIR SOURCE_DIR
+. "$(dirname "$0")/lib.sh"
+t_init "$@"
 . "$SRC/tests/integration/export_cuda/fixture.sh" || exit 2
 
-tmp=$(mktemp -d) || exit 2
-trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 2
 B=kiln_rmsnorm_bf16
-npass=0 nfail=0 nskip=0
-probs=()
-begin() { probs=(); }
-problem() { probs+=("$*"); }
-finish() {
-    if [ ${#probs[@]} -eq 0 ]; then
-        echo "ok - $1"
-        npass=$((npass + 1))
-    else
-        echo "not ok - $1"
-        printf '#   %s\n' "${probs[@]}"
-        nfail=$((nfail + 1))
-    fi
-}
 run() {
     "$KILN" "$@" > out.txt 2> err.txt < /dev/null
     rc=$?
@@ -58,7 +33,7 @@ for f in $B.cuh ${B}_k1.cu ${B}_k2.cu ${B}_k3.cu kiln_cuda.h decisions.json; do
 done
 [ "$(ls out | wc -l)" -eq 6 ] || problem "files other than the expected six: $(ls out | tr '\n' ' ')"
 cmp -s out/kiln_cuda.h "$SRC/worker/cuda/kiln_cuda.h" || problem "kiln_cuda.h is not kiln's"
-finish "export --backend cuda writes the kernels, the header, kiln_cuda.h and decisions.json"
+end "export --backend cuda writes the kernels, the header, kiln_cuda.h and decisions.json"
 
 begin
 h0=$(date -u +%Y-%m-%dT%H)
@@ -71,7 +46,7 @@ has out/decisions.json '"2026-01-01T00:00:00Z"'
 make_fixture wsd "$SRC" || problem "could not build a second fixture workspace"
 run export --task rmsnorm --backend cuda --dtype bf16 --workspace wsd -o again
 diff -r out again > diff.txt || problem "two exports differ: $(head -c 400 diff.txt)"
-finish "the files carry SOURCE_DATE_EPOCH's date, else now; with it two exports are the same bytes"
+end "the files carry SOURCE_DATE_EPOCH's date, else now; with it two exports are the same bytes"
 
 # Each exported .cu: a note, then the source with the kernels renamed.
 body() { sed '1,/includes this file inside namespace/d' "$1"; }
@@ -89,7 +64,7 @@ has out/${B}_k3.cu "\"kernel\":\"${B}_k3_scale\""
 has out/${B}_k3.cu "Not a kernel named scale in a comment"   # comments stay
 has out/${B}_k3.cu "const float scaled = "                  # tokens, not text
 body out/${B}_k1.cu | grep -qw rmsnorm_fwd && problem "k1 still uses the name rmsnorm_fwd"
-finish "kernels are renamed kiln_rmsnorm_bf16_kN_NAME in code and manifest, nothing else"
+end "kernels are renamed kiln_rmsnorm_bf16_kN_NAME in code and manifest, nothing else"
 
 begin
 H=out/$B.cuh
@@ -115,37 +90,31 @@ has $H "const int64_t kiln_smem = kiln_x_mul(cols, 4, &kiln_bad);"
 has $H "cudaFuncAttributeMaxDynamicSharedMemorySize"
 has $H "const int64_t kiln_g[3] = {kiln_x_mul(2, kiln_x_cdiv(cols, kiln_x_mul(2, 2048, &kiln_bad), &kiln_bad), &kiln_bad), rows, 1};"
 has $H "const int64_t kiln_b[3] = {1024, 1, 1};"
-finish "the header dispatches by dims and launches as each manifest says"
+end "the header dispatches by dims and launches as each manifest says"
 
 begin
 D=out/decisions.json
-if command -v jq > /dev/null; then
-    q() { jq -r "$1" $D 2>/dev/null; }
-    [ "$(q .backend)" = cuda ] || problem "backend is $(q .backend)"
-    [ "$(q .fallback.kernel)" = ${B}_k2 ] || problem "fallback is $(q .fallback.kernel)"
-    [ "$(q '.shapes[] | select(.dims.rows == 1 and .dims.cols == 2048) | .kernel')" = ${B}_k2 ] ||
-        problem "rows=1 cols=2048 is not the fallback's"
-    q '.shapes[] | select(.dims.rows == 1 and .dims.cols == 2048) | .reason' | grep -q fallback ||
-        problem "rows=1 cols=2048 does not say it is the fallback"
-    [ "$(q '.shapes[] | select(.dims.rows == 256 and .dims.cols == 4096) | .alternatives | length')" = 2 ] ||
-        problem "rows=256 cols=4096 lacks its two alternatives"
-    # every visible shape of rmsnorm's cuda_groups (6 + 6 + 5 + 3), no CPU group's
-    [ "$(q '.shapes | length')" = 20 ] || problem "$(q '.shapes | length') shapes, not the 20 of the CUDA groups"
-    [ -z "$(q '.shapes[] | select(.dims.rows == 4 and .dims.cols == 16384) | .kernel')" ] ||
-        problem "rows=4 cols=16384 (a CPU group's shape) is listed"
-    [ "$(q '.shapes[0].chosen.environment.gpu.name')" = "NVIDIA H200" ] || problem "no GPU name"
-    [ "$(q '.shapes[0].chosen.environment.gpu.driver')" = 13000 ] || problem "no driver"
-    [ "$(q '.kernels[] | select(.name == "'${B}_k3'") | .kernels[1].exported')" = ${B}_k3_scale ] ||
-        problem "k3's kernels are not listed as exported"
-    [ "$(q '.kernels[] | select(.name == "'${B}_k3'") | .knobs.CHUNK')" = 2048 ] || problem "k3's knobs are missing"
-    [ "$(q '.kernels[] | select(.name == "'${B}_k1'") | .file')" = ${B}_k1.cu ] || problem "k1's file"
-    q .signature | grep -qF "cudaError_t $B(" || problem "signature: $(q .signature)"
-else
-    has $D '"backend":	"cuda"'
-    has $D '"NVIDIA H200"'
-    has $D "\"exported\":	\"${B}_k3_scale\""
-fi
-finish "decisions.json records every choice, the GPU and driver, the exported names"
+q() { json_get "$1" $D 2>/dev/null; }
+[ "$(q backend)" = cuda ] || problem "backend is $(q backend)"
+[ "$(q fallback.kernel)" = ${B}_k2 ] || problem "fallback is $(q fallback.kernel)"
+[ "$(q 'shapes[dims.rows=1,dims.cols=2048].kernel')" = ${B}_k2 ] ||
+    problem "rows=1 cols=2048 is not the fallback's"
+q 'shapes[dims.rows=1,dims.cols=2048].reason' | grep -q fallback ||
+    problem "rows=1 cols=2048 does not say it is the fallback"
+[ "$(q 'shapes[dims.rows=256,dims.cols=4096].alternatives.#')" = 2 ] ||
+    problem "rows=256 cols=4096 lacks its two alternatives"
+# every visible shape of rmsnorm's cuda_groups (6 + 6 + 5 + 3), no CPU group's
+[ "$(q 'shapes.#')" = 20 ] || problem "$(q 'shapes.#') shapes, not the 20 of the CUDA groups"
+[ -z "$(q 'shapes[dims.rows=4,dims.cols=16384].kernel')" ] ||
+    problem "rows=4 cols=16384 (a CPU group's shape) is listed"
+[ "$(q 'shapes[0].chosen.environment.gpu.name')" = "NVIDIA H200" ] || problem "no GPU name"
+[ "$(q 'shapes[0].chosen.environment.gpu.driver')" = 13000 ] || problem "no driver"
+[ "$(q "kernels[name=${B}_k3].kernels[1].exported")" = ${B}_k3_scale ] ||
+    problem "k3's kernels are not listed as exported"
+[ "$(q "kernels[name=${B}_k3].knobs.CHUNK")" = 2048 ] || problem "k3's knobs are missing"
+[ "$(q "kernels[name=${B}_k1].file")" = ${B}_k1.cu ] || problem "k1's file"
+q signature | grep -qF "cudaError_t $B(" || problem "signature: $(q signature)"
+end "decisions.json records every choice, the GPU and driver, the exported names"
 
 begin
 run export --task rmsnorm --backend cuda --dtype bf16 --workspace ws -o out
@@ -160,7 +129,7 @@ run export --task rmsnorm --backend metal --workspace ws -o out2
 [ "$rc" -eq 2 ] && grep -q "unknown backend" err.txt || problem "backend metal: exit status $rc"
 run export --task rmsnorm --workspace ws -o out2
 [ "$rc" -eq 1 ] || problem "the cpu backend found CUDA kernels: exit status $rc"
-finish "export refuses a non-empty DIR, missing kernels, unknown dtypes and backends"
+end "export refuses a non-empty DIR, missing kernels, unknown dtypes and backends"
 
 begin
 sed 's/"smem": "cols \* sizeof(f32)"/"smem": "cols * 4.0"/' "$SRC/tests/integration/export_cuda/two_launch.cu" > float.cu
@@ -172,12 +141,9 @@ run export --task rmsnorm --backend cuda --dtype bf16 --workspace ws2 -o out --f
 grep -q "${B}_k3 (run .*, candidate 3): manifest launches\[1\].smem: a float literal" err.txt ||
     problem "the message does not say where: $(head -c 300 err.txt)"
 cmp -s before.cuh out/$B.cuh || problem "the failed export changed out/"
-finish "an expression that has no C translation fails the export and leaves DIR alone"
+end "an expression that has no C translation fails the export and leaves DIR alone"
 
-NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
-# nvcc through tests/integration/nvcc_memo.sh: the sanitizer suite's
-# byte-identical compiles are not run twice (that file says how and why)
-nvcc_memo() { "$SRC/tests/integration/nvcc_memo.sh" "$NVCC" "$@"; }
+find_nvcc
 cat > main.cu <<'EOF'
 // Host checks of the exported dispatch that need no GPU.
 #include "kiln_rmsnorm_bf16.cuh"
@@ -224,10 +190,9 @@ if [ -x "$NVCC" ]; then
     else
         problem "the header does not compile: $(head -c 800 nvcc.txt)"
     fi
-    finish "the header compiles with nvcc -arch=sm_90a, warning-free, in one unit plus a declaring one"
+    end "the header compiles with nvcc -arch=sm_90a, warning-free, in one unit plus a declaring one"
 else
-    echo "skip - nvcc not found (looked on PATH and at /usr/local/cuda/bin/nvcc): the header was not compiled"
-    nskip=$((nskip + 1))
+    skip "nvcc not found (looked on PATH and at /usr/local/cuda/bin/nvcc): the header was not compiled"
 fi
 
 # Preconditions: B (the best geomean) requires cols % 8 == 0, so other dims
@@ -263,7 +228,7 @@ has pre/decisions.json '"requires":'
 has pre/decisions.json '"cols % 8 == 0"'
 has pre/decisions.json '"guarded":'
 has out.txt "other dims, cols % 8 == 0 -> ${B}_k2"
-finish "a kernel with preconditions: other dims try it where they hold, else the best that requires nothing"
+end "a kernel with preconditions: other dims try it where they hold, else the best that requires nothing"
 
 begin
 make_fixture ws4 "$SRC" && require_in ws4 1 2 3 || problem "could not build the all-require fixture"
@@ -274,7 +239,7 @@ fb=$(grep -o "return ${B}_k[0-9]_run([^;]*; /\* requires nothing" base/$B.cuh | 
 body base/$fb.cu | sed "s/${fb}_//g" | cmp -s - "$SRC/kernels/rmsnorm/cuda/starter.cu" ||
     problem "the fallback $fb is not the task's baseline"
 has base/decisions.json "the task's baseline: every kept kernel has preconditions"
-finish "every kept kernel requires something: the task's baseline is the fallback"
+end "every kept kernel requires something: the task's baseline is the fallback"
 
 if [ -x "$NVCC" ]; then
     begin
@@ -297,10 +262,9 @@ EOF
             > nvcc_$d.txt 2>&1 || problem "the $d header does not compile: $(head -c 600 nvcc_$d.txt)"
     done
     [ -x host_pre ] && { ./host_pre > pre.txt 2>&1 || problem "$(head -c 300 pre.txt)"; }
-    finish "the headers with preconditions compile warning-free; odd cols go to the fallback"
+    end "the headers with preconditions compile warning-free; odd cols go to the fallback"
 else
-    echo "skip - nvcc not found: the headers with preconditions were not compiled"
-    nskip=$((nskip + 1))
+    skip "nvcc not found: the headers with preconditions were not compiled"
 fi
 
 # Computed launch arguments (issue 39): a dim widened to 64 bits, a knob, an
@@ -341,17 +305,15 @@ grep -q "${B}_k3::${B}_k3_rms_norm_kernel<kiln_t, 8>" out5/$B.cuh &&
     problem "the template's instances are not launched under their new name"
 [ "$(grep -c 'kiln_x_mod(cols, 8, &kiln_bad)' out5/$B.cuh)" -ge 2 ] ||
     problem "the launches are not guarded by their when"
-finish "a template kernel with a host width choice (when) exports: instances renamed, launches guarded"
+end "a template kernel with a host width choice (when) exports: instances renamed, launches guarded"
 if [ -x "$NVCC" ]; then
     begin
     printf '#include "%s.cuh"\nint main(void) { return 0; }\n' "$B" > tmain.cu
     nvcc_memo -std=c++17 -arch=sm_90a -Xcompiler -Wall,-Wextra,-Werror -Iout5 -o tmain tmain.cu \
         > nvcc_t.txt 2>&1 || problem "the header does not compile: $(head -c 600 nvcc_t.txt)"
-    finish "the template kernel's header compiles with nvcc, warning-free"
+    end "the template kernel's header compiles with nvcc, warning-free"
 else
-    echo "skip - nvcc not found: the template kernel's header was not compiled"
-    nskip=$((nskip + 1))
+    skip "nvcc not found: the template kernel's header was not compiled"
 fi
 
-echo "$npass passed, $nfail failed, $nskip skipped"
-[ "$nfail" -eq 0 ]
+t_done

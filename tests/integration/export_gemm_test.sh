@@ -13,31 +13,12 @@
 # kiln_gemm_bf16_scratch_bytes and a refused launch, which touch no GPU.
 # The first use orders the kernels: k1 is B (it wins v1), k2 is A.
 #
-# usage: export_gemm_test.sh KILN SOURCE_DIR
-set -u
-[ $# -eq 2 ] || { echo "usage: $0 KILN SOURCE_DIR" >&2; exit 2; }
-KILN=$(readlink -f -- "$1")
-SRC=$(readlink -f -- "$2")
-tmp=$(mktemp -d) || exit 2
-trap 'rm -rf "$tmp"' EXIT
+# usage: export_gemm_test.sh BUILD_DIR SOURCE_DIR
+. "$(dirname "$0")/lib.sh"
+t_init "$@"
 cd "$tmp" || exit 2
-npass=0 nfail=0 nskip=0
-probs=()
-problem() { probs+=("$*"); }
-finish() {
-    if [ ${#probs[@]} -eq 0 ]; then
-        echo "ok - $1"
-        npass=$((npass + 1))
-    else
-        echo "not ok - $1"
-        printf '#   %s\n' "${probs[@]}"
-        nfail=$((nfail + 1))
-    fi
-    probs=()
-}
 if ! command -v sqlite3 >/dev/null && ! command -v python3 >/dev/null; then
-    echo "skip - neither sqlite3 nor python3: the fixture database cannot be written"
-    exit 77
+    skip_all "neither sqlite3 nor python3: the fixture database cannot be written"
 fi
 
 # M N K speedup-A speedup-B against cuBLAS ("-": not measured)
@@ -115,10 +96,7 @@ c = sqlite3.connect(sys.argv[1]); c.executescript(open(sys.argv[2]).read()); c.c
             "$ws/.kiln/kiln.db" "$ws/.kiln/fixture.sql"
     fi
 }
-if ! command -v git >/dev/null; then
-    echo "skip - no git: the fixture workspace cannot be made"
-    exit 77
-fi
+command -v git >/dev/null || skip_all "no git: the fixture workspace cannot be made"
 
 make_ws ws || problem "could not build the fixture workspace"
 export SOURCE_DATE_EPOCH=1767225600   # the same export, so the same nvcc inputs, in both suites
@@ -145,12 +123,8 @@ assert "M" in text and "4096" in text, "no gemm dims"
 assert text.count("kiln_gemm_bf16_k") >= 2, "fewer than two kernels named"
 PY
 fi
-finish "export of gemm: the WMMA starter and the split-K kernel, header and decisions.json"
+end "export of gemm: the WMMA starter and the split-K kernel, header and decisions.json"
 
-NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
-# nvcc through tests/integration/nvcc_memo.sh: the sanitizer suite's
-# byte-identical compiles are not run twice (that file says how and why)
-nvcc_memo() { "$SRC/tests/integration/nvcc_memo.sh" "$NVCC" "$@"; }
 cat > main.cu <<'EOF'
 // Host checks of the exported gemm dispatch that need no GPU.
 #include "kiln_gemm_bf16.cuh"
@@ -179,17 +153,15 @@ int main(void)
     return bad;
 }
 EOF
-if [ -x "$NVCC" ]; then
+if find_nvcc; then
     if nvcc_memo -std=c++17 -arch=sm_90a -Xcompiler -Wall,-Wextra,-Werror -Iout -o host main.cu \
         >nvcc.txt 2>&1; then
         ./host >host.txt 2>&1 || problem "the host checks failed: $(head -c 400 host.txt)"
     else
         problem "the header does not compile: $(head -c 800 nvcc.txt)"
     fi
-    finish "the gemm header compiles with nvcc -arch=sm_90a, warning-free; scratch sizes and refusal"
+    end "the gemm header compiles with nvcc -arch=sm_90a, warning-free; scratch sizes and refusal"
 else
-    echo "skip - nvcc not found: the gemm header was not compiled"
-    nskip=$((nskip + 1))
+    skip "nvcc not found: the gemm header was not compiled"
 fi
-echo "$npass passed, $nfail failed, $nskip skipped"
-[ "$nfail" -eq 0 ]
+t_done

@@ -8,56 +8,25 @@
 # candidate is judged once.
 #
 # usage: fleet_join_test.sh BUILD_DIR SOURCE_DIR
-#
-# Prints "ok - NAME" / "not ok - NAME" lines, then "N passed, N failed".
-set -u
+. "$(dirname "$0")/lib.sh"
+t_init "$@"
+command -v python3 >/dev/null || skip_all "python3 is needed to read the run database"
 
-if [ $# -ne 2 ]; then
-    echo "usage: $0 BUILD_DIR SOURCE_DIR" >&2
-    exit 2
-fi
-BUILD=$(readlink -f -- "$1")
-SRC=$(readlink -f -- "$2")
-KILN=$BUILD/kiln
-[ -x "$KILN" ] && [ -x "$BUILD/kilnd" ] || { echo "$0: no kiln or kilnd in $BUILD" >&2; exit 2; }
-command -v python3 >/dev/null || { echo "SKIP: python3 is needed to read the run database"; exit 77; }
-
-npass=0
-nfail=0
-probs=()
-begin() { probs=(); }
-problem() { probs+=("$*"); }
-end() {
-    if [ ${#probs[@]} -eq 0 ]; then
-        echo "ok - $1"
-        npass=$((npass + 1))
-    else
-        echo "not ok - $1"
-        local p
-        for p in "${probs[@]}"; do echo "#   $p"; done
-        nfail=$((nfail + 1))
-    fi
-}
-
-T=$(mktemp -d /tmp/kiln-fleet-join.XXXXXX) || exit 2
+T=$tmp
 pids=()
-cleanup() {
+# A job script stops its kilnd on SIGTERM and waits for it: give them 5 s
+# before the cleanup kills what is left.
+stop_jobs() {
     local p i alive
     for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
-    # A job script stops its kilnd on SIGTERM and waits for it: give it 5 s.
     for ((i = 0; i < 50; i++)); do
         alive=
         for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=yes; done
         [ -n "$alive" ] || break
         sleep 0.1
     done
-    for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-    # A kilnd whose job script was killed first (its --socket is under $T/node-NAME).
-    pkill -9 -f -- "--socket $T/node-" 2>/dev/null
-    [ -n "${KILN_TEST_KEEP:-}" ] && echo "# kept $T" || rm -rf "$T"
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+t_on_exit stop_jobs
 cd "$SRC" || exit 2
 export KILN_STATE=$T/own-state KILN_BIN=$BUILD KILN_FLEET_HOST=127.0.0.1
 FLEET=$T/fleet
@@ -79,8 +48,7 @@ join() {
     EP=none
     for ((i = 0; i < 150; i++)); do
         if [ -s "$FLEET/endpoints/$pid.json" ]; then
-            EP=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["endpoint"])' \
-                "$FLEET/endpoints/$pid.json")
+            EP=$(json_get endpoint "$FLEET/endpoints/$pid.json")
             return 0
         fi
         kill -0 "$pid" 2>/dev/null || break
@@ -147,5 +115,4 @@ PY
 fi
 end "kiln search --fleet: a kilnd that joins mid-run gets work; every candidate judged once"
 
-echo "$npass passed, $nfail failed"
-[ $nfail -eq 0 ]
+t_done

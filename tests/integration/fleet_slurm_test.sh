@@ -11,64 +11,28 @@
 #
 # usage: fleet_slurm_test.sh BUILD_DIR SOURCE_DIR
 #
-# Prints "ok - NAME" / "not ok - NAME" lines, then "N passed, N failed".
 # Exits 77 (skipped, with the reason) where Slurm daemons cannot run here:
 # not root, slurm-wlm or munge missing (scripts/setup.sh installs them), or
 # the daemons do not start. Kills every daemon it started, even on failure.
-set -u
-
-if [ $# -ne 2 ]; then
-    echo "usage: $0 BUILD_DIR SOURCE_DIR" >&2
-    exit 2
-fi
-BUILD=$(readlink -f -- "$1")
-SRC=$(readlink -f -- "$2")
-KILN=$BUILD/kiln
-[ -x "$KILN" ] && [ -x "$BUILD/kilnd" ] || { echo "$0: no kiln or kilnd in $BUILD" >&2; exit 2; }
-skip() { echo "SKIP: $*"; exit 77; }
-
-npass=0
-nfail=0
-probs=()
-begin() { probs=(); }
-problem() { probs+=("$*"); }
-end() {
-    if [ ${#probs[@]} -eq 0 ]; then
-        echo "ok - $1"
-        npass=$((npass + 1))
-    else
-        echo "not ok - $1"
-        local p
-        for p in "${probs[@]}"; do echo "#   $p"; done
-        nfail=$((nfail + 1))
-    fi
-}
-
-tmp=$(mktemp -d /tmp/kiln-fleet-test.XXXXXX) || exit 2
-chmod 755 "$tmp"
-PIDFILES=("$tmp/munged.pid" "$tmp/slurmctld.pid" "$tmp/slurmd.pid")
-cleanup() {
+. "$(dirname "$0")/lib.sh"
+t_init "$@"
+chmod 755 "$tmp"   # slurmd and the jobs reach into it
+# The jobs first (their kilnds), then the daemons; what carries $tmp in its
+# command line (a kilnd, a slurmstepd) the cleanup kills after this.
+stop_slurm() {
     local f p
-    if [ -f "$tmp/slurm.conf" ] && [ -f "$tmp/slurmctld.pid" ]; then   # jobs first: their kilnds
+    if [ -f "$tmp/slurm.conf" ] && [ -f "$tmp/slurmctld.pid" ]; then
         SLURM_CONF=$tmp/slurm.conf timeout 10 scancel --partition=kilntest >/dev/null 2>&1
     fi
     for f in "$tmp/slurmd.pid" "$tmp/slurmctld.pid" "$tmp/munged.pid"; do
         p=$(cat "$f" 2>/dev/null) && [ -n "$p" ] && kill -TERM "$p" 2>/dev/null
     done
     sleep 0.5
-    for f in "${PIDFILES[@]}"; do
+    for f in "$tmp/slurmd.pid" "$tmp/slurmctld.pid" "$tmp/munged.pid"; do
         p=$(cat "$f" 2>/dev/null) && [ -n "$p" ] && kill -9 "$p" 2>/dev/null
     done
-    # A kilnd or slurmstepd left behind (all of them have $tmp in their command line).
-    for p in /proc/[0-9]*; do
-        p=${p#/proc/}
-        [ "$p" = $$ ] && continue
-        tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline" | grep -q -- "$tmp" && kill -9 "$p" 2>/dev/null
-    done
-    rm -rf "$tmp"
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+t_on_exit stop_slurm
 cd "$SRC" || exit 2
 
 # ---- errors that need no Slurm ----------------------------------------------
@@ -108,9 +72,9 @@ end "errors: no sbatch or scancel on PATH (exit 3, named); the token is made 060
 
 # ---- a private Slurm ----------------------------------------------------------
 
-[ "$(id -u)" -eq 0 ] || skip "Slurm daemons need root here (run as root to test kiln fleet)"
+[ "$(id -u)" -eq 0 ] || skip_all "Slurm daemons need root here (run as root to test kiln fleet)"
 for b in munged slurmctld slurmd sbatch scancel squeue sinfo; do
-    command -v "$b" >/dev/null || skip "$b is missing: scripts/setup.sh --deps-only installs slurm-wlm and munge"
+    command -v "$b" >/dev/null || skip_all "$b is missing: scripts/setup.sh --deps-only installs slurm-wlm and munge"
 done
 host=$(hostname)
 base=$((30000 + ($$ * 7) % 30000))
@@ -119,7 +83,7 @@ chmod 700 "$tmp/munge"
 head -c 1024 /dev/urandom >"$tmp/munge/munge.key" && chmod 600 "$tmp/munge/munge.key"
 munged --key-file="$tmp/munge/munge.key" --socket="$tmp/munge/munge.sock" --pid-file="$tmp/munged.pid" \
     --log-file="$tmp/log/munged.log" --seed-file="$tmp/munge/seed" --force >"$tmp/log/munged.out" 2>&1 ||
-    skip "munged does not start: $(tail -2 "$tmp/log/munged.out" "$tmp/log/munged.log" 2>/dev/null | tr '\n' ' ')"
+    skip_all "munged does not start: $(tail -2 "$tmp/log/munged.out" "$tmp/log/munged.log" 2>/dev/null | tr '\n' ' ')"
 cat >"$tmp/slurm.conf" <<CONF
 ClusterName=kilntest
 SlurmctldHost=$host
@@ -149,14 +113,14 @@ NodeName=$host CPUs=2 RealMemory=1000 State=UNKNOWN
 PartitionName=kilntest Nodes=$host Default=YES MaxTime=10 State=UP OverSubscribe=FORCE:4
 CONF
 export SLURM_CONF=$tmp/slurm.conf
-slurmctld -f "$SLURM_CONF" >"$tmp/log/slurmctld.out" 2>&1 || skip "slurmctld does not start: $(tail -2 "$tmp/log/slurmctld.out")"
-slurmd -f "$SLURM_CONF" >"$tmp/log/slurmd.out" 2>&1 || skip "slurmd does not start: $(tail -2 "$tmp/log/slurmd.out")"
+slurmctld -f "$SLURM_CONF" >"$tmp/log/slurmctld.out" 2>&1 || skip_all "slurmctld does not start: $(tail -2 "$tmp/log/slurmctld.out")"
+slurmd -f "$SLURM_CONF" >"$tmp/log/slurmd.out" 2>&1 || skip_all "slurmd does not start: $(tail -2 "$tmp/log/slurmd.out")"
 for ((i = 0; i < 100; i++)); do
     [ "$(sinfo -h -o %t 2>/dev/null)" = idle ] && break
     sleep 0.2
 done
 [ "$(sinfo -h -o %t 2>/dev/null)" = idle ] ||
-    skip "the private Slurm node is not idle after 20 s: $(sinfo -h 2>&1 | head -2; tail -2 "$tmp/log/slurmctld.log" "$tmp/log/slurmd.log")"
+    skip_all "the private Slurm node is not idle after 20 s: $(sinfo -h 2>&1 | head -2; tail -2 "$tmp/log/slurmctld.log" "$tmp/log/slurmd.log")"
 echo "# private Slurm up: $host, ports $base-$((base + 1)), $(slurmctld -V)"
 
 # ---- kiln fleet on it -----------------------------------------------------------
@@ -177,7 +141,7 @@ verify_at() {
     grep -q "\"verifier\":{\"host\":\"[^\"]*\",\"endpoint\":\"$1\",\"lane\":\"cpu\"}" <<<"$out" ||
         problem "$2: the verdict does not name $1 and lane cpu: $(grep -o '"verifier":{[^}]*}' <<<"$out")"
 }
-endpoint_of() { sed -n 's/.*"endpoint":"\([^"]*\)".*/\1/p' "$F/endpoints/$1.json" 2>/dev/null; }
+endpoint_of() { json_get endpoint "$F/endpoints/$1.json" 2>/dev/null; }
 
 begin
 out=$("$KILN" fleet up --slurm --dir "$F" --nodes 2 --devices cpu -- --time=5 2>&1)
@@ -196,8 +160,7 @@ for j in "${jobs[@]}"; do
 done
 end "fleet up --slurm --nodes 2: two kilnd jobs, each writes its endpoint (tcp, lanes, job, pid)"
 if [ ${#jobs[@]} -ne 2 ] || [ -z "$(endpoint_of "${jobs[1]:-x}")" ]; then
-    echo "$npass passed, $((nfail)) failed"
-    exit 1
+    stop_if_failed
 fi
 EP0=$(endpoint_of "${jobs[0]}")
 EP1=$(endpoint_of "${jobs[1]}")
@@ -346,11 +309,7 @@ for j in "${jobs[@]}"; do   # kilnd's stderr reached the job's output (so would 
     grep -q "stopped after" "$F/logs/kilnd-$j.out" 2>/dev/null ||
         problem "job $j's kilnd did not stop gracefully: $(tail -3 "$F/logs/kilnd-$j.out" 2>&1)"
 done
-san=$(grep -l -E "ERROR: (Leak|Address|UndefinedBehavior)Sanitizer|runtime error:" "$F"/logs/*.out 2>/dev/null)
-[ -z "$san" ] || problem "sanitizer reports in $san: $(grep -h -A5 -E 'Sanitizer|runtime error' $san | head -20)"
 out=$("$KILN" fleet status --dir "$F" 2>&1)
 [ $? -eq 1 ] && grep -q "^0 up, 0 down" <<<"$out" || problem "status after down: $out"
 end "fleet down: jobs cancelled, endpoint files removed, no kilnd left, no sanitizer report"
-
-echo "$npass passed, $nfail failed"
-[ $nfail -eq 0 ]
+t_done

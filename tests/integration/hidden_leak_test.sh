@@ -8,28 +8,26 @@
 # a hidden shape's dims on later calls: nothing of a hidden shape may reach
 # kiln.db, the git notes, report, export, lessons, status, reverify, kiln
 # verify's table, the search's output or the next prompts.
-#   hidden_leak_test.sh KILN SOURCE_DIR
-set -euo pipefail
-KILN=$1
-SRC=$2
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-export KILN_STATE=$T/state
-fail() { echo "FAIL: $*" >&2; exit 1; }
+#   hidden_leak_test.sh BUILD_DIR SOURCE_DIR
+. "$(dirname "$0")/lib.sh"
+t_init "$@"
+set -eo pipefail
+T=$tmp
 for plant in crash_loud wrong_hidden; do
+    begin "$plant: its verdict holds nothing of a hidden shape but its id, status and code"
     set +e
     "$KILN" verify "$SRC/tests/integration/hidden_leak/$plant.c" --task rmsnorm --no-daemon --json \
         >"$T/$plant.json" 2>"$T/$plant.err"
     rc=$?
     set -e
-    [ $rc = 1 ] || { cat "$T/$plant.err"; fail "$plant: exit $rc, expected 1 (fail)"; }
-    python3 - "$T/$plant.json" "$SRC/tasks/rmsnorm/hidden.json" "$plant" <<'PY' || exit 1
+    [ $rc = 1 ] || fail "$plant: exit $rc, expected 1 (fail):"$'\n'"$(cat "$T/$plant.err")"
+    py=$(python3 - "$T/$plant.json" "$SRC/tasks/rmsnorm/hidden.json" "$plant" 2>&1 <<'PY'
 import json, re, sys
 v = json.load(open(sys.argv[1]))
 hidden = json.load(open(sys.argv[2]))
 plant = sys.argv[3]
 def bad(msg):
-    print(f"FAIL: {plant}: {msg}", file=sys.stderr)
+    print(f"{plant}: {msg}", file=sys.stderr)
     sys.exit(1)
 if v["status"] != "fail" or v["stage"] != "hidden":
     bad(f"expected fail at stage hidden, got {v['status']} at {v['stage']} ({v['reason']})")
@@ -62,8 +60,10 @@ for k in ["seconds"] + [f"stage_seconds.{s}" for s in v["stage_seconds"]]:
 for k, x in v.get("rusage", {}).items():
     if not tenth(x):
         bad(f"rusage.{k} = {x} is not rounded to 0.1 s")
-print(f"ok: {plant}: {v['reason']}")
+print(f"{plant}: {v['reason']}")
 PY
+    ) || fail "$py"
+    end "$py"
 done
 # ---- every route out of a search ----------------------------------------------
 # The replay plant (a passing kernel that prints a hidden shape's dims on
@@ -73,9 +73,7 @@ done
 # shape may reach the run database, the git notes, the report, the
 # export, the lessons, status, reverify, kiln verify's table, the search's
 # own output or the prompts the model is sent next.
-BUILD=$(dirname "$(readlink -f "$KILN")")
-FAKE=$BUILD/tests/fake_llm
-[ -x "$FAKE" ] || fail "no fake_llm beside kiln ($FAKE)"
+begin "routes: nothing of a hidden shape reaches anything a search leaves or sends"
 answer() {   # FILE HYPOTHESIS
     printf 'Here it is.\n\n```c\n'
     cat "$1"
@@ -90,12 +88,7 @@ answer "$SRC/tests/integration/hidden_leak/wrong_hidden.c" "slightly off where u
 cp "$SRC/tests/integration/search/noanswer.md" "$T/a4.md"
 printf 'ok %s\n' "$T/a1.md" "$T/a2.md" "$T/a3.md" "$T/a4.md" >"$T/script"
 mkdir -p "$T/bodies"
-"$FAKE" --port-file "$T/port" --script "$T/script" --log "$T/llm.log" --bodies "$T/bodies" \
-    2>"$T/fake.err" &
-FAKEPID=$!
-trap 'kill $FAKEPID 2>/dev/null; rm -rf "$T"' EXIT
-for ((i = 0; i < 100; i++)); do [ -s "$T/port" ] && break; sleep 0.05; done
-[ -s "$T/port" ] || fail "fake_llm did not start: $(cat "$T/fake.err")"
+fake_llm "$T" --bodies "$T/bodies"
 WS=$T/ws
 set +e
 OPENAI_API_KEY=test "$KILN" search rmsnorm --agent openai --model fake --no-daemon \
@@ -137,11 +130,11 @@ for ref in $(git -C "$WS" for-each-ref --format='%(refname)' refs/notes); do
     git -C "$WS" log -p "$ref" >>"$T/notes.out"
 done
 [ -s "$T/notes.out" ] || fail "the search wrote no git notes"
-python3 - "$T" "$WS/.kiln/kiln.db" "$SRC/tasks/rmsnorm" <<'PY' || exit 1
+py=$(python3 - "$T" "$WS/.kiln/kiln.db" "$SRC/tasks/rmsnorm" 2>&1 <<'PY'
 import glob, json, os, re, sqlite3, sys
 T, db, task = sys.argv[1:4]
 def bad(msg):
-    print(f"FAIL: routes: {msg}", file=sys.stderr)
+    print(f"routes: {msg}", file=sys.stderr)
     sys.exit(1)
 # Every dim of a fixed hidden shape that no visible shape of any group has.
 visible, hidden = set(), set()
@@ -218,7 +211,9 @@ for b in bodies:
             users.append(m["content"])
 if not any("hidden" in u and "crash" in u for u in users):
     bad("no prompt shows the crash on a hidden shape (the route was not tried)")
-print(f"ok: routes: {verdicts} verdicts in kiln.db, the notes, report, export, status, "
+print(f"routes: {verdicts} verdicts in kiln.db, the notes, report, export, status, "
       f"lessons, reverify, verify's table, search output and {len(bodies)} prompts hold no hidden dims")
 PY
-echo "hidden_leak_test: passed"
+) || fail "$py"
+end "$py"
+t_done

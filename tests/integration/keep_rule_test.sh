@@ -11,69 +11,17 @@
 #
 # usage: keep_rule_test.sh BUILD_DIR SOURCE_DIR
 #
-# Prints "ok - NAME" or "not ok - NAME" per check, then "N passed, N
-# failed"; exits 1 if any failed, 2 on bad usage. Needs git and sqlite3.
-set -u
-
-if [ $# -ne 2 ]; then
-    echo "usage: $0 BUILD_DIR SOURCE_DIR" >&2
-    exit 2
-fi
-BUILD=$(readlink -f -- "$1")
-SRC=$(readlink -f -- "$2")
-KILN=$BUILD/kiln
-FAKE=$BUILD/tests/fake_llm
-for x in "$KILN" "$BUILD/kilnd" "$BUILD/kiln-worker" "$FAKE"; do
-    [ -x "$x" ] || { echo "$0: $x is not an executable" >&2; exit 2; }
-done
-for t in git sqlite3; do
-    command -v "$t" >/dev/null || { echo "$0: needs $t" >&2; exit 2; }
-done
-
-tmp=$(mktemp -d) || exit 2
-FAKEPIDS=()
-cleanup() {
-    "$KILN" daemon stop >/dev/null 2>&1
-    local p
-    for p in "${FAKEPIDS[@]}"; do kill "$p" 2>/dev/null; done
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-export KILN_SOCKET=$tmp/k.sock KILN_STATE=$tmp/state TMPDIR=$tmp
-unset KILN_TASKS KILN_TOKEN_FILE OPENAI_BASE_URL ANTHROPIC_BASE_URL
-export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
-export GIT_AUTHOR_NAME=test GIT_AUTHOR_EMAIL=test@example.com
-export GIT_COMMITTER_NAME=test GIT_COMMITTER_EMAIL=test@example.com
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+# Needs git and sqlite3.
+. "$(dirname "$0")/lib.sh"
+t_init "$@"
+need_tools git sqlite3
 cd "$SRC" || exit 2
 FIX=$SRC/tests/integration/keep
 FAST=(--group decode --timing-ms 200)
-
-npass=0
-nfail=0
-probs=()
-begin() { probs=(); }
-problem() { probs+=("$*"); }
-end() {
-    if [ ${#probs[@]} -eq 0 ]; then
-        echo "ok - $1"
-        npass=$((npass + 1))
-    else
-        echo "not ok - $1"
-        printf '%s\n' "${probs[@]}" | sed 's/^/#   /'
-        nfail=$((nfail + 1))
-    fi
-}
-# kiln ARGS...: stdout to $tmp/out, stderr to $tmp/err, exit status in RC;
-# a sanitizer report fails the check.
+# kiln ARGS...: stdout to $tmp/out, stderr to $tmp/err, exit status in RC.
 kiln() {
     "$KILN" "$@" >"$tmp/out" 2>"$tmp/err"
     RC=$?
-    if grep -q -E 'LeakSanitizer|AddressSanitizer|runtime error:' "$tmp/err"; then
-        problem "kiln $*: sanitizer report:"$'\n'"$(head -40 "$tmp/err")"
-    fi
 }
 sq() { sqlite3 -cmd '.timeout 5000' "$1/.kiln/kiln.db" "$2" 2>&1; }
 last_run() { sq "$1" "SELECT id FROM runs ORDER BY started_at DESC LIMIT 1"; }
@@ -83,17 +31,10 @@ expect() {   # FILE REGEX
 }
 
 start_fake() {   # SCRIPT
-    local d=$tmp/fake$RANDOM i
+    local d=$tmp/fake$RANDOM
     mkdir -p "$d"
     printf '%s\n' "$1" >"$d/script"
-    "$FAKE" --port-file "$d/port" --script "$d/script" --log "$d/log" 2>"$d/stderr" &
-    FAKEPIDS+=($!)
-    PORT=
-    for ((i = 0; i < 100; i++)); do
-        [ -s "$d/port" ] && { PORT=$(cat "$d/port"); break; }
-        sleep 0.05
-    done
-    [ -n "$PORT" ] || { echo "$0: fake_llm did not start: $(cat "$d/stderr")" >&2; exit 2; }
+    fake_llm "$d"
 }
 answer() {   # FILE HYPOTHESIS
     printf 'Here it is.\n\n```c\n'
@@ -294,5 +235,4 @@ expect_rc 1
 expect "$tmp/out" '"old_interval":\[[0-9.]+,[0-9.]+\],"new_interval":\['
 end "reverify exits 1 for a kernel whose new interval lies below its recorded one"
 
-echo "$npass passed, $nfail failed"
-[ "$nfail" -eq 0 ]
+t_done

@@ -5,47 +5,23 @@
 # json) and import round trips, the fixture lessons, distill (dry run and
 # idempotence), stats, and readers running while writers write.
 #
-# usage: lessons_test.sh BUILD_DIR
+# usage: lessons_test.sh BUILD_DIR SOURCE_DIR
 #
-# Prints one "ok - NAME" or "not ok - NAME" line per check (failures followed
-# by "#"-prefixed details), then "N passed, N failed". Exits 1 if any check
-# failed, 2 on bad usage. Needs bash and coreutils (sqlite3 CLI optional).
-set -u
-
-if [ $# -ne 1 ]; then
-    echo "usage: $0 BUILD_DIR" >&2
-    exit 2
-fi
-KILN=$(readlink -f -- "$1/kiln")
-SRC=$(readlink -f -- "$(dirname -- "$0")/../..")
+# Needs bash and coreutils (sqlite3 CLI optional).
+. "$(dirname "$0")/lib.sh"
+t_init "$@"
 FIXTURE=$SRC/tests/unit/fixtures/lessons.json
-if [ ! -x "$KILN" ] || [ ! -f "$FIXTURE" ]; then
-    echo "$0: $1/kiln is not an executable or $FIXTURE is missing" >&2
-    exit 2
-fi
-
-tmp=$(mktemp -d) || exit 2
-# The search starts kilnd on demand on this socket; stop it when done.
-trap '"$KILN" daemon stop >/dev/null 2>&1; chmod -R u+rwx "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
-export TMPDIR=$tmp
-export KILN_STATE=$tmp/state
-export KILN_SOCKET=$tmp/kilnd.sock
-unset KILN_TASKS
+[ -f "$FIXTURE" ] || { echo "$0: $FIXTURE is missing" >&2; exit 2; }
 cd "$tmp" || exit 2
 WS=$tmp/ws
 LIMIT=300
 
-npass=0
-nfail=0
-probs=()
 mkdir -p "$tmp/io"
 # run ARGS...: run kiln; sets rc and $tmp/io/{stdout,stderr}.
 run() {
     timeout -k 10 "$LIMIT" "$KILN" "$@" > "$tmp/io/stdout" 2> "$tmp/io/stderr" < /dev/null
     rc=$?
 }
-begin() { probs=(); }
-problem() { probs+=("$*"); }
 expect_rc() { [ "$rc" -eq "$1" ] || problem "exit status $rc, expected $1: $(head -c 400 "$tmp/io/stderr")"; }
 expect_in() {   # expect_in stdout|stderr FIXED-STRING
     grep -qF -e "$2" "$tmp/io/$1" || problem "$1 lacks '$2'"
@@ -53,17 +29,9 @@ expect_in() {   # expect_in stdout|stderr FIXED-STRING
 expect_not_in() {
     ! grep -qF -e "$2" "$tmp/io/$1" || problem "$1 has '$2'"
 }
-end() {
-    if [ ${#probs[@]} -eq 0 ]; then
-        echo "ok - $1"
-        npass=$((npass + 1))
-    else
-        echo "not ok - $1"
-        printf '#   %s\n' "${probs[@]}"
-        sed 's/^/#   stdout: /' "$tmp/io/stdout" | head -20
-        nfail=$((nfail + 1))
-    fi
-}
+# A failed check shows the last command's stdout.
+show_stdout() { sed 's/^/#   stdout: /' "$tmp/io/stdout" | head -20; }
+T_FAIL_SHOW=show_stdout
 
 # --- no database yet ---
 begin
@@ -319,5 +287,4 @@ if command -v sqlite3 >/dev/null; then
 fi
 end "a corrupt or foreign database is bad input, named"
 
-echo "$npass passed, $nfail failed"
-[ "$nfail" -eq 0 ]
+t_done

@@ -5,16 +5,11 @@
 # another path is served, a changed header or flag is compiled, a failed
 # compile is not remembered, and without a memo directory nothing is kept.
 #
-# usage: nvcc_memo_test.sh SOURCE_DIR
-set -u
-[ $# -eq 1 ] || { echo "usage: $0 SOURCE_DIR" >&2; exit 2; }
-MEMO=$(readlink -f -- "$1")/tests/integration/nvcc_memo.sh
-tmp=$(mktemp -d) || exit 2
-trap 'rm -rf "$tmp"' EXIT
+# usage: nvcc_memo_test.sh BUILD_DIR SOURCE_DIR
+. "$(dirname "$0")/lib.sh"
+t_init "$@"
+MEMO=$SRC/tests/integration/nvcc_memo.sh
 cd "$tmp" || exit 2
-nfail=0
-ok() { echo "ok - $1"; }
-bad() { echo "not ok - $1"; nfail=$((nfail + 1)); }
 
 # The stand-in: -M prints "x.o : SRC HEADER", a compile writes the flags,
 # the source and the header it names (#include "H", found in the -I dir) to
@@ -52,37 +47,47 @@ cp a/inc/h.h b/inc/h.h
 
 (cd a && nv -O2 -Iinc -o out x.cu > stdout 2> stderr)
 rc=$?
+begin
 [ $rc -eq 0 ] && [ "$(compiles)" = 1 ] && grep -q "int h1;" a/out && grep -q "warning: from x.cu" a/stderr &&
-    [ "$(ls memo | wc -l)" = 1 ] && ok "a first compile runs nvcc, passes its text on, and is kept" ||
-    bad "a first compile: rc $rc, $(compiles) compiles, $(ls memo 2>/dev/null | wc -l) entries"
+    [ "$(ls memo | wc -l)" = 1 ] ||
+    problem "a first compile: rc $rc, $(compiles) compiles, $(ls memo 2>/dev/null | wc -l) entries"
+end "a first compile runs nvcc, passes its text on, and is kept"
 
 nv -O2 -I"$tmp/b/inc" -o "$tmp/b/out" b/x.cu > b/stdout 2> b/stderr
 rc=$?
-[ $rc -eq 0 ] && [ "$(compiles)" = 1 ] && cmp -s a/out b/out && cmp -s a/stderr b/stderr &&
-    ok "the same inputs at other paths: the kept output and text, no compile" ||
-    bad "a repeat elsewhere: rc $rc, $(compiles) compiles"
+begin
+[ $rc -eq 0 ] && [ "$(compiles)" = 1 ] && cmp -s a/out b/out && cmp -s a/stderr b/stderr ||
+    problem "a repeat elsewhere: rc $rc, $(compiles) compiles"
+end "the same inputs at other paths: the kept output and text, no compile"
 
 echo "int h2;" > b/inc/h.h
 nv -O2 -I"$tmp/b/inc" -o "$tmp/b/out" b/x.cu > /dev/null 2>&1
-[ "$(compiles)" = 2 ] && grep -q "int h2;" b/out && ok "a changed header is compiled" ||
-    bad "a changed header: $(compiles) compiles, out: $(tr '\n' ' ' < b/out)"
+begin
+[ "$(compiles)" = 2 ] && grep -q "int h2;" b/out ||
+    problem "a changed header: $(compiles) compiles, out: $(tr '\n' ' ' < b/out)"
+end "a changed header is compiled"
 
 nv -O3 -I"$tmp/b/inc" -o "$tmp/b/out" b/x.cu > /dev/null 2>&1
-[ "$(compiles)" = 3 ] && grep -q "^-O3" b/out && ok "a changed flag is compiled" ||
-    bad "a changed flag: $(compiles) compiles"
+begin
+[ "$(compiles)" = 3 ] && grep -q "^-O3" b/out ||
+    problem "a changed flag: $(compiles) compiles"
+end "a changed flag is compiled"
 
 printf '#include "h.h"\nerror\n' > b/y.cu
 for i in 1 2; do
     nv -O2 -I"$tmp/b/inc" -o "$tmp/b/yout" b/y.cu > /dev/null 2> b/yerr
     rc=$?
 done
-[ $rc -eq 1 ] && [ "$(compiles)" = 5 ] && grep -q "error" b/yerr && [ ! -e b/yout ] &&
-    ok "a failed compile fails with nvcc's status and text, and is not kept" ||
-    bad "a failed compile: rc $rc, $(compiles) compiles"
+begin
+[ $rc -eq 1 ] && [ "$(compiles)" = 5 ] && grep -q "error" b/yerr && [ ! -e b/yout ] ||
+    problem "a failed compile: rc $rc, $(compiles) compiles"
+end "a failed compile fails with nvcc's status and text, and is not kept"
 
 n=$(ls memo | wc -l)
 (cd a && "$MEMO" "$tmp/fake-nvcc" -O2 -Iinc -o out2 x.cu > /dev/null 2>&1)
-[ "$(compiles)" = 6 ] && [ "$(ls memo | wc -l)" = "$n" ] && ok "without KILN_TEST_NVCC_MEMO: nvcc, nothing kept" ||
-    bad "without a memo: $(compiles) compiles, $(ls memo | wc -l) entries (was $n)"
+begin
+[ "$(compiles)" = 6 ] && [ "$(ls memo | wc -l)" = "$n" ] ||
+    problem "without a memo: $(compiles) compiles, $(ls memo | wc -l) entries (was $n)"
+end "without KILN_TEST_NVCC_MEMO: nvcc, nothing kept"
 
-[ $nfail -eq 0 ]
+t_done

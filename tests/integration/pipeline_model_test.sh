@@ -15,39 +15,11 @@
 #      one more iteration asked for ahead: its text summary's shares line
 #      (adding up to 100%) and pipelined line.
 #   pipeline_model_test.sh BUILD_DIR SOURCE_DIR
-set -u
-BUILD=$(readlink -f -- "$1")
-SRC=$(readlink -f -- "$2")
-KILN=$BUILD/kiln
-FAKE=$BUILD/tests/fake_llm
-for x in "$KILN" "$BUILD/kilnd" "$BUILD/kiln-worker" "$FAKE"; do
-    [ -x "$x" ] || { echo "$0: $x is not an executable" >&2; exit 2; }
-done
-command -v sqlite3 >/dev/null || { echo "$0: needs sqlite3" >&2; exit 2; }
-T=$(mktemp -d) || exit 2
-FAKEPID=
-cleanup() {
-    "$KILN" daemon stop --socket "$T/k.sock" >/dev/null 2>&1
-    [ -n "$FAKEPID" ] && kill "$FAKEPID" 2>/dev/null
-    [ -n "${KEEP:-}" ] || rm -rf "$T"
-}
-trap cleanup EXIT
-export KILN_STATE=$T/state
-nfail=0
-probs=()
-problem() { probs+=("$1"); }
-end() {
-    if [ ${#probs[@]} -eq 0 ]; then
-        echo "ok - $1"
-    else
-        echo "not ok - $1"
-        printf '%s\n' "${probs[@]}" | sed 's/^/#   /'
-        nfail=$((nfail + 1))
-    fi
-    probs=()
-}
+. "$(dirname "$0")/lib.sh"
+t_init "$@"
+need_tools sqlite3
+T=$tmp
 sq() { sqlite3 -cmd '.timeout 5000' "$1/.kiln/kiln.db" "$2" 2>&1; }
-sanitizer() { grep -E 'LeakSanitizer|AddressSanitizer|runtime error:' "$1" | head -20; }
 
 # Eight distinct answers: the tunable kernel with other accumulator counts
 # and unrolls (each a different source once normalised).
@@ -63,14 +35,10 @@ for acc in 2 4 8 16; do
 done
 start_fake() {   # MS [LATER_MS [FROM]]: answers vFROM..v8 in turn (FROM: 1), the
     : >"$T/log"   # first two after MS milliseconds, the others after LATER_MS
-    rm -f "$T/port"
     for ((i = ${3:-1}; i <= 8; i++)); do
         echo "slow $([ $i -lt $((${3:-1} + 2)) ] && echo "$1" || echo "${2:-$1}") $T/v$i.md"
     done >"$T/script"
-    "$FAKE" --port-file "$T/port" --script "$T/script" --log "$T/log" 2>"$T/fake.err" &
-    FAKEPID=$!
-    for ((i = 0; i < 100; i++)); do [ -s "$T/port" ] && break; sleep 0.05; done
-    PORT=$(cat "$T/port")
+    fake_llm "$T"
 }
 search() {   # WS ARGS...
     local ws=$1
@@ -82,12 +50,13 @@ search() {   # WS ARGS...
 
 # ---- 1. the next iteration's requests go out during this one's verification ----
 
+begin
 start_fake 1500
 search "$T/ws" --drafts 2 --iterations 3 --json >"$T/out.json" 2>"$T/err"
 RC=$?
 [ $RC -eq 0 ] || problem "search exited $RC: $(tail -5 "$T/err")"
-s=$(sanitizer "$T/err"); [ -z "$s" ] || problem "sanitizer report: $s"
-python3 - "$T/ws/.kiln/kiln.db" "$KILN_STATE" "$T/log" "$T/out.json" <<'PY' || problem "see above"
+py=$(python3 - "$T/ws/.kiln/kiln.db" "$KILN_STATE" "$T/log" "$T/out.json" 2>&1 <<'PY'
+
 import json, os, sqlite3, sys
 db, state, log, out = sys.argv[1:5]
 con = sqlite3.connect(db)
@@ -150,9 +119,10 @@ else:
     if abs(row[0] - s["model_wait_seconds"]) > 1e-6 or abs(row[1] - s["verify_wait_seconds"]) > 1e-6:
         bad.append(f"runs row waits {row} differ from the summary's")
 for b in bad:
-    print("FAIL:", b)
+    print(b)
 sys.exit(1 if bad else 0)
 PY
+) || problem "$py"
 "$KILN" status --workspace "$T/ws" >"$T/status" 2>&1 || problem "kiln status failed: $(cat "$T/status")"
 line=$(grep -E '^  [0-9.]+ candidates an hour; of the wall time, model [0-9.]+%, verification [0-9.]+%, kiln [0-9.]+%; verifier lanes busy [0-9.]+%$' "$T/status")
 if [ -z "$line" ]; then
@@ -167,6 +137,7 @@ kill "$FAKEPID" 2>/dev/null; wait "$FAKEPID" 2>/dev/null; FAKEPID=
 
 # ---- 2. Ctrl-C while the next iteration's requests are out ---------------------
 
+begin
 start_fake 300 20000
 OPENAI_API_KEY=test "$KILN" search rmsnorm --agent openai --model fake \
     --base-url "http://127.0.0.1:$PORT/v1" --group decode --timing-ms 200 --socket "$T/k.sock" \
@@ -186,7 +157,6 @@ wait $PID
 RC=$?
 [ $RC -eq 130 ] || problem "exit $RC after Ctrl-C, expected 130: $(tail -5 "$T/err2")"
 [ $((SECONDS - t0)) -le 15 ] || problem "Ctrl-C took $((SECONDS - t0)) s to stop the search"
-s=$(sanitizer "$T/err2"); [ -z "$s" ] || problem "sanitizer report: $s"
 grep '"event":"summary"' "$T/out2.json" | grep -q '"status":"stopped"' ||
     problem "no summary with status stopped: $(tail -2 "$T/out2.json" | cut -c1-300)"
 grep '"event":"summary"' "$T/out2.json" | grep -q '"answers_not_used":2' ||
@@ -206,7 +176,6 @@ ahead=$((2 - done1))
 search "$T/ws2" --resume last --iterations 3 >"$T/out3" 2>"$T/err3"
 RC=$?
 [ $RC -eq 0 ] || problem "--resume exited $RC: $(tail -5 "$T/err3")"
-s=$(sanitizer "$T/err3"); [ -z "$s" ] || problem "sanitizer report: $s"
 got=$(sq "$T/ws2" "select group_concat(iteration || ':' || state, ' ') from (select iteration, state from candidates where n > 0 order by n)")
 [ "$got" = "1:done 1:done 2:done 2:done 3:done 3:done" ] || problem "candidates after --resume: '$got'"
 jobs=$(sq "$T/ws2" "select count(distinct job) || ' ' || count(*) from candidates where n > 0")
@@ -217,6 +186,7 @@ end "Ctrl-C while the next requests are out: exit 130, answers recorded as not u
 # three shares of the wall time (adding up to 100%, each printed to 0.1%),
 # and what pipelining did in the session (the batches asked ahead, all of
 # them used).
+begin
 line=$(grep -E '^[0-9.]+ candidates an hour; of the wall time, model [0-9.]+%, verification [0-9.]+%, kiln [0-9.]+%; verifier lanes busy [0-9.]+%$' "$T/out3")
 if [ "$(grep -c . <<<"$line")" -ne 1 ]; then
     problem "the summary has no shares line (or more than one):"$'\n'"$(tail -6 "$T/out3")"
@@ -233,4 +203,4 @@ grep -qxF "pipelined: $batches of drafts asked for while the iteration before wa
     problem "the summary has no pipelined line for the $batches asked ahead: $(grep -E '^pipelined' "$T/out3" || tail -3 "$T/out3")"
 end "the text summary: candidates an hour, shares adding up to 100%, the pipelined line"
 
-exit $((nfail > 0))
+t_done

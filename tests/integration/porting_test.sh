@@ -9,21 +9,15 @@
 # (32x1028, 33x1001), so the template passes only if "when" picks the
 # 1-wide instance there. The precondition fixture has its own test
 # (precond_cuda_test.sh).
-#   porting_test.sh KILN SOURCE_DIR
-set -uo pipefail
-KILN=$(readlink -f -- "$1")
-SRC=$(readlink -f -- "$2")
-if [ ! -e /dev/nvidia0 ] || ! nvidia-smi -L > /dev/null 2>&1 ||
-   [ ! -x "$(dirname "$KILN")/kiln-worker-cuda" ]; then
-    echo "skipped: no NVIDIA GPU or no CUDA build (this test verifies CUDA candidates on one)"
-    exit 77
-fi
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-export KILN_STATE=$T/state KILN_TASKS=$T/tasks
-fail() { echo "FAIL: $*" >&2; exit 1; }
-field() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
+#   porting_test.sh BUILD_DIR SOURCE_DIR
+. "$(dirname "$0")/lib.sh"
+t_init "$@"
+set -o pipefail
+need_gpu cuda "this test verifies CUDA candidates on one"
+T=$tmp
+export KILN_TASKS=$T/tasks
 
+begin "a copy of rmsnorm whose small group has widths the 8-wide instance cannot take"
 mkdir -p "$KILN_TASKS/rmsodd/base"
 cp -r "$SRC/tasks/rmsnorm/." "$KILN_TASKS/rmsodd/"
 sed -i 's/rmsnorm_reference/kiln_reference/' "$KILN_TASKS/rmsodd/reference.c"
@@ -36,10 +30,12 @@ sed 's/"name": "rmsnorm"/"name": "rmsodd"/; s|"\.\./\.\./kernels/rmsnorm/[a-z]*/
 grep -q '"cols": 1028' "$KILN_TASKS/rmsodd/task.json" || fail "could not make the task"
 
 for fix in rmsnorm_template rmsnorm_extern_block rmsnorm_macro rmsnorm_cub_assert; do
+    begin "$fix passes"
     "$KILN" verify "$SRC/tests/integration/porting/$fix.cu" --task rmsodd --backend cuda \
         --dtype bf16 --group small --no-daemon --json > "$T/$fix.json" 2> "$T/$fix.err"
     rc=$?
-    [ $rc = 0 ] && [ "$(field "$T/$fix.json" status)" = pass ] ||
-        fail "$fix: exit $rc: $(field "$T/$fix.json" reason 2>/dev/null) $(head -c 400 "$T/$fix.err")"
-    echo "ok: $fix passes ($(field "$T/$fix.json" reason))"
+    [ $rc = 0 ] && [ "$(json_get status "$T/$fix.json")" = pass ] ||
+        fail "$fix: exit $rc: $(json_get reason "$T/$fix.json" 2>/dev/null) $(head -c 400 "$T/$fix.err")"
+    end "$fix passes ($(json_get reason "$T/$fix.json"))"
 done
+t_done

@@ -6,24 +6,15 @@
 # a tail). With "require": ["cols % 8 == 0"] it passes, the verdict naming
 # v1 and v3 as left out and keeping every hidden shape; the same kernel
 # without the precondition fails.
-#   precond_cuda_test.sh KILN SOURCE_DIR
-set -uo pipefail
-KILN=$(readlink -f -- "$1")
-SRC=$(readlink -f -- "$2")
-if [ ! -e /dev/nvidia0 ] || ! nvidia-smi -L > /dev/null 2>&1; then
-    echo "skipped: no NVIDIA GPU (this test verifies a CUDA candidate on one)"
-    exit 77
-fi
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-export KILN_STATE=$T/state KILN_TASKS=$T/tasks
-fail() { echo "FAIL: $*" >&2; exit 1; }
-field() { python3 -c 'import json, sys
-v = json.load(open(sys.argv[1]))
-for k in sys.argv[2].split("."):
-    v = v.get(k) if isinstance(v, dict) else None
-print(v if not isinstance(v, (dict, list)) else json.dumps(v))' "$1" "$2"; }
+#   precond_cuda_test.sh BUILD_DIR SOURCE_DIR
+. "$(dirname "$0")/lib.sh"
+t_init "$@"
+set -o pipefail
+need_gpu "this test verifies a CUDA candidate on one"
+T=$tmp
+export KILN_TASKS=$T/tasks
 
+begin "the vectorised kernel with cols % 8 == 0 passes; v1 and v3 named as left out"
 # rmsodd: rmsnorm with 32x1024 -> 32x1028 and 33x1000 -> 33x1001.
 mkdir -p "$KILN_TASKS"
 cp -r "$SRC/tasks/rmsnorm" "$KILN_TASKS/rmsodd"
@@ -41,11 +32,11 @@ FIX=$SRC/tests/integration/precond/rmsnorm_vec8.cu
 "$KILN" verify "$FIX" --task rmsodd --backend cuda --dtype bf16 --group small --timing-ms 500 \
     --no-daemon --json > $T/a.json 2> $T/a.err
 rc=$?
-[ $rc = 0 ] && [ "$(field $T/a.json status)" = pass ] ||
-    fail "with its precondition: exit $rc: $(field $T/a.json reason) $(head -c 300 $T/a.err)"
-[ "$(field $T/a.json preconditions.left_out)" = \
+[ $rc = 0 ] && [ "$(json_get status $T/a.json)" = pass ] ||
+    fail "with its precondition: exit $rc: $(json_get reason $T/a.json) $(head -c 300 $T/a.err)"
+[ "$(json_get preconditions.left_out $T/a.json)" = \
   '[{"id": "v1", "dims": {"rows": 32, "cols": 1028}}, {"id": "v3", "dims": {"rows": 33, "cols": 1001}}]' ] ||
-    fail "left out: $(field $T/a.json preconditions.left_out)"
+    fail "left out: $(json_get preconditions.left_out $T/a.json)"
 python3 - "$T/a.json" "$SRC/tasks/rmsnorm/hidden.json" <<'EOF' || fail "shapes"
 import json, sys
 v = json.load(open(sys.argv[1]))
@@ -57,14 +48,16 @@ hid = v["hidden"]
 want = len(g["shapes"]) + g["random"]["count"]
 assert hid == {"shapes": want, "status": "pass"}, "the hidden stage: %s, want %d shapes passed" % (hid, want)
 EOF
-echo "ok: the vectorised kernel with cols % 8 == 0 passes; v1 and v3 named as left out"
+end
+
+begin "the same kernel without the precondition fails"
 
 sed 's/"scratch": \[\],/"scratch": []}/; /"require"/d' "$FIX" > $T/none.cu
 grep -q require $T/none.cu && fail "could not remove the precondition"
 "$KILN" verify $T/none.cu --task rmsodd --backend cuda --dtype bf16 --group small --timing-ms 500 \
     --no-daemon --json > $T/b.json 2> $T/b.err
 rc=$?
-[ $rc = 1 ] && [ "$(field $T/b.json status)" = fail ] ||
-    fail "without the precondition: exit $rc: $(field $T/b.json reason) $(head -c 300 $T/b.err)"
-echo "ok: the same kernel without the precondition fails: $(field $T/b.json reason)"
-echo "precond_cuda_test: passed"
+[ $rc = 1 ] && [ "$(json_get status $T/b.json)" = fail ] ||
+    fail "without the precondition: exit $rc: $(json_get reason $T/b.json) $(head -c 300 $T/b.err)"
+end "the same kernel without the precondition fails: $(json_get reason $T/b.json)"
+t_done

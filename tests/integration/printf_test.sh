@@ -3,38 +3,33 @@
 # feedback for a visible shape, and nothing printed once a hidden shape has
 # run ever is (issue 16: device printf for debugging, never for hidden
 # shapes).
-#   printf_test.sh KILN SOURCE_DIR cpu    C candidates (always runs)
-#   printf_test.sh KILN SOURCE_DIR cuda   a CUDA kernel's device printf and a
-#                                         failed device assert (exits 77
-#                                         without a GPU)
-set -euo pipefail
-KILN=$1
-SRC=$2
-MODE=$3
+#   printf_test.sh BUILD_DIR SOURCE_DIR cpu    C candidates (always runs)
+#   printf_test.sh BUILD_DIR SOURCE_DIR cuda   a CUDA kernel's device printf and
+#                                              a failed device assert (exits 77
+#                                              without a GPU)
+. "$(dirname "$0")/lib.sh"
+t_init -a 'cpu|cuda' "$@"
+set -eo pipefail
+MODE=${T_ARGS[0]}
 D=$SRC/tests/integration/printf
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-export KILN_STATE=$T/state
-fail() { echo "FAIL: $*" >&2; exit 1; }
+T=$tmp
 
 verify() {   # name want_rc args...
     local name=$1 want=$2 rc=0
     shift 2
     "$KILN" verify "$@" --no-daemon --json >"$T/$name.json" 2>"$T/$name.err" || rc=$?
-    [ "$rc" = "$want" ] || { cat "$T/$name.err"; fail "$name: exit $rc, expected $want"; }
+    [ "$rc" = "$want" ] || fail "$name: exit $rc, expected $want:"$'\n'"$(cat "$T/$name.err")"
 }
 
-# field FILE KEY: one top-level string of a verdict.
-field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
-
 if [ "$MODE" = cpu ]; then
+    begin "printf cpu: what a C candidate prints shows in a visible shape's feedback, never a hidden one's"
     verify dims 0 "$D/print_dims.c" --task rmsnorm
-    fb=$(field "$T/dims.json" feedback)
+    fb=$(json_get feedback "$T/dims.json")
     grep -q "^candidate output during smoke" <<<"$fb" || fail "dims: no output in the feedback: $fb"
     grep -q "KILNOUT rows=32 cols=1024 prev_rows=-1" <<<"$fb" ||
         fail "dims: the smoke call's line is missing: $fb"
     # Every dims pair the verdict quotes is a visible shape of the group.
-    python3 - "$T/dims.json" "$SRC/tasks/rmsnorm/task.json" <<'PY'
+    py=$(python3 - "$T/dims.json" "$SRC/tasks/rmsnorm/task.json" 2>&1 <<'PY'
 import json, re, sys
 v = json.load(open(sys.argv[1]))
 task = json.load(open(sys.argv[2]))
@@ -42,14 +37,15 @@ vis = {(s["rows"], s["cols"]) for s in task["groups"]["prefill"]["visible"]} | {
 text = json.dumps(v)
 seen = re.findall(r"rows=(-?\d+) cols=(-?\d+)", text) + re.findall(r"prev_rows=(-?\d+) prev_cols=(-?\d+)", text)
 if not seen:
-    sys.exit("FAIL: dims: no printed dims in the verdict")
+    sys.exit("dims: no printed dims in the verdict")
 for r, c in seen:
     if (int(r), int(c)) not in vis:
-        sys.exit(f"FAIL: dims: printed dims {r}x{c} are not a visible shape")
+        sys.exit(f"dims: printed dims {r}x{c} are not a visible shape")
 PY
+    ) || fail "$py"
     verify wrong 1 "$D/print_wrong.c" --task rmsnorm
-    [ "$(field "$T/wrong.json" code)" = wrong-output ] || fail "wrong: code $(field "$T/wrong.json" code)"
-    grep -q "KILNWRONG about to normalise 32 rows" <<<"$(field "$T/wrong.json" feedback)" ||
+    [ "$(json_get code "$T/wrong.json")" = wrong-output ] || fail "wrong: code $(json_get code "$T/wrong.json")"
+    grep -q "KILNWRONG about to normalise 32 rows" <<<"$(json_get feedback "$T/wrong.json")" ||
         fail "wrong: the printed line is not in the feedback"
     # Raw text (issue 30): a kernel that prints escape sequences and invalid
     # UTF-8 at smoke, and one that prints them and exits. Python's strict
@@ -94,22 +90,20 @@ PY
     # The crash plant of hidden_leak prints its dims only on hidden shapes.
     verify loud 1 "$SRC/tests/integration/hidden_leak/crash_loud.c" --task rmsnorm
     grep -q LEAKDIMS "$T/loud.json" && fail "loud: output printed on a hidden shape reached the verdict"
-    echo "printf cpu: ok"
-    exit 0
+    end
+    t_done
 fi
 
-if [ ! -e /dev/nvidia0 ] || ! nvidia-smi -L >/dev/null 2>&1 ||
-   [ ! -x "$(dirname "$KILN")/kiln-worker-cuda" ]; then
-    echo "skipped: no NVIDIA GPU or no CUDA build"
-    exit 77
-fi
+need_gpu cuda
+begin "printf cuda: a device printf shows in the feedback; a failed device assert is a crash that says so"
 verify cuda 0 "$D/rmsnorm_printf.cu" --task rmsnorm --backend cuda --dtype bf16 --group small
-fb=$(field "$T/cuda.json" feedback)
+fb=$(json_get feedback "$T/cuda.json")
 grep -q "KILNOUT cols=1024" <<<"$fb" || fail "cuda: the device printf is not in the feedback: $fb"
 # A device assert that fails is a crash, and says it was an assert.
 verify assert 1 "$SRC/tests/redteam/cuda/rmsnorm_21_assert.cu" --task rmsnorm --backend cuda \
     --dtype bf16 --group small
-[ "$(field "$T/assert.json" code)" = crash ] || fail "assert: code $(field "$T/assert.json" code)"
-grep -q "a device assert failed" <<<"$(field "$T/assert.json" reason)" ||
-    fail "assert: the reason does not say a device assert failed: $(field "$T/assert.json" reason)"
-echo "printf cuda: ok"
+[ "$(json_get code "$T/assert.json")" = crash ] || fail "assert: code $(json_get code "$T/assert.json")"
+grep -q "a device assert failed" <<<"$(json_get reason "$T/assert.json")" ||
+    fail "assert: the reason does not say a device assert failed: $(json_get reason "$T/assert.json")"
+end
+t_done

@@ -4,15 +4,12 @@
 # shape i of n (and the timing budget left), `kiln search` with its
 # iteration line, `kiln reverify` with commit i of n; and nothing of it
 # when the output is not a terminal.
-#   progress_test.sh KILN SOURCE_DIR
-set -uo pipefail
-KILN=$1
-SRC=$2
-command -v script >/dev/null || { echo "skipped: no script(1) for a pseudo terminal"; exit 77; }
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-export KILN_STATE=$T/state
-fail() { echo "FAIL: $*" >&2; exit 1; }
+#   progress_test.sh BUILD_DIR SOURCE_DIR
+. "$(dirname "$0")/lib.sh"
+t_init "$@"
+set -o pipefail
+command -v script >/dev/null || skip_all "no script(1) for a pseudo terminal"
+T=$tmp
 on_tty() {   # on_tty LOG COMMAND...: run under a pseudo terminal, its output in LOG
     local log=$1
     shift
@@ -20,6 +17,7 @@ on_tty() {   # on_tty LOG COMMAND...: run under a pseudo terminal, its output in
 }
 esc=$'\033\\[K'
 
+begin "kiln verify shows a live line on a terminal"
 on_tty "$T/verify.log" "$KILN" verify "$SRC/kernels/rmsnorm/cpu/starter.c" --task rmsnorm \
     --group decode --timing-ms 200 --no-daemon
 rc=$?
@@ -29,12 +27,16 @@ grep -aEq "^${esc}  [0-9]{2}:[0-9]{2}  visible +shape v1 \(1 of [0-9]+\)" "$T/ve
     fail "no live visible-shape line: $(head -c 600 "$T/verify.lines")"
 grep -aEq "^${esc}  [0-9]{2}:[0-9]{2}  timing +shape v1 \(1 of [0-9]+\), at most [0-9.]+ s of the timing budget left" \
     "$T/verify.lines" || fail "no live timing line with the budget left"
-echo "ok: kiln verify shows a live line on a terminal"
+end
+
+begin "no live line when the output is not a terminal"
 
 "$KILN" verify "$SRC/kernels/rmsnorm/cpu/starter.c" --task rmsnorm --group decode \
     --timing-ms 200 --no-daemon >"$T/plain.out" 2>"$T/plain.err"
 grep -q $'\033' "$T/plain.out" "$T/plain.err" && fail "escape codes when not on a terminal"
-echo "ok: no live line when the output is not a terminal"
+end
+
+begin "kiln search shows a live iteration line"
 
 mkdir -p "$T/w"
 (cd "$T/w" && on_tty "$T/search.log" "$KILN" search rmsnorm --iterations 2 --group decode --timing-ms 200 --no-daemon)
@@ -42,9 +44,12 @@ rc=$?
 [ $rc = 0 ] || fail "search on a terminal: exit $rc: $(tail -c 400 "$T/search.log")"
 tr '\r' '\n' <"$T/search.log" | grep -aEq "^${esc}\[[0-9-]+\] it [0-9]+/2  [0-9]{2}:[0-9]{2}:[0-9]{2}" ||
     fail "no live iteration line: $(head -c 600 "$T/search.log")"
-echo "ok: kiln search shows a live iteration line"
+end
+
+begin "kiln reverify shows a live line"
 
 (cd "$T/w" && on_tty "$T/reverify.log" "$KILN" reverify --best --no-daemon --timing-ms 200)
 tr '\r' '\n' <"$T/reverify.log" | grep -aEq "^${esc}  [0-9]{2}:[0-9]{2}  reverify +commit 1 of [0-9]+" ||
     fail "no live reverify line: $(head -c 600 "$T/reverify.log")"
-echo "ok: kiln reverify shows a live line"
+end
+t_done

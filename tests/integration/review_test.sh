@@ -6,51 +6,20 @@
 #
 # usage: review_test.sh BUILD_DIR SOURCE_DIR
 #
-# Prints one "ok - NAME", "not ok - NAME" or "skip - NAME" line per check,
-# then "N passed, N failed, N skipped". Exits 1 if any check failed, 2 on
-# bad usage. Needs bash, coreutils, grep, sed, git, flock and cc.
-set -u
-
-if [ $# -ne 2 ]; then
-    echo "usage: $0 BUILD_DIR SOURCE_DIR" >&2
-    exit 2
-fi
-BUILD=$(readlink -f -- "$1")
-SRC=$(readlink -f -- "$2")
-KILN=$BUILD/kiln
-[ -x "$KILN" ] || { echo "$0: $KILN is not an executable" >&2; exit 2; }
-[ -d "$SRC/tasks/rmsnorm" ] || { echo "$0: $SRC is not the kiln source dir" >&2; exit 2; }
-
-tmp=$(mktemp -d) || exit 2
-LOCKPID=
-cleanup() {
-    [ -n "$LOCKPID" ] && kill "$LOCKPID" 2>/dev/null
-    "$KILN" daemon stop >/dev/null 2>&1   # the kilnd our commands started on our socket
-    chmod -R u+rwx "$tmp" 2>/dev/null
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-export TMPDIR=$tmp
-export KILN_STATE=$tmp/state
-export KILN_SOCKET=$tmp/kilnd.sock
-unset KILN_TASKS
+# Exits 77 when a check could not run here (Chromium missing). Needs bash,
+# coreutils, grep, sed, git, flock and cc.
+. "$(dirname "$0")/lib.sh"
+t_init "$@"
 cd "$SRC" || exit 2
 WS=$tmp/ws
 LIMIT=300
 mkdir -p "$tmp/io"
 
-npass=0
-nfail=0
-nskip=0
-probs=()
 run() {
     printf '%s' "kiln $*" > "$tmp/io/cmd"
     timeout -k 10 "$LIMIT" "$KILN" "$@" > "$tmp/io/stdout" 2> "$tmp/io/stderr" < /dev/null
     rc=$?
 }
-begin() { probs=(); }
-problem() { probs+=("$*"); }
 expect_rc() { [ "$rc" -eq "$1" ] || problem "exit status $rc, expected $1"; }
 expect_out() { grep -qiE -e "$1" "$tmp/io/stdout" || problem "stdout lacks '$1'"; }
 expect_err() { grep -qiE -e "$1" "$tmp/io/stderr" || problem "stderr lacks '$1'"; }
@@ -63,22 +32,7 @@ show_io() {
         head -n 25 "$tmp/io/$s" | sed 's/^/#     /'
     done
 }
-finish() {
-    if [ ${#probs[@]} -eq 0 ]; then
-        echo "ok - $1"
-        npass=$((npass + 1))
-    else
-        echo "not ok - $1"
-        local p
-        for p in "${probs[@]}"; do printf '#   %s\n' "$p"; done
-        show_io
-        nfail=$((nfail + 1))
-    fi
-}
-skip() {
-    echo "skip - $1"
-    nskip=$((nskip + 1))
-}
+T_FAIL_SHOW=show_io   # a failed check shows the last kiln command
 
 # ---------------------------------------------------------------------------
 # 1. a short search to review. Its start kernel can be judged suspect on a
@@ -94,7 +48,7 @@ RUN=$(sed -n 's/^run \([0-9-]*\): done.*/\1/p' "$tmp/io/stdout" | head -n 1)
 [ -n "$RUN" ] || problem "no run id in the summary"
 BEST=$(git -C "$WS" rev-parse kiln/best/rmsnorm/cpu/f32 2>/dev/null)
 [ -n "$BEST" ] || problem "no kiln/best tag"
-finish "a short tune search runs (the material for the rest)"
+end "a short tune search runs (the material for the rest)"
 
 # 2. status
 begin
@@ -104,13 +58,13 @@ expect_out "run $RUN"
 expect_out "best: #"
 expect_out "v1 +rows=1 cols=1024"
 expect_out "tokens: "
-finish "kiln status prints the latest run, its best kernel per shape, tokens"
+end "kiln status prints the latest run, its best kernel per shape, tokens"
 
 begin
 run status --workspace "$WS" no-such-run
 expect_rc 2
 expect_err "no run 'no-such-run'"
-finish "kiln status of an unknown run exits 2"
+end "kiln status of an unknown run exits 2"
 
 # 3. reverify
 begin
@@ -123,7 +77,7 @@ expect_out "old +.*host"
 expect_out "new +.*host"
 git -C "$WS" notes --ref=kiln-reverify show "$BEST" > "$tmp/rv1" 2>/dev/null || problem "no note on refs/notes/kiln-reverify"
 grep -q '^{"commit":"'"$BEST"'".*"regression":' "$tmp/rv1" || problem "the reverify note lacks a JSON line"
-finish "kiln reverify --best prints old against new and appends a note"
+end "kiln reverify --best prints old against new and appends a note"
 
 begin
 git -C "$WS" notes --ref=kiln-verdict show "$BEST" > "$tmp/note.orig"
@@ -142,14 +96,14 @@ lines=$(git -C "$WS" notes --ref=kiln-reverify show "$BEST" 2>/dev/null | grep -
     problem "refs/notes/kiln or kiln-verdict was changed"
 [ "$(git -C "$WS" rev-parse HEAD)" = "$head_before" ] || problem "HEAD moved"
 git -C "$WS" notes --ref=kiln-verdict add -f -F "$tmp/note.orig" "$BEST" 2>/dev/null
-finish "kiln reverify finds a planted regression (exit 1) and never rewrites refs/notes/kiln*"
+end "kiln reverify finds a planted regression (exit 1) and never rewrites refs/notes/kiln*"
 
 begin
 run reverify --workspace "$WS" --run "$RUN" --json --timing-ms 200
 [ "$rc" -eq 0 ] || [ "$rc" -eq 1 ] || problem "exit status $rc, expected 0 or 1"
 expect_out '^\{"results":\[\{"commit":'
 expect_out '"regressions":[0-9]+\}$'
-finish "kiln reverify --run R --json reverifies the run's kept candidates"
+end "kiln reverify --run R --json reverifies the run's kept candidates"
 
 begin
 run reverify --workspace "$WS" --best --backend cuda
@@ -159,7 +113,7 @@ expect_err "none of the chosen commits"
 run reverify --workspace "$WS" --best --backend metal
 expect_rc 2
 expect_err "unknown backend 'metal'"
-finish "kiln reverify --backend cuda skips CPU kernels (exit 2: nothing left), --backend metal exits 2"
+end "kiln reverify --backend cuda skips CPU kernels (exit 2: nothing left), --backend metal exits 2"
 
 begin
 # The holder is the sleep itself (exec), so killing it frees the lock and
@@ -176,7 +130,7 @@ expect_err "a search is running in this workspace"
 kill "$LOCKPID" 2>/dev/null
 wait "$LOCKPID" 2>/dev/null
 LOCKPID=
-finish "kiln reverify refuses while a search holds the workspace"
+end "kiln reverify refuses while a search holds the workspace"
 
 # 4. report
 begin
@@ -190,7 +144,7 @@ grep -q 'aria-label="fraction of the roofline per shape against iteration"' "$tm
     problem "the report has no per-shape roofline chart"
 grep -qE 'https?://' "$tmp/r.html" && problem "the report refers to http(s)://"
 grep -qiE '<(script|link|img|iframe)' "$tmp/r.html" && problem "the report loads something"
-finish "kiln report writes a self-contained page with SVG charts"
+end "kiln report writes a self-contained page with SVG charts"
 
 # The archive, the best's lineage, the interval behind every claimed
 # speedup, and where the time went, in page FILE (the written HTML, or the
@@ -223,7 +177,7 @@ report_views() {   # FILE
 
 begin
 report_views "$tmp/r.html"
-finish "kiln report shows the archive, the best's lineage, intervals behind every claim, time shares"
+end "kiln report shows the archive, the best's lineage, intervals behind every claim, time shares"
 
 if [ -x /usr/bin/chromium ]; then
     begin
@@ -241,7 +195,7 @@ if [ -x /usr/bin/chromium ]; then
         problem "the DOM has no drawn shares bar"
     report_views "$tmp/dom.html"
     [ ${#probs[@]} -eq 0 ] || tail -n 5 "$tmp/chr.err" | sed 's/^/#   chromium: /'
-    finish "the report loads in headless Chromium with its charts, archive, intervals and shares"
+    end "the report loads in headless Chromium with its charts, archive, intervals and shares"
 else
     skip "chromium not installed"
 fi
@@ -323,7 +277,7 @@ ls "$OUT"/rmsnorm_k*.c > /dev/null 2>&1 || problem "no kernel sources"
 grep -q '"alternatives"' "$OUT/decisions.json" || problem "decisions.json lacks alternatives"
 grep -q '"job"' "$OUT/decisions.json" || problem "decisions.json lacks verdict ids"
 grep -q '"cpu"' "$OUT/decisions.json" || problem "decisions.json lacks the machine"
-finish "kiln export writes kernels, a dispatch header and source, decisions.json"
+end "kiln export writes kernels, a dispatch header and source, decisions.json"
 
 begin
 if cc -std=c17 -Wall -Wextra -Werror -O1 -I"$OUT" "$OUT"/*.c "$tmp/main.c" -lm -o "$tmp/dispatch" 2> "$tmp/cc.err"; then
@@ -331,7 +285,7 @@ if cc -std=c17 -Wall -Wextra -Werror -O1 -I"$OUT" "$OUT"/*.c "$tmp/main.c" -lm -
 else
     problem "the export does not compile: $(head -c 600 "$tmp/cc.err")"
 fi
-finish "the exported kernels compile together and match the reference on every shape"
+end "the exported kernels compile together and match the reference on every shape"
 
 begin
 run export --task rmsnorm -o "$OUT" --workspace "$WS"
@@ -346,8 +300,6 @@ expect_err "no kept kernel of task rmsnorm \(cuda, f32\)"
 run export --task rmsnorm -o "$tmp/out2" --workspace "$WS" --backend metal
 expect_rc 2
 expect_err "unknown backend 'metal'"
-finish "kiln export refuses a non-empty directory without --force, a backend without kernels (cuda here) and an unknown one"
+end "kiln export refuses a non-empty directory without --force, a backend without kernels (cuda here) and an unknown one"
 
-echo "$npass passed, $nfail failed, $nskip skipped"
-[ "$nfail" -eq 0 ] || exit 1
-[ "$nskip" -eq 0 ] || exit 77   # a check that did not run: ctest's skip, not a pass
+t_done 77   # a check that did not run: ctest's skip, not a pass

@@ -7,42 +7,11 @@
 # every candidate's verdict was reached on the CUDA backend, the workspace
 # file and tag, and `kiln status`. Exits 77 (skipped) where there is no GPU.
 #   search_cuda_test.sh BUILD_DIR SOURCE_DIR
-set -u
-BUILD=$(readlink -f -- "$1")
-SRC=$(readlink -f -- "$2")
-KILN=$BUILD/kiln
-FAKE=$BUILD/tests/fake_llm
-if [ ! -e /dev/nvidia0 ] || ! nvidia-smi -L >/dev/null 2>&1 || [ ! -x "$BUILD/kiln-worker-cuda" ]; then
-    echo "skipped: no NVIDIA GPU or no CUDA build"
-    exit 77
-fi
-tmp=$(mktemp -d) || exit 2
-FAKEPID=
-cleanup() {
-    "$KILN" daemon stop --socket "$tmp/k.sock" >/dev/null 2>&1
-    [ -n "$FAKEPID" ] && kill "$FAKEPID" 2>/dev/null
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-export KILN_STATE=$tmp/state
-export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
-unset KILN_SOCKET KILN_TASKS OPENAI_BASE_URL
+. "$(dirname "$0")/lib.sh"
+t_init "$@"
+need_gpu cuda
 cd "$SRC" || exit 2
 COMMON=(--backend cuda --dtype bf16 --group decode --timing-ms 200 --socket "$tmp/k.sock")
-pass=0 fail=0
-probs=()
-problem() { probs+=("$*"); }
-report() {   # NAME
-    if [ ${#probs[@]} -eq 0 ]; then
-        echo "ok - $1"
-        pass=$((pass + 1))
-    else
-        echo "not ok - $1"
-        printf '%s\n' "${probs[@]}" | sed 's/^/#   /'
-        fail=$((fail + 1))
-    fi
-    probs=()
-}
 tail_of() { sed 's/^/  | /' "$1" | tail -n 12; }
 # The GPU machine may lack the sqlite3 and git command-line tools: the
 # database is then read with python3, and what neither can read is said.
@@ -93,7 +62,7 @@ check_run() {
 }
 
 # ---- the tuner --------------------------------------------------------------
-t0=$(date +%s)
+begin
 WS=$tmp/ws
 "$KILN" search rmsnorm --iterations 3 --workspace "$WS" --json "${COMMON[@]}" >"$tmp/1.out" 2>"$tmp/1.err"
 rc=$?
@@ -104,14 +73,14 @@ else
     "$KILN" status --workspace "$WS" >"$tmp/s.out" 2>&1 && grep -q 'cuda/bf16' "$tmp/s.out" ||
         problem "kiln status failed or does not say cuda/bf16:"$'\n'"$(tail_of "$tmp/s.out")"
 fi
-report "tune search, 3 iterations on the CUDA backend ($(( $(date +%s) - t0 )) s)"
+end "tune search, 3 iterations on the CUDA backend"
 
 # ---- kiln reverify on the CUDA kernels of that run -------------------------
 # The best kernel's verdict note was reached on the CUDA backend; reverify
 # must run it there again, show the GPU of both sides, and append its result
 # to refs/notes/kiln-reverify. A geomean change beyond the noise band (exit
 # 1) is allowed: the check is that the path works, not that timing repeats.
-t0=$(date +%s)
+begin
 "$KILN" reverify --workspace "$WS" --best --backend cuda --timing-ms 200 --json \
     --socket "$tmp/k.sock" >"$tmp/r.out" 2>"$tmp/r.err"
 rc=$?
@@ -140,19 +109,17 @@ if command -v git >/dev/null; then
     git -C "$WS" notes --ref kiln-reverify list 2>/dev/null | grep -q . ||
         problem "no note on refs/notes/kiln-reverify after reverify"
 fi
-report "reverify of the best CUDA kernel on the GPU ($(( $(date +%s) - t0 )) s)"
+end "reverify of the best CUDA kernel on the GPU"
 
 # ---- a model's answer (fake_llm) ---------------------------------------------
-t0=$(date +%s)
+begin
 {
     printf 'A renamed kernel.\n\n```cuda\n'
     sed 's/rmsnorm_fwd/rms_bf16/g' kernels/rmsnorm/cuda/starter.cu
     printf '```\n\nHYPOTHESIS: the same kernel under another name\n'
 } >"$tmp/answer.md"
 printf 'ok %s\n' "$tmp/answer.md" >"$tmp/script"
-"$FAKE" --port-file "$tmp/port" --script "$tmp/script" --log "$tmp/fake.log" 2>"$tmp/fake.err" &
-FAKEPID=$!
-for ((i = 0; i < 100; i++)); do [ -s "$tmp/port" ] && break; sleep 0.05; done
+fake_llm "$tmp"
 WS2=$tmp/ws2
 OPENAI_API_KEY=test "$KILN" search rmsnorm --agent openai --model fake \
     --base-url "http://127.0.0.1:$(cat "$tmp/port" 2>/dev/null)/v1" --iterations 1 --workspace "$WS2" --json \
@@ -166,7 +133,5 @@ else
         grep -q '"proposer":"openai","hypothesis":"the same kernel under another name","status":"pass"' ||
         problem "candidate 1 is not the model's renamed kernel, passing:"$'\n'"$(tail_of "$tmp/2.out")"
 fi
-report "openai search via fake_llm, a renamed CUDA kernel ($(( $(date +%s) - t0 )) s)"
-
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+end "openai search via fake_llm, a renamed CUDA kernel"
+t_done

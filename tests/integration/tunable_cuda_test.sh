@@ -5,22 +5,15 @@
 # setting that takes the other paths (a warp per row, nothing kept in
 # registers, 4-wide loads, streaming hints). ctest label gpu; exits 77
 # without a GPU.
-#   tunable_cuda_test.sh KILN SOURCE_DIR
-set -uo pipefail
-KILN=$(readlink -f -- "$1")
-SRC=$(readlink -f -- "$2")
-if [ ! -e /dev/nvidia0 ] || ! nvidia-smi -L > /dev/null 2>&1 ||
-   [ ! -x "$(dirname "$KILN")/kiln-worker-cuda" ]; then
-    echo "skipped: no NVIDIA GPU or no CUDA build (this test verifies CUDA kernels on one)"
-    exit 77
-fi
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-export KILN_STATE=$T/state
-fail() { echo "FAIL: $*" >&2; exit 1; }
-field() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
+#   tunable_cuda_test.sh BUILD_DIR SOURCE_DIR
+. "$(dirname "$0")/lib.sh"
+t_init "$@"
+set -o pipefail
+need_gpu cuda "this test verifies CUDA kernels on one"
+T=$tmp
 
 for task in rmsnorm softmax layernorm; do
+    begin "$task tunable passes (default and alternative knobs, bf16 and f32)"
     src=$SRC/kernels/$task/cuda/tunable.cu
     alt=$T/$task-alt.cu
     sed -e 's/^#define VEC [0-9]*/#define VEC 4/' -e 's/^#define WARP_ROWS [0-9]*/#define WARP_ROWS 1/' \
@@ -33,9 +26,10 @@ for task in rmsnorm softmax layernorm; do
             "$KILN" verify "$f" --task $task --backend cuda --dtype $dt --group small --no-daemon \
                 --json > "$out" 2> "$out.err"
             rc=$?
-            [ $rc = 0 ] && [ "$(field "$out" status)" = pass ] ||
-                fail "$task $(basename "$f") $dt: exit $rc: $(field "$out" reason 2>/dev/null) $(head -c 300 "$out.err")"
+            [ $rc = 0 ] && [ "$(json_get status "$out")" = pass ] ||
+                fail "$task $(basename "$f") $dt: exit $rc: $(json_get reason "$out" 2>/dev/null) $(head -c 300 "$out.err")"
         done
     done
-    echo "ok: $task tunable passes (default and alternative knobs, bf16 and f32)"
+    end
 done
+t_done

@@ -15,47 +15,11 @@
 # Also the errors: a malformed ADDR (exit 2) and an ADDR where nothing
 # answers (exit 3), each named.
 #
-# usage: verifiers_test.sh KILN SOURCE_DIR
-#
-# Prints "ok - NAME" / "not ok - NAME" lines, then "N passed, N failed".
-set -u
-
-if [ $# -ne 2 ]; then
-    echo "usage: $0 KILN SOURCE_DIR" >&2
-    exit 2
-fi
-KILN=$(readlink -f -- "$1")
-KILND=$(dirname "$KILN")/kilnd
-SRC=$(readlink -f -- "$2")
-[ -x "$KILN" ] && [ -x "$KILND" ] || { echo "$0: no kiln or kilnd beside $KILN" >&2; exit 2; }
-command -v python3 >/dev/null || { echo "SKIP: python3 is needed to read the run database"; exit 77; }
-
-npass=0
-nfail=0
-probs=()
-begin() { probs=(); }
-problem() { probs+=("$*"); }
-end() {
-    if [ ${#probs[@]} -eq 0 ]; then
-        echo "ok - $1"
-        npass=$((npass + 1))
-    else
-        echo "not ok - $1"
-        local p
-        for p in "${probs[@]}"; do echo "#   $p"; done
-        nfail=$((nfail + 1))
-    fi
-}
-
-T=$(mktemp -d /tmp/kiln-verifiers-test.XXXXXX) || exit 2
-pids=()
-cleanup() {
-    local p
-    for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-    [ -n "${KILN_TEST_KEEP:-}" ] && echo "# kept $T" || rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+# usage: verifiers_test.sh BUILD_DIR SOURCE_DIR
+. "$(dirname "$0")/lib.sh"
+t_init "$@"
+command -v python3 >/dev/null || skip_all "python3 is needed to read the run database"
+T=$tmp
 cd "$SRC" || exit 2
 export KILN_STATE=$T/own-state   # no daemon of the user's is touched
 
@@ -86,7 +50,8 @@ end "errors: a malformed or empty ADDR (exit 2), one where nothing answers (exit
 start_kilnd() {   # NAME
     "$KILND" --foreground --socket "$T/$1.sock" --state "$T/st-$1" --devices cpu --compile-jobs 2 \
         >"$T/$1.log" 2>&1 &
-    pids+=($!)
+    t_bg $!
+    T_SOCKETS+=("$T/$1.sock")   # t_done stops it gracefully: its leak check runs
     eval "PID_$1=$!"
     for ((i = 0; i < 100; i++)); do
         [ -S "$T/$1.sock" ] && return 0
@@ -116,7 +81,7 @@ PY
 "$KILN" search rmsnorm --drafts 8 --iterations 4 --group decode --timing-ms 200 \
     --verifiers "$T/a.sock,$T/b.sock" --workspace "$T/ws" >"$T/search.out" 2>&1 &
 search_pid=$!
-pids+=($search_pid)
+t_bg $search_pid
 
 # Kill a once both have judged something and a holds jobs of the search
 # that it has not finished (its spool): those must be judged by b.
@@ -245,7 +210,7 @@ print("%012x" % (h & 0xffffffffffff))' "$T/c.sock")
 "$KILN" search rmsnorm --drafts 8 --iterations 3 --group decode --timing-ms 200 \
     --verifiers "$T/c.sock,$T/d.sock" --workspace "$T/ws2" >"$T/search2.out" 2>&1 &
 search_pid=$!
-pids+=($search_pid)
+t_bg $search_pid
 held=""
 for ((i = 0; i < 1200; i++)); do
     kill -0 $search_pid 2>/dev/null || break
@@ -349,5 +314,4 @@ n=$(count_from_db "$T/ws3" "$T/c.sock")
 [ "$n" -eq 0 ] || problem "$n verdicts from c, named only by the broken file"
 end "a fleet with malformed endpoint files: each named with why, the search goes on with the good one"
 
-echo "$npass passed, $nfail failed"
-[ $nfail -eq 0 ]
+t_done
