@@ -953,17 +953,19 @@ static void account_params(imp_ctx *c)
         }
 }
 
-int imp_map_params(imp_ctx *c, kiln_error *err)
+int imp_map_begin(imp_ctx *c, kiln_error *err)
 {
-    int used[KILN_MAX_ARGS] = {0};
     c->pmap = malloc(((size_t)c->h.nvar + 1) * sizeof *c->pmap);
     if (!c->pmap)
         return kiln_fail(err, "out of memory");
     for (int i = 0; i < c->h.nvar; i++)
         c->pmap[i] = (imp_pmap){.kind = IMP_M_NONE, .arg = -1, .out = -1, .scratch = -1};
     tensor_roles(c);
-    if (imp_apply_maps(c, used, err) < 0)
-        return -1;
+    return 0;
+}
+
+int imp_map_rest(imp_ctx *c, int *used)
+{
     by_name(c, used);
     by_similar_name(c, used);
     by_position(c, used, 1, KILN_ARG_INPUT);

@@ -146,6 +146,11 @@ int imp_find_define(const imp_ctx *c, const char *n, imp_def *out);
  * knobs (--map first, import_maps.c); -1 with err for a --map that names
  * nothing or what its parameter cannot be. */
 int imp_map_params(imp_ctx *c, kiln_error *err);
+/* Its two halves around imp_apply_maps (import_maps.c): the maps' table
+ * made and the tensors' roles found; then every parameter no --map named,
+ * by name, by a similar name, then by position, and the account. */
+int imp_map_begin(imp_ctx *c, kiln_error *err);
+int imp_map_rest(imp_ctx *c, int *used);
 /* Can a parameter of class cls stand for a task arg of kind? */
 int imp_fits(imp_cls cls, kiln_arg_kind kind);
 /* --map PARAM=TARGET into c->pmap (import_maps.c); -1 with err. */

@@ -382,3 +382,11 @@ int imp_apply_maps(imp_ctx *c, int *used, kiln_error *err)
     }
     return 0;
 }
+
+int imp_map_params(imp_ctx *c, kiln_error *err)
+{
+    int used[KILN_MAX_ARGS] = {0};
+    if (imp_map_begin(c, err) < 0 || imp_apply_maps(c, used, err) < 0)
+        return -1;
+    return imp_map_rest(c, used);
+}
