@@ -526,7 +526,7 @@ static void test_input_init(void **state)
     task_fails(", \"init\": {\"dist\": \"normal\", \"mean\": 0.5, \"std\": 2}", "", "args[0].init",
                "an input needs an object");
     task_fails("\"dist\": \"normal\"", "\"dist\": \"gauss\"", "args[0].init",
-               "unknown dist 'gauss' (normal, uniform)");
+               "unknown dist 'gauss' (normal, uniform, integers)");
     task_fails("{\"dist\": \"normal\", ", "{", "args[0].init.dist", "missing");
     task_fails("\"std\": 2", "\"std\": 0", "args[0].init", "std must be positive");
     task_fails("\"std\": 2", "\"std\": \"2\"", "args[0].init.std", "must be a number");
