@@ -42,7 +42,7 @@ cross_entropy_ref(const double *logits, const double *targets, double *loss, lon
             loss[i] = t == IGNORE_INDEX ? 0.0 : __longlong_as_double(0x7FF8000000000000ll);
         return;
     }
-    double m = -INFINITY;
+    double m = -__longlong_as_double(0x7FF0000000000000ll);   /* -inf: NVRTC has no math.h */
     for (long long c = threadIdx.x; c < vocab; c += BLOCK)
         m = fmax(m, x[c]);
     m = block_reduce(m, sh, 1);

@@ -10,6 +10,7 @@
 
 #define BLOCK 256 //@kiln tune 128 256 512 1024
 #define IGNORE_INDEX -100
+#define NEG_INF (-__int_as_float(0x7f800000))   /* NVRTC has no math.h INFINITY */
 
 __device__ __forceinline__ float warp_reduce(float v, int max)
 {
@@ -30,7 +31,7 @@ __device__ float block_reduce(float v, int max)
     if (lane == 0)
         part[warp] = v;
     __syncthreads();
-    v = lane < BLOCK / 32 ? part[lane] : max ? -INFINITY : 0.0f;
+    v = lane < BLOCK / 32 ? part[lane] : max ? NEG_INF : 0.0f;
     __syncthreads();   /* part is reused by the next reduction */
     return warp_reduce(v, max);
 }
@@ -45,7 +46,7 @@ cross_entropy_fwd(const kiln_t *logits, const int *targets, float *loss, int voc
             loss[blockIdx.x] = 0.0f;
         return;
     }
-    float m = -INFINITY;
+    float m = NEG_INF;
     for (int c = threadIdx.x; c < vocab; c += BLOCK)
         m = fmaxf(m, kiln_to_float(x[c]));
     m = block_reduce(m, 1);
