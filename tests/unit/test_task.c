@@ -1287,7 +1287,8 @@ static void test_shape_multiple(void **state)
 static void test_builtin_tasks(void **state)
 {
     (void)state;
-    static const char *names[] = {"rmsnorm", "softmax", "layernorm", "rope", "rope_interleaved"};
+    static const char *names[] = {"rmsnorm", "softmax", "layernorm", "rope", "rope_interleaved",
+                                  "add_rmsnorm", "cross_entropy"};
     kiln_task *t = malloc(sizeof *t);
     kiln_error err;
     assert_non_null(t);
@@ -1321,6 +1322,25 @@ static void test_builtin_tasks(void **state)
     kiln_task_cpu_signature(t, KILN_DT_F32, sig, sizeof sig);
     assert_string_equal(sig, "void rope(const float *x, const float *cos, const float *sin, float *y, "
                              "int32_t tokens, int32_t heads, int32_t half_dim)");
+    /* add_rmsnorm: two outputs; its cost split into reads and writes */
+    if (kiln_task_load(KILN_TASKS_DIR "/add_rmsnorm", t, &err) != 0)
+        fail_msg("%s", err.msg);
+    kiln_task_cpu_signature(t, KILN_DT_F32, sig, sizeof sig);
+    assert_string_equal(sig, "void add_rmsnorm(const float *x, const float *residual, const float *w, "
+                             "float *r, float *y, int32_t rows, int32_t cols, float eps)");
+    assert_true(t->cost_split);
+    /* cross_entropy: i32 targets with an ignore index, an f32 loss whatever T */
+    if (kiln_task_load(KILN_TASKS_DIR "/cross_entropy", t, &err) != 0)
+        fail_msg("%s", err.msg);
+    kiln_task_cuda_params(t, sig, sizeof sig);
+    assert_string_equal(sig, "(const kiln_t *logits, const int *targets, float *loss, int rows, int vocab)");
+    assert_true(kiln_arg_is_integer(&t->args[1]) && t->args[1].ignore_value == -100);
+    /* the logits of the rows not at the ignore index (a tenth), the targets;
+     * the losses written */
+    kiln_shape ce = {{100, 128256}};
+    double rd, wr;
+    assert_int_equal(kiln_task_cost_rw(t, &ce, KILN_DT_BF16, &rd, &wr, &err), 0);
+    assert_true(rd == 90.0 * 128256 * 2 + 100 * 4 && wr == 100.0 * 4);
     free(t);
 }
 
@@ -1352,7 +1372,8 @@ static double flops_at(const kiln_task *t, const kiln_shape *s)
 static void test_builtin_cuda_groups(void **state)
 {
     (void)state;
-    static const char *names[] = {"rmsnorm", "softmax", "layernorm", "rope", "rope_interleaved", "gemm"};
+    static const char *names[] = {"rmsnorm", "softmax", "layernorm", "rope", "rope_interleaved", "gemm",
+                                  "add_rmsnorm", "cross_entropy"};
     static const char *cuda_names[] = {"small", "decode", "prefill", "large"};
     kiln_task *t = malloc(sizeof *t);
     kiln_error err;
