@@ -328,5 +328,31 @@ else
     nskip=$((nskip + 1))
 fi
 
+# A task with two outputs (add_rmsnorm: r then y): the dispatch takes both
+# in the task's order, each kernel launched with both, and the header
+# compiles; the third kernel keeps r's values in registers (two knobs).
+A=kiln_add_rmsnorm_bf16
+begin
+make_fixture ws6 "$SRC" "$SRC/tests/redteam/cuda/add_rmsnorm_honest_regcache.cu" add_rmsnorm ||
+    problem "could not build the add_rmsnorm fixture"
+run export --task add_rmsnorm --backend cuda --dtype bf16 --workspace ws6 -o out6
+[ "$rc" -eq 0 ] || problem "export of add_rmsnorm: exit $rc: $(head -c 300 err.txt)"
+has out6/$A.cuh "cudaError_t $A(const kiln_t *x, const kiln_t *residual, const kiln_t *w, kiln_t *r, kiln_t *y, int rows, int cols, float eps, void *scratch, cudaStream_t stream)"
+has out6/$A.cuh "return ${A}_k1_run(x, residual, w, r, y, rows, cols, eps, scratch, stream);"
+grep -q "\"kernel\": \"${A}_k3_add_rmsnorm_fwd\"" out6/${A}_k3.cu || problem "k3's kernel is not renamed"
+finish "a task with two outputs exports: r and y in the dispatch's signature, in the task's order"
+if [ -x "$NVCC" ]; then
+    begin
+    printf '#include "%s.cuh"\nint main(void) { return %s(0, 0, 0, 0, 0, 0, 4096, 1e-6f, 0, 0) != cudaErrorInvalidValue; }\n' \
+        "$A" "$A" > amain.cu
+    nvcc_memo -std=c++17 -arch=sm_90a -Xcompiler -Wall,-Wextra,-Werror -Iout6 -o amain amain.cu \
+        > nvcc_a.txt 2>&1 || problem "the header does not compile: $(head -c 600 nvcc_a.txt)"
+    [ -x amain ] && { ./amain > amain.txt 2>&1 || problem "0 rows is not refused: $(head -c 300 amain.txt)"; }
+    finish "the two-output header compiles with nvcc, warning-free, and refuses 0 rows"
+else
+    echo "skip - nvcc not found: the add_rmsnorm header was not compiled"
+    nskip=$((nskip + 1))
+fi
+
 echo "$npass passed, $nfail failed, $nskip skipped"
 [ "$nfail" -eq 0 ]
