@@ -8,7 +8,8 @@
 # the host, gold from the C reference built for bf16); at the default
 # group, cross_entropy's floor takes the read bandwidth (its mix: reads,
 # next to no writes) and add_rmsnorm's the copy bandwidth, and neither
-# honest starter is suspect. Exits 77 (skipped) where there is no GPU.
+# honest starter is suspect; the CUDA tunables pass at two settings each.
+# Exits 77 (skipped) where there is no GPU.
 #   tasks_cuda_test.sh KILN SOURCE_DIR
 set -u
 KILN=$1
@@ -61,6 +62,21 @@ for t in add_rmsnorm cross_entropy; do
     KILN_HOST_DATA=1 verify "$t starter passes, bf16, host-resident (gold from the C reference)" \
         "$tmp/$t-host.json" "kernels/$t/cuda/starter.cu" --task "$t" --dtype bf16 --group small \
         --timing-ms 300
+done
+
+# The CUDA tunables (kernels/T/cuda/tunable.cu, where the tuner starts) at
+# their defaults and at a setting that takes the other paths.
+for t in add_rmsnorm cross_entropy; do
+    alt=$tmp/$t-tunable-alt.cu
+    sed -e 's/^#define VEC [0-9]*/#define VEC 4/' -e 's/^#define BLOCK [0-9]*/#define BLOCK 128/' \
+        -e 's/^#define KEEP [0-9]*/#define KEEP 0/' -e 's/^#define ONLINE [0-9]*/#define ONLINE 0/' \
+        "kernels/$t/cuda/tunable.cu" > "$alt"
+    for f in "kernels/$t/cuda/tunable.cu" "$alt"; do
+        for dt in bf16 f32; do
+            verify "$t $(basename "$f" .cu) passes, $dt (group small)" "$tmp/$t-$(basename "$f" .cu)-$dt.json" \
+                "$f" --task "$t" --dtype "$dt" --group small --timing-ms 300
+        done
+    done
 done
 
 # 3. The floor's bandwidth at the default group: the mix of each task's

@@ -166,8 +166,8 @@ static const char *tasks_dir;
 /* Every built-in task's CUDA reference compiles through the worker's NVRTC
  * path as the verifier writes it (the run's dtype defined first: see
  * write_reference in verifier/backend/cuda/cuda.c), with KILN_DTYPE_F64;
- * and the starters of the tasks whose references round to the run's
- * dtype or read integer inputs compile for each of their dtypes. */
+ * and the starters and tunables of the tasks whose references round to the
+ * run's dtype or read integer inputs compile for each of their dtypes. */
 static void task_sources_compile(void **state)
 {
     (void)state;
@@ -204,8 +204,10 @@ static void task_sources_compile(void **state)
             free(ref);
             if (!is_new)
                 continue;
-            char *st = slurp(t.starter_cuda);
-            char define[32];
+            char define[32], tunable[4200];
+            snprintf(tunable, sizeof tunable, "%s/../kernels/%s/cuda/tunable.cu", tasks_dir, names[i]);
+            for (int f = 0; f < 2; f++) {
+            char *st = slurp(f ? tunable : t.starter_cuda);
             assert_non_null(st);
             snprintf(define, sizeof define, "KILN_DTYPE_%s", dt == KILN_DT_F32 ? "F32" : dt == KILN_DT_F16 ? "F16" : "BF16");
             in = (kiln_nvrtc_in){.source = st, .name = "baseline.cu", .arch = "sm_90a",
@@ -214,9 +216,11 @@ static void task_sources_compile(void **state)
             kiln_nvrtc_start(&c, &in);
             kiln_nvrtc_wait(&c);
             if (c.rc != 0)
-                fail_msg("%s starter for %s: %s", names[i], kiln_dtype_name(dt), c.log ? c.log : c.limit);
+                fail_msg("%s %s for %s: %s", names[i], f ? "tunable" : "starter", kiln_dtype_name(dt),
+                         c.log ? c.log : c.limit);
             free_child(&c);
             free(st);
+            }
         }
     }
 }
