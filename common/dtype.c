@@ -79,3 +79,13 @@ const char *kiln_dtype_ctype(kiln_dtype dt)
             return table[i].ctype;
     return "void";
 }
+
+const char *kiln_run_dtype_macro(kiln_dtype dt)
+{
+    switch (dt) {
+    case KILN_DT_F16: return "KILN_RUN_DTYPE_F16";
+    case KILN_DT_BF16: return "KILN_RUN_DTYPE_BF16";
+    case KILN_DT_F64: return "KILN_RUN_DTYPE_F64";
+    default: return "KILN_RUN_DTYPE_F32";
+    }
+}

@@ -26,5 +26,11 @@ int kiln_dtype_sizeof(const char *type, size_t len, kiln_dtype t, int64_t *bytes
 int kiln_dtype_is_float(kiln_dtype dt);
 /* The C type a CPU candidate sees for dt ("float", "kiln_bf16", ...). */
 const char *kiln_dtype_ctype(kiln_dtype dt);
+/* The macro kiln defines to 1 when it builds a task's reference (C or
+ * CUDA) for a run of dtype dt, e.g. "KILN_RUN_DTYPE_BF16": a reference
+ * whose gold depends on a value the candidate stores in T reads it back
+ * rounded as the candidate holds it (kiln_round_to_run in kiln_cpu.h and
+ * kiln_cuda.h). Candidates never see it. */
+const char *kiln_run_dtype_macro(kiln_dtype dt);
 
 #endif

@@ -190,6 +190,7 @@ static void apply_pattern(kiln_rng *r, const kiln_variant *v, kiln_dtype dt, int
             out[i] *= smallest_normal(dt) * 4;
             break;
         case KILN_PAT_NONE:
+        case KILN_PAT_EXTREMES:   /* integers (fill_integers) */
             break;
         }
     }
@@ -221,9 +222,36 @@ HOT_LOOP void fill_plain(kiln_rng *r, const kiln_arg *arg, kiln_dtype dt, double
     *r = g;
 }
 
+/* An integer input (bounds resolved: kiln_input_resolve): each element at
+ * the ignore value with the input's share, else uniform in [a, b] (low or
+ * high alone for the extremes pattern). */
+static void fill_integers(kiln_rng *r, const kiln_arg *arg, const kiln_variant *v, kiln_dtype dt,
+                          double *out, void *bytes, size_t n)
+{
+    int64_t lo = (int64_t)arg->dist_a, hi = (int64_t)arg->dist_b;
+    double share = arg->has_ignore ? arg->ignore_share : 0;
+    int extremes = v && v->pattern == KILN_PAT_EXTREMES;
+    for (size_t i = 0; i < n; i++) {
+        double x;
+        if (share > 0 && uniform(r) < share)
+            x = arg->ignore_value;
+        else if (extremes)
+            x = (double)(next(r) & 1 ? hi : lo);
+        else
+            x = (double)kiln_rng_range(r, lo, hi);
+        out[i] = x;
+        if (bytes)
+            kiln_store_from_double(dt, bytes, i, x);
+    }
+}
+
 void kiln_fill_input(kiln_rng *r, const kiln_arg *arg, const kiln_variant *v, kiln_dtype dt,
                      int64_t row_len, double *out, void *bytes, size_t n)
 {
+    if (arg->dist == KILN_DIST_INTEGERS) {
+        fill_integers(r, arg, v, dt, out, bytes, n);
+        return;
+    }
     if (!v && (dt == KILN_DT_F32 || dt == KILN_DT_F64)) {
         kiln_hot_region(out, n * sizeof *out);
         if (bytes)

@@ -23,7 +23,8 @@ int64_t kiln_rng_range(kiln_rng *r, int64_t lo, int64_t hi);   /* inclusive */
 /* A seed nobody can predict (getrandom). */
 uint64_t kiln_secret_seed(void);
 
-/* Fill n values of input arg (last dim = row_len) as the task draws them,
+/* Fill n values of input arg (last dim = row_len) as the task draws them
+ * (an integer input's bounds resolved at the shape: kiln_input_resolve),
  * then apply variant (may be NULL), then round each to dt so the values are
  * exactly what the candidate will see. Writes doubles to out and, unless
  * bytes is NULL, the same values stored as dt to bytes. */

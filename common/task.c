@@ -16,20 +16,23 @@
 
 #include "expr.h"
 #include "fileutil.h"
+#include "task_load.h"
 
 #define MAX_JSON_BYTES (1 << 20)
 
-/* Where we are while loading, for error messages. */
-typedef struct ctx {
-    const char *file;
-    kiln_error *err;
-} ctx;
+/* Where we are while loading, for error messages (task_load.h). */
+typedef kiln_task_ctx ctx;
 
 static int bad(ctx *c, const char *path, const char *fmt, const char *detail)
 {
-    char what[512];
+    char what[640];
     snprintf(what, sizeof what, fmt, detail ? detail : "");
     return kiln_fail(c->err, "%s: field '%s': %s", c->file, path, what);
+}
+
+int kiln_task_bad(ctx *c, const char *path, const char *fmt, const char *detail)
+{
+    return bad(c, path, fmt, detail);
 }
 
 static char *read_file(const char *path, kiln_error *err)
@@ -230,15 +233,22 @@ static int load_dtype(ctx *c, const cJSON *a, const char *p, kiln_arg *arg, cons
     return 0;
 }
 
-static int load_init(ctx *c, const cJSON *a, const char *p, kiln_arg *arg)
+static int load_init(ctx *c, const cJSON *a, const char *p, const kiln_task *t, kiln_arg *arg)
 {
     const cJSON *init = cJSON_GetObjectItemCaseSensitive(a, "init");
     char ip[128], dist[KILN_NAME_MAX];
     snprintf(ip, sizeof ip, "%s.init", p);
     if (!cJSON_IsObject(init))
-        return bad(c, ip, "an input needs an object {\"dist\": \"normal\"|\"uniform\", ...}%s", NULL);
+        return bad(c, ip, "an input needs an object {\"dist\": \"normal\"|\"uniform\"|"
+                   "\"integers\", ...}%s", NULL);
     if (get_string(c, init, "dist", ip, 1, dist, sizeof dist) < 0)
         return -1;
+    if (strcmp(dist, "integers") == 0)
+        return kiln_task_load_integers(c, init, ip, t, arg);
+    if (!arg->dtype_is_var && !kiln_dtype_is_float(arg->dtype) &&
+        (strcmp(dist, "normal") == 0 || strcmp(dist, "uniform") == 0))
+        return bad(c, ip, "an input of dtype %s draws {\"dist\": \"integers\", \"low\", "
+                   "\"high\"}", kiln_dtype_name(arg->dtype));
     if (strcmp(dist, "normal") == 0) {
         arg->dist = KILN_DIST_NORMAL;
         if (get_number(c, init, "mean", ip, 0, 0.0, &arg->dist_a) < 0 ||
@@ -254,7 +264,7 @@ static int load_init(ctx *c, const cJSON *a, const char *p, kiln_arg *arg)
         if (!(arg->dist_b > arg->dist_a))
             return bad(c, ip, "high must be greater than low%s", NULL);
     } else {
-        return bad(c, ip, "unknown dist '%s' (normal, uniform)", dist);
+        return bad(c, ip, "unknown dist '%s' (normal, uniform, integers)", dist);
     }
     return 0;
 }
@@ -333,7 +343,7 @@ static int load_arg(ctx *c, const cJSON *a, int i, kiln_task *t)
     case KILN_ARG_INPUT:
         if (load_dtype(c, a, p, arg, NULL) < 0 || load_shape(c, a, p, t, arg) < 0)
             return -1;
-        return load_init(c, a, p, arg);
+        return load_init(c, a, p, t, arg);
     case KILN_ARG_OUTPUT:
         if (load_dtype(c, a, p, arg, NULL) < 0)
             return -1;
@@ -439,8 +449,8 @@ static int all_dtypes(const kiln_task *t, kiln_dtype dts[2 * KILN_MAX_DTYPES])
 
 static int parse_pattern(const char *s, kiln_pattern *p)
 {
-    static const char *names[] = {"", "constant-rows", "mixed-magnitudes", "tiny"};
-    for (int i = 0; i < 4; i++)
+    static const char *names[] = {"", "constant-rows", "mixed-magnitudes", "tiny", "extremes"};
+    for (int i = 0; i < 5; i++)
         if (strcmp(s, names[i]) == 0) {
             *p = (kiln_pattern)i;
             return 0;
@@ -462,10 +472,19 @@ static int load_variant(ctx *c, const cJSON *v, int i, kiln_task *t)
         get_number(c, v, "offset", p, 0, 0.0, &var->offset) < 0)
         return -1;
     var->arg = find_arg(t, input);
+    var->ignore_share = -1;
     if (var->arg < 0 || t->args[var->arg].kind != KILN_ARG_INPUT)
         return bad(c, p, "input '%s' is not an input arg", input);
     if (parse_pattern(pat, &var->pattern) < 0)
-        return bad(c, p, "unknown pattern '%s' (constant-rows, mixed-magnitudes, tiny)", pat);
+        return bad(c, p, "unknown pattern '%s' (constant-rows, mixed-magnitudes, tiny; extremes "
+                   "for integer inputs)", pat);
+    if (kiln_arg_is_integer(&t->args[var->arg]))
+        return kiln_task_load_int_variant(c, v, p, t, var);
+    if (var->pattern == KILN_PAT_EXTREMES)
+        return bad(c, p, "pattern 'extremes' is for integer inputs; '%s' is a float input", input);
+    if (cJSON_GetObjectItemCaseSensitive(v, "value") || cJSON_GetObjectItemCaseSensitive(v, "ignore_share"))
+        return bad(c, p, "value and ignore_share are for integer inputs; '%s' is a float input "
+                   "(scale, offset, pattern)", input);
     if (var->scale == 1.0 && var->offset == 0.0 && var->pattern == KILN_PAT_NONE)
         return bad(c, p, "changes nothing: give scale, offset or pattern%s", NULL);
     return 0;
@@ -635,6 +654,33 @@ static int load_expr(ctx *c, const cJSON *obj, const char *key, const char *p,
             }
     }
     return 0;
+}
+
+/* "cost": {"bytes": E, "flops": E}, or read_bytes and write_bytes in place
+ * of bytes for a task whose floor should weigh reads and writes apart
+ * (a read-dominated task beats a floor taken from copy bandwidth). */
+static int load_cost(ctx *c, const cJSON *cost, kiln_task *t)
+{
+    if (!cJSON_IsObject(cost))
+        return bad(c, "cost", "must be an object {\"bytes\": expr, \"flops\": expr}%s", NULL);
+    int has_bytes = cJSON_GetObjectItemCaseSensitive(cost, "bytes") != NULL;
+    int has_r = cJSON_GetObjectItemCaseSensitive(cost, "read_bytes") != NULL;
+    int has_w = cJSON_GetObjectItemCaseSensitive(cost, "write_bytes") != NULL;
+    if (has_bytes && (has_r || has_w))
+        return bad(c, "cost", "give bytes, or read_bytes and write_bytes, not both%s", NULL);
+    if (has_r != has_w)
+        return bad(c, has_r ? "cost.write_bytes" : "cost.read_bytes",
+                   "missing (read_bytes and write_bytes go together)%s", NULL);
+    t->cost_split = has_r;
+    if (has_r) {
+        if (load_expr(c, cost, "read_bytes", "cost", t, t->cost_read) < 0 ||
+            load_expr(c, cost, "write_bytes", "cost", t, t->cost_write) < 0)
+            return -1;
+        snprintf(t->cost_bytes, sizeof t->cost_bytes, "(%s) + (%s)", t->cost_read, t->cost_write);
+    } else if (load_expr(c, cost, "bytes", "cost", t, t->cost_bytes) < 0) {
+        return -1;
+    }
+    return load_expr(c, cost, "flops", "cost", t, t->cost_flops);
 }
 
 static int load_tolerance(ctx *c, const cJSON *root, kiln_task *t)
@@ -827,10 +873,7 @@ static int load_task_json(ctx *c, const cJSON *root, kiln_task *t)
         load_stability(c, root, t) < 0 || load_groups(c, root, t) < 0 ||
         load_tolerance(c, root, t) < 0)
         return -1;
-    if (!cJSON_IsObject(cost))
-        return bad(c, "cost", "must be an object {\"bytes\": expr, \"flops\": expr}%s", NULL);
-    if (load_expr(c, cost, "bytes", "cost", t, t->cost_bytes) < 0 ||
-        load_expr(c, cost, "flops", "cost", t, t->cost_flops) < 0)
+    if (load_cost(c, cost, t) < 0)
         return -1;
     return load_reference(c, root, t) < 0 || load_baselines(c, root, t) < 0 ||
            load_starter(c, root, t) < 0 ? -1 : 0;
@@ -1009,7 +1052,10 @@ int kiln_task_load(const char *dir, kiln_task *t, kiln_error *err)
         return -1;
     rc = load_hidden_json(&c, root, t);
     cJSON_Delete(root);
-    return rc < 0 ? -1 : check_sizes(&c, t);
+    if (rc < 0 || check_sizes(&c, t) < 0)
+        return -1;
+    snprintf(path, sizeof path, "%s/task.json", t->dir);   /* the bounds are task.json's */
+    return kiln_task_check_integers(&c, t);
 }
 
 int kiln_task_find(const char *name, kiln_task *t, kiln_error *err)
@@ -1076,6 +1122,20 @@ int64_t kiln_arg_elems(const kiln_arg *arg, const kiln_shape *shape)
     for (int i = 0; i < arg->rank; i++)
         n *= shape->d[arg->shape[i]] * (arg->shape_mul[i] > 1 ? arg->shape_mul[i] : 1);
     return n;
+}
+
+int kiln_task_cost_rw(const kiln_task *t, const kiln_shape *shape, kiln_dtype dt, double *read,
+                      double *write, kiln_error *err)
+{
+    if (!t->cost_split) {
+        double b;
+        if (kiln_task_cost(t, t->cost_bytes, shape, dt, &b, err) < 0)
+            return -1;
+        *read = *write = b / 2;
+        return 0;
+    }
+    return kiln_task_cost(t, t->cost_read, shape, dt, read, err) < 0 ||
+           kiln_task_cost(t, t->cost_write, shape, dt, write, err) < 0 ? -1 : 0;
 }
 
 typedef struct cost_ctx {

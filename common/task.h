@@ -35,6 +35,10 @@ typedef enum kiln_dist {
     KILN_DIST_NONE,
     KILN_DIST_NORMAL,   /* a = mean, b = standard deviation */
     KILN_DIST_UNIFORM,  /* a = low, b = high */
+    KILN_DIST_INTEGERS, /* i32/i8 inputs: uniform integers in [int_low, int_high], both
+                           ends included (expressions over the dims, resolved per shape
+                           into a and b by kiln_input_resolve), a share of them at an
+                           ignore value */
 } kiln_dist;
 
 typedef struct kiln_arg {
@@ -48,6 +52,12 @@ typedef struct kiln_arg {
     double value;                 /* scalars: the value passed */
     kiln_dist dist;               /* inputs: how values are drawn */
     double dist_a, dist_b;
+    /* KILN_DIST_INTEGERS: the bounds as written (integer expressions over the
+     * dims), and the ignore value drawn for a share of the elements. */
+    char int_low[KILN_EXPR_MAX], int_high[KILN_EXPR_MAX];
+    int has_ignore;
+    double ignore_value;          /* an integer of the arg's dtype, outside [low, high] */
+    double ignore_share;          /* in [0, 1] */
 } kiln_arg;
 
 typedef enum kiln_pattern {
@@ -55,6 +65,7 @@ typedef enum kiln_pattern {
     KILN_PAT_CONSTANT_ROWS,       /* each row (last dim) holds one value */
     KILN_PAT_MIXED,               /* magnitudes spread over 10^-4 .. 10^4 */
     KILN_PAT_TINY,                /* values near the dtype's smallest normal */
+    KILN_PAT_EXTREMES,            /* integers: every element low or high */
 } kiln_pattern;
 
 typedef struct kiln_variant {
@@ -62,6 +73,13 @@ typedef struct kiln_variant {
     int arg;                      /* index of the input it changes */
     double scale, offset;         /* value = drawn * scale + offset */
     kiln_pattern pattern;
+    /* Integer inputs: every element not at the ignore value is `value` (an
+     * integer expression over the dims, resolved per shape into `set`), and
+     * the ignore share may be replaced (ignore_share >= 0). */
+    int has_value;
+    char value[KILN_EXPR_MAX];
+    double set;                   /* value at the current shape (kiln_input_resolve) */
+    double ignore_share;          /* -1: the input's own share */
 } kiln_variant;
 
 typedef struct kiln_shape {
@@ -123,8 +141,10 @@ typedef struct kiln_task {
     int cuda_default_group;       /* the CUDA default: default_group unless the task
                                      has cuda_groups */
     int has_cuda_groups;
-    char cost_bytes[KILN_EXPR_MAX];
+    char cost_bytes[2 * KILN_EXPR_MAX + 16];   /* read + written; with a split, "(R) + (W)" */
     char cost_flops[KILN_EXPR_MAX];
+    int cost_split;               /* the task gave read_bytes and write_bytes */
+    char cost_read[KILN_EXPR_MAX], cost_write[KILN_EXPR_MAX];
     int reduction_dim;            /* index into dims, -1 if none */
     double floor_rel;
     int ntolerances;
@@ -178,6 +198,24 @@ int64_t kiln_arg_elems(const kiln_arg *arg, const kiln_shape *shape);
 /* Evaluate a cost expression at a shape; dims and sizeof(T) are known. */
 int kiln_task_cost(const kiln_task *task, const char *expr, const kiln_shape *shape,
                    kiln_dtype dt, double *out, kiln_error *err);
+
+/* The compulsory bytes read and written at a shape. A task that gives
+ * "bytes" alone is taken to read and write equal halves of them (a copy's
+ * mix: the bandwidth its floor was always taken from). */
+int kiln_task_cost_rw(const kiln_task *task, const kiln_shape *shape, kiln_dtype dt,
+                      double *read, double *write, kiln_error *err);
+
+/* Is arg an integer input (KILN_DIST_INTEGERS)? */
+int kiln_arg_is_integer(const kiln_arg *arg);
+
+/* Input arg as drawn at shape: for an integer input, a copy with dist_a and
+ * dist_b set to the bounds there, and (variant given, else NULL) the
+ * variant with its value resolved into `set`. Float inputs are copied as
+ * they are. The loader checked every shape a task names; a random shape
+ * can still put a bound out of range, and that is an error here. */
+int kiln_input_resolve(const kiln_task *task, const kiln_arg *arg, const kiln_variant *variant,
+                       const kiln_shape *shape, kiln_arg *arg_out, kiln_variant *variant_out,
+                       kiln_error *err);
 
 /* "rows=64 cols=4096" */
 void kiln_shape_format(const kiln_task *task, const kiln_shape *shape, char *buf, size_t len);

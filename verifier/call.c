@@ -194,20 +194,25 @@ int kiln_callset_prepare(kiln_callset *cs, const kiln_shape *shape, const kiln_v
     const kiln_task *t = cs->task;
     cs->shape = *shape;
     cs->variant = v;
+    for (int a = 0; a < t->nargs; a++)
+        if (t->args[a].kind == KILN_ARG_INPUT &&
+            kiln_input_resolve(t, &t->args[a], v && v->arg == a ? v : NULL, shape, &cs->drawn[a],
+                               &cs->drawn_variant, err) < 0)
+            return -1;
     if (cs->device) {   /* the worker draws from a fresh key */
         cs->key[0] = kiln_rng_next(&cs->rng);
         cs->key[1] = kiln_rng_next(&cs->rng);
         return 0;
     }
     for (int a = 0; a < t->nargs; a++) {
-        const kiln_arg *arg = &t->args[a];
-        if (arg->kind != KILN_ARG_INPUT)
+        if (t->args[a].kind != KILN_ARG_INPUT)
             continue;
+        const kiln_arg *arg = &cs->drawn[a];
         size_t n = (size_t)kiln_arg_elems(arg, shape);
         kiln_dtype dt = kiln_arg_dtype(arg, cs->dt);
         int64_t row = shape->d[arg->shape[arg->rank - 1]];
-        kiln_fill_input(&cs->rng, arg, v && v->arg == a ? v : NULL, dt, row, cs->in[a],
-                        cs->bytes[a], n);
+        kiln_fill_input(&cs->rng, arg, v && v->arg == a ? &cs->drawn_variant : NULL, dt, row,
+                        cs->in[a], cs->bytes[a], n);
     }
     return run_reference(cs, err);
 }
@@ -504,10 +509,15 @@ static void describe_data(const kiln_callset *cs, kiln_call_req *rq)
         d->dtype = (uint32_t)kiln_arg_dtype(arg, cs->dt);
         d->elems = (uint64_t)kiln_arg_elems(arg, &cs->shape);
         d->row_len = (uint64_t)cs->shape.d[arg->shape[arg->rank - 1]];
-        d->dist = (uint32_t)arg->dist;
-        d->a = arg->dist_a;
-        d->b = arg->dist_b;
         d->scale = 1.0;
+        if (arg->kind != KILN_ARG_INPUT)
+            continue;
+        const kiln_arg *in = &cs->drawn[a];   /* integer bounds resolved at the shape */
+        d->dist = (uint32_t)in->dist;
+        d->a = in->dist_a;
+        d->b = in->dist_b;
+        d->share = in->has_ignore ? in->ignore_share : 0;
+        d->ignore = in->ignore_value;
         if (v && v->arg == a) {
             d->pattern = (uint32_t)v->pattern;
             d->scale = v->scale;

@@ -52,6 +52,10 @@ typedef struct kiln_callset {
     int device;
     uint64_t key[2];                /* the prepared call's key */
     const kiln_variant *variant;    /* the prepared call's variant, or NULL */
+    /* The prepared shape's inputs as drawn there: integer bounds (and a
+     * variant's value) resolved (kiln_input_resolve). */
+    kiln_arg drawn[KILN_MAX_ARGS];
+    kiln_variant drawn_variant;
     uint32_t sets;                  /* input sets per call (timed together) */
     /* What the candidate printed: kept only for visible shapes, and only
      * until the first hidden shape runs, since a kernel could keep a hidden

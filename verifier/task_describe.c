@@ -33,6 +33,18 @@ static void print_shape(FILE *out, const kiln_task *t, const kiln_arg *a)
     fprintf(out, "]");
 }
 
+/* What an integer input holds: "integers in [0, vocab - 1]; 10% of them
+ * -100 (ignore)"; nothing for other args. */
+static void print_values(FILE *out, const kiln_arg *a)
+{
+    if (!kiln_arg_is_integer(a))
+        return;
+    fprintf(out, "\n           integers in [%s, %s]", a->int_low, a->int_high);
+    if (a->has_ignore)
+        fprintf(out, "; about %g%% of them %.0f (the ignore value)", 100 * a->ignore_share,
+                a->ignore_value);
+}
+
 static void print_args(FILE *out, const kiln_task *t, kiln_dtype dt)
 {
     fprintf(out, "\narguments:\n");
@@ -43,6 +55,7 @@ static void print_args(FILE *out, const kiln_task *t, kiln_dtype dt)
         print_shape(out, t, a);
         if (a->kind == KILN_ARG_SCALAR)
             fprintf(out, " = %g", a->value);
+        print_values(out, a);
         fprintf(out, "\n");
     }
 }
@@ -76,7 +89,11 @@ static void print_tolerance_cost(FILE *out, const kiln_task *t, kiln_dtype dt)
     if (t->floor_rel > 1e-5)   /* matters where outputs cancel to near zero */
         fprintf(out, "  (or at %g of the largest reference magnitude, whichever is larger)\n",
                 t->floor_rel);
-    fprintf(out, "cost: bytes = %s; flops = %s\n", t->cost_bytes, t->cost_flops);
+    if (t->cost_split)
+        fprintf(out, "cost: bytes read = %s; bytes written = %s; flops = %s\n", t->cost_read,
+                t->cost_write, t->cost_flops);
+    else
+        fprintf(out, "cost: bytes = %s; flops = %s\n", t->cost_bytes, t->cost_flops);
 }
 
 void kiln_task_describe(FILE *out, const kiln_task *t, kiln_dtype dt)
@@ -117,6 +134,7 @@ static void print_cuda_args(FILE *out, const kiln_task *t, kiln_dtype dt)
         print_shape(out, t, a);
         if (a->kind == KILN_ARG_SCALAR)
             fprintf(out, " = %g", a->value);
+        print_values(out, a);
         fprintf(out, "\n");
     }
     char params[1024];

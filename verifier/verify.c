@@ -410,12 +410,13 @@ static double bandwidth_scale(void)
 static int floor_for(job *j, kiln_shape_result *r, int again, double *measured_ns,
                      kiln_error *err)
 {
-    double bw;
-    if (kiln_task_cost(j->t, j->t->cost_bytes, &r->shape, j->o->dtype, &r->bytes, err) < 0 ||
+    double bw, rd, wr;
+    if (kiln_task_cost_rw(j->t, &r->shape, j->o->dtype, &rd, &wr, err) < 0 ||
         kiln_task_cost(j->t, j->t->cost_flops, &r->shape, j->o->dtype, &r->flops, err) < 0)
         return kiln_error_prefix(err, "%s: cost", j->t->name);
+    r->bytes = rd + wr;
     double peak = 0;
-    if (j->ops->roofline(j, r->bytes, again, &bw, &peak, err) < 0)
+    if (j->ops->roofline(j, rd, wr, again, &bw, &peak, err) < 0)
         return -1;
     bw *= bandwidth_scale();
     if (r->bytes >= j->largest_bytes) {   /* the verdict's: at the largest timed shape */

@@ -114,11 +114,12 @@ typedef struct kiln_wire_scratch {
  * summary below comes back. The arena is not used. */
 typedef struct kiln_wire_data {
     uint32_t role;          /* 0 not a buffer, 1 input, 2 output */
-    uint32_t dtype;         /* kiln_dtype of the candidate's buffer */
+    uint32_t dtype;         /* kiln_dtype of the candidate's buffer (inputs: also i32, i8) */
     uint32_t dist;          /* inputs: kiln_dist */
     uint32_t pattern;       /* inputs: kiln_pattern of the call's variant */
-    double a, b;            /* the distribution's parameters */
+    double a, b;            /* the distribution's parameters (integers: low, high) */
     double scale, offset;   /* the variant's (1 and 0 without one) */
+    double share, ignore;   /* integers: the share of elements at the ignore value */
     uint64_t elems;
     uint64_t row_len;       /* the last dim, for constant rows */
 } kiln_wire_data;

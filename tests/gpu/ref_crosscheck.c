@@ -3,9 +3,10 @@
  *
  *   ref_crosscheck TASKS_DIR
  *
- * For rmsnorm, softmax, layernorm, rope and rope_interleaved, at small and
- * odd shapes (one row, one column, prime lengths), for inputs drawn in f32
- * and bf16, with and without each of the task's stability variants: two
+ * For rmsnorm, softmax, layernorm, rope, rope_interleaved, add_rmsnorm and
+ * cross_entropy, at small and odd shapes (one row, one column, prime
+ * lengths), for inputs drawn in f32 and bf16 (each reference built for that
+ * run dtype), with and without each of the task's stability variants: two
  * callsets with the same seed draw the same inputs, one gets gold from the
  * C reference in a kiln-worker, the other from reference.cu in a
  * kiln-worker-cuda (dtype f64, scrubbed), exactly as verify.c starts them
@@ -35,7 +36,8 @@
 #define ABS 1e-300
 #define SEED 0x6b696c6e2d786368ull
 
-static const char *TASKS[] = {"rmsnorm", "softmax", "layernorm", "rope", "rope_interleaved"};
+static const char *TASKS[] = {"rmsnorm", "softmax", "layernorm", "rope", "rope_interleaved",
+                              "add_rmsnorm", "cross_entropy"};
 /* rows x cols, or tokens x heads x half_dim; the last is the largest. */
 static const int64_t ROW_SHAPES[][3] = {{1, 1}, {2, 2999}, {7, 257}, {33, 1000}};
 static const int64_t ROPE_SHAPES[][3] = {{1, 1, 1}, {3, 5, 7}, {2, 40, 40}, {17, 4, 33}};
@@ -64,13 +66,16 @@ static int read_file(const char *path, char **out, size_t *len)
     return 0;
 }
 
-/* Build and start both reference workers for r->task under dir. */
-static int start_refs(refs *r, const char *dir, kiln_error *err)
+/* Build and start both reference workers for r->task under dir, for a run
+ * of dtype dt: each reference knows it (KILN_RUN_DTYPE_*), as verify.c
+ * builds them (the C one through the shim, the CUDA one with the define
+ * written before its text, as verifier/backend/cuda/cuda.c writes it). */
+static int start_refs(refs *r, const char *dir, kiln_dtype dt, kiln_error *err)
 {
     const kiln_task *t = &r->task;
     char cdir[4200], gdir[4200], clib[4300], gsrc[4300], cu[4300];
-    snprintf(cdir, sizeof cdir, "%.4096s/%.31s-cpu", dir, t->name);
-    snprintf(gdir, sizeof gdir, "%.4096s/%.31s-gpu", dir, t->name);
+    snprintf(cdir, sizeof cdir, "%.4096s/%.31s-%s-cpu", dir, t->name, kiln_dtype_name(dt));
+    snprintf(gdir, sizeof gdir, "%.4096s/%.31s-%s-gpu", dir, t->name, kiln_dtype_name(dt));
     snprintf(clib, sizeof clib, "%s/ref.so", cdir);
     snprintf(gsrc, sizeof gsrc, "%s/ref.cu", gdir);
     snprintf(cu, sizeof cu, "%s/reference.cu", t->dir);
@@ -82,16 +87,21 @@ static int start_refs(refs *r, const char *dir, kiln_error *err)
     }
     kiln_error merr = {0};
     int rc = kiln_manifest_parse(src, len, t, &r->man, &merr);
+    char *text = malloc(len + 96);
+    if (text)
+        snprintf(text, len + 96, "#define %s 1\n#line 1 \"reference.cu\"\n%s",
+                 kiln_run_dtype_macro(dt), src);
     if (rc < 0)
         kiln_fail(err, "%s: %s", cu, merr.msg);
-    else if (kiln_mkdirs(cdir, err) < 0 || kiln_mkdirs(gdir, err) < 0 ||
-             kiln_write_text(gsrc, src, err) < 0)
+    else if (!text || kiln_mkdirs(cdir, err) < 0 || kiln_mkdirs(gdir, err) < 0 ||
+             kiln_write_text(gsrc, text, err) < 0)
         rc = -1;
     free(src);
+    free(text);
     if (rc < 0)
         return -1;
     kiln_build_result res;
-    if (kiln_cpu_build(t, KILN_DT_F32, KILN_BUILD_REFERENCE, t->reference_cpu, cdir, "ref.so", NULL,
+    if (kiln_cpu_build(t, dt, KILN_BUILD_REFERENCE, t->reference_cpu, cdir, "ref.so", NULL,
                        &res, err) < 0)
         return -1;
     if (!res.ok)
@@ -178,12 +188,14 @@ static int check_task(refs *r, const char *tasks_dir, const char *name, const ch
         for (int d = 0; d < t->ndims; d++)
             r->shapes[i].d[d] = rope ? ROPE_SHAPES[i][d] : ROW_SHAPES[i][d];
     }
-    if (start_refs(r, work, err) < 0)
-        return -1;
     const kiln_dtype dts[2] = {KILN_DT_F32, KILN_DT_BF16};
     int rc = 0;
     for (int k = 0; k < 2 && rc == 0; k++) {
         kiln_callset c, g;
+        kiln_worker_stop(&r->cpu);
+        kiln_worker_stop(&r->gpu);
+        if (start_refs(r, work, dts[k], err) < 0)
+            return -1;
         if (kiln_callset_init(&c, t, dts[k], r->shapes, NSHAPES, SEED, err) < 0)
             return -1;
         if (kiln_callset_init(&g, t, dts[k], r->shapes, NSHAPES, SEED, err) < 0) {

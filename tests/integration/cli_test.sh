@@ -365,8 +365,22 @@ end "kiln task show softmax gives the exact signature"
 
 begin
 run task list
-for t in layernorm rope rope_interleaved; do expect_out "^$t( |\$)"; done
-end "kiln task list lists layernorm, rope and rope_interleaved"
+for t in layernorm rope rope_interleaved add_rmsnorm cross_entropy; do expect_out "^$t( |\$)"; done
+end "kiln task list lists layernorm, rope, rope_interleaved, add_rmsnorm and cross_entropy"
+
+begin
+run task show cross_entropy
+expect_rc 0
+expect_out -F 'void cross_entropy(const float *logits, const int32_t *targets, float *loss, int32_t rows, int32_t vocab)'
+expect_out -F 'integers in [0, vocab - 1]; about 10% of them -100 (the ignore value)'
+expect_out -F 'cost: bytes read = (rows - rows / 10) * vocab * sizeof(T) + rows * sizeof(i32); bytes written = rows * sizeof(f32)'
+end "kiln task show cross_entropy: int32 targets in the signature, their values, reads and writes apart"
+
+begin
+run task show add_rmsnorm --backend cuda --dtype bf16
+expect_rc 0
+expect_out -F '(const kiln_t *x, const kiln_t *residual, const kiln_t *w, kiln_t *r, kiln_t *y, int rows, int cols, float eps)'
+end "kiln task show add_rmsnorm --backend cuda: two outputs, r then y"
 
 begin
 run task show rope
@@ -401,7 +415,7 @@ end "kiln task show --backend tpu: exit 2"
 
 # The CPU starters of the tasks beyond rmsnorm pass on the real CLI (their
 # references, shapes and tolerances work together).
-for t in softmax layernorm rope rope_interleaved; do
+for t in softmax layernorm rope rope_interleaved add_rmsnorm cross_entropy; do
     begin
     run verify "kernels/$t/cpu/starter.c" --task "$t" --group decode "${FAST[@]}" --json
     expect_rc 0

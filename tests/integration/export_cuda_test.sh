@@ -280,16 +280,15 @@ grep -q "if (kiln_i1 < INT_MIN || kiln_i1 > INT_MAX)" out6/$B.cuh ||
     problem "the 32-bit BLOCK is not range-checked"
 grep -q "(int64_t)kiln_i0, (int)kiln_i1, (int)kiln_i2, cols, eps" out6/$B.cuh ||
     problem "the launch does not pass the computed values at their types: $(grep -m1 cudaLaunchKernelEx out6/$B.cuh)"
-finish "computed launch arguments export: each a local of its type, passed cast"
+end "computed launch arguments export: each a local of its type, passed cast"
 if [ -x "$NVCC" ]; then
     begin
     printf '#include "%s.cuh"\nint main(void) { return 0; }\n' "$B" > cmain.cu
     nvcc_memo -std=c++17 -arch=sm_90a -Xcompiler -Wall,-Wextra,-Werror -Iout6 -o cmain cmain.cu \
         > nvcc_c.txt 2>&1 || problem "the header does not compile: $(head -c 600 nvcc_c.txt)"
-    finish "the computed arguments' header compiles with nvcc, warning-free"
+    end "the computed arguments' header compiles with nvcc, warning-free"
 else
-    echo "skip - nvcc not found: the computed arguments' header was not compiled"
-    nskip=$((nskip + 1))
+    skip "nvcc not found: the computed arguments' header was not compiled"
 fi
 
 # A ported kernel (issue 16): a template named by its instances, the host's
@@ -314,6 +313,31 @@ if [ -x "$NVCC" ]; then
     end "the template kernel's header compiles with nvcc, warning-free"
 else
     skip "nvcc not found: the template kernel's header was not compiled"
+fi
+
+# A task with two outputs (add_rmsnorm: r then y): the dispatch takes both
+# in the task's order, each kernel launched with both, and the header
+# compiles; the third kernel keeps r's values in registers (two knobs).
+A=kiln_add_rmsnorm_bf16
+begin
+make_fixture ws7 "$SRC" "$SRC/tests/redteam/cuda/add_rmsnorm_honest_regcache.cu" add_rmsnorm ||
+    problem "could not build the add_rmsnorm fixture"
+run export --task add_rmsnorm --backend cuda --dtype bf16 --workspace ws7 -o out7
+[ "$rc" -eq 0 ] || problem "export of add_rmsnorm: exit $rc: $(head -c 300 err.txt)"
+has out7/$A.cuh "cudaError_t $A(const kiln_t *x, const kiln_t *residual, const kiln_t *w, kiln_t *r, kiln_t *y, int rows, int cols, float eps, void *scratch, cudaStream_t stream)"
+has out7/$A.cuh "return ${A}_k1_run(x, residual, w, r, y, rows, cols, eps, scratch, stream);"
+grep -q "\"kernel\": \"${A}_k3_add_rmsnorm_fwd\"" out7/${A}_k3.cu || problem "k3's kernel is not renamed"
+end "a task with two outputs exports: r and y in the dispatch's signature, in the task's order"
+if [ -x "$NVCC" ]; then
+    begin
+    printf '#include "%s.cuh"\nint main(void) { return %s(0, 0, 0, 0, 0, 0, 4096, 1e-6f, 0, 0) != cudaErrorInvalidValue; }\n' \
+        "$A" "$A" > amain.cu
+    nvcc_memo -std=c++17 -arch=sm_90a -Xcompiler -Wall,-Wextra,-Werror -Iout7 -o amain amain.cu \
+        > nvcc_a.txt 2>&1 || problem "the header does not compile: $(head -c 600 nvcc_a.txt)"
+    [ -x amain ] && { ./amain > amain.txt 2>&1 || problem "0 rows is not refused: $(head -c 300 amain.txt)"; }
+    end "the two-output header compiles with nvcc, warning-free, and refuses 0 rows"
+else
+    skip "nvcc not found: the add_rmsnorm header was not compiled"
 fi
 
 t_done

@@ -115,10 +115,10 @@ static int fake_time(job *j, int i, uint64_t budget_ns, kiln_error *err)
 
 /* A machine that moves 1 TB/s: a call of fake.cand_ns beats the roofline
  * when the shape's bytes take longer than that. */
-static int fake_roofline(job *j, double bytes, int again, double *bw, double *peak,
+static int fake_roofline(job *j, double rd, double wr, int again, double *bw, double *peak,
                          kiln_error *err)
 {
-    (void)j, (void)bytes, (void)again, (void)err;
+    (void)j, (void)rd, (void)wr, (void)again, (void)err;
     *bw = 1e12;
     *peak = 0;
     return 0;

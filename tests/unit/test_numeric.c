@@ -11,6 +11,9 @@
 #include <string.h>
 
 #include "numeric.h"
+/* kiln_round_bits, as C references get it (kiln_cpu.h, for a reference build) */
+#define KILN_RUN_DTYPE_BF16 1
+#include "kiln_cpu.h"
 
 /* ---- helpers ------------------------------------------------------------- */
 
@@ -663,10 +666,44 @@ static void test_compare_rel_l2_extreme_scales(void **state)
     }
 }
 
+/* kiln_cpu.h's rounding for references agrees with the verifier's own
+ * store (kiln_store_from_double, rounding a double once) for f32, f16 and
+ * bf16: normal values, ties, subnormals, overflow to infinity. */
+static void test_reference_rounding(void **state)
+{
+    (void)state;
+    static const struct { kiln_dtype dt; int p, emin, emax; } f[] = {
+        {KILN_DT_F32, 24, -126, 127}, {KILN_DT_F16, 11, -14, 15}, {KILN_DT_BF16, 8, -126, 127}};
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (size_t k = 0; k < 3; k++)
+        for (int i = 0; i < 200000; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            /* magnitudes across the format's whole range and beyond it, and
+             * ties (a double with few bits below the format's last one) */
+            double m = (double)(x >> 11) * 0x1p-53 + 0.5;
+            if (i % 4 == 0)
+                m = nearbyint(m * 4096) / 4096;
+            int e = (int)(x % (unsigned)(f[k].emax - f[k].emin + 40)) + f[k].emin - 30;
+            double v = ldexp(x & 1 ? -m : m, e);
+            uint64_t cell = 0;
+            kiln_store_from_double(f[k].dt, &cell, 0, v);
+            double want = kiln_load_as_double(f[k].dt, &cell, 0);
+            double got = kiln_round_bits(v, f[k].p, f[k].emin, f[k].emax);
+            if (!(got == want || (isnan(got) && isnan(want))) || signbit(got) != signbit(want))
+                fail_msg("%s: %a rounds to %a, the verifier's store gives %a",
+                         kiln_dtype_name(f[k].dt), v, got, want);
+        }
+    /* bf16 here (8 bits): ties go to the even neighbour */
+    assert_true(kiln_round_to_run(1.0 + 0x1p-8) == 1.0);
+    assert_true(kiln_round_to_run(1.0 + 3 * 0x1p-8) == 1.0 + 0x1p-6);
+    assert_true(kiln_round_to_run(1.0 + 0x1p-8 + 0x1p-20) == 1.0 + 0x1p-7);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_f16_roundtrip_all),
+        cmocka_unit_test(test_reference_rounding),
         cmocka_unit_test(test_bf16_roundtrip_all),
         cmocka_unit_test(test_bf16_matches_reference_sampled),
 #ifdef __FLT16_MAX__

@@ -4,7 +4,8 @@
  * template instance, a kernel in an extern "C" block, one a macro declares)
  * handed to the worker's NVRTC path as name expressions, and each one's
  * symbol found in the cubin. A name no kernel has is a compile error that
- * says so; a name the code never uses, a static one. No GPU needed.
+ * says so; a name the code never uses, a static one. And every task's
+ * CUDA reference, as the verifier hands it to the worker. No GPU needed.
  *   test_nvrtc_names KILN_CUDA_H CUDA_INCLUDE_DIR TASKS_DIR PORTING_DIR */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -160,6 +161,70 @@ static void static_refusals(void **state)
     }
 }
 
+static const char *tasks_dir;
+
+/* Every built-in task's CUDA reference compiles through the worker's NVRTC
+ * path as the verifier writes it (the run's dtype defined first: see
+ * write_reference in verifier/backend/cuda/cuda.c), with KILN_DTYPE_F64;
+ * and the starters and tunables of the tasks whose references round to the
+ * run's dtype or read integer inputs compile for each of their dtypes. */
+static void task_sources_compile(void **state)
+{
+    (void)state;
+    static const char *names[] = {"rmsnorm", "softmax", "layernorm", "rope", "rope_interleaved",
+                                  "gemm", "add_rmsnorm", "cross_entropy"};
+    static kiln_task t;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char dir[4096];
+        kiln_error e = {0};
+        snprintf(dir, sizeof dir, "%s/%s", tasks_dir, names[i]);
+        if (kiln_task_load(dir, &t, &e) < 0)
+            fail_msg("%s: %s", names[i], e.msg);
+        int is_new = i >= 6;
+        for (int d = 0; d < t.ncuda_dtypes; d++) {
+            kiln_dtype dt = t.cuda_dtypes[d];
+            if (!is_new && dt != KILN_DT_BF16)
+                continue;
+            char *ref = slurp(t.reference_cuda);
+            assert_non_null(ref);
+            size_t n = strlen(ref) + 96;
+            char *src = malloc(n);
+            assert_non_null(src);
+            snprintf(src, n, "#define %s 1\n#line 1 \"reference.cu\"\n%s", kiln_run_dtype_macro(dt), ref);
+            kiln_nvrtc_in in = {.source = src, .name = "reference.cu", .arch = "sm_90a",
+                                .dtype_define = "KILN_DTYPE_F64", .kiln_header = kiln_header,
+                                .cuda_include = cuda_include};
+            kiln_nvrtc_child c;
+            kiln_nvrtc_start(&c, &in);
+            kiln_nvrtc_wait(&c);
+            if (c.rc != 0)
+                fail_msg("%s reference for %s: %s", names[i], kiln_dtype_name(dt), c.log ? c.log : c.limit);
+            free_child(&c);
+            free(src);
+            free(ref);
+            if (!is_new)
+                continue;
+            char define[32], tunable[4200];
+            snprintf(tunable, sizeof tunable, "%s/../kernels/%s/cuda/tunable.cu", tasks_dir, names[i]);
+            for (int f = 0; f < 2; f++) {
+            char *st = slurp(f ? tunable : t.starter_cuda);
+            assert_non_null(st);
+            snprintf(define, sizeof define, "KILN_DTYPE_%s", dt == KILN_DT_F32 ? "F32" : dt == KILN_DT_F16 ? "F16" : "BF16");
+            in = (kiln_nvrtc_in){.source = st, .name = "baseline.cu", .arch = "sm_90a",
+                                 .dtype_define = define, .kiln_header = kiln_header,
+                                 .cuda_include = cuda_include};
+            kiln_nvrtc_start(&c, &in);
+            kiln_nvrtc_wait(&c);
+            if (c.rc != 0)
+                fail_msg("%s %s for %s: %s", names[i], f ? "tunable" : "starter", kiln_dtype_name(dt),
+                         c.log ? c.log : c.limit);
+            free_child(&c);
+            free(st);
+            }
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 5) {
@@ -169,6 +234,7 @@ int main(int argc, char **argv)
     kiln_header = slurp(argv[1]);
     cuda_include = argv[2];
     porting = argv[4];
+    tasks_dir = argv[3];
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/rmsnorm", argv[3]);
     kiln_error e = {0};
@@ -180,6 +246,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(template_instances),    cmocka_unit_test(extern_c_block),
         cmocka_unit_test(macro_declared),        cmocka_unit_test(plain_by_name),
         cmocka_unit_test(wrong_instance_is_compile_error), cmocka_unit_test(static_refusals),
+        cmocka_unit_test(task_sources_compile),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     free(kiln_header);

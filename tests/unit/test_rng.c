@@ -158,6 +158,67 @@ static void test_fill_fast_path_matches(void **state)
         }
 }
 
+/* Integer inputs (bounds resolved): every value in [a, b] or the ignore
+ * value, at about its share; each end of a small range drawn; the extremes
+ * pattern gives only the ends; i8 stores them exactly. */
+static void test_fill_integers(void **state)
+{
+    (void)state;
+    enum { N = 200000 };
+    static double out[N];
+    static int32_t b32[N];
+    static int8_t b8[N];
+    kiln_rng r;
+    kiln_rng_seed(&r, 77);
+    kiln_arg a = {.kind = KILN_ARG_INPUT, .dtype = KILN_DT_I32, .dist = KILN_DIST_INTEGERS,
+                  .dist_a = 0, .dist_b = 9, .has_ignore = 1, .ignore_value = -100,
+                  .ignore_share = 0.1};
+    kiln_fill_input(&r, &a, NULL, KILN_DT_I32, 1, out, b32, N);
+    int ignored = 0, seen[10] = {0};
+    for (int i = 0; i < N; i++) {
+        assert_true(out[i] == (double)b32[i]);
+        if (out[i] == -100) {
+            ignored++;
+            continue;
+        }
+        assert_true(out[i] >= 0 && out[i] <= 9 && out[i] == (int)out[i]);
+        seen[(int)out[i]]++;
+    }
+    assert_true(ignored > 0.09 * N && ignored < 0.11 * N);
+    for (int k = 0; k < 10; k++)
+        assert_true(seen[k] > 0.08 * N && seen[k] < 0.1 * N);
+    /* extremes: low or high, never between */
+    kiln_variant ends = {.pattern = KILN_PAT_EXTREMES, .scale = 1, .ignore_share = -1};
+    a.has_ignore = 0;
+    a.dtype = KILN_DT_I8;
+    a.dist_a = -128;
+    a.dist_b = 127;
+    kiln_fill_input(&r, &a, &ends, KILN_DT_I8, 1, out, b8, N);
+    int lo = 0;
+    for (int i = 0; i < N; i++) {
+        assert_true(out[i] == -128 || out[i] == 127);
+        assert_true(out[i] == (double)b8[i]);
+        lo += out[i] == -128;
+    }
+    assert_true(lo > 0.45 * N && lo < 0.55 * N);
+    /* the full i8 range, its ends included */
+    kiln_fill_input(&r, &a, NULL, KILN_DT_I8, 1, out, b8, N);
+    int min = 0, max = 0;
+    for (int i = 0; i < N; i++) {
+        min |= b8[i] == -128;
+        max |= b8[i] == 127;
+    }
+    assert_true(min && max);
+    /* every element ignored */
+    a.has_ignore = 1;
+    a.ignore_share = 1;
+    a.ignore_value = -1;
+    a.dist_a = 0;
+    kiln_fill_input(&r, &a, NULL, KILN_DT_I8, 1, out, NULL, 1000);
+    for (int i = 0; i < 1000; i++)
+        assert_true(out[i] == -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -166,6 +227,7 @@ int main(void)
         cmocka_unit_test(test_normal_tail),
         cmocka_unit_test(test_normal_repeatable),
         cmocka_unit_test(test_fill_fast_path_matches),
+        cmocka_unit_test(test_fill_integers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -526,7 +526,7 @@ static void test_input_init(void **state)
     task_fails(", \"init\": {\"dist\": \"normal\", \"mean\": 0.5, \"std\": 2}", "", "args[0].init",
                "an input needs an object");
     task_fails("\"dist\": \"normal\"", "\"dist\": \"gauss\"", "args[0].init",
-               "unknown dist 'gauss' (normal, uniform)");
+               "unknown dist 'gauss' (normal, uniform, integers)");
     task_fails("{\"dist\": \"normal\", ", "{", "args[0].init.dist", "missing");
     task_fails("\"std\": 2", "\"std\": 0", "args[0].init", "std must be positive");
     task_fails("\"std\": 2", "\"std\": \"2\"", "args[0].init.std", "must be a number");
@@ -1287,7 +1287,8 @@ static void test_shape_multiple(void **state)
 static void test_builtin_tasks(void **state)
 {
     (void)state;
-    static const char *names[] = {"rmsnorm", "softmax", "layernorm", "rope", "rope_interleaved"};
+    static const char *names[] = {"rmsnorm", "softmax", "layernorm", "rope", "rope_interleaved",
+                                  "add_rmsnorm", "cross_entropy"};
     kiln_task *t = malloc(sizeof *t);
     kiln_error err;
     assert_non_null(t);
@@ -1321,6 +1322,25 @@ static void test_builtin_tasks(void **state)
     kiln_task_cpu_signature(t, KILN_DT_F32, sig, sizeof sig);
     assert_string_equal(sig, "void rope(const float *x, const float *cos, const float *sin, float *y, "
                              "int32_t tokens, int32_t heads, int32_t half_dim)");
+    /* add_rmsnorm: two outputs; its cost split into reads and writes */
+    if (kiln_task_load(KILN_TASKS_DIR "/add_rmsnorm", t, &err) != 0)
+        fail_msg("%s", err.msg);
+    kiln_task_cpu_signature(t, KILN_DT_F32, sig, sizeof sig);
+    assert_string_equal(sig, "void add_rmsnorm(const float *x, const float *residual, const float *w, "
+                             "float *r, float *y, int32_t rows, int32_t cols, float eps)");
+    assert_true(t->cost_split);
+    /* cross_entropy: i32 targets with an ignore index, an f32 loss whatever T */
+    if (kiln_task_load(KILN_TASKS_DIR "/cross_entropy", t, &err) != 0)
+        fail_msg("%s", err.msg);
+    kiln_task_cuda_params(t, sig, sizeof sig);
+    assert_string_equal(sig, "(const kiln_t *logits, const int *targets, float *loss, int rows, int vocab)");
+    assert_true(kiln_arg_is_integer(&t->args[1]) && t->args[1].ignore_value == -100);
+    /* the logits of the rows not at the ignore index (a tenth), the targets;
+     * the losses written */
+    kiln_shape ce = {{100, 128256}};
+    double rd, wr;
+    assert_int_equal(kiln_task_cost_rw(t, &ce, KILN_DT_BF16, &rd, &wr, &err), 0);
+    assert_true(rd == 90.0 * 128256 * 2 + 100 * 4 && wr == 100.0 * 4);
     free(t);
 }
 
@@ -1352,7 +1372,8 @@ static double flops_at(const kiln_task *t, const kiln_shape *s)
 static void test_builtin_cuda_groups(void **state)
 {
     (void)state;
-    static const char *names[] = {"rmsnorm", "softmax", "layernorm", "rope", "rope_interleaved", "gemm"};
+    static const char *names[] = {"rmsnorm", "softmax", "layernorm", "rope", "rope_interleaved", "gemm",
+                                  "add_rmsnorm", "cross_entropy"};
     static const char *cuda_names[] = {"small", "decode", "prefill", "large"};
     kiln_task *t = malloc(sizeof *t);
     kiln_error err;
@@ -1427,6 +1448,241 @@ static void test_builtin_cuda_groups(void **state)
         }
     }
     free(t);
+}
+
+/* ---- integer inputs ------------------------------------------------------ */
+
+/* GOOD_TASK with an i32 input t[rows] (targets in [0, cols - 1], 10% at
+ * -100) before y, and a second output z[rows], then one more replacement
+ * (from NULL: none). */
+#define INT_ARG "{\"name\": \"t\", \"kind\": \"input\", \"dtype\": \"i32\", \"shape\": [\"rows\"]," \
+    " \"init\": {\"dist\": \"integers\", \"low\": 0, \"high\": \"cols - 1\"," \
+    " \"ignore\": {\"value\": -100, \"share\": 0.1}}},\n"
+#define INT_VARIANTS "\"stability\": [\n" \
+    "    {\"name\": \"last\", \"input\": \"t\", \"value\": \"cols - 1\"},\n" \
+    "    {\"name\": \"none\", \"input\": \"t\", \"ignore_share\": 0},\n" \
+    "    {\"name\": \"ends\", \"input\": \"t\", \"pattern\": \"extremes\"},\n"
+
+static char *int_task(const char *from, const char *to)
+{
+    char *a = replace(GOOD_TASK, "    {\"name\": \"y\", \"kind\": \"output\"", "    " INT_ARG
+                      "    {\"name\": \"z\", \"kind\": \"output\", \"dtype\": \"f32\", \"shape\": [\"rows\"]},\n"
+                      "    {\"name\": \"y\", \"kind\": \"output\"");
+    char *b = replace(a, "\"stability\": [\n", INT_VARIANTS);
+    free(a);
+    if (!from)
+        return b;
+    char *c = replace(b, from, to);
+    free(b);
+    return c;
+}
+
+static void int_fails(const char *from, const char *to, const char *field, const char *phrase)
+{
+    char *text = int_task(from, to);
+    expect_fail(text, GOOD_HIDDEN, "task.json", field, phrase);
+    free(text);
+}
+
+static void test_integer_inputs(void **state)
+{
+    (void)state;
+    char *text = int_task(NULL, NULL);
+    kiln_task *t = malloc(sizeof *t);
+    kiln_error err;
+    assert_non_null(t);
+    if (load_text(text, GOOD_HIDDEN, t, &err) != 0)
+        fail_msg("integer task: %s", err.msg);
+    const kiln_arg *a = &t->args[2];
+    assert_string_equal(a->name, "t");
+    assert_true(kiln_arg_is_integer(a));
+    assert_false(kiln_arg_is_integer(&t->args[0]));
+    assert_int_equal(a->dtype, KILN_DT_I32);
+    assert_int_equal(a->dist, KILN_DIST_INTEGERS);
+    assert_string_equal(a->int_low, "0");
+    assert_string_equal(a->int_high, "cols - 1");
+    assert_true(a->has_ignore && a->ignore_value == -100 && a->ignore_share == 0.1);
+    assert_int_equal(t->args[3].kind, KILN_ARG_OUTPUT);   /* z, a second output */
+    assert_int_equal(t->nvariants, 5);
+    assert_true(t->variants[0].has_value);
+    assert_string_equal(t->variants[0].value, "cols - 1");
+    assert_true(t->variants[1].ignore_share == 0);
+    assert_int_equal(t->variants[2].pattern, KILN_PAT_EXTREMES);
+    assert_true(t->variants[3].ignore_share < 0);   /* a float variant: the input's own */
+    char sig[512];
+    kiln_task_cpu_signature(t, KILN_DT_F32, sig, sizeof sig);
+    assert_string_equal(sig, "void tnorm(const float *x, const float *w, const int32_t *t, float *z, "
+                             "float *y, int32_t rows, int64_t cols, float eps)");
+    kiln_task_cuda_params(t, sig, sizeof sig);
+    assert_string_equal(sig, "(const kiln_t *x, const kiln_t *w, const int *t, float *z, kiln_t *y, "
+                             "int rows, long long cols, float eps)");
+    /* resolved at a shape: the bounds there; a variant's value is both ends */
+    kiln_shape s = {{4, 16}};
+    kiln_arg r;
+    kiln_variant v;
+    assert_int_equal(kiln_input_resolve(t, a, NULL, &s, &r, &v, &err), 0);
+    assert_true(r.dist_a == 0 && r.dist_b == 15);
+    assert_int_equal(kiln_input_resolve(t, a, &t->variants[0], &s, &r, &v, &err), 0);
+    assert_true(r.dist_a == 15 && r.dist_b == 15 && v.set == 15 && r.ignore_share == 0.1);
+    assert_int_equal(kiln_input_resolve(t, a, &t->variants[1], &s, &r, &v, &err), 0);
+    assert_true(r.dist_a == 0 && r.dist_b == 15 && r.ignore_share == 0);
+    /* float inputs pass through as they are */
+    assert_int_equal(kiln_input_resolve(t, &t->args[0], NULL, &s, &r, &v, &err), 0);
+    assert_true(r.dist == KILN_DIST_NORMAL && r.dist_a == 0.5);
+    /* a shape no task file names can still break a bound: an error, no dims in it */
+    kiln_shape zero = {{4, 0}};
+    assert_int_equal(kiln_input_resolve(t, a, NULL, &zero, &r, &v, &err), -1);
+    assert_non_null(strstr(err.msg, "input 't' (init.high)"));
+    assert_null(strstr(err.msg, "cols=0"));
+    free(t);
+    free(text);
+    /* i8 over its full range, the bounds plain numbers, no ignore value */
+    char *d = int_task("\"low\": 0, \"high\": \"cols - 1\", \"ignore\": {\"value\": -100, \"share\": 0.1}",
+                       "\"low\": -128, \"high\": 127");
+    char *e = replace(d, "\"dtype\": \"i32\", \"shape\": [\"rows\"]", "\"dtype\": \"i8\", \"shape\": [\"rows\"]");
+    char *f = replace(e, "    {\"name\": \"last\", \"input\": \"t\", \"value\": \"cols - 1\"},\n"
+                         "    {\"name\": \"none\", \"input\": \"t\", \"ignore_share\": 0},\n", "");
+    t = malloc(sizeof *t);
+    assert_non_null(t);
+    if (load_text(f, GOOD_HIDDEN, t, &err) != 0)
+        fail_msg("i8 task: %s", err.msg);
+    assert_int_equal(t->args[2].dtype, KILN_DT_I8);
+    assert_false(t->args[2].has_ignore);
+    assert_string_equal(t->args[2].int_low, "-128");
+    kiln_task_cpu_signature(t, KILN_DT_F32, sig, sizeof sig);
+    assert_non_null(strstr(sig, "const int8_t *t"));
+    assert_string_equal(kiln_arg_cuda_type(&t->args[2]), "const signed char *");
+    free(t);
+    free(d);
+    free(e);
+    free(f);
+}
+
+static void test_integer_errors(void **state)
+{
+    (void)state;
+    const char *ints = "{\"dist\": \"integers\", \"low\": 0, \"high\": \"cols - 1\", "
+                       "\"ignore\": {\"value\": -100, \"share\": 0.1}}";
+    /* the dtype and the dist must agree */
+    int_fails("\"dtype\": \"i32\", \"shape\": [\"rows\"]", "\"dtype\": \"T\", \"shape\": [\"rows\"]",
+              "args[2].init", "\"integers\" are drawn for an input of dtype i32 or i8, not T");
+    int_fails("\"dtype\": \"i32\", \"shape\": [\"rows\"]", "\"dtype\": \"f32\", \"shape\": [\"rows\"]",
+              "args[2].init", "not f32");
+    int_fails("\"dtype\": \"i32\", \"shape\": [\"rows\"]", "\"dtype\": \"i64\", \"shape\": [\"rows\"]",
+              "args[2].init", "not i64");
+    task_fails("{\"name\": \"w\", \"kind\": \"input\", \"dtype\": \"T\"",
+               "{\"name\": \"w\", \"kind\": \"input\", \"dtype\": \"i32\"", "args[1].init",
+               "an input of dtype i32 draws {\"dist\": \"integers\"");
+    (void)ints;
+    /* bounds */
+    int_fails("\"low\": 0, \"high\"", "\"high\"", "args[2].init.low", "missing");
+    int_fails("\"low\": 0, \"high\"", "\"low\": 0.5, \"high\"", "args[2].init.low",
+              "must be an integer or an expression");
+    int_fails("\"low\": 0, \"high\"", "\"low\": [0], \"high\"", "args[2].init.low",
+              "must be an integer or a string");
+    int_fails("\"high\": \"cols - 1\"", "\"high\": \"colz - 1\"", "args[2].init.high",
+              "unknown name 'colz' (only dims may appear)");
+    int_fails("\"high\": \"cols - 1\"", "\"high\": \"cols - (1\"", "args[2].init.high", "missing ')'");
+    int_fails("\"high\": \"cols - 1\"", "\"high\": \"cols - 9\"", "args[2].init.high",
+              "at rows=2 cols=8 (a visible shape of group small): high -1 is below low 0");
+    int_fails("\"high\": \"cols - 1\"", "\"high\": \"cols / 2 - 9\"", "args[2].init.high",
+              "high -5 is below low 0");
+    int_fails("\"high\": \"cols - 1\"", "\"high\": \"cols - 4\"", "args[2].init.high",
+              "at rows=1 cols=3 (a hidden shape of group small): high -1 is below low 0");
+    int_fails("\"high\": \"cols - 1\"", "\"high\": \"cols * 1000000000\"", "args[2].init.high",
+              "does not fit i32");
+    int_fails("\"high\": \"cols - 1\"", "\"high\": \"sizeof(T)\"", "args[2].init.high",
+              "unknown type 'T' in sizeof()");
+    int_fails("\"high\": \"cols - 1\"", "\"high\": \"cols / 3.0\"", "args[2].init.high",
+              "not an integer");
+    int_fails("\"high\": \"cols - 1\",", "\"high\": \"cols - 1\", \"mean\": 3,", "args[2].init",
+              "unknown field 'mean' for integers (low, high, ignore)");
+    /* the ignore value */
+    int_fails("\"value\": -100", "\"value\": 3", "args[2].init.ignore.value",
+              "the ignore value 3 lies inside [0, 7]");
+    int_fails("\"value\": -100", "\"value\": -3000000000", "args[2].init.ignore.value",
+              "must be an integer that i32 holds");
+    int_fails("\"value\": -100", "\"value\": -1.5", "args[2].init.ignore.value", "must be an integer");
+    int_fails("\"share\": 0.1", "\"share\": 1.5", "args[2].init.ignore.share", "from 0 to 1");
+    int_fails(", \"share\": 0.1", "", "args[2].init.ignore.share", "from 0 to 1");
+    int_fails("\"share\": 0.1", "\"share\": 0.1, \"index\": 2", "args[2].init.ignore",
+              "unknown field 'index' (value, share)");
+    int_fails("\"ignore\": {\"value\": -100, \"share\": 0.1}", "\"ignore\": -100", "args[2].init.ignore",
+              "must be an object");
+    /* i8: its range */
+    char *a = int_task("\"dtype\": \"i32\", \"shape\": [\"rows\"]", "\"dtype\": \"i8\", \"shape\": [\"rows\"]");
+    char *b = replace(a, "\"value\": -100", "\"value\": -200");
+    expect_fail(b, GOOD_HIDDEN, "task.json", "args[2].init.ignore.value", "must be an integer that i8 holds");
+    free(b);
+    b = replace(a, "\"high\": \"cols - 1\"", "\"high\": \"cols * 16\"");
+    expect_fail(b, GOOD_HIDDEN, "task.json", "args[2].init.high", "[0, 128] does not fit i8");
+    free(a);
+    free(b);
+    /* variants of an integer input */
+    int_fails("\"input\": \"t\", \"value\": \"cols - 1\"", "\"input\": \"t\", \"value\": \"cols\"",
+              "stability[0].value", "at rows=2 cols=8 (a visible shape of group small): 8 lies "
+              "outside the input's [0, 7]");
+    int_fails("\"input\": \"t\", \"value\": \"cols - 1\"", "\"input\": \"t\", \"value\": \"colz\"",
+              "stability[0].value", "unknown name 'colz'");
+    int_fails("\"input\": \"t\", \"value\": \"cols - 1\"", "\"input\": \"t\", \"scale\": 2",
+              "stability[0]", "'t' is an integer input: its variants give value, ignore_share or "
+              "pattern \"extremes\", not scale or offset");
+    int_fails("\"input\": \"t\", \"value\": \"cols - 1\"", "\"input\": \"t\", \"pattern\": \"tiny\"",
+              "stability[0]", "the only pattern for it is \"extremes\"");
+    int_fails("\"input\": \"t\", \"value\": \"cols - 1\"",
+              "\"input\": \"t\", \"value\": 0, \"pattern\": \"extremes\"", "stability[0]",
+              "give value or pattern \"extremes\", not both");
+    int_fails("\"input\": \"t\", \"ignore_share\": 0", "\"input\": \"t\", \"ignore_share\": 2",
+              "stability[1].ignore_share", "from 0 to 1");
+    int_fails("\"input\": \"t\", \"ignore_share\": 0", "\"input\": \"t\"", "stability[1]",
+              "changes nothing: give value, ignore_share or pattern");
+    int_fails(", \"ignore\": {\"value\": -100, \"share\": 0.1}", "", "stability[1].ignore_share",
+              "input 't' has no ignore value");
+    /* ... and of a float input */
+    int_fails("\"input\": \"x\", \"scale\": 1000", "\"input\": \"x\", \"pattern\": \"extremes\"",
+              "stability[3]", "pattern 'extremes' is for integer inputs; 'x' is a float input");
+    int_fails("\"input\": \"x\", \"scale\": 1000", "\"input\": \"x\", \"value\": 3", "stability[3]",
+              "value and ignore_share are for integer inputs");
+}
+
+/* "cost": read_bytes and write_bytes in place of bytes. */
+static void test_cost_split(void **state)
+{
+    (void)state;
+    char *text = replace(GOOD_TASK, "\"bytes\": \"(2 * rows * cols + cols) * sizeof(T)\"",
+                         "\"read_bytes\": \"(rows * cols + cols) * sizeof(T)\", "
+                         "\"write_bytes\": \"rows * cols * sizeof(T)\"");
+    kiln_task *t = malloc(sizeof *t);
+    kiln_error err;
+    assert_non_null(t);
+    if (load_text(text, GOOD_HIDDEN, t, &err) != 0)
+        fail_msg("split cost: %s", err.msg);
+    assert_true(t->cost_split);
+    kiln_shape s = {{2, 3}};
+    double rd, wr, all;
+    assert_int_equal(kiln_task_cost_rw(t, &s, KILN_DT_F32, &rd, &wr, &err), 0);
+    assert_true(rd == (2.0 * 3 + 3) * 4 && wr == 2.0 * 3 * 4);
+    assert_int_equal(kiln_task_cost(t, t->cost_bytes, &s, KILN_DT_F32, &all, &err), 0);
+    assert_true(all == rd + wr);
+    free(text);
+    /* bytes alone: half read, half written (a copy's mix) */
+    load_rmsnorm(t);
+    assert_false(t->cost_split);
+    assert_int_equal(kiln_task_cost_rw(t, &s, KILN_DT_F32, &rd, &wr, &err), 0);
+    assert_true(rd == wr && rd + wr == (2.0 * 2 * 3 + 3) * 4);
+    free(t);
+    task_fails("\"bytes\": \"(2 * rows * cols + cols) * sizeof(T)\"",
+               "\"bytes\": \"rows\", \"read_bytes\": \"rows\", \"write_bytes\": \"rows\"", "cost",
+               "give bytes, or read_bytes and write_bytes, not both");
+    task_fails("\"bytes\": \"(2 * rows * cols + cols) * sizeof(T)\"", "\"read_bytes\": \"rows\"",
+               "cost.write_bytes", "missing (read_bytes and write_bytes go together)");
+    task_fails("\"bytes\": \"(2 * rows * cols + cols) * sizeof(T)\"", "\"write_bytes\": \"rows\"",
+               "cost.read_bytes", "missing");
+    task_fails("\"bytes\": \"(2 * rows * cols + cols) * sizeof(T)\"",
+               "\"read_bytes\": \"rowz\", \"write_bytes\": \"rows\"", "cost.read_bytes",
+               "unknown name 'rowz'");
+    task_fails("\"bytes\": \"(2 * rows * cols + cols) * sizeof(T)\"", "\"flopz\": \"1\"", "cost.bytes",
+               "missing");
 }
 
 /* ---- helpers on the real rmsnorm task --------------------------------- */
@@ -1575,6 +1831,9 @@ int main(void)
         cmocka_unit_test(test_cuda_only),
         cmocka_unit_test(test_cuda_errors),
         cmocka_unit_test(test_shape_multiple),
+        cmocka_unit_test(test_integer_inputs),
+        cmocka_unit_test(test_integer_errors),
+        cmocka_unit_test(test_cost_split),
         cmocka_unit_test(test_builtin_tasks),
         cmocka_unit_test(test_cuda_reference_and_builtin),
         cmocka_unit_test(test_cuda_groups),

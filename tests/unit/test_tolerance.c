@@ -5,8 +5,10 @@
  * rmsnorm x*w before the scale; for layernorm the output as one scale and
  * shift per column, and on the task's own inputs a one-pass variance) must
  * pass the task's budget in every output dtype, and f32 outputs that keep
- * only 12 significant bits must fail it. Inputs come from the task's own
- * generator; budgets and the comparison are the verifier's. */
+ * only 12 significant bits must fail it. cross_entropy's fp32 loss, at
+ * vocabularies to 262,144 from f32, f16 and bf16 logits, the same for its
+ * honest forms (torch's lse - x[t], an online softmax). Inputs come from the
+ * task's own generator; budgets and the comparison are the verifier's. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -329,12 +331,179 @@ static void test_layernorm(void **state)
     check_task(&rt);
 }
 
+/* ---- cross_entropy: one fp32 loss per row of logits ------------------- */
+
+#define CE_ROWS 48
+#define CE_IGNORE -100
+
+/* An honest float loss of one row. form 0: the max, a sum of exp(x - max)
+ * in order o, log(sum) + (max - x[t]) (the starters); 1: (max + log(sum))
+ * - x[t]; 2: one pass, a running max with the sum rescaled when it grows
+ * (online softmax), in o's lanes merged at the end. */
+static float ce_row(const float *x, int t, int n, order o, int form, float *tmp)
+{
+    if (t == CE_IGNORE)
+        return 0.0f;
+    float m = x[0], s;
+    if (form == 2) {
+        int lanes = o == LANES16 ? 16 : 1;
+        float lm[16], ls[16];
+        for (int l = 0; l < lanes; l++)
+            lm[l] = -INFINITY, ls[l] = 0.0f;
+        for (int i = 0; i < n; i++) {
+            int l = i % lanes;
+            if (x[i] > lm[l]) {
+                ls[l] = ls[l] * expf(lm[l] - x[i]) + 1.0f;
+                lm[l] = x[i];
+            } else {
+                ls[l] += expf(x[i] - lm[l]);
+            }
+        }
+        m = lm[0];
+        for (int l = 1; l < lanes; l++)
+            m = lm[l] > m ? lm[l] : m;
+        s = 0.0f;
+        for (int l = 0; l < lanes; l++)
+            s += lm[l] == -INFINITY ? 0.0f : ls[l] * expf(lm[l] - m);
+    } else {
+        for (int i = 1; i < n; i++)
+            m = x[i] > m ? x[i] : m;
+        for (int i = 0; i < n; i++)
+            tmp[i] = expf(x[i] - m);
+        s = fsum(tmp, n, o);
+    }
+    return form == 1 ? (m + logf(s)) - x[t] : logf(s) + (m - x[t]);
+}
+
+static double ce_gold(const double *x, int t, int n)
+{
+    if (t == CE_IGNORE)
+        return 0.0;
+    double m = x[0], s = 0;
+    for (int i = 1; i < n; i++)
+        m = x[i] > m ? x[i] : m;
+    for (int i = 0; i < n; i++)
+        s += exp(x[i] - m);
+    return log(s) + (m - x[t]);
+}
+
+typedef struct ce_case {
+    kiln_task *t;
+    double *x, *tg, *g;
+    float *xf, *loss, *tmp;
+    const kiln_variant *variant;
+} ce_case;
+
+/* Logits in dt and targets, for rows x n, as the verifier draws them. */
+static void ce_draw(ce_case *c, int n, kiln_dtype dt, uint64_t seed)
+{
+    kiln_rng r;
+    kiln_error err;
+    kiln_shape s = {{CE_ROWS, n}};
+    kiln_arg la, ta;
+    kiln_variant v;
+    const kiln_variant *vl = c->variant && c->variant->arg == 0 ? c->variant : NULL;
+    const kiln_variant *vt = c->variant && c->variant->arg == 1 ? c->variant : NULL;
+    kiln_rng_seed(&r, seed);
+    assert_int_equal(kiln_input_resolve(c->t, &c->t->args[0], vl, &s, &la, &v, &err), 0);
+    kiln_fill_input(&r, &la, vl ? &v : NULL, dt, n, c->x, NULL, (size_t)n * CE_ROWS);
+    if (kiln_input_resolve(c->t, &c->t->args[1], vt, &s, &ta, &v, &err) != 0)
+        fail_msg("%s", err.msg);
+    kiln_fill_input(&r, &ta, vt ? &v : NULL, KILN_DT_I32, CE_ROWS, c->tg, NULL, CE_ROWS);
+    for (size_t i = 0; i < (size_t)n * CE_ROWS; i++)
+        c->xf[i] = (float)c->x[i];
+}
+
+static int ce_judged(const ce_case *c, kiln_dtype dt, int64_t n, double *frac)
+{
+    const kiln_tolerance_spec *ts = kiln_task_tolerance(c->t, dt);
+    assert_non_null(ts);
+    kiln_tolerance tol = {kiln_reduction_budget(ts->ulps, ts->per_sqrt, n) + ts->per_n * (double)n +
+                              (c->variant ? ts->per_n_variants * (double)n + ts->ulps_variants : 0),
+                          c->t->floor_rel};
+    kiln_compare_result cr;
+    kiln_compare(KILN_DT_F32, c->loss, c->g, CE_ROWS, &tol, &cr);   /* the loss is f32 */
+    *frac = cr.max_err_ulps / tol.budget_ulps;
+    return cr.pass;
+}
+
+/* Every honest form and order passes in every logits dtype, on the task's
+ * own inputs at vocabularies to 262,144 and on each variant to 4,099;
+ * 12-bit losses fail on the task's own inputs. */
+static void test_cross_entropy(void **state)
+{
+    (void)state;
+    static const int widths[] = {1, 2, 7, 64, 1000, 4099, 32000, 128256, 262144};
+    static const kiln_dtype dts[] = {KILN_DT_F32, KILN_DT_F16, KILN_DT_BF16};
+    const int max = 262144, nw = sizeof widths / sizeof widths[0];
+    ce_case c = {0};
+    kiln_error err;
+    c.t = malloc(sizeof *c.t);
+    assert_non_null(c.t);
+    if (kiln_task_find("cross_entropy", c.t, &err) != 0)
+        fail_msg("%s", err.msg);
+    c.x = malloc(sizeof(double) * max * CE_ROWS);
+    c.xf = malloc(sizeof(float) * max * CE_ROWS);
+    c.tg = malloc(sizeof(double) * CE_ROWS);
+    c.g = malloc(sizeof(double) * CE_ROWS);
+    c.loss = malloc(sizeof(float) * CE_ROWS);
+    c.tmp = malloc(sizeof(float) * max);
+    assert_true(c.x && c.xf && c.tg && c.g && c.loss && c.tmp);
+    double worst = 0, worst_own = 0, least12 = INFINITY;
+    int worst_n = 0, own_n = 0, least_n = 0;
+    for (int k = 0; k < nw * (1 + c.t->nvariants); k++) {
+        int n = widths[k % nw];
+        c.variant = k < nw ? NULL : &c.t->variants[k / nw - 1];
+        if (c.variant && n > 4099)
+            continue;
+        for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++) {
+            double frac;
+            ce_draw(&c, n, dts[d], 99 + (uint64_t)n);
+            for (int r = 0; r < CE_ROWS; r++)
+                c.g[r] = ce_gold(c.x + (size_t)r * n, (int)c.tg[r], n);
+            for (int o = 0; o < NORDERS; o++)
+                for (int form = 0; form < 3; form++) {
+                    if (form == 2 && o != SERIAL && o != LANES16)
+                        continue;
+                    for (int r = 0; r < CE_ROWS; r++)
+                        c.loss[r] = ce_row(c.xf + (size_t)r * n, (int)c.tg[r], n, (order)o, form,
+                                           c.tmp);
+                    if (!ce_judged(&c, dts[d], n, &frac))
+                        fail_msg("cross_entropy %s: honest %s sum (form %d) fails at vocab %d%s%s "
+                                 "(%.2f budgets)", kiln_dtype_name(dts[d]), order_name[o], form, n,
+                                 c.variant ? ", variant " : "", c.variant ? c.variant->name : "",
+                                 frac);
+                    if (frac > worst)
+                        worst = frac, worst_n = n;
+                    if (!c.variant && frac > worst_own)
+                        worst_own = frac, own_n = n;
+                }
+            if (c.variant || n < 64)   /* a loss over a few logits is small: 12 bits can hold it */
+                continue;
+            for (int r = 0; r < CE_ROWS; r++)
+                c.loss[r] = twelve_bits(ce_row(c.xf + (size_t)r * n, (int)c.tg[r], n, SERIAL, 0,
+                                               c.tmp));
+            if (ce_judged(&c, dts[d], n, &frac))
+                fail_msg("cross_entropy %s: 12-bit losses pass at vocab %d (%.2f budgets)",
+                         kiln_dtype_name(dts[d]), n, frac);
+            if (frac < least12)
+                least12 = frac, least_n = n;
+        }
+    }
+    print_message("cross_entropy: worst honest error %.2f budgets (vocab %d), on the task's own "
+                  "inputs %.2f (vocab %d); 12 bits at least %.1f budgets (vocab %d)\n", worst,
+                  worst_n, worst_own, own_n, least12, least_n);
+    free(c.x), free(c.xf), free(c.tg), free(c.g), free(c.loss), free(c.tmp);
+    free(c.t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rmsnorm),
         cmocka_unit_test(test_softmax),
         cmocka_unit_test(test_layernorm),
+        cmocka_unit_test(test_cross_entropy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

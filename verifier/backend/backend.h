@@ -61,12 +61,13 @@ typedef struct kiln_backend_ops {
                  const kiln_shape *s, kiln_error *err);
     /* Time candidate against baseline on visible shape i within budget_ns. */
     int (*time_shape)(struct job *j, int i, uint64_t budget_ns, kiln_error *err);
-    /* The roofline's two slopes for bytes moved: bytes per second, and the
-     * peak flops for the job's dtype (0: no compute floor). again: measure
-     * once more rather than trust a cached figure (a kernel under the floor
-     * is measured twice before it counts). */
-    int (*roofline)(struct job *j, double bytes, int again, double *bytes_per_s,
-                    double *peak_flops, kiln_error *err);
+    /* The roofline's two slopes for a shape that reads read_bytes and
+     * writes write_bytes: bytes (read + written) per second for that mix,
+     * and the peak flops for the job's dtype (0: no compute floor). again:
+     * measure once more rather than trust a cached figure (a kernel under
+     * the floor is measured twice before it counts). */
+    int (*roofline)(struct job *j, double read_bytes, double write_bytes, int again,
+                    double *bytes_per_s, double *peak_flops, kiln_error *err);
     /* After the last stage: stop what the backend started; add any flags
      * its own accounting raises (j->v). May be NULL. */
     void (*finish)(struct job *j);

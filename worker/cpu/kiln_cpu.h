@@ -83,4 +83,41 @@ static inline kiln_f16 kiln_float_to_f16(float f)
     return h;
 }
 
+/* For kiln's C references only: kiln defines KILN_RUN_DTYPE_* (the run's
+ * dtype) when it builds one, never for a candidate. v rounded once, to
+ * nearest even, to that dtype (subnormals and overflow to infinity as the
+ * format has them): for gold that depends on a value the candidate stores
+ * in T and uses again, as add_rmsnorm's y depends on r. */
+#if defined(KILN_RUN_DTYPE_F32) || defined(KILN_RUN_DTYPE_F16) || defined(KILN_RUN_DTYPE_BF16) || \
+    defined(KILN_RUN_DTYPE_F64)
+#include <math.h>
+
+/* v to p significant bits, exponents from emin (subnormals below) to emax. */
+static inline double kiln_round_bits(double v, int p, int emin, int emax)
+{
+    if (v == 0 || !isfinite(v))
+        return v;
+    int e;
+    frexp(v, &e);                        /* |v| in [2^(e-1), 2^e) */
+    int lead = e - 1 < emin ? emin : e - 1;
+    double q = ldexp(1.0, lead - (p - 1));   /* the spacing there */
+    double r = nearbyint(v / q) * q;         /* v / q is exact: q is a power of two */
+    double max = ldexp(2.0 - ldexp(1.0, 1 - p), emax);
+    return fabs(r) > max ? copysign(INFINITY, v) : r;
+}
+
+static inline double kiln_round_to_run(double v)
+{
+#if defined(KILN_RUN_DTYPE_BF16)
+    return kiln_round_bits(v, 8, -126, 127);
+#elif defined(KILN_RUN_DTYPE_F16)
+    return kiln_round_bits(v, 11, -14, 15);
+#elif defined(KILN_RUN_DTYPE_F64)
+    return v;
+#else
+    return (double)(float)v;
+#endif
+}
+#endif
+
 #endif

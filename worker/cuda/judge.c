@@ -111,7 +111,8 @@ int kiln_dbuf_ensure(kiln_dbuf *b, size_t bytes, char *info, size_t len)
 
 static size_t elem_bytes(uint32_t dtype)
 {
-    return dtype == KILN_JDT_F16 || dtype == KILN_JDT_BF16 ? 2 : dtype == KILN_JDT_F64 ? 8 : 4;
+    return dtype == KILN_JDT_I8 ? 1 : dtype == KILN_JDT_F16 || dtype == KILN_JDT_BF16 ? 2
+         : dtype == KILN_JDT_F64 ? 8 : 4;
 }
 
 static size_t data_bytes(const kiln_wire_data *d)
@@ -234,6 +235,7 @@ static kiln_gen_spec gen_spec(const kiln_judge *j, const kiln_call_req *rq, uint
                        .stream = stream_of(set0, a), .stream_step = KILN_WORKER_MAX_ARGS,
                        .dtype = d->dtype, .dist = d->dist, .pattern = d->pattern, .a = d->a,
                        .b = d->b, .scale = d->scale, .offset = d->offset,
+                       .share = d->share, .ignore = d->ignore,
                        .n = (kiln_i64)d->elems, .row_len = (kiln_i64)d->row_len,
                        .slots = slots_of(j, a, set0)};
     return g;

@@ -21,6 +21,13 @@ typedef uint32_t kiln_u32;
 #define KILN_JDT_F16 2
 #define KILN_JDT_BF16 3
 #define KILN_JDT_F64 4
+#define KILN_JDT_I32 5      /* inputs only (integers: targets, indices) */
+#define KILN_JDT_I8 7       /* inputs only (quantised weights) */
+
+/* kiln_dist codes: 1 normal, 2 uniform, 3 integers. */
+#define KILN_JDIST_INTEGERS 3
+/* kiln_pattern codes: 1 constant rows, 2 mixed magnitudes, 3 tiny, 4 extremes. */
+#define KILN_JPAT_EXTREMES 4
 
 /* How one input buffer's values are drawn: element i is a function of
  * (key, stream, i) alone (Philox-4x32-10), so any element can be made
@@ -29,12 +36,14 @@ typedef struct kiln_gen_spec {
     kiln_u64 key0, key1;     /* the call's key, from the verifier's secret seed */
     kiln_u32 stream;         /* which buffer of which input set */
     kiln_u32 dtype;          /* KILN_JDT_* */
-    kiln_u32 dist;           /* kiln_dist: 1 normal (a mean, b sd), 2 uniform [a, b) */
+    kiln_u32 dist;           /* kiln_dist: 1 normal (a mean, b sd), 2 uniform [a, b),
+                                3 integers in [a, b] (both ends), a share at ignore */
     kiln_u32 pattern;        /* kiln_pattern of a stability variant, 0 none */
     kiln_u32 stream_step;    /* how far the stream moves from one set to the next */
     kiln_u32 pad;
     double a, b;
     double scale, offset;    /* variant: value * scale + offset (1 and 0 without one) */
+    double share, ignore;    /* integers: share of the elements at the ignore value */
     kiln_i64 n;              /* elements */
     kiln_i64 row_len;        /* the last dim, for constant rows */
     kiln_u64 slots;          /* device address of kiln_u32[sets]: set y's buffer is slot

@@ -25,6 +25,21 @@ __device__ __forceinline__ kiln_t kiln_from_float(float v) { return __float2bflo
 typedef double kiln_t;
 __device__ __forceinline__ float kiln_to_float(kiln_t v) { return (float)v; }
 __device__ __forceinline__ kiln_t kiln_from_float(float v) { return v; }
+/* v rounded once, to nearest even, to the run's dtype (kiln defines
+ * KILN_RUN_DTYPE_* for a reference): for gold that depends on a value the
+ * candidate stores in T and uses again, as add_rmsnorm's y depends on r. */
+__device__ __forceinline__ double kiln_round_to_run(double v)
+{
+#if defined(KILN_RUN_DTYPE_BF16)
+    return (double)__bfloat162float(__double2bfloat16(v));
+#elif defined(KILN_RUN_DTYPE_F16)
+    return (double)__half2float(__double2half(v));
+#elif defined(KILN_RUN_DTYPE_F64)
+    return v;
+#else
+    return (double)__double2float_rn(v);
+#endif
+}
 #else
 typedef float kiln_t;
 __device__ __forceinline__ float kiln_to_float(kiln_t v) { return v; }

@@ -50,8 +50,26 @@ __device__ __forceinline__ double smallest_normal(unsigned dt)
     return dt == KILN_JDT_F16 ? 0x1p-14 : dt == KILN_JDT_F64 ? 0x1p-1022 : 0x1p-126;
 }
 
+/* An integer input's element i: at the ignore value with probability
+ * share (32 bits), else uniform in [a, b] (64 bits modulo the span; a span
+ * is at most 2^32, so the bias is below 2^-32), or a or b alone for the
+ * extremes pattern. */
+__device__ __forceinline__ double drawn_integer(const kiln_gen_spec &s, kiln_i64 i)
+{
+    u32x4 r = philox(s.key0, s.key1, (kiln_u64)i, s.stream, SALT_VALUE);
+    if (s.share > 0 && (double)r.x[0] * 0x1p-32 < s.share)
+        return s.ignore;
+    if (s.pattern == KILN_JPAT_EXTREMES)
+        return r.x[3] & 1u ? s.b : s.a;
+    kiln_u64 span = (kiln_u64)(kiln_i64)(s.b - s.a) + 1;
+    kiln_u64 u = ((kiln_u64)r.x[1] << 32) | r.x[2];
+    return s.a + (double)(u % span);
+}
+
 __device__ __forceinline__ double drawn(const kiln_gen_spec &s, kiln_i64 i)
 {
+    if (s.dist == KILN_JDIST_INTEGERS)
+        return drawn_integer(s, i);
     kiln_i64 at = i;
     if (s.pattern == 1 && s.row_len > 0)          /* constant rows: the row's first value */
         at = i - i % s.row_len;
@@ -90,6 +108,12 @@ __device__ __forceinline__ kiln_u64 round_to(unsigned dt, double v, double *exac
     case KILN_JDT_F64:
         *exact = v;
         return (kiln_u64)__double_as_longlong(v);
+    case KILN_JDT_I32:   /* integers are drawn exact and in range */
+        *exact = v;
+        return (kiln_u64)(unsigned)(int)v;
+    case KILN_JDT_I8:
+        *exact = v;
+        return (kiln_u64)(unsigned char)(signed char)(int)v;
     default: {
         float f = __double2float_rn(v);
         *exact = (double)f;
@@ -100,12 +124,14 @@ __device__ __forceinline__ kiln_u64 round_to(unsigned dt, double v, double *exac
 
 __device__ __forceinline__ unsigned dt_size(unsigned dt)
 {
-    return dt == KILN_JDT_F16 || dt == KILN_JDT_BF16 ? 2 : dt == KILN_JDT_F64 ? 8 : 4;
+    return dt == KILN_JDT_I8 ? 1 : dt == KILN_JDT_F16 || dt == KILN_JDT_BF16 ? 2
+         : dt == KILN_JDT_F64 ? 8 : 4;
 }
 
 __device__ __forceinline__ kiln_u64 load_bits(const void *p, unsigned dt, kiln_i64 i)
 {
     switch (dt_size(dt)) {
+    case 1: return ((const unsigned char *)p)[i];
     case 2: return ((const unsigned short *)p)[i];
     case 8: return ((const kiln_u64 *)p)[i];
     default: return ((const unsigned *)p)[i];
@@ -115,6 +141,7 @@ __device__ __forceinline__ kiln_u64 load_bits(const void *p, unsigned dt, kiln_i
 __device__ __forceinline__ void store_bits(void *p, unsigned dt, kiln_i64 i, kiln_u64 b)
 {
     switch (dt_size(dt)) {
+    case 1: ((unsigned char *)p)[i] = (unsigned char)b; break;
     case 2: ((unsigned short *)p)[i] = (unsigned short)b; break;
     case 8: ((kiln_u64 *)p)[i] = b; break;
     default: ((unsigned *)p)[i] = (unsigned)b; break;
@@ -127,6 +154,8 @@ __device__ __forceinline__ double bits_value(unsigned dt, kiln_u64 b)
     case KILN_JDT_F16: return (double)__half2float(__ushort_as_half((unsigned short)b));
     case KILN_JDT_BF16: return (double)__bfloat162float(__ushort_as_bfloat16((unsigned short)b));
     case KILN_JDT_F64: return __longlong_as_double((long long)b);
+    case KILN_JDT_I32: return (double)(int)(unsigned)b;
+    case KILN_JDT_I8: return (double)(signed char)(unsigned char)b;
     default: return (double)__uint_as_float((unsigned)b);
     }
 }
@@ -390,6 +419,33 @@ extern "C" __global__ void kiln_worst_values(kiln_cmp_spec s, const void *out0, 
         return;
     v.acc->worst_cand = bits_value(s.dtype, load_bits(v.out, s.dtype, (kiln_i64)i));
     v.acc->worst_gold = v.gold[i];
+}
+
+/* The probe's read bandwidth (kiln-worker-cuda --probe): every 16-byte
+ * word of buf read once, four loads in flight per thread, folded by xor;
+ * a block writes only if its fold hits one value in 2^32, so nearly
+ * nothing is written and nothing can be optimised away. The roofline floor
+ * of a read-dominated task is taken from this (a copy counts its writes
+ * too, and an honest cross-entropy kernel, which writes next to nothing,
+ * beats a floor taken from it). */
+extern "C" __global__ void kiln_read_probe(const uint4 *__restrict__ buf, kiln_u64 n,
+                                           unsigned *out)
+{
+    kiln_u64 step = (kiln_u64)gridDim.x * blockDim.x;
+    kiln_u64 i = (kiln_u64)blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned acc = 0;
+    for (; i + 3 * step < n; i += 4 * step) {
+        uint4 a = __ldcs(buf + i), b = __ldcs(buf + i + step);
+        uint4 c = __ldcs(buf + i + 2 * step), d = __ldcs(buf + i + 3 * step);
+        acc ^= a.x ^ a.y ^ a.z ^ a.w ^ b.x ^ b.y ^ b.z ^ b.w;
+        acc ^= c.x ^ c.y ^ c.z ^ c.w ^ d.x ^ d.y ^ d.z ^ d.w;
+    }
+    for (; i < n; i += step) {
+        uint4 a = __ldcs(buf + i);
+        acc ^= a.x ^ a.y ^ a.z ^ a.w;
+    }
+    if (acc == 0x6b6c6e52u)
+        out[blockIdx.x] = acc;
 }
 
 /* Never prints (say is 0); launched once when the worker starts, so the

@@ -25,7 +25,7 @@
  * (cuBLAS, called in the timed region instead of launches). --scrub (the
  * reference worker) zeroes every device buffer after each call, so gold
  * never lingers in device memory.
- *   kiln-worker-cuda --probe [--device N]   (device facts and copy bandwidth)
+ *   kiln-worker-cuda --probe [--device N]   (device facts, copy and read bandwidth)
  */
 #include <cuda.h>
 #include <errno.h>
@@ -43,6 +43,7 @@
 #include "nvrtc_child.h"
 #include "graph_cache.h"
 #include "judge.h"
+#include "judge_abi.h"
 #include "nvrtc_build.h"
 #include "sandbox.h"
 #include "worker_io.h"
@@ -282,16 +283,6 @@ static double copy_bandwidth(worker *w)
     return best;
 }
 
-static int run_probe(opts *o)
-{
-    worker w = {0};
-    find_device(&w, o->device);
-    open_context(&w);
-    char info[512];
-    describe_device(&w, info, sizeof info);
-    printf("%s|copy_bw=%.6e\n", info, copy_bandwidth(&w));
-    return 0;
-}
 
 /* ---- setup: compile and load ---------------------------------------------- */
 
@@ -440,6 +431,53 @@ static void open_own(worker *w)
         die("cannot set up device printf", cu_str(r));
 }
 
+/* Device read bandwidth over 1 GiB, best of several (kiln_read_probe in
+ * kiln_judge.cu): the floor of a task that reads far more than it writes. */
+static double read_bandwidth(worker *w)
+{
+    size_t bytes = (size_t)1 << 30;
+    CUdeviceptr a, out;
+    CUfunction f;
+    int sms = attr(w->dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    unsigned grid = (unsigned)(sms > 0 ? sms : 32) * 8;
+    if (cuModuleGetFunction(&f, w->judge.mod, "kiln_read_probe") != CUDA_SUCCESS)
+        die("probe", "kiln's read probe kernel is missing");
+    if (cuMemAlloc(&a, bytes) != CUDA_SUCCESS || cuMemAlloc(&out, grid * sizeof(unsigned)) != CUDA_SUCCESS)
+        die("probe", "cannot allocate 1 GiB");
+    cuMemsetD8(a, 1, bytes);
+    kiln_u64 n = bytes / 16;
+    void *args[] = {&a, &n, &out};
+    double best = 0;
+    for (int i = 0; i < 6; i++) {
+        float ms = 0;
+        cuEventRecord(w->ev0, w->stream);
+        CUresult r = cuLaunchKernel(f, grid, 1, 1, 256, 1, 1, 0, w->stream, args, NULL);
+        cuEventRecord(w->ev1, w->stream);
+        if (r != CUDA_SUCCESS || cuEventSynchronize(w->ev1) != CUDA_SUCCESS)
+            die("probe", cu_str(r));
+        cuEventElapsedTime(&ms, w->ev0, w->ev1);
+        double bw = (double)bytes / (ms / 1e3);
+        if (i > 0 && bw > best)   /* the first one warms up */
+            best = bw;
+    }
+    cuMemFree(a);
+    cuMemFree(out);
+    return best;
+}
+
+static int run_probe(opts *o)
+{
+    worker w = {0};
+    find_device(&w, o->device);
+    open_context(&w);
+    open_own(&w);
+    char info[512];
+    describe_device(&w, info, sizeof info);
+    double copy = copy_bandwidth(&w), read = read_bandwidth(&w);
+    printf("%s|copy_bw=%.6e|read_bw=%.6e\n", info, copy, read);
+    return 0;
+}
+
 static void poison_smem(worker *w)
 {
     unsigned words = w->poison_smem / 4;
@@ -467,6 +505,17 @@ static void confine(opts *o, char *desc, size_t len)
 /* ---- one call --------------------------------------------------------------- */
 
 /* A device-resident call: its sets, buffers and reference launches make sense. */
+/* Inputs may be integers (i32, i8: drawn, never compared); outputs are
+ * floats, which the comparison knows. */
+static int valid_dtype(const kiln_wire_data *a)
+{
+    if (a->dtype >= KILN_JDT_F32 && a->dtype <= KILN_JDT_F64)
+        return 1;
+    return a->role == 1 && a->dist == KILN_JDIST_INTEGERS &&
+           (a->dtype == KILN_JDT_I32 || a->dtype == KILN_JDT_I8) && a->a <= a->b &&
+           a->b - a->a < 4294967296.0;
+}
+
 static int valid_device(const worker *w, const kiln_call_req *rq)
 {
     const kiln_wire_device *d = &rq->dev;
@@ -477,7 +526,7 @@ static int valid_device(const worker *w, const kiln_call_req *rq)
         const kiln_wire_data *a = &d->data[i];
         int buffer = rq->args[i].kind == KILN_WIRE_BUFFER;
         if (buffer != (a->role == 1 || a->role == 2) || a->role > 2 ||
-            (buffer && (a->dtype < 1 || a->dtype > 4 || a->elems > ((uint64_t)1 << 36))) ||
+            (buffer && (!valid_dtype(a) || a->elems > ((uint64_t)1 << 36))) ||
             d->ref_args[i].kind > KILN_WIRE_F64 ||
             (d->ref_args[i].kind == KILN_WIRE_BUFFER) != buffer)
             return 0;

@@ -28,7 +28,7 @@ FIXTURE_SHAPES=(
 # fixture_verdict COLUMN(3..5) SHA: the record verdict of one candidate.
 fixture_verdict() {
     local col=$1 sha=$2 first=1 s
-    printf '{"status":"pass","stage":"done","code":"ok","task":"rmsnorm","backend":"cuda",'
+    printf '{"status":"pass","stage":"done","code":"ok","task":"%s","backend":"cuda",' "$FIXTURE_TASK"
     printf '"dtype":"bf16","group":"prefill","shapes":['
     for s in "${FIXTURE_SHAPES[@]}"; do
         set -- $s
@@ -49,18 +49,18 @@ fixture_verdict() {
     printf '"source_sha256":"%s","verifier_version":"fixture"}' "$sha"
 }
 
-# fixture_commit WS FILE N: commit FILE as rmsnorm/cuda/kernel.cu; prints the id.
+# fixture_commit WS FILE N: commit FILE as TASK/cuda/kernel.cu; prints the id.
 fixture_commit() {
     local ws=$1 file=$2 n=$3
     if command -v git >/dev/null; then
-        mkdir -p "$ws/rmsnorm/cuda"
-        cp "$file" "$ws/rmsnorm/cuda/kernel.cu"
+        mkdir -p "$ws/$FIXTURE_TASK/cuda"
+        cp "$file" "$ws/$FIXTURE_TASK/cuda/kernel.cu"
         # fixed dates: the commits, and so an export of the fixture, are the
         # same bytes every time (tests/integration/nvcc_memo.sh relies on it)
-        git -C "$ws" add rmsnorm/cuda/kernel.cu &&
+        git -C "$ws" add "$FIXTURE_TASK/cuda/kernel.cu" &&
             GIT_AUTHOR_DATE="@$((1767225600 + n * 60)) +0000" GIT_COMMITTER_DATE="@$((1767225600 + n * 60)) +0000" \
                 git -C "$ws" -c user.name=kiln -c user.email=kiln@localhost commit -q \
-                -m "rmsnorm candidate $n" && git -C "$ws" rev-parse HEAD
+                -m "$FIXTURE_TASK candidate $n" && git -C "$ws" rev-parse HEAD
     else
         printf '%040d\n' "$n"
     fi
@@ -68,16 +68,19 @@ fixture_commit() {
 
 fixture_sql_text() { sed "s/'/''/g" "$1"; }
 
-# make_fixture WS SRC [TWO_LAUNCH_SOURCE]: returns non-zero on failure.
+# make_fixture WS SRC [TWO_LAUNCH_SOURCE [TASK]]: returns non-zero on failure.
+# TASK (default rmsnorm) must have dims rows and cols: A and B are its CUDA
+# starter, C the source given.
 make_fixture() {
     local ws=$1 src=$2 c_src=${3:-$2/tests/integration/export_cuda/two_launch.cu}
+    FIXTURE_TASK=${4:-rmsnorm}
     local run=20260101-000000-cuda sql=$1/.kiln/fixture.sql i
     mkdir -p "$ws/.kiln" || return 1
     if command -v git >/dev/null; then
-        git init -q -b "kiln/rmsnorm/$run" "$ws" 2>/dev/null || git init -q "$ws" || return 1
+        git init -q -b "kiln/$FIXTURE_TASK/$run" "$ws" 2>/dev/null || git init -q "$ws" || return 1
     fi
-    cp "$src/kernels/rmsnorm/cuda/starter.cu" "$ws/.kiln/a.cu"
-    sed 's/^#define BLOCK 256 /#define BLOCK 1024 /' "$src/kernels/rmsnorm/cuda/starter.cu" > "$ws/.kiln/b.cu"
+    cp "$src/kernels/$FIXTURE_TASK/cuda/starter.cu" "$ws/.kiln/a.cu"
+    sed 's/^#define BLOCK 256 /#define BLOCK 1024 /' "$src/kernels/$FIXTURE_TASK/cuda/starter.cu" > "$ws/.kiln/b.cu"
     cp "$c_src" "$ws/.kiln/c.cu"
     grep -q '^#define BLOCK 1024 ' "$ws/.kiln/b.cu" || return 1
     {
@@ -94,8 +97,8 @@ make_fixture() {
         echo " speedup_vs_baseline REAL, roofline REAL, verdict TEXT, confirm_verdict TEXT,"
         echo " record_verdict TEXT, source TEXT, updated_at REAL, PRIMARY KEY (run, n));"
         echo "INSERT INTO runs (id, task, backend, dtype, grp, agent, branch, status, started_at,"
-        echo " updated_at) VALUES ('$run', 'rmsnorm', 'cuda', 'bf16', 'prefill', 'offline',"
-        echo " 'kiln/rmsnorm/$run', 'done', 1767225600, 1767229200);"
+        echo " updated_at) VALUES ('$run', '$FIXTURE_TASK', 'cuda', 'bf16', 'prefill', 'offline',"
+        echo " 'kiln/$FIXTURE_TASK/$run', 'done', 1767225600, 1767229200);"
     } > "$sql"
     i=0
     for v in a b c; do

@@ -211,10 +211,12 @@ static int cpu_time_shape(job *j, int i, uint64_t budget_ns, kiln_error *err)
     return job_time_host(j, i, budget_ns, cpu_figures, cpu_agree, err);
 }
 
-static int cpu_roofline(job *j, double bytes, int again, double *bw, double *peak,
-                        kiln_error *err)
+/* Copy bandwidth at the working set's size, whatever the mix. */
+static int cpu_roofline(job *j, double read_bytes, double write_bytes, int again, double *bw,
+                        double *peak, kiln_error *err)
 {
     (void)j;
+    double bytes = read_bytes + write_bytes;
     *peak = 0;
     return again ? kiln_cpu_bandwidth_again((size_t)bytes, bw, err)
                  : kiln_cpu_bandwidth((size_t)bytes, bw, err);

@@ -92,6 +92,21 @@ static int static_manifests(job *j, const char *src, size_t len, kiln_error *err
     return cuda_builtin_baseline(j) ? 0 : trusted_manifest(j, job_baseline_path(j), &j->man[1], err);
 }
 
+/* The CUDA reference as the worker compiles it: the run's dtype defined
+ * first (kiln_round_to_run in kiln_cuda.h), then the task's file, its
+ * lines numbered as in the file. */
+static int write_reference(const char *path, const char *src, kiln_dtype dt, kiln_error *err)
+{
+    size_t n = strlen(src) + 96;
+    char *text = malloc(n);
+    if (!text)
+        return kiln_fail(err, "out of memory for the CUDA reference");
+    snprintf(text, n, "#define %s 1\n#line 1 \"reference.cu\"\n%s", kiln_run_dtype_macro(dt), src);
+    int rc = kiln_write_text(path, text, err);
+    free(text);
+    return rc;
+}
+
 /* CUDA: kiln-worker-cuda compiles the sources with NVRTC when it starts,
  * for the exact device it runs on; here they are only put in the workers'
  * directories (cand/: candidate and, unless it is built in, baseline; ref/:
@@ -118,7 +133,8 @@ static int stage_compile_cuda(job *j, kiln_error *err)
         if (rc == 0) {
             src[len < SOURCE_LIMIT ? len : SOURCE_LIMIT] = '\0';
             snprintf(path, sizeof path, "%s/%s", j->dir, to[i]);
-            rc = kiln_write_text(path, (const char *)src, err);
+            rc = i == 2 ? write_reference(path, (const char *)src, j->o->dtype, err)
+                        : kiln_write_text(path, (const char *)src, err);
         }
         free(src);
         if (rc < 0)
@@ -553,13 +569,18 @@ static int host_time_shape(job *j, int i, uint64_t budget_ns, kiln_error *err)
     return job_time_host(j, i, budget_ns, NULL, host_agree, err);
 }
 
-static int gpu_roofline(job *j, double bytes, int again, double *bw, double *peak,
+/* The worker's probe, best of five 1 GiB copies and of five 1 GiB reads on
+ * an idle device, weighed by the shape's mix of reads and writes. */
+static int gpu_roofline(job *j, double rd, double wr, int again, double *bw, double *peak,
                         kiln_error *err)
 {
-    (void)bytes;
-    (void)again;   /* the worker's probe, best of five 1 GiB copies on an idle device */
+    (void)again;   /* measured on an idle device: no busy moment to measure again */
+    double copy, read;
     *peak = kiln_gpu_peak_flops(j->cand.device, j->o->dtype);
-    return kiln_gpu_bandwidth(j->cand.device, bw, err);
+    if (kiln_gpu_bandwidths(j->cand.device, &copy, &read, err) < 0)
+        return -1;
+    *bw = kiln_gpu_mix_bandwidth(copy, read, rd, wr);
+    return 0;
 }
 
 static void cuda_finish(job *j)

@@ -1,4 +1,4 @@
-/* cuda_device.c - device descriptions and the cached copy bandwidth (see
+/* cuda_device.c - device descriptions and the cached copy and read bandwidths (see
  * cuda_device.h). The probe is kiln's own code, run as a plain child: no
  * candidate is involved. */
 #include "cuda_device.h"
@@ -77,8 +77,9 @@ static int cache_path(char *buf, size_t len, kiln_error *err)
     return 0;
 }
 
-/* Lines "KEY\tBYTES_PER_S". */
-static int cache_lookup(const char *path, const char *key, double *bw)
+/* Lines "KEY\tCOPY\tREAD" (bytes per second). A line of an older kiln has
+ * no READ: it does not count, and the probe runs again. */
+static int cache_lookup(const char *path, const char *key, double *copy, double *read)
 {
     FILE *f = fopen(path, "r");
     if (!f)
@@ -86,17 +87,18 @@ static int cache_lookup(const char *path, const char *key, double *bw)
     char line[512];
     int found = -1;
     while (found < 0 && fgets(line, sizeof line, f)) {
-        char *tab = strchr(line, '\t');
+        char *tab = strchr(line, '\t'), *end;
         if (tab && (size_t)(tab - line) == strlen(key) && strncmp(line, key, strlen(key)) == 0) {
-            *bw = strtod(tab + 1, NULL);
-            found = *bw > 0 ? 0 : -1;
+            *copy = strtod(tab + 1, &end);
+            *read = *end == '\t' ? strtod(end + 1, NULL) : 0;
+            found = *copy > 0 && *read > 0 ? 0 : -1;
         }
     }
     fclose(f);
     return found;
 }
 
-static int probe(double *bw, char *desc_out, size_t len, kiln_error *err)
+static int probe(double *bw, double *rbw, char *desc_out, size_t len, kiln_error *err)
 {
     char path[4096], cmd[4200], line[1024] = "";
     if (kiln_cuda_worker_path(path, sizeof path, err) < 0)
@@ -111,29 +113,44 @@ static int probe(double *bw, char *desc_out, size_t len, kiln_error *err)
     line[strcspn(line, "\n")] = '\0';
     char v[64];
     *bw = strtod(kiln_gpu_field(line, "copy_bw", v, sizeof v), NULL);
-    if (st != 0 || *bw <= 0)
+    *rbw = strtod(kiln_gpu_field(line, "read_bw", v, sizeof v), NULL);
+    if (st != 0 || *bw <= 0 || *rbw <= 0)
         return kiln_fail(err, "the GPU bandwidth probe failed: %.300s", line);
     snprintf(desc_out, len, "%s", line);
     return 0;
 }
 
-int kiln_gpu_bandwidth(const char *desc, double *bw, kiln_error *err)
+int kiln_gpu_bandwidths(const char *desc, double *bw, double *rbw, kiln_error *err)
 {
     char path[4200], key[256], got[1024], gotkey[256];
     if (cache_path(path, sizeof path, err) < 0)
         return -1;
     cache_key(desc, key, sizeof key);
-    if (cache_lookup(path, key, bw) == 0)
+    if (cache_lookup(path, key, bw, rbw) == 0)
         return 0;
-    if (probe(bw, got, sizeof got, err) < 0)
+    if (probe(bw, rbw, got, sizeof got, err) < 0)
         return -1;
     cache_key(got, gotkey, sizeof gotkey);
     if (strcmp(gotkey, key) != 0)   /* another device answered: do not cache */
         return 0;
     FILE *f = fopen(path, "a");
     if (f) {
-        fprintf(f, "%s\t%.6e\n", key, *bw);
+        fprintf(f, "%s\t%.6e\t%.6e\n", key, *bw, *rbw);
         fclose(f);
     }
     return 0;
+}
+
+int kiln_gpu_bandwidth(const char *desc, double *bw, kiln_error *err)
+{
+    double read;
+    return kiln_gpu_bandwidths(desc, bw, &read, err);
+}
+
+double kiln_gpu_mix_bandwidth(double copy, double read, double rd, double wr)
+{
+    double r = read > copy ? read : copy;
+    double pair = rd < wr ? rd : wr;   /* read and written as a copy would */
+    double s = 2 * pair / copy + (rd - pair) / r + (wr - pair) / copy;
+    return s > 0 ? (rd + wr) / s : copy;
 }

@@ -29,4 +29,18 @@ double kiln_gpu_peak_flops(const char *desc, kiln_dtype dt);
  * which needs the device to itself (call it inside the device lane). */
 int kiln_gpu_bandwidth(const char *desc, double *bytes_per_s, kiln_error *err);
 
+/* The same probe's two figures: copy bandwidth (read + write counted) and
+ * read bandwidth (a read-and-reduce kernel over 1 GiB, nothing written). */
+int kiln_gpu_bandwidths(const char *desc, double *copy_bytes_per_s, double *read_bytes_per_s,
+                        kiln_error *err);
+
+/* The bandwidth (bytes read + written per second) a floor takes for a mix
+ * of read_bytes and write_bytes: the bytes that pair up as a copy's at the
+ * copy rate, the reads beyond them at the read rate, the writes beyond them
+ * at the copy rate. A copy's mix gets the copy bandwidth (the floor every
+ * task had before), a read-only one the read bandwidth; read is taken at
+ * least as fast as copy (reading cannot cost more per byte than a copy's
+ * read and write together). */
+double kiln_gpu_mix_bandwidth(double copy, double read, double read_bytes, double write_bytes);
+
 #endif

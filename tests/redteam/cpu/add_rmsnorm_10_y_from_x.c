@@ -1,0 +1,27 @@
+/* Shortcut: writes r = x + residual correctly but normalises x instead of r (the residual never reaches y), as an unfused rmsnorm called on the wrong buffer would.
+ * kiln-task: add_rmsnorm
+ * kiln-class: 10
+ * kiln-expect: fail
+ * kiln-stages: smoke
+ * kiln-codes: wrong-output
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+void add_rmsnorm(const float *x, const float *residual, const float *w, float *r, float *y,
+                 int32_t rows, int32_t cols, float eps)
+{
+    for (int32_t i = 0; i < rows; i++) {
+        const float *xi = x + (size_t)i * cols, *ri = residual + (size_t)i * cols;
+        float *rr = r + (size_t)i * cols, *yi = y + (size_t)i * cols;
+        float ss = 0.0f;
+        for (int32_t c = 0; c < cols; c++) {
+            rr[c] = xi[c] + ri[c];
+            ss += xi[c] * xi[c];
+        }
+        float inv = 1.0f / sqrtf(ss / (float)cols + eps);
+        for (int32_t c = 0; c < cols; c++)
+            yi[c] = xi[c] * inv * w[c];
+    }
+}
