@@ -180,7 +180,7 @@ static kiln_u64 slots_of(const kiln_judge *j, uint32_t a, uint32_t set0)
 }
 
 /* A fresh permutation of the sets' slots for every argument (Fisher-Yates). */
-static CUresult draw_slots(kiln_judge *j, const kiln_call_req *rq)
+static CUresult draw_slots(kiln_judge *j, const kiln_call_req *rq, CUstream st)
 {
     uint32_t sets = rq->dev.sets;
     for (uint32_t a = 0; a < KILN_WORKER_MAX_ARGS; a++) {
@@ -192,7 +192,12 @@ static CUresult draw_slots(kiln_judge *j, const kiln_call_req *rq)
             j->slot[a][k] = t;
         }
     }
-    return cuMemcpyHtoD(j->slots.p, j->slot, sizeof j->slot);
+    /* On kiln's stream, before the kernels that read it: a plain
+     * cuMemcpyHtoD from pageable memory may return before its DMA lands,
+     * and kiln's stream does not wait for the legacy stream, so a draw
+     * could read the last call's slots (seen on the H200: 5 of 200 soak
+     * jobs judged input-modified, honest baselines included). */
+    return cuMemcpyHtoDAsync(j->slots.p, j->slot, sizeof j->slot, st);
 }
 
 CUdeviceptr kiln_judge_ref(const kiln_judge *j, const kiln_call_req *rq, uint32_t arg, uint32_t set)
@@ -275,7 +280,7 @@ static CUresult poison(CUdeviceptr p, size_t bytes, uint32_t dtype, CUstream st)
 CUresult kiln_judge_stage(kiln_judge *j, const kiln_call_req *rq, CUstream st)
 {
     uint32_t sets = rq->dev.sets;
-    CUresult r = draw_slots(j, rq);
+    CUresult r = draw_slots(j, rq, st);
     if (r == CUDA_SUCCESS)
         r = cuMemsetD32Async(j->flags.p, 0, (size_t)sets * 3, st);
     for (uint32_t a = 0; a < rq->nargs && r == CUDA_SUCCESS; a++) {

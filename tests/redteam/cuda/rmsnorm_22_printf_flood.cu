@@ -3,7 +3,7 @@
  * kiln-class: 22
  * kiln-dtype: f32
  * kiln-expect: fail
- * kiln-stages: smoke visible hidden stability
+ * kiln-stages: smoke visible hidden stability determinism
  * kiln-codes: resource-limit crash timeout
  */
 #include "kiln_cuda.h"
