@@ -417,7 +417,7 @@ layernorm_family(const kiln_t *x, const kiln_t *w, const kiln_t *b, kiln_t *y, i
     extern __shared__ uint4 held[];
     const int ce = (int)cluster_ctas(), q = (int)cluster_rank();
     const int t = threadIdx.x % TPR, rg = threadIdx.x / TPR;
-    const long long groups = (rows + kRows - 1) / kRows, step = gridDim.x / ce;
+    const long long groups = ((long long)rows + kRows - 1) / kRows, step = gridDim.x / ce;
     const int capv = (cols / kVec + ce - 1) / ce;   /* most vectors a CTA takes of a row */
     const int mode = HOLD == 0 && capv <= REGS * TPR ? M_REG
                      : dyn_smem_bytes() >= (unsigned long long)kRows * capv * 16 ? M_SMEM
