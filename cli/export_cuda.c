@@ -26,7 +26,8 @@
  *    block at 256-byte boundaries; `zero` buffers are cleared with
  *    cudaMemsetAsync; shared memory above 48 KiB is opted into; each launch
  *    goes through cudaLaunchKernelEx (with the cluster attribute when the
- *    manifest gives one), which returns its own error, not one left over
+ *    manifest gives one, and past 8 blocks a cluster the kernel's
+ *    non-portable-size attribute), which returns its own error, not one left over
  *    from an earlier call as cudaGetLastError after <<<>>> could. */
 #include <errno.h>
 #include <limits.h>
