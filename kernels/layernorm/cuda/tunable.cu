@@ -466,7 +466,8 @@ layernorm_family(const kiln_t *x, const kiln_t *w, const kiln_t *b, kiln_t *y, i
 
 /*@kiln launch
 {"let": {"re": "min(ROWS, 1024 / TPR)", "nvec": "cols * sizeof(T) / 16",
-         "ce": "CLUSTER >= 16 && nvec >= 16 * TPR ? 16 : CLUSTER >= 8 && nvec >= 8 * TPR ? 8 : CLUSTER >= 4 && nvec >= 4 * TPR ? 4 : CLUSTER >= 2 && nvec >= 2 * TPR ? 2 : 1",
+         "ce4": "CLUSTER >= 4 && nvec >= 4 * TPR ? 4 : CLUSTER >= 2 && nvec >= 2 * TPR ? 2 : 1",
+         "ce": "CLUSTER >= 16 && nvec >= 16 * TPR ? 16 : CLUSTER >= 8 && nvec >= 8 * TPR ? 8 : ce4",
          "capv": "cdiv(nvec, ce)", "need": "re * capv * 16",
          "dsm": "(HOLD == 1 || capv > REGS * TPR) && need <= (ce > 8 ? 102400 : 225280) ? need : 0",
          "groups": "cdiv(rows, re)",
