@@ -26,7 +26,8 @@
  *    block at 256-byte boundaries; `zero` buffers are cleared with
  *    cudaMemsetAsync; shared memory above 48 KiB is opted into; each launch
  *    goes through cudaLaunchKernelEx (with the cluster attribute when the
- *    manifest gives one), which returns its own error, not one left over
+ *    manifest gives one, and past 8 blocks a cluster the kernel's
+ *    non-portable-size attribute), which returns its own error, not one left over
  *    from an earlier call as cudaGetLastError after <<<>>> could. */
 #include <errno.h>
 #include <limits.h>
@@ -777,6 +778,13 @@ static int print_launch(render *r, const variant *v, int l, FILE *f)
                    "            return kiln_e;\n"
                    "        cudaLaunchConfig_t kiln_cfg = kiln_x_config(kiln_g, kiln_b, kiln_smem, stream);\n",
                 ls->ncluster ? "!kiln_x_dims_ok(kiln_c, 3) || " : "", v->k->name, v->k->name, ls->kernel);
+        if (ls->ncluster)   /* more than 8 blocks is a size the kernel must opt into */
+            fprintf(f, "        if ((kiln_c[0] > 8 || kiln_c[1] > 8 || kiln_c[2] > 8 ||\n"
+                       "             kiln_c[0] * kiln_c[1] * kiln_c[2] > 8) &&\n"
+                       "            (kiln_e = cudaFuncSetAttribute(%s::%s_%s, cudaFuncAttributeNonPortableClusterSizeAllowed,\n"
+                       "                                           1)) != cudaSuccess)\n"
+                       "            return kiln_e;\n",
+                    v->k->name, v->k->name, ls->kernel);
         if (ls->ncluster)
             fprintf(f, "        cudaLaunchAttribute kiln_at[1];\n"
                        "        kiln_at[0].id = cudaLaunchAttributeClusterDimension;\n"

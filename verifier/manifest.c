@@ -1026,7 +1026,7 @@ void kiln_device_limits_default(kiln_device_limits *lim)
     lim->max_grid[1] = 65535;
     lim->max_grid[2] = 65535;
     lim->max_smem_optin = 232448;
-    lim->max_cluster = 8;
+    lim->max_cluster = 16;
     lim->max_scratch_bytes = (int64_t)4 << 30;
 }
 

@@ -84,13 +84,15 @@ typedef struct kiln_manifest {
 } kiln_manifest;
 
 /* What the device allows; kiln_device_limits_default() is an sm_90 part
- * (block 1024 threads, 232448 bytes of opt-in shared memory, cluster 8). */
+ * (block 1024 threads, 232448 bytes of opt-in shared memory, cluster 16:
+ * 8 is portable, 16 the non-portable size the worker opts into for a
+ * launch whose cluster has more than 8 blocks). */
 typedef struct kiln_device_limits {
     int64_t max_threads_per_block;
     int64_t max_block[3];
     int64_t max_grid[3];
     int64_t max_smem_optin;                  /* dynamic shared memory per block */
-    int64_t max_cluster;                     /* blocks per cluster (portable) */
+    int64_t max_cluster;                     /* blocks per cluster (non-portable) */
     int64_t max_scratch_bytes;
 } kiln_device_limits;
 

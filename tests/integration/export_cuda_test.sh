@@ -85,6 +85,7 @@ awk '/#include <cooperative_groups.h>/ { inc = NR } /^namespace kiln_rmsnorm_bf1
 has $H "#undef CHUNK"
 has $H "cudaMemsetAsync(kiln_s0, 0, (size_t)kiln_size[0], stream)"
 has $H "kiln_at[0].id = cudaLaunchAttributeClusterDimension;"
+has $H "cudaFuncAttributeNonPortableClusterSizeAllowed"   # asked for only past 8 blocks a cluster
 has $H "const int64_t kiln_c[3] = {2, 1, 1};"
 has $H "const int64_t kiln_smem = kiln_x_mul(cols, 4, &kiln_bad);"
 has $H "cudaFuncAttributeMaxDynamicSharedMemorySize"

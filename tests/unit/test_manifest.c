@@ -454,7 +454,7 @@ static void test_limits_default(void **state)
     assert_int_equal(lim.max_grid[1], 65535);
     assert_int_equal(lim.max_grid[2], 65535);
     assert_int_equal(lim.max_smem_optin, 232448);
-    assert_int_equal(lim.max_cluster, 8);
+    assert_int_equal(lim.max_cluster, 16);
     assert_int_equal(lim.max_scratch_bytes, (int64_t)4 << 30);
 }
 
@@ -694,10 +694,10 @@ static void test_resolve_errors(void **state)
     resolve_fails(ONE("\"grid\": [1], \"block\": [32], \"smem\": \"rows - cols\""), 64, 4097, NULL,
                   "manifest: launches[0].smem is negative");
     /* clusters */
-    resolve_fails(ONE("\"grid\": [16, 16], \"block\": [32], \"cluster\": [4, 4]"), 64, 4097, NULL,
-                  "manifest: launches[0].cluster exceeds the device's limit of 8 blocks per cluster");
-    resolve_fails(ONE("\"grid\": [16], \"block\": [32], \"cluster\": [16]"), 64, 4097, NULL,
-                  "manifest: launches[0].cluster[0] exceeds the device's limit of 8");
+    resolve_fails(ONE("\"grid\": [16, 16], \"block\": [32], \"cluster\": [4, 8]"), 64, 4097, NULL,
+                  "manifest: launches[0].cluster exceeds the device's limit of 16 blocks per cluster");
+    resolve_fails(ONE("\"grid\": [32], \"block\": [32], \"cluster\": [32]"), 64, 4097, NULL,
+                  "manifest: launches[0].cluster[0] exceeds the device's limit of 16");
     resolve_fails(ONE("\"grid\": [\"rows\"], \"block\": [32], \"cluster\": [2]"), 63, 4097, NULL,
                   "manifest: launches[0].grid[0] is not a multiple of launches[0].cluster[0]");
     resolve_fails(ONE("\"grid\": [4, 4], \"block\": [32], \"cluster\": [1, \"rows - 63\"]"), 63,

@@ -821,6 +821,18 @@ static CUresult find_kernels(const worker *w, int lib, CUmodule mod, const kiln_
                      cu_str(r));
             return r;
         }
+        /* More than 8 blocks a cluster (16 on sm_90) is a non-portable size
+         * the kernel must opt into; only such a launch does, so a kernel's
+         * attributes change only for the launches that need it. */
+        const uint64_t cblocks = (uint64_t)L->cluster[0] * (L->cluster[1] ? L->cluster[1] : 1) *
+                                 (L->cluster[2] ? L->cluster[2] : 1);
+        if (L->cluster[0] && cblocks > 8 &&
+            (r = cuFuncSetAttribute(fn[l], CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)) !=
+                CUDA_SUCCESS) {
+            snprintf(info, len, "kernel %s: a cluster of %llu blocks (non-portable): %s", L->kernel,
+                     (unsigned long long)cblocks, cu_str(r));
+            return r;
+        }
     }
     return CUDA_SUCCESS;
 }

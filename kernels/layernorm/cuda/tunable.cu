@@ -1,394 +1,482 @@
-/* layernorm, tunable: where `kiln search --agent tune` starts for CUDA
- * (the plain starter stays the baseline). Knobs as rmsnorm's tunable.cu:
- *   VEC        elements per load and store; rows whose width is not a
- *              multiple take the scalar path
- *   BLOCK      threads per block
- *   WARP_ROWS  0: a block per row; 1: a warp per row
- *   KEEP       vectors per thread held in registers across the passes
- *              (mean, variance, output; in the two-reduction path as
- *              floats, then as their deviations from the mean); 0 or a
- *              wider row: read again
- *   UNROLL     unrolling of the loops that read again
- *   STREAM     1: x and y with streaming (evict-first) loads and stores
- *   ONEPASS    1 (kept rows): one reduction instead of two; each thread
- *              takes the count, mean and sum of squared deviations of its
- *              own elements (two passes over its registers), and those
- *              are merged over the row by Chan et al.'s pairwise update,
- *   PREFETCH   1 (kept rows): w and b loaded with x, before the row waits
- *              on its reductions, at the cost of registers
- * Every setting is correct at every shape: the mean, then the variance as
- * the mean of (x - mean)^2 (two passes, no cancellation), in fp32, one
- * rounding per output. */
+/* layernorm, a kernel family: where `kiln search --agent tune` starts
+ * for CUDA (the plain starter stays the baseline). One kernel; its knobs:
+ *   TPR      threads per row slice (a warp .. a whole CTA)
+ *   ROWS     rows per CTA, each with TPR threads (capped at 1024 threads)
+ *   CLUSTER  up to this many CTAs per row in a cluster, reducing over
+ *            DSMEM; used where cols >= CTAs * TPR * 16 bytes, else fewer
+ *   HOLD     0: row held in registers, shared memory when it does not
+ *            fit; 1: always in (dynamic) shared memory
+ *   REGS     16-byte vectors per thread held in registers (HOLD 0)
+ *   PERSIST  0: a CTA per ROWS rows; k: k x SMS CTAs stride the rows
+ *   PREFETCH 1: the next row's loads issued before this row reduces
+ *   STREAM   1: x and y with evict-first loads and stores
+ *   UNROLL   unrolling of the shared-memory and re-read loops
+ *   OCC      CTAs per SM the registers must allow (launch bounds)
+ * Neutral default (docs/cuda.md): each knob's first value, the plainest
+ * choice: the starter's CTA of 256 threads per row, one vector held in
+ * registers, every other mechanism off. Every setting is correct at every
+ * shape: 16-byte accesses with scalar heads and tails; a row that fits
+ * neither registers nor shared memory is read twice. Mean and variance
+ * in fp32 in one reduction: each thread's (count, mean, sum of squared
+ * deviations), two passes over what it holds (per vector when it holds
+ * nothing), merged by Chan et al.'s pairwise update in a fixed order;
+ * one rounding per output. */
 #include "kiln_cuda.h"
 
-#define VEC 8 //@kiln tune 1 2 4 8
-#define BLOCK 128 //@kiln tune 64 128 256 512 1024
-#define WARP_ROWS 0 //@kiln tune 0 1
-#define KEEP 4 //@kiln tune 0 1 2 4 8
-#define UNROLL 1 //@kiln tune 1 2 4
-#define STREAM 0 //@kiln tune 0 1
-#define ONEPASS 0 //@kiln tune 0 1
+#define TPR 256 //@kiln tune 256 32 64 128 512 1024
+#define ROWS 1 //@kiln tune 1 2 4 8 16 32
+#define CLUSTER 1 //@kiln tune 1 2 4 8 16
+#define HOLD 0 //@kiln tune 0 1
+#define REGS 1 //@kiln tune 1 2 4 8 16
+#define PERSIST 0 //@kiln tune 0 1 2 4 8
 #define PREFETCH 0 //@kiln tune 0 1
+#define STREAM 0 //@kiln tune 0 1
+#define UNROLL 1 //@kiln tune 1 2 4
+#define OCC 1 //@kiln tune 1 2 4 8
+#define SMS 132
 
-#define ROW_THREADS (WARP_ROWS ? 32 : BLOCK)
-#define ROWS_PER_BLOCK (BLOCK / ROW_THREADS)
-
-struct alignas(sizeof(kiln_t) * VEC) vec_t {
-    kiln_t v[VEC];
-};
+constexpr int kVec = 16 / (int)sizeof(kiln_t);                 /* elements per vector */
+constexpr int kRows = ROWS < 1024 / TPR ? ROWS : 1024 / TPR;    /* rows per CTA */
+constexpr int kBlock = TPR * kRows;
+constexpr int kWarps = TPR / 32;                                /* warps per row */
+constexpr int kRegs = HOLD == 0 ? REGS : 1;
 constexpr int kUnroll = UNROLL;
+/* OCC within the SM's 2048 threads; 16 CTAs a cluster (non-portable): two
+ * must fit an SM, so that half a GPC's SMs hold a cluster */
+constexpr int kOcc = OCC < 2048 / kBlock ? OCC : 2048 / kBlock;
+constexpr int kMinBlocks = CLUSTER > 8 && kOcc < 2 ? 2 : kOcc;
+enum { M_REG, M_SMEM, M_READ };
 
-/* One vector, as the widest plain type of its size (so STREAM can use the
- * streaming intrinsics, which take only built-in types). */
-template <typename W>
-__device__ __forceinline__ void ld_words(const void *p, void *out, int n)
+struct alignas(16) vec_t {
+    kiln_t v[kVec];
+};
+
+/* ---- clusters (PTX: what cooperative_groups does, without its headers) ---- */
+
+__device__ __forceinline__ unsigned cluster_ctas(void)
 {
-    const W *s = reinterpret_cast<const W *>(p);
-    W *d = reinterpret_cast<W *>(out);
-#pragma unroll
-    for (int i = 0; i < n; i++)
-        d[i] = STREAM ? __ldcs(s + i) : s[i];
+    unsigned n = 1;
+    if (CLUSTER > 1)
+        asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
+    return n;
 }
 
-template <typename W>
-__device__ __forceinline__ void st_words(void *p, const void *in, int n)
+__device__ __forceinline__ unsigned cluster_rank(void)
 {
-    W *d = reinterpret_cast<W *>(p);
-    const W *s = reinterpret_cast<const W *>(in);
-#pragma unroll
-    for (int i = 0; i < n; i++) {
-        if (STREAM)
-            __stcs(d + i, s[i]);
-        else
-            d[i] = s[i];
-    }
-}
-
-__device__ __forceinline__ vec_t load_x(const vec_t *p)
-{
-    vec_t r;
-    constexpr int B = sizeof(vec_t);
-    if constexpr (B % 16 == 0)
-        ld_words<uint4>(p, &r, B / 16);
-    else if constexpr (B == 8)
-        ld_words<uint2>(p, &r, 1);
-    else if constexpr (B == 4)
-        ld_words<unsigned int>(p, &r, 1);
-    else
-        ld_words<unsigned short>(p, &r, 1);
+    unsigned r = 0;
+    if (CLUSTER > 1)
+        asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
     return r;
 }
 
-__device__ __forceinline__ void store_y(vec_t *p, const vec_t &v)
+/* Every thread of every CTA of the cluster; orders shared memory. */
+__device__ __forceinline__ void cluster_sync(void)
 {
-    constexpr int B = sizeof(vec_t);
-    if constexpr (B % 16 == 0)
-        st_words<uint4>(p, &v, B / 16);
-    else if constexpr (B == 8)
-        st_words<uint2>(p, &v, 1);
-    else if constexpr (B == 4)
-        st_words<unsigned int>(p, &v, 1);
-    else
-        st_words<unsigned short>(p, &v, 1);
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
+                 "barrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
-/* v reduced over a row's threads (the sum, or with MAX the maximum),
- * returned to each of them in the same bits. A block holds one row and
- * reduces at most once in each SLOT, so the slots' shared arrays are never
- * reused. A barrier after the read is not needed for them, yet on the H200
- * (bf16, 16384x4096) this kernel took 93 us with it and 99 us without in
- * two separate sweeps (docs/BENCHMARKS.md), so it stays until one run
- * compares both. */
-template <bool MAX, int SLOT>
-__device__ __forceinline__ float row_reduce(float v)
+__device__ __forceinline__ float dsmem_ld(const float *p, unsigned rank)
 {
+    const unsigned a = (unsigned)__cvta_generic_to_shared(p);
+    unsigned ra;
+    float v;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(ra) : "r"(a), "r"(rank));
+    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(ra) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ unsigned dyn_smem_bytes(void)
+{
+    unsigned n;
+    asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(n));
+    return n;
+}
+
+/* ---- loads and stores ---- */
+
+__device__ __forceinline__ vec_t ld_x(const kiln_t *p)   /* p 16-byte aligned */
+{
+    vec_t r;
+    const uint4 *s = reinterpret_cast<const uint4 *>(p);
+    *reinterpret_cast<uint4 *>(&r) = STREAM ? __ldcs(s) : *s;
+    return r;
+}
+
+/* w (or b) at a vector's columns: one load where they are aligned. */
+__device__ __forceinline__ vec_t ld_w(const kiln_t *p, bool al)
+{
+    vec_t r;
+    if (al) {
+        *reinterpret_cast<uint4 *>(&r) = *reinterpret_cast<const uint4 *>(p);
+    } else {
 #pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-        float u = __shfl_xor_sync(0xffffffffu, v, o);
-        v = MAX ? fmaxf(v, u) : v + u;
+        for (int e = 0; e < kVec; e++)
+            r.v[e] = p[e];
     }
-    if (ROW_THREADS == 32)
-        return v;
-    __shared__ float part[BLOCK / 32];
-    if ((threadIdx.x & 31) == 0)
-        part[threadIdx.x >> 5] = v;
-    __syncthreads();
-    float s = part[0];
-#pragma unroll
-    for (int k = 1; k < BLOCK / 32; k++)
-        s = MAX ? fmaxf(s, part[k]) : s + part[k];
-    __syncthreads();   /* not needed for the arrays; measured faster with it */
-    return s;
+    return r;
 }
 
-__device__ __forceinline__ float vec_sum(const vec_t &a)
+__device__ __forceinline__ void st_y(kiln_t *p, const vec_t &v, bool al)
 {
-    float s = 0.0f;
+    if (al) {
+        uint4 *d = reinterpret_cast<uint4 *>(p);
+        const uint4 u = *reinterpret_cast<const uint4 *>(&v);
+        if (STREAM)
+            __stcs(d, u);
+        else
+            *d = u;
+    } else {
 #pragma unroll
-    for (int e = 0; e < VEC; e++)
-        s += kiln_to_float(a.v[e]);
-    return s;
-}
-
-__device__ __forceinline__ float vec_dev2(const vec_t &a, float mean)
-{
-    float s = 0.0f;
-#pragma unroll
-    for (int e = 0; e < VEC; e++) {
-        float d = kiln_to_float(a.v[e]) - mean;
-        s += d * d;
+        for (int e = 0; e < kVec; e++)
+            p[e] = v.v[e];
     }
-    return s;
 }
 
-__device__ __forceinline__ vec_t vec_out(const vec_t &a, const vec_t &w, const vec_t &b,
-                                         float mean, float inv)
+/* ---- a row, as this CTA and thread see it ---- */
+
+/* The row's scalar head (up to its first 16-byte boundary), its whole
+ * vectors, its scalar tail; this CTA's share of the vectors [lo, lo + n),
+ * the head on rank 0 and the tail on the last rank. A row past the end
+ * (on false) has nothing. */
+struct row_t {
+    const kiln_t *x;
+    kiln_t *y;
+    int h, nv, ts;    /* head length, vectors, where the tail starts */
+    int lo, n;        /* this CTA's vectors */
+    int hh, tt;       /* head and tail elements this CTA takes (by thread t < hh, tt) */
+    bool yal, wal;    /* y's, and w's and b's, vectors 16-byte aligned too */
+};
+
+__device__ __forceinline__ row_t row_at(const kiln_t *x, kiln_t *y, const kiln_t *w,
+                                        const kiln_t *b, long long row, int rows, int cols,
+                                        int q, int ce)
 {
-    vec_t o;
+    row_t r;
+    const bool on = row < rows;
+    const long long at = on ? row * (long long)cols : 0;
+    r.x = x + at;
+    r.y = y + at;
+    const int mis = (int)(((unsigned long long)r.x & 15) / sizeof(kiln_t));
+    r.h = on ? min(mis ? kVec - mis : 0, cols) : 0;
+    r.nv = on ? (cols - r.h) / kVec : 0;
+    r.ts = r.h + r.nv * kVec;
+    const int chunk = (r.nv + ce - 1) / ce;
+    r.lo = min(q * chunk, r.nv);
+    r.n = min(chunk, r.nv - r.lo);
+    r.hh = q == 0 ? r.h : 0;
+    r.tt = on && q == ce - 1 ? cols - r.ts : 0;
+    r.yal = ((unsigned long long)(r.y + r.h) & 15) == 0;
+    r.wal = (((unsigned long long)(w + r.h) | (unsigned long long)(b + r.h)) & 15) == 0;
+    return r;
+}
+
+/* Column of this CTA's vector j. */
+__device__ __forceinline__ int col_of(const row_t &r, int j)
+{
+    return r.h + (r.lo + j) * kVec;
+}
+
+/* Registers: vectors t, t + TPR, ... of this CTA's share, and the head and
+ * tail elements this thread takes. */
+struct regs_t {
+    vec_t v[kRegs];
+    float hx, tx;
+};
+
+__device__ __forceinline__ void load_regs(regs_t &a, const row_t &r, int t)
+{
 #pragma unroll
-    for (int e = 0; e < VEC; e++)
-        o.v[e] = kiln_from_float((kiln_to_float(a.v[e]) - mean) * inv * kiln_to_float(w.v[e]) +
-                                 kiln_to_float(b.v[e]));
-    return o;
+    for (int k = 0; k < kRegs; k++)
+        if (t + k * TPR < r.n)
+            a.v[k] = ld_x(r.x + col_of(r, t + k * TPR));
+    a.hx = t < r.hh ? kiln_to_float(r.x[t]) : 0.0f;
+    a.tx = t < r.tt ? kiln_to_float(r.x[r.ts + t]) : 0.0f;
 }
 
-/* Two parts' (count, mean, sum of squared deviations) merged into the
- * first (Chan, Golub and LeVeque's pairwise update): no cancellation, as
- * in the two-pass form. Not symmetric in its operands, so callers always
- * pass the lower lane or warp first and every thread gets the same bits. */
-__device__ __forceinline__ void stats_merge(float &n, float &mu, float &m2, float nb, float mub,
-                                            float m2b)
+/* ---- the row's statistic, reduced (layernorm: count, mean, M2) ---- */
+
+struct stat_t {
+    float n, mean, m2;   /* elements, their mean, their sum of squared deviations */
+};
+constexpr int kStat = sizeof(stat_t) / sizeof(float);
+
+__device__ __forceinline__ stat_t ident(void) { return stat_t{0.0f, 0.0f, 0.0f}; }
+
+/* a's elements and b's merged (Chan, Golub and LeVeque): no cancellation,
+ * as in the two-pass form. Not symmetric in rounding, so a is always the
+ * lower lane, warp or rank: every thread gets the same bits. */
+__device__ __forceinline__ stat_t merge(const stat_t &a, const stat_t &b)
 {
-    const float nn = n + nb;
-    if (nb == 0.0f)
-        return;
-    if (n == 0.0f) {
-        n = nb, mu = mub, m2 = m2b;
-        return;
-    }
-    const float d = mub - mu, f = nb / nn;
-    mu = mu + d * f;
-    m2 = m2 + m2b + d * d * n * f;
-    n = nn;
+    if (b.n == 0.0f)
+        return a;
+    if (a.n == 0.0f)
+        return b;
+    const float n = a.n + b.n, d = b.mean - a.mean, f = b.n / n;
+    return stat_t{n, a.mean + d * f, a.m2 + b.m2 + d * d * a.n * f};
 }
 
-__device__ __forceinline__ void row_reduce_stats(float &n, float &mu, float &m2)
+__device__ __forceinline__ stat_t shfl_xor(stat_t v, int o)
+{
+    float *f = reinterpret_cast<float *>(&v);
+#pragma unroll
+    for (int i = 0; i < kStat; i++)
+        f[i] = __shfl_xor_sync(0xffffffffu, f[i], o);
+    return v;
+}
+
+__device__ __forceinline__ stat_t shfl_lane0(stat_t v)
+{
+    float *f = reinterpret_cast<float *>(&v);
+#pragma unroll
+    for (int i = 0; i < kStat; i++)
+        f[i] = __shfl_sync(0xffffffffu, f[i], 0);
+    return v;
+}
+
+__device__ __forceinline__ stat_t remote(const stat_t *p, unsigned rank)
+{
+    stat_t v;
+    float *f = reinterpret_cast<float *>(&v);
+#pragma unroll
+    for (int i = 0; i < kStat; i++)
+        f[i] = dsmem_ld(reinterpret_cast<const float *>(p) + i, rank);
+    return v;
+}
+
+/* Lanes 0..width-1 (a power of two) merged by a butterfly, the lower
+ * lane's part first: each lane of a group ends with the same bits. */
+__device__ __forceinline__ stat_t warp_merge(stat_t v, int width)
 {
     const int lane = threadIdx.x & 31;
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) {
-        const float nb = __shfl_xor_sync(0xffffffffu, n, o);
-        const float mub = __shfl_xor_sync(0xffffffffu, mu, o);
-        const float m2b = __shfl_xor_sync(0xffffffffu, m2, o);
-        if (lane & o) {   /* the partner is the lower lane: it goes first */
-            float pn = nb, pmu = mub, pm2 = m2b;
-            stats_merge(pn, pmu, pm2, n, mu, m2);
-            n = pn, mu = pmu, m2 = pm2;
-        } else {
-            stats_merge(n, mu, m2, nb, mub, m2b);
-        }
+        if (o >= width)
+            continue;
+        const stat_t u = shfl_xor(v, o);
+        const bool up = (lane & o) != 0;
+        v = merge(up ? u : v, up ? v : u);
     }
-    if (ROW_THREADS == 32)
-        return;
-    /* The warps' parts merged by warp 0 alone, lower warps first. */
-    __shared__ float pn[BLOCK / 32], pmu[BLOCK / 32], pm2[BLOCK / 32];
-    const int warp = threadIdx.x >> 5;
-    if (lane == 0) {
-        pn[warp] = n;
-        pmu[warp] = mu;
-        pm2[warp] = m2;
-    }
-    __syncthreads();
-    if (warp == 0) {
-        const int w = lane < BLOCK / 32;
-        n = w ? pn[lane] : 0.0f;
-        mu = w ? pmu[lane] : 0.0f;
-        m2 = w ? pm2[lane] : 0.0f;
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) {
-            if (o >= BLOCK / 32)
-                continue;
-            const float nb = __shfl_xor_sync(0xffffffffu, n, o);
-            const float mub = __shfl_xor_sync(0xffffffffu, mu, o);
-            const float m2b = __shfl_xor_sync(0xffffffffu, m2, o);
-            if (lane & o) {
-                float qn = nb, qmu = mub, qm2 = m2b;
-                stats_merge(qn, qmu, qm2, n, mu, m2);
-                n = qn, mu = qmu, m2 = qm2;
-            } else {
-                stats_merge(n, mu, m2, nb, mub, m2b);
-            }
-        }
-        if (lane == 0) {
-            pn[0] = n;
-            pmu[0] = mu;
-            pm2[0] = m2;
-        }
-    }
-    __syncthreads();
-    n = pn[0], mu = pmu[0], m2 = pm2[0];
-    __syncthreads();   /* as in row_reduce */
+    return v;
 }
 
-/* ONEPASS on a kept row: one reduction, w and b in flight during it. */
-__device__ __forceinline__ void row_vec_onepass(const vec_t *xv, const vec_t *wv, const vec_t *bv,
-                                                vec_t *yv, int nv, int t, int cols, float eps)
+/* v merged over the row's threads, then over the cluster's CTAs, every
+ * thread getting the same bits. Every thread of the grid calls it once
+ * per row step, p alternating: a slot is written again only after the
+ * next step's barrier, which every reader reaches after reading it. */
+__device__ __forceinline__ stat_t row_reduce(stat_t v, int p, int t, int rg, int ce)
 {
-    constexpr int K = KEEP > 0 ? KEEP : 1;
-    vec_t keep[K], wk[K], bk[K];
-    float s = 0.0f, n = 0.0f;
-#pragma unroll
-    for (int k = 0; k < K; k++) {
-        const int i = t + k * ROW_THREADS;
-        if (i < nv) {
-            keep[k] = load_x(xv + i);
-            if (PREFETCH) {
-                wk[k] = wv[i];
-                bk[k] = bv[i];
-            }
-            s += vec_sum(keep[k]);
-            n += (float)VEC;
-        }
+    v = warp_merge(v, 32);
+    if (kWarps > 1) {
+        __shared__ stat_t wpart[2][kBlock / 32];
+        const int lane = threadIdx.x & 31;
+        if (lane == 0)
+            wpart[p][threadIdx.x >> 5] = v;
+        __syncthreads();
+        v = lane < kWarps ? wpart[p][rg * kWarps + lane] : ident();
+        v = shfl_lane0(warp_merge(v, kWarps));
     }
-    float mu = n > 0.0f ? s / n : 0.0f, m2 = 0.0f;
-#pragma unroll
-    for (int k = 0; k < K; k++)
-        if (t + k * ROW_THREADS < nv)
-            m2 += vec_dev2(keep[k], mu);
-    row_reduce_stats(n, mu, m2);
-    const float inv = rsqrtf(m2 / (float)cols + eps);
-#pragma unroll
-    for (int k = 0; k < K; k++) {
-        const int i = t + k * ROW_THREADS;
-        if (i < nv)
-            store_y(yv + i, vec_out(keep[k], PREFETCH ? wk[k] : wv[i], PREFETCH ? bk[k] : bv[i], mu, inv));
+    if (CLUSTER > 1 && ce > 1) {
+        __shared__ stat_t cpart[2][kRows];
+        const int lane = threadIdx.x & 31;
+        if (t == 0)
+            cpart[p][rg] = v;
+        cluster_sync();
+        v = lane < ce ? remote(&cpart[p][rg], (unsigned)lane) : ident();
+        v = shfl_lane0(warp_merge(v, ce));
     }
+    return v;
 }
 
-/* A kept row, two reductions: x as floats, then as their deviations from
- * the mean, stay in registers for the output (converted once); with
- * PREFETCH w and b are loaded with x. */
-__device__ __forceinline__ void row_kept(const vec_t *xv, const vec_t *wv, const vec_t *bv,
-                                         vec_t *yv, int nv, int t, int cols, float eps)
+/* ---- layernorm's passes ---- */
+
+/* One vector's own statistic, two passes over its elements. */
+__device__ __forceinline__ stat_t vstat(const vec_t &a)
 {
-    constexpr int K = KEEP > 0 ? KEEP : 1;
-    float d[K][VEC];
-    vec_t wk[K], bk[K];
-    float s = 0.0f;
+    float s = 0.0f, m2 = 0.0f;
 #pragma unroll
-    for (int k = 0; k < K; k++) {
-        const int i = t + k * ROW_THREADS;
-        if (i < nv) {
-            const vec_t a = load_x(xv + i);
-            if (PREFETCH) {
-                wk[k] = wv[i];
-                bk[k] = bv[i];
-            }
+    for (int e = 0; e < kVec; e++)
+        s += kiln_to_float(a.v[e]);
+    const float mean = s / (float)kVec;
 #pragma unroll
-            for (int e = 0; e < VEC; e++) {
-                d[k][e] = kiln_to_float(a.v[e]);
-                s += d[k][e];
-            }
-        }
+    for (int e = 0; e < kVec; e++) {
+        const float d = kiln_to_float(a.v[e]) - mean;
+        m2 += d * d;
     }
-    const float mean = row_reduce<false, 0>(s) / (float)cols;
-    float d2 = 0.0f;
-#pragma unroll
-    for (int k = 0; k < K; k++)
-        if (t + k * ROW_THREADS < nv) {
-#pragma unroll
-            for (int e = 0; e < VEC; e++) {
-                d[k][e] -= mean;
-                d2 += d[k][e] * d[k][e];
-            }
-        }
-    const float inv = rsqrtf(row_reduce<false, 1>(d2) / (float)cols + eps);
-#pragma unroll
-    for (int k = 0; k < K; k++) {
-        const int i = t + k * ROW_THREADS;
-        if (i < nv) {
-            const vec_t w = PREFETCH ? wk[k] : wv[i], b = PREFETCH ? bk[k] : bv[i];
-            vec_t o;
-#pragma unroll
-            for (int e = 0; e < VEC; e++)
-                o.v[e] = kiln_from_float(d[k][e] * inv * kiln_to_float(w.v[e]) +
-                                         kiln_to_float(b.v[e]));
-            store_y(yv + i, o);
-        }
-    }
+    return stat_t{(float)kVec, mean, m2};
 }
 
-/* A row of nv whole vectors (cols % VEC == 0, so its start is aligned). */
-__device__ __forceinline__ void row_vec(const vec_t *xv, const vec_t *wv, const vec_t *bv,
-                                        vec_t *yv, int nv, int t, int cols, float eps)
+__device__ __forceinline__ float norm(float x, float mean, float rstd, kiln_t w, kiln_t b)
 {
-    if (KEEP > 0 && nv <= KEEP * ROW_THREADS) {
-        if (ONEPASS)
-            row_vec_onepass(xv, wv, bv, yv, nv, t, cols, eps);
+    return (x - mean) * rstd * kiln_to_float(w) + kiln_to_float(b);
+}
+
+__device__ __forceinline__ vec_t out(const vec_t &a, const vec_t &w, const vec_t &b, float mean,
+                                     float rstd)
+{
+    vec_t o;
+#pragma unroll
+    for (int e = 0; e < kVec; e++)
+        o.v[e] = kiln_from_float(norm(kiln_to_float(a.v[e]), mean, rstd, w.v[e], b.v[e]));
+    return o;
+}
+
+/* What this thread holds, two passes: the mean, then squared deviations. */
+__device__ __forceinline__ stat_t stat_regs(const regs_t &a, const row_t &r, int t)
+{
+    const bool hd = t < r.hh, tl = t < r.tt;
+    float s = (hd ? a.hx : 0.0f) + (tl ? a.tx : 0.0f), n = (float)(hd + tl);
+#pragma unroll
+    for (int k = 0; k < kRegs; k++)
+        if (t + k * TPR < r.n) {
+#pragma unroll
+            for (int e = 0; e < kVec; e++)
+                s += kiln_to_float(a.v[k].v[e]);
+            n += (float)kVec;
+        }
+    if (n == 0.0f)
+        return ident();
+    const float mean = s / n;
+    float m2 = (hd ? (a.hx - mean) * (a.hx - mean) : 0.0f) +
+               (tl ? (a.tx - mean) * (a.tx - mean) : 0.0f);
+#pragma unroll
+    for (int k = 0; k < kRegs; k++)
+        if (t + k * TPR < r.n) {
+#pragma unroll
+            for (int e = 0; e < kVec; e++) {
+                const float d = kiln_to_float(a.v[k].v[e]) - mean;
+                m2 += d * d;
+            }
+        }
+    return stat_t{n, mean, m2};
+}
+
+__device__ __forceinline__ void out_regs(const regs_t &a, const row_t &r, const kiln_t *w,
+                                         const kiln_t *b, int t, float mean, float rstd)
+{
+#pragma unroll
+    for (int k = 0; k < kRegs; k++)
+        if (t + k * TPR < r.n) {
+            const int c = col_of(r, t + k * TPR);
+            st_y(r.y + c, out(a.v[k], ld_w(w + c, r.wal), ld_w(b + c, r.wal), mean, rstd), r.yal);
+        }
+    if (t < r.hh)
+        r.y[t] = kiln_from_float(norm(a.hx, mean, rstd, w[t], b[t]));
+    if (t < r.tt)
+        r.y[r.ts + t] = kiln_from_float(norm(a.tx, mean, rstd, w[r.ts + t], b[r.ts + t]));
+}
+
+/* The first pass from global memory, each vector's statistic merged in
+ * column order; SM: each vector also kept in this thread's own slots of
+ * shared memory (no other thread reads them). */
+template <bool SM>
+__device__ __forceinline__ stat_t stat_pass(uint4 *mine, const row_t &r, int t, float &hx,
+                                            float &tx)
+{
+    hx = t < r.hh ? kiln_to_float(r.x[t]) : 0.0f;
+    tx = t < r.tt ? kiln_to_float(r.x[r.ts + t]) : 0.0f;
+    stat_t s = t < r.hh ? stat_t{1.0f, hx, 0.0f} : ident();
+#pragma unroll kUnroll
+    for (int j = t; j < r.n; j += TPR) {
+        const vec_t v = ld_x(r.x + col_of(r, j));
+        if (SM)
+            mine[j] = *reinterpret_cast<const uint4 *>(&v);
+        s = merge(s, vstat(v));
+    }
+    return t < r.tt ? merge(s, stat_t{1.0f, tx, 0.0f}) : s;
+}
+
+/* The output pass: x from shared memory (SM) or read again. */
+template <bool SM>
+__device__ __forceinline__ void out_pass(const uint4 *mine, const row_t &r, const kiln_t *w,
+                                         const kiln_t *b, int t, float hx, float tx, float mean,
+                                         float rstd)
+{
+#pragma unroll kUnroll
+    for (int j = t; j < r.n; j += TPR) {
+        const int c = col_of(r, j);
+        vec_t v;
+        if (SM)
+            *reinterpret_cast<uint4 *>(&v) = mine[j];
         else
-            row_kept(xv, wv, bv, yv, nv, t, cols, eps);
-        return;
+            v = ld_x(r.x + c);
+        st_y(r.y + c, out(v, ld_w(w + c, r.wal), ld_w(b + c, r.wal), mean, rstd), r.yal);
     }
-    /* too wide to keep: read three times (mean, variance, output) */
-    float s = 0.0f;
-#pragma unroll kUnroll
-    for (int i = t; i < nv; i += ROW_THREADS)
-        s += vec_sum(load_x(xv + i));
-    const float mean = row_reduce<false, 0>(s) / (float)cols;
-    float d2 = 0.0f;
-#pragma unroll kUnroll
-    for (int i = t; i < nv; i += ROW_THREADS)
-        d2 += vec_dev2(load_x(xv + i), mean);
-    const float inv = rsqrtf(row_reduce<false, 1>(d2) / (float)cols + eps);
-#pragma unroll kUnroll
-    for (int i = t; i < nv; i += ROW_THREADS)
-        store_y(yv + i, vec_out(load_x(xv + i), wv[i], bv[i], mean, inv));
+    if (t < r.hh)
+        r.y[t] = kiln_from_float(norm(hx, mean, rstd, w[t], b[t]));
+    if (t < r.tt)
+        r.y[r.ts + t] = kiln_from_float(norm(tx, mean, rstd, w[r.ts + t], b[r.ts + t]));
 }
 
-/* Any width: one element at a time. */
-__device__ __forceinline__ void row_scalar(const kiln_t *xr, const kiln_t *w, const kiln_t *b,
-                                           kiln_t *yr, int t, int cols, float eps)
+/* Row group g (rows g * kRows ...) to the end in steps of the grid's
+ * clusters; which way a row is held is decided once, the same for all. */
+extern "C" __global__ void __launch_bounds__(kBlock, kMinBlocks)
+layernorm_family(const kiln_t *x, const kiln_t *w, const kiln_t *b, kiln_t *y, int rows, int cols,
+                 float eps)
 {
-    float s = 0.0f;
-#pragma unroll kUnroll
-    for (int c = t; c < cols; c += ROW_THREADS)
-        s += kiln_to_float(xr[c]);
-    const float mean = row_reduce<false, 0>(s) / (float)cols;
-    float d2 = 0.0f;
-#pragma unroll kUnroll
-    for (int c = t; c < cols; c += ROW_THREADS) {
-        float d = kiln_to_float(xr[c]) - mean;
-        d2 += d * d;
+    extern __shared__ uint4 held[];
+    const int ce = (int)cluster_ctas(), q = (int)cluster_rank();
+    const int t = threadIdx.x % TPR, rg = threadIdx.x / TPR;
+    const long long groups = ((long long)rows + kRows - 1) / kRows, step = gridDim.x / ce;
+    const int capv = (cols / kVec + ce - 1) / ce;   /* most vectors a CTA takes of a row */
+    const int mode = HOLD == 0 && capv <= REGS * TPR ? M_REG
+                     : dyn_smem_bytes() >= (unsigned long long)kRows * capv * 16 ? M_SMEM
+                                                                                  : M_READ;
+    uint4 *mine = held + (long long)rg * capv;
+    long long g = blockIdx.x / ce;
+    row_t r = row_at(x, y, w, b, g * kRows + rg, rows, cols, q, ce), nr;
+    regs_t cur, nxt;
+    if (PREFETCH && mode == M_REG)
+        load_regs(cur, r, t);
+#pragma unroll 1
+    for (int it = 0; g < groups; g += step, it++) {
+        float hx = 0.0f, tx = 0.0f;
+        stat_t s;
+        if (mode == M_REG) {
+            if (PREFETCH) {   /* the next row's loads in flight while this row reduces */
+                nr = row_at(x, y, w, b, (g + step) * kRows + rg, rows, cols, q, ce);
+                load_regs(nxt, nr, t);
+            } else {
+                load_regs(cur, r, t);
+            }
+            s = stat_regs(cur, r, t);
+        } else if (mode == M_SMEM) {
+            s = stat_pass<true>(mine, r, t, hx, tx);
+        } else {
+            s = stat_pass<false>(mine, r, t, hx, tx);
+        }
+        s = row_reduce(s, it & 1, t, rg, ce);
+        const float rstd = rsqrtf(s.m2 / (float)cols + eps);
+        if (mode == M_REG)
+            out_regs(cur, r, w, b, t, s.mean, rstd);
+        else if (mode == M_SMEM)
+            out_pass<true>(mine, r, w, b, t, hx, tx, s.mean, rstd);
+        else
+            out_pass<false>(mine, r, w, b, t, hx, tx, s.mean, rstd);
+        if (PREFETCH && mode == M_REG) {
+            r = nr;
+            cur = nxt;
+        } else {
+            r = row_at(x, y, w, b, (g + step) * kRows + rg, rows, cols, q, ce);
+        }
     }
-    const float inv = rsqrtf(row_reduce<false, 1>(d2) / (float)cols + eps);
-#pragma unroll kUnroll
-    for (int c = t; c < cols; c += ROW_THREADS)
-        yr[c] = kiln_from_float((kiln_to_float(xr[c]) - mean) * inv * kiln_to_float(w[c]) +
-                                kiln_to_float(b[c]));
-}
-
-extern "C" __global__ void __launch_bounds__(BLOCK)
-layernorm_tuned(const kiln_t *x, const kiln_t *w, const kiln_t *b, kiln_t *y, int rows, int cols,
-                float eps)
-{
-    const int t = threadIdx.x % ROW_THREADS;
-    const long long row = (long long)blockIdx.x * ROWS_PER_BLOCK + threadIdx.x / ROW_THREADS;
-    if (row >= rows)
-        return;   /* a whole warp (WARP_ROWS) or the whole block: no barrier is left waiting */
-    const kiln_t *xr = x + row * cols;
-    kiln_t *yr = y + row * cols;
-    if (VEC > 1 && cols % VEC == 0)
-        row_vec(reinterpret_cast<const vec_t *>(xr), reinterpret_cast<const vec_t *>(w),
-                reinterpret_cast<const vec_t *>(b), reinterpret_cast<vec_t *>(yr), cols / VEC, t,
-                cols, eps);
-    else
-        row_scalar(xr, w, b, yr, t, cols, eps);
+    if (CLUSTER > 1 && ce > 1)
+        cluster_sync();   /* no CTA leaves while another may read its partials */
 }
 
 /*@kiln launch
-{"launches": [{"kernel": "layernorm_tuned",
-               "grid": ["WARP_ROWS ? (rows + BLOCK / 32 - 1) / (BLOCK / 32) : rows"],
-               "block": ["BLOCK"], "smem": 0,
+{"let": {"re": "min(ROWS, 1024 / TPR)", "nvec": "cols * sizeof(T) / 16",
+         "ce4": "CLUSTER >= 4 && nvec >= 4 * TPR ? 4 : CLUSTER >= 2 && nvec >= 2 * TPR ? 2 : 1",
+         "ce": "CLUSTER >= 16 && nvec >= 16 * TPR ? 16 : CLUSTER >= 8 && nvec >= 8 * TPR ? 8 : ce4",
+         "capv": "cdiv(nvec, ce)", "need": "re * capv * 16",
+         "dsm": "(HOLD == 1 || capv > REGS * TPR) && need <= (ce > 8 ? 102400 : 225280) ? need : 0",
+         "groups": "cdiv(rows, re)",
+         "g": "PERSIST > 0 ? min(groups, max(1, PERSIST * SMS / ce)) : groups"},
+ "launches": [{"kernel": "layernorm_family", "when": "ce > 1", "grid": ["ce * g"],
+               "block": ["TPR * re"], "cluster": ["ce", 1, 1], "smem": "dsm",
+               "args": ["x", "w", "b", "y", "rows", "cols", "eps"]},
+              {"kernel": "layernorm_family", "when": "ce == 1", "grid": ["g"],
+               "block": ["TPR * re"], "smem": "dsm",
                "args": ["x", "w", "b", "y", "rows", "cols", "eps"]}],
  "scratch": []}
 @*/

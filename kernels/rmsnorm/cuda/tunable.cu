@@ -1,203 +1,438 @@
-/* rmsnorm, tunable: where `kiln search --agent tune` starts for CUDA (the
- * plain starter stays the baseline). Its knobs are the choices a fast
- * rmsnorm makes:
- *   VEC        elements per load and store (16 bytes at 8 bf16); rows
- *              whose width is not a multiple take the scalar path
- *   BLOCK      threads per block
- *   WARP_ROWS  0: a block per row; 1: a warp per row (BLOCK / 32 rows a
- *              block), for narrow rows
- *   KEEP       vectors per thread held in registers between the sum of
- *              squares and the output (0: x is read again); a row wider
- *              than KEEP vectors per thread is read again as well
- *   UNROLL     unrolling of the loops that read again
- *   STREAM     1: x and y with streaming (evict-first) loads and stores,
- *              so w stays in cache
- * Every setting is correct at every shape: sums in fp32, one rounding per
- * output. */
+/* rmsnorm, a kernel family: where `kiln search --agent tune` starts for
+ * CUDA (the plain starter stays the baseline). One kernel; its knobs:
+ *   TPR      threads per row slice (a warp .. a whole CTA)
+ *   ROWS     rows per CTA, each with TPR threads (capped at 1024 threads)
+ *   CLUSTER  up to this many CTAs per row in a cluster, reducing over
+ *            DSMEM; used where cols >= CTAs * TPR * 16 bytes, else fewer
+ *   HOLD     0: row held in registers, shared memory when it does not
+ *            fit; 1: always in (dynamic) shared memory
+ *   REGS     16-byte vectors per thread held in registers (HOLD 0)
+ *   PERSIST  0: a CTA per ROWS rows; k: k x SMS CTAs stride the rows
+ *   PREFETCH 1: the next row's loads issued before this row reduces
+ *   STREAM   1: x and y with evict-first loads and stores
+ *   UNROLL   unrolling of the shared-memory and re-read loops
+ *   OCC      CTAs per SM the registers must allow (launch bounds)
+ * Neutral default (docs/cuda.md): each knob's first value, the plainest
+ * choice: the starter's CTA of 256 threads per row, one vector held in
+ * registers, every other mechanism off. Every setting is correct at every
+ * shape: 16-byte accesses with scalar heads and tails; a row that fits
+ * neither registers nor shared memory is read twice. Sums in fp32 in a
+ * fixed order, one rounding per output. */
 #include "kiln_cuda.h"
 
-#define VEC 8 //@kiln tune 1 2 4 8
-#define BLOCK 256 //@kiln tune 64 128 256 512 1024
-#define WARP_ROWS 0 //@kiln tune 0 1
-#define KEEP 2 //@kiln tune 0 1 2 4 8
-#define UNROLL 1 //@kiln tune 1 2 4
+#define TPR 256 //@kiln tune 256 32 64 128 512 1024
+#define ROWS 1 //@kiln tune 1 2 4 8 16 32
+#define CLUSTER 1 //@kiln tune 1 2 4 8 16
+#define HOLD 0 //@kiln tune 0 1
+#define REGS 1 //@kiln tune 1 2 4 8 16
+#define PERSIST 0 //@kiln tune 0 1 2 4 8
+#define PREFETCH 0 //@kiln tune 0 1
 #define STREAM 0 //@kiln tune 0 1
+#define UNROLL 1 //@kiln tune 1 2 4
+#define OCC 1 //@kiln tune 1 2 4 8
+#define SMS 132
 
-#define ROW_THREADS (WARP_ROWS ? 32 : BLOCK)
-#define ROWS_PER_BLOCK (BLOCK / ROW_THREADS)
-
-struct alignas(sizeof(kiln_t) * VEC) vec_t {
-    kiln_t v[VEC];
-};
+constexpr int kVec = 16 / (int)sizeof(kiln_t);                 /* elements per vector */
+constexpr int kRows = ROWS < 1024 / TPR ? ROWS : 1024 / TPR;    /* rows per CTA */
+constexpr int kBlock = TPR * kRows;
+constexpr int kWarps = TPR / 32;                                /* warps per row */
+constexpr int kRegs = HOLD == 0 ? REGS : 1;
 constexpr int kUnroll = UNROLL;
+/* OCC within the SM's 2048 threads; 16 CTAs a cluster (non-portable): two
+ * must fit an SM, so that half a GPC's SMs hold a cluster */
+constexpr int kOcc = OCC < 2048 / kBlock ? OCC : 2048 / kBlock;
+constexpr int kMinBlocks = CLUSTER > 8 && kOcc < 2 ? 2 : kOcc;
+enum { M_REG, M_SMEM, M_READ };
 
-/* One vector, as the widest plain type of its size (so STREAM can use the
- * streaming intrinsics, which take only built-in types). */
-template <typename W>
-__device__ __forceinline__ void ld_words(const void *p, void *out, int n)
+struct alignas(16) vec_t {
+    kiln_t v[kVec];
+};
+
+/* ---- clusters (PTX: what cooperative_groups does, without its headers) ---- */
+
+__device__ __forceinline__ unsigned cluster_ctas(void)
 {
-    const W *s = reinterpret_cast<const W *>(p);
-    W *d = reinterpret_cast<W *>(out);
-#pragma unroll
-    for (int i = 0; i < n; i++)
-        d[i] = STREAM ? __ldcs(s + i) : s[i];
+    unsigned n = 1;
+    if (CLUSTER > 1)
+        asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
+    return n;
 }
 
-template <typename W>
-__device__ __forceinline__ void st_words(void *p, const void *in, int n)
+__device__ __forceinline__ unsigned cluster_rank(void)
 {
-    W *d = reinterpret_cast<W *>(p);
-    const W *s = reinterpret_cast<const W *>(in);
-#pragma unroll
-    for (int i = 0; i < n; i++) {
-        if (STREAM)
-            __stcs(d + i, s[i]);
-        else
-            d[i] = s[i];
-    }
-}
-
-__device__ __forceinline__ vec_t load_x(const vec_t *p)
-{
-    vec_t r;
-    constexpr int B = sizeof(vec_t);
-    if constexpr (B % 16 == 0)
-        ld_words<uint4>(p, &r, B / 16);
-    else if constexpr (B == 8)
-        ld_words<uint2>(p, &r, 1);
-    else if constexpr (B == 4)
-        ld_words<unsigned int>(p, &r, 1);
-    else
-        ld_words<unsigned short>(p, &r, 1);
+    unsigned r = 0;
+    if (CLUSTER > 1)
+        asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
     return r;
 }
 
-__device__ __forceinline__ void store_y(vec_t *p, const vec_t &v)
+/* Every thread of every CTA of the cluster; orders shared memory. */
+__device__ __forceinline__ void cluster_sync(void)
 {
-    constexpr int B = sizeof(vec_t);
-    if constexpr (B % 16 == 0)
-        st_words<uint4>(p, &v, B / 16);
-    else if constexpr (B == 8)
-        st_words<uint2>(p, &v, 1);
-    else if constexpr (B == 4)
-        st_words<unsigned int>(p, &v, 1);
-    else
-        st_words<unsigned short>(p, &v, 1);
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
+                 "barrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
-/* The sum of v over a row's threads, returned to each of them; every
- * thread adds the partials in the same order, so all get the same bits. */
-__device__ __forceinline__ float row_sum(float v)
+__device__ __forceinline__ float dsmem_ld(const float *p, unsigned rank)
 {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-        v += __shfl_xor_sync(0xffffffffu, v, o);
-    if (ROW_THREADS == 32)
-        return v;
-    __shared__ float part[BLOCK / 32];
-    if ((threadIdx.x & 31) == 0)
-        part[threadIdx.x >> 5] = v;
-    __syncthreads();
-    float s = 0.0f;
-#pragma unroll
-    for (int k = 0; k < BLOCK / 32; k++)
-        s += part[k];
-    return s;
+    const unsigned a = (unsigned)__cvta_generic_to_shared(p);
+    unsigned ra;
+    float v;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(ra) : "r"(a), "r"(rank));
+    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(ra) : "memory");
+    return v;
 }
 
-__device__ __forceinline__ float sq_sum(const vec_t &a)
+__device__ __forceinline__ unsigned dyn_smem_bytes(void)
+{
+    unsigned n;
+    asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(n));
+    return n;
+}
+
+/* ---- loads and stores ---- */
+
+__device__ __forceinline__ vec_t ld_x(const kiln_t *p)   /* p 16-byte aligned */
+{
+    vec_t r;
+    const uint4 *s = reinterpret_cast<const uint4 *>(p);
+    *reinterpret_cast<uint4 *>(&r) = STREAM ? __ldcs(s) : *s;
+    return r;
+}
+
+/* w (or b) at a vector's columns: one load where they are aligned. */
+__device__ __forceinline__ vec_t ld_w(const kiln_t *p, bool al)
+{
+    vec_t r;
+    if (al) {
+        *reinterpret_cast<uint4 *>(&r) = *reinterpret_cast<const uint4 *>(p);
+    } else {
+#pragma unroll
+        for (int e = 0; e < kVec; e++)
+            r.v[e] = p[e];
+    }
+    return r;
+}
+
+__device__ __forceinline__ void st_y(kiln_t *p, const vec_t &v, bool al)
+{
+    if (al) {
+        uint4 *d = reinterpret_cast<uint4 *>(p);
+        const uint4 u = *reinterpret_cast<const uint4 *>(&v);
+        if (STREAM)
+            __stcs(d, u);
+        else
+            *d = u;
+    } else {
+#pragma unroll
+        for (int e = 0; e < kVec; e++)
+            p[e] = v.v[e];
+    }
+}
+
+/* ---- a row, as this CTA and thread see it ---- */
+
+/* The row's scalar head (up to its first 16-byte boundary), its whole
+ * vectors, its scalar tail; this CTA's share of the vectors [lo, lo + n),
+ * the head on rank 0 and the tail on the last rank. A row past the end
+ * (on false) has nothing. */
+struct row_t {
+    const kiln_t *x;
+    kiln_t *y;
+    int h, nv, ts;    /* head length, vectors, where the tail starts */
+    int lo, n;        /* this CTA's vectors */
+    int hh, tt;       /* head and tail elements this CTA takes (by thread t < hh, tt) */
+    bool yal, wal;    /* y's and w's vectors 16-byte aligned too */
+};
+
+__device__ __forceinline__ row_t row_at(const kiln_t *x, kiln_t *y, const kiln_t *w,
+                                        long long row, int rows, int cols, int q, int ce)
+{
+    row_t r;
+    const bool on = row < rows;
+    const long long at = on ? row * (long long)cols : 0;
+    r.x = x + at;
+    r.y = y + at;
+    const int mis = (int)(((unsigned long long)r.x & 15) / sizeof(kiln_t));
+    r.h = on ? min(mis ? kVec - mis : 0, cols) : 0;
+    r.nv = on ? (cols - r.h) / kVec : 0;
+    r.ts = r.h + r.nv * kVec;
+    const int chunk = (r.nv + ce - 1) / ce;
+    r.lo = min(q * chunk, r.nv);
+    r.n = min(chunk, r.nv - r.lo);
+    r.hh = q == 0 ? r.h : 0;
+    r.tt = on && q == ce - 1 ? cols - r.ts : 0;
+    r.yal = ((unsigned long long)(r.y + r.h) & 15) == 0;
+    r.wal = ((unsigned long long)(w + r.h) & 15) == 0;
+    return r;
+}
+
+/* Column of this CTA's vector j. */
+__device__ __forceinline__ int col_of(const row_t &r, int j)
+{
+    return r.h + (r.lo + j) * kVec;
+}
+
+/* Registers: vectors t, t + TPR, ... of this CTA's share, and the head and
+ * tail elements this thread takes. */
+struct regs_t {
+    vec_t v[kRegs];
+    float hx, tx;
+};
+
+__device__ __forceinline__ void load_regs(regs_t &a, const row_t &r, int t)
+{
+#pragma unroll
+    for (int k = 0; k < kRegs; k++)
+        if (t + k * TPR < r.n)
+            a.v[k] = ld_x(r.x + col_of(r, t + k * TPR));
+    a.hx = t < r.hh ? kiln_to_float(r.x[t]) : 0.0f;
+    a.tx = t < r.tt ? kiln_to_float(r.x[r.ts + t]) : 0.0f;
+}
+
+/* ---- the row's statistic, reduced (rmsnorm: the sum of squares) ---- */
+
+struct stat_t {
+    float ss;
+};
+constexpr int kStat = sizeof(stat_t) / sizeof(float);
+
+__device__ __forceinline__ stat_t ident(void) { return stat_t{0.0f}; }
+
+/* a's elements come before b's (the order matters to merges that do not
+ * commute; this one does). */
+__device__ __forceinline__ stat_t merge(const stat_t &a, const stat_t &b)
+{
+    return stat_t{a.ss + b.ss};
+}
+
+__device__ __forceinline__ stat_t shfl_xor(stat_t v, int o)
+{
+    float *f = reinterpret_cast<float *>(&v);
+#pragma unroll
+    for (int i = 0; i < kStat; i++)
+        f[i] = __shfl_xor_sync(0xffffffffu, f[i], o);
+    return v;
+}
+
+__device__ __forceinline__ stat_t shfl_lane0(stat_t v)
+{
+    float *f = reinterpret_cast<float *>(&v);
+#pragma unroll
+    for (int i = 0; i < kStat; i++)
+        f[i] = __shfl_sync(0xffffffffu, f[i], 0);
+    return v;
+}
+
+__device__ __forceinline__ stat_t remote(const stat_t *p, unsigned rank)
+{
+    stat_t v;
+    float *f = reinterpret_cast<float *>(&v);
+#pragma unroll
+    for (int i = 0; i < kStat; i++)
+        f[i] = dsmem_ld(reinterpret_cast<const float *>(p) + i, rank);
+    return v;
+}
+
+/* Lanes 0..width-1 (a power of two) merged by a butterfly, the lower
+ * lane's part first: each lane of a group ends with the same bits. */
+__device__ __forceinline__ stat_t warp_merge(stat_t v, int width)
+{
+    const int lane = threadIdx.x & 31;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        if (o >= width)
+            continue;
+        const stat_t u = shfl_xor(v, o);
+        const bool up = (lane & o) != 0;
+        v = merge(up ? u : v, up ? v : u);
+    }
+    return v;
+}
+
+/* v merged over the row's threads, then over the cluster's CTAs, every
+ * thread getting the same bits. Every thread of the grid calls it once
+ * per row step, p alternating: a slot is written again only after the
+ * next step's barrier, which every reader reaches after reading it. */
+__device__ __forceinline__ stat_t row_reduce(stat_t v, int p, int t, int rg, int ce)
+{
+    v = warp_merge(v, 32);
+    if (kWarps > 1) {
+        __shared__ stat_t wpart[2][kBlock / 32];
+        const int lane = threadIdx.x & 31;
+        if (lane == 0)
+            wpart[p][threadIdx.x >> 5] = v;
+        __syncthreads();
+        v = lane < kWarps ? wpart[p][rg * kWarps + lane] : ident();
+        v = shfl_lane0(warp_merge(v, kWarps));
+    }
+    if (CLUSTER > 1 && ce > 1) {
+        __shared__ stat_t cpart[2][kRows];
+        const int lane = threadIdx.x & 31;
+        if (t == 0)
+            cpart[p][rg] = v;
+        cluster_sync();
+        v = lane < ce ? remote(&cpart[p][rg], (unsigned)lane) : ident();
+        v = shfl_lane0(warp_merge(v, ce));
+    }
+    return v;
+}
+
+/* ---- rmsnorm's passes ---- */
+
+__device__ __forceinline__ float sq(const vec_t &a)
 {
     float s = 0.0f;
 #pragma unroll
-    for (int e = 0; e < VEC; e++) {
-        float f = kiln_to_float(a.v[e]);
+    for (int e = 0; e < kVec; e++) {
+        const float f = kiln_to_float(a.v[e]);
         s += f * f;
     }
     return s;
 }
 
-__device__ __forceinline__ vec_t scaled(const vec_t &a, const vec_t &w, float inv)
+__device__ __forceinline__ vec_t out(const vec_t &a, const vec_t &w, float inv)
 {
     vec_t o;
 #pragma unroll
-    for (int e = 0; e < VEC; e++)
+    for (int e = 0; e < kVec; e++)
         o.v[e] = kiln_from_float(kiln_to_float(a.v[e]) * inv * kiln_to_float(w.v[e]));
     return o;
 }
 
-/* A row of nv whole vectors (its start 16-byte aligned: cols % VEC == 0). */
-__device__ __forceinline__ void row_vec(const vec_t *xv, const vec_t *wv, vec_t *yv, int nv,
-                                        int t, int cols, float eps)
+__device__ __forceinline__ stat_t stat_regs(const regs_t &a, const row_t &r, int t)
 {
-    constexpr int K = KEEP > 0 ? KEEP : 1;
-    vec_t keep[K];
-    const bool kept = KEEP > 0 && nv <= KEEP * ROW_THREADS;
-    float ss = 0.0f;
-    if (kept) {
+    float s = a.hx * a.hx + a.tx * a.tx;
 #pragma unroll
-        for (int k = 0; k < K; k++) {
-            int i = t + k * ROW_THREADS;
-            if (i < nv) {
-                keep[k] = load_x(xv + i);
-                ss += sq_sum(keep[k]);
+    for (int k = 0; k < kRegs; k++)
+        if (t + k * TPR < r.n)
+            s += sq(a.v[k]);
+    return stat_t{s};
+}
+
+__device__ __forceinline__ void out_regs(const regs_t &a, const row_t &r, const kiln_t *w, int t,
+                                         float inv)
+{
+#pragma unroll
+    for (int k = 0; k < kRegs; k++)
+        if (t + k * TPR < r.n) {
+            const int c = col_of(r, t + k * TPR);
+            st_y(r.y + c, out(a.v[k], ld_w(w + c, r.wal), inv), r.yal);
+        }
+    if (t < r.hh)
+        r.y[t] = kiln_from_float(a.hx * inv * kiln_to_float(w[t]));
+    if (t < r.tt)
+        r.y[r.ts + t] = kiln_from_float(a.tx * inv * kiln_to_float(w[r.ts + t]));
+}
+
+/* The first pass from global memory; SM: each vector also kept in this
+ * thread's own slots of shared memory (no other thread reads them). */
+template <bool SM>
+__device__ __forceinline__ stat_t stat_pass(uint4 *mine, const row_t &r, int t, float &hx,
+                                            float &tx)
+{
+    hx = t < r.hh ? kiln_to_float(r.x[t]) : 0.0f;
+    tx = t < r.tt ? kiln_to_float(r.x[r.ts + t]) : 0.0f;
+    float s = hx * hx + tx * tx;
+#pragma unroll kUnroll
+    for (int j = t; j < r.n; j += TPR) {
+        const vec_t v = ld_x(r.x + col_of(r, j));
+        if (SM)
+            mine[j] = *reinterpret_cast<const uint4 *>(&v);
+        s += sq(v);
+    }
+    return stat_t{s};
+}
+
+/* The output pass: x from shared memory (SM) or read again. */
+template <bool SM>
+__device__ __forceinline__ void out_pass(const uint4 *mine, const row_t &r, const kiln_t *w,
+                                         int t, float hx, float tx, float inv)
+{
+#pragma unroll kUnroll
+    for (int j = t; j < r.n; j += TPR) {
+        const int c = col_of(r, j);
+        vec_t v;
+        if (SM)
+            *reinterpret_cast<uint4 *>(&v) = mine[j];
+        else
+            v = ld_x(r.x + c);
+        st_y(r.y + c, out(v, ld_w(w + c, r.wal), inv), r.yal);
+    }
+    if (t < r.hh)
+        r.y[t] = kiln_from_float(hx * inv * kiln_to_float(w[t]));
+    if (t < r.tt)
+        r.y[r.ts + t] = kiln_from_float(tx * inv * kiln_to_float(w[r.ts + t]));
+}
+
+/* Row group g (rows g * kRows ...) to the end in steps of the grid's
+ * clusters; which way a row is held is decided once, the same for all. */
+extern "C" __global__ void __launch_bounds__(kBlock, kMinBlocks)
+rmsnorm_family(const kiln_t *x, const kiln_t *w, kiln_t *y, int rows, int cols, float eps)
+{
+    extern __shared__ uint4 held[];
+    const int ce = (int)cluster_ctas(), q = (int)cluster_rank();
+    const int t = threadIdx.x % TPR, rg = threadIdx.x / TPR;
+    const long long groups = ((long long)rows + kRows - 1) / kRows, step = gridDim.x / ce;
+    const int capv = (cols / kVec + ce - 1) / ce;   /* most vectors a CTA takes of a row */
+    const int mode = HOLD == 0 && capv <= REGS * TPR ? M_REG
+                     : dyn_smem_bytes() >= (unsigned long long)kRows * capv * 16 ? M_SMEM
+                                                                                  : M_READ;
+    uint4 *mine = held + (long long)rg * capv;
+    long long g = blockIdx.x / ce;
+    row_t r = row_at(x, y, w, g * kRows + rg, rows, cols, q, ce), nr;
+    regs_t cur, nxt;
+    if (PREFETCH && mode == M_REG)
+        load_regs(cur, r, t);
+#pragma unroll 1
+    for (int it = 0; g < groups; g += step, it++) {
+        float hx = 0.0f, tx = 0.0f;
+        stat_t s;
+        if (mode == M_REG) {
+            if (PREFETCH) {   /* the next row's loads in flight while this row reduces */
+                nr = row_at(x, y, w, (g + step) * kRows + rg, rows, cols, q, ce);
+                load_regs(nxt, nr, t);
+            } else {
+                load_regs(cur, r, t);
             }
+            s = stat_regs(cur, r, t);
+        } else if (mode == M_SMEM) {
+            s = stat_pass<true>(mine, r, t, hx, tx);
+        } else {
+            s = stat_pass<false>(mine, r, t, hx, tx);
         }
-    } else {
-#pragma unroll kUnroll
-        for (int i = t; i < nv; i += ROW_THREADS)
-            ss += sq_sum(load_x(xv + i));
-    }
-    const float inv = rsqrtf(row_sum(ss) / (float)cols + eps);
-    if (kept) {
-#pragma unroll
-        for (int k = 0; k < K; k++) {
-            int i = t + k * ROW_THREADS;
-            if (i < nv)
-                store_y(yv + i, scaled(keep[k], wv[i], inv));
+        s = row_reduce(s, it & 1, t, rg, ce);
+        const float inv = rsqrtf(s.ss / (float)cols + eps);
+        if (mode == M_REG)
+            out_regs(cur, r, w, t, inv);
+        else if (mode == M_SMEM)
+            out_pass<true>(mine, r, w, t, hx, tx, inv);
+        else
+            out_pass<false>(mine, r, w, t, hx, tx, inv);
+        if (PREFETCH && mode == M_REG) {
+            r = nr;
+            cur = nxt;
+        } else {
+            r = row_at(x, y, w, (g + step) * kRows + rg, rows, cols, q, ce);
         }
-    } else {
-#pragma unroll kUnroll
-        for (int i = t; i < nv; i += ROW_THREADS)
-            store_y(yv + i, scaled(load_x(xv + i), wv[i], inv));
     }
-}
-
-/* Any width: one element at a time. */
-__device__ __forceinline__ void row_scalar(const kiln_t *xr, const kiln_t *w, kiln_t *yr, int t,
-                                           int cols, float eps)
-{
-    float ss = 0.0f;
-#pragma unroll kUnroll
-    for (int c = t; c < cols; c += ROW_THREADS) {
-        float f = kiln_to_float(xr[c]);
-        ss += f * f;
-    }
-    const float inv = rsqrtf(row_sum(ss) / (float)cols + eps);
-#pragma unroll kUnroll
-    for (int c = t; c < cols; c += ROW_THREADS)
-        yr[c] = kiln_from_float(kiln_to_float(xr[c]) * inv * kiln_to_float(w[c]));
-}
-
-extern "C" __global__ void __launch_bounds__(BLOCK)
-rmsnorm_tuned(const kiln_t *x, const kiln_t *w, kiln_t *y, int rows, int cols, float eps)
-{
-    const int t = threadIdx.x % ROW_THREADS;
-    const long long row = (long long)blockIdx.x * ROWS_PER_BLOCK + threadIdx.x / ROW_THREADS;
-    if (row >= rows)
-        return;   /* a whole warp (WARP_ROWS) or the whole block: no barrier is left waiting */
-    const kiln_t *xr = x + row * cols;
-    kiln_t *yr = y + row * cols;
-    if (VEC > 1 && cols % VEC == 0)
-        row_vec(reinterpret_cast<const vec_t *>(xr), reinterpret_cast<const vec_t *>(w),
-                reinterpret_cast<vec_t *>(yr), cols / VEC, t, cols, eps);
-    else
-        row_scalar(xr, w, yr, t, cols, eps);
+    if (CLUSTER > 1 && ce > 1)
+        cluster_sync();   /* no CTA leaves while another may read its partials */
 }
 
 /*@kiln launch
-{"launches": [{"kernel": "rmsnorm_tuned",
-               "grid": ["WARP_ROWS ? (rows + BLOCK / 32 - 1) / (BLOCK / 32) : rows"],
-               "block": ["BLOCK"], "smem": 0,
+{"let": {"re": "min(ROWS, 1024 / TPR)", "nvec": "cols * sizeof(T) / 16",
+         "ce4": "CLUSTER >= 4 && nvec >= 4 * TPR ? 4 : CLUSTER >= 2 && nvec >= 2 * TPR ? 2 : 1",
+         "ce": "CLUSTER >= 16 && nvec >= 16 * TPR ? 16 : CLUSTER >= 8 && nvec >= 8 * TPR ? 8 : ce4",
+         "capv": "cdiv(nvec, ce)", "need": "re * capv * 16",
+         "dsm": "(HOLD == 1 || capv > REGS * TPR) && need <= (ce > 8 ? 102400 : 225280) ? need : 0",
+         "groups": "cdiv(rows, re)",
+         "g": "PERSIST > 0 ? min(groups, max(1, PERSIST * SMS / ce)) : groups"},
+ "launches": [{"kernel": "rmsnorm_family", "when": "ce > 1", "grid": ["ce * g"],
+               "block": ["TPR * re"], "cluster": ["ce", 1, 1], "smem": "dsm",
+               "args": ["x", "w", "y", "rows", "cols", "eps"]},
+              {"kernel": "rmsnorm_family", "when": "ce == 1", "grid": ["g"],
+               "block": ["TPR * re"], "smem": "dsm",
                "args": ["x", "w", "y", "rows", "cols", "eps"]}],
  "scratch": []}
 @*/

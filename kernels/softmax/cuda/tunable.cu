@@ -1,111 +1,280 @@
-/* softmax, tunable: where `kiln search --agent tune` starts for CUDA (the
- * plain starter stays the baseline). Knobs as rmsnorm's tunable.cu:
- *   VEC        elements per load and store; rows whose width is not a
- *              multiple take the scalar path
- *   BLOCK      threads per block
- *   WARP_ROWS  0: a block per row; 1: a warp per row
- *   KEEP       vectors per thread held in registers (as their
- *              exponentials, once known) from the load to the output; 0 or
- *              a wider row: read three times (maximum, sum, output)
- *   UNROLL     unrolling of the loops that read again
- *   STREAM     1: x and y with streaming (evict-first) loads and stores
- *   ONEPASS    1 (kept rows): one reduction instead of two; each thread
- *              takes its own maximum m_t and sum of exp(x - m_t), and the
- *              pairs (m, s) are merged over the row (s1 e^(m1-m) +
- *              s2 e^(m2-m)), so a row waits on one tree of shuffles and
- *              barriers; 0: the row's maximum, then its sum
- *   FASTEXP    how e^(x-m) is taken: 0 expf; 1 exp2f((x - m) log2 e), the
- *              hardware's 2^x; 2 the same without exp2f's care for results
- *              below 2^-126 (flushed to 0: softmax outputs that small are
- *              0 to every dtype's tolerance). x - m is formed first, so a
- *              large x and m lose nothing to rounding m log2 e (the fused
- *              form exp2f(x log2 e - m log2 e) failed f32 at 1e4-scaled
- *              rows)
- *   ALLMERGE   1 (ONEPASS): every thread merges the warps' (m, s) pairs
- *              after one barrier; 0: warp 0 merges them and a second
- *              barrier hands the result out (cheaper at large BLOCK)
- *   ROWLOOP    rows a block (a warp, WARP_ROWS) takes one after another;
- *              on kept rows the next row's loads are issued before this
- *              row's reductions, so memory stays busy while the block
- *              waits on its barriers
- * Every setting is correct at every shape: max and sum in fp32, the
- * exponential of x - max, one rounding per output. */
+/* softmax, a kernel family: where `kiln search --agent tune` starts for
+ * CUDA (the plain starter stays the baseline). One kernel; its knobs:
+ *   TPR      threads per row slice (a warp .. a whole CTA)
+ *   ROWS     rows per CTA, each with TPR threads (capped at 1024 threads)
+ *   CLUSTER  up to this many CTAs per row in a cluster, reducing over
+ *            DSMEM; used where cols >= CTAs * TPR * 16 bytes, else fewer
+ *   HOLD     0: row held in registers, shared memory when it does not
+ *            fit; 1: always in (dynamic) shared memory
+ *   REGS     16-byte vectors per thread held in registers (HOLD 0)
+ *   PERSIST  0: a CTA per ROWS rows; k: k x SMS CTAs stride the rows
+ *   PREFETCH 1: the next row's loads issued before this row reduces
+ *   STREAM   1: x and y with evict-first loads and stores
+ *   UNROLL   unrolling of the shared-memory and re-read loops
+ *   OCC      CTAs per SM the registers must allow (launch bounds)
+ *   FASTEXP  e^x as 0: expf; 1: exp2f; 2: ex2.approx.ftz (x - m first)
+ * Neutral default (docs/cuda.md): each knob's first value, the plainest
+ * choice: the starter's CTA of 256 threads per row, one vector held in
+ * registers, every other mechanism off. Every setting is correct at every
+ * shape: 16-byte accesses with scalar heads and tails; a row that fits
+ * neither registers nor shared memory is read twice. Maximum and sum
+ * in fp32 in one reduction: each thread's (max m, sum of e^(x - m)), two
+ * passes over what it holds (per vector when it holds nothing), merged in
+ * a fixed order; e^(x - max) and one rounding per output. */
 #include "kiln_cuda.h"
 
-#define VEC 8 //@kiln tune 1 2 4 8
-#define BLOCK 128 //@kiln tune 64 128 256 512 1024
-#define WARP_ROWS 0 //@kiln tune 0 1
-#define KEEP 4 //@kiln tune 0 1 2 4 8
-#define UNROLL 1 //@kiln tune 1 2 4
+#define TPR 256 //@kiln tune 256 32 64 128 512 1024
+#define ROWS 1 //@kiln tune 1 2 4 8 16 32
+#define CLUSTER 1 //@kiln tune 1 2 4 8 16
+#define HOLD 0 //@kiln tune 0 1
+#define REGS 1 //@kiln tune 1 2 4 8 16
+#define PERSIST 0 //@kiln tune 0 1 2 4 8
+#define PREFETCH 0 //@kiln tune 0 1
 #define STREAM 0 //@kiln tune 0 1
-#define ONEPASS 0 //@kiln tune 0 1
-#define FASTEXP 2 //@kiln tune 0 1 2
-#define ALLMERGE 0 //@kiln tune 0 1
-#define ROWLOOP 1 //@kiln tune 1 2 4
+#define UNROLL 1 //@kiln tune 1 2 4
+#define OCC 1 //@kiln tune 1 2 4 8
+#define FASTEXP 0 //@kiln tune 0 1 2
+#define SMS 132
 
-#define ROW_THREADS (WARP_ROWS ? 32 : BLOCK)
-#define ROWS_PER_BLOCK (BLOCK / ROW_THREADS)
-
-struct alignas(sizeof(kiln_t) * VEC) vec_t {
-    kiln_t v[VEC];
-};
+constexpr int kVec = 16 / (int)sizeof(kiln_t);                 /* elements per vector */
+constexpr int kRows = ROWS < 1024 / TPR ? ROWS : 1024 / TPR;    /* rows per CTA */
+constexpr int kBlock = TPR * kRows;
+constexpr int kWarps = TPR / 32;                                /* warps per row */
+constexpr int kRegs = HOLD == 0 ? REGS : 1;
 constexpr int kUnroll = UNROLL;
+/* OCC within the SM's 2048 threads; 16 CTAs a cluster (non-portable): two
+ * must fit an SM, so that half a GPC's SMs hold a cluster */
+constexpr int kOcc = OCC < 2048 / kBlock ? OCC : 2048 / kBlock;
+constexpr int kMinBlocks = CLUSTER > 8 && kOcc < 2 ? 2 : kOcc;
+enum { M_REG, M_SMEM, M_READ };
 
-/* One vector, as the widest plain type of its size (so STREAM can use the
- * streaming intrinsics, which take only built-in types). */
-template <typename W>
-__device__ __forceinline__ void ld_words(const void *p, void *out, int n)
+struct alignas(16) vec_t {
+    kiln_t v[kVec];
+};
+
+/* ---- clusters (PTX: what cooperative_groups does, without its headers) ---- */
+
+__device__ __forceinline__ unsigned cluster_ctas(void)
 {
-    const W *s = reinterpret_cast<const W *>(p);
-    W *d = reinterpret_cast<W *>(out);
-#pragma unroll
-    for (int i = 0; i < n; i++)
-        d[i] = STREAM ? __ldcs(s + i) : s[i];
+    unsigned n = 1;
+    if (CLUSTER > 1)
+        asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
+    return n;
 }
 
-template <typename W>
-__device__ __forceinline__ void st_words(void *p, const void *in, int n)
+__device__ __forceinline__ unsigned cluster_rank(void)
 {
-    W *d = reinterpret_cast<W *>(p);
-    const W *s = reinterpret_cast<const W *>(in);
-#pragma unroll
-    for (int i = 0; i < n; i++) {
-        if (STREAM)
-            __stcs(d + i, s[i]);
-        else
-            d[i] = s[i];
-    }
-}
-
-__device__ __forceinline__ vec_t load_x(const vec_t *p)
-{
-    vec_t r;
-    constexpr int B = sizeof(vec_t);
-    if constexpr (B % 16 == 0)
-        ld_words<uint4>(p, &r, B / 16);
-    else if constexpr (B == 8)
-        ld_words<uint2>(p, &r, 1);
-    else if constexpr (B == 4)
-        ld_words<unsigned int>(p, &r, 1);
-    else
-        ld_words<unsigned short>(p, &r, 1);
+    unsigned r = 0;
+    if (CLUSTER > 1)
+        asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
     return r;
 }
 
-__device__ __forceinline__ void store_y(vec_t *p, const vec_t &v)
+/* Every thread of every CTA of the cluster; orders shared memory. */
+__device__ __forceinline__ void cluster_sync(void)
 {
-    constexpr int B = sizeof(vec_t);
-    if constexpr (B % 16 == 0)
-        st_words<uint4>(p, &v, B / 16);
-    else if constexpr (B == 8)
-        st_words<uint2>(p, &v, 1);
-    else if constexpr (B == 4)
-        st_words<unsigned int>(p, &v, 1);
-    else
-        st_words<unsigned short>(p, &v, 1);
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
+                 "barrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
-/* e^(x - m), at the accuracy FASTEXP picks. */
+__device__ __forceinline__ float dsmem_ld(const float *p, unsigned rank)
+{
+    const unsigned a = (unsigned)__cvta_generic_to_shared(p);
+    unsigned ra;
+    float v;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(ra) : "r"(a), "r"(rank));
+    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(ra) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ unsigned dyn_smem_bytes(void)
+{
+    unsigned n;
+    asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(n));
+    return n;
+}
+
+/* ---- loads and stores ---- */
+
+__device__ __forceinline__ vec_t ld_x(const kiln_t *p)   /* p 16-byte aligned */
+{
+    vec_t r;
+    const uint4 *s = reinterpret_cast<const uint4 *>(p);
+    *reinterpret_cast<uint4 *>(&r) = STREAM ? __ldcs(s) : *s;
+    return r;
+}
+
+__device__ __forceinline__ void st_y(kiln_t *p, const vec_t &v, bool al)
+{
+    if (al) {
+        uint4 *d = reinterpret_cast<uint4 *>(p);
+        const uint4 u = *reinterpret_cast<const uint4 *>(&v);
+        if (STREAM)
+            __stcs(d, u);
+        else
+            *d = u;
+    } else {
+#pragma unroll
+        for (int e = 0; e < kVec; e++)
+            p[e] = v.v[e];
+    }
+}
+
+/* ---- a row, as this CTA and thread see it ---- */
+
+/* The row's scalar head (up to its first 16-byte boundary), its whole
+ * vectors, its scalar tail; this CTA's share of the vectors [lo, lo + n),
+ * the head on rank 0 and the tail on the last rank. A row past the end
+ * (on false) has nothing. */
+struct row_t {
+    const kiln_t *x;
+    kiln_t *y;
+    int h, nv, ts;    /* head length, vectors, where the tail starts */
+    int lo, n;        /* this CTA's vectors */
+    int hh, tt;       /* head and tail elements this CTA takes (by thread t < hh, tt) */
+    bool yal;         /* y's vectors 16-byte aligned too */
+};
+
+__device__ __forceinline__ row_t row_at(const kiln_t *x, kiln_t *y, long long row, int rows,
+                                        int cols, int q, int ce)
+{
+    row_t r;
+    const bool on = row < rows;
+    const long long at = on ? row * (long long)cols : 0;
+    r.x = x + at;
+    r.y = y + at;
+    const int mis = (int)(((unsigned long long)r.x & 15) / sizeof(kiln_t));
+    r.h = on ? min(mis ? kVec - mis : 0, cols) : 0;
+    r.nv = on ? (cols - r.h) / kVec : 0;
+    r.ts = r.h + r.nv * kVec;
+    const int chunk = (r.nv + ce - 1) / ce;
+    r.lo = min(q * chunk, r.nv);
+    r.n = min(chunk, r.nv - r.lo);
+    r.hh = q == 0 ? r.h : 0;
+    r.tt = on && q == ce - 1 ? cols - r.ts : 0;
+    r.yal = ((unsigned long long)(r.y + r.h) & 15) == 0;
+    return r;
+}
+
+/* Column of this CTA's vector j. */
+__device__ __forceinline__ int col_of(const row_t &r, int j)
+{
+    return r.h + (r.lo + j) * kVec;
+}
+
+/* Registers: vectors t, t + TPR, ... of this CTA's share, and the head and
+ * tail elements this thread takes. */
+struct regs_t {
+    vec_t v[kRegs];
+    float hx, tx;
+};
+
+__device__ __forceinline__ void load_regs(regs_t &a, const row_t &r, int t)
+{
+#pragma unroll
+    for (int k = 0; k < kRegs; k++)
+        if (t + k * TPR < r.n)
+            a.v[k] = ld_x(r.x + col_of(r, t + k * TPR));
+    a.hx = t < r.hh ? kiln_to_float(r.x[t]) : 0.0f;
+    a.tx = t < r.tt ? kiln_to_float(r.x[r.ts + t]) : 0.0f;
+}
+
+/* ---- the row's statistic, reduced (softmax: maximum, sum of exponentials) ---- */
+
+struct stat_t {
+    float m, s;   /* the elements' maximum, the sum of their e^(x - m) */
+};
+constexpr int kStat = sizeof(stat_t) / sizeof(float);
+#define NEG_INF __int_as_float(0xff800000)
+
+__device__ __forceinline__ stat_t ident(void) { return stat_t{NEG_INF, 0.0f}; }
+
+/* a's elements and b's merged: each sum scaled to the larger maximum (expf
+ * whatever FASTEXP says: a merge is rare). Symmetric, as max and + are. */
+__device__ __forceinline__ stat_t merge(const stat_t &a, const stat_t &b)
+{
+    const float m = fmaxf(a.m, b.m);
+    if (m == NEG_INF)
+        return a;   /* both empty */
+    return stat_t{m, a.s * expf(a.m - m) + b.s * expf(b.m - m)};
+}
+
+__device__ __forceinline__ stat_t shfl_xor(stat_t v, int o)
+{
+    float *f = reinterpret_cast<float *>(&v);
+#pragma unroll
+    for (int i = 0; i < kStat; i++)
+        f[i] = __shfl_xor_sync(0xffffffffu, f[i], o);
+    return v;
+}
+
+__device__ __forceinline__ stat_t shfl_lane0(stat_t v)
+{
+    float *f = reinterpret_cast<float *>(&v);
+#pragma unroll
+    for (int i = 0; i < kStat; i++)
+        f[i] = __shfl_sync(0xffffffffu, f[i], 0);
+    return v;
+}
+
+__device__ __forceinline__ stat_t remote(const stat_t *p, unsigned rank)
+{
+    stat_t v;
+    float *f = reinterpret_cast<float *>(&v);
+#pragma unroll
+    for (int i = 0; i < kStat; i++)
+        f[i] = dsmem_ld(reinterpret_cast<const float *>(p) + i, rank);
+    return v;
+}
+
+/* Lanes 0..width-1 (a power of two) merged by a butterfly, the lower
+ * lane's part first: each lane of a group ends with the same bits. */
+__device__ __forceinline__ stat_t warp_merge(stat_t v, int width)
+{
+    const int lane = threadIdx.x & 31;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        if (o >= width)
+            continue;
+        const stat_t u = shfl_xor(v, o);
+        const bool up = (lane & o) != 0;
+        v = merge(up ? u : v, up ? v : u);
+    }
+    return v;
+}
+
+/* v merged over the row's threads, then over the cluster's CTAs, every
+ * thread getting the same bits. Every thread of the grid calls it once
+ * per row step, p alternating: a slot is written again only after the
+ * next step's barrier, which every reader reaches after reading it. */
+__device__ __forceinline__ stat_t row_reduce(stat_t v, int p, int t, int rg, int ce)
+{
+    v = warp_merge(v, 32);
+    if (kWarps > 1) {
+        __shared__ stat_t wpart[2][kBlock / 32];
+        const int lane = threadIdx.x & 31;
+        if (lane == 0)
+            wpart[p][threadIdx.x >> 5] = v;
+        __syncthreads();
+        v = lane < kWarps ? wpart[p][rg * kWarps + lane] : ident();
+        v = shfl_lane0(warp_merge(v, kWarps));
+    }
+    if (CLUSTER > 1 && ce > 1) {
+        __shared__ stat_t cpart[2][kRows];
+        const int lane = threadIdx.x & 31;
+        if (t == 0)
+            cpart[p][rg] = v;
+        cluster_sync();
+        v = lane < ce ? remote(&cpart[p][rg], (unsigned)lane) : ident();
+        v = shfl_lane0(warp_merge(v, ce));
+    }
+    return v;
+}
+
+/* ---- softmax's passes ---- */
+
+/* e^(x - m), at the accuracy FASTEXP picks. x - m is formed first, so a
+ * large x and m lose nothing to rounding m log2 e. */
 __device__ __forceinline__ float exp_rel(float x, float m)
 {
     if (FASTEXP == 2) {
@@ -113,316 +282,185 @@ __device__ __forceinline__ float exp_rel(float x, float m)
         asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"((x - m) * 1.4426950408889634f));
         return r;
     }
-    if (FASTEXP)
+    if (FASTEXP == 1)
         return exp2f((x - m) * 1.4426950408889634f);
     return expf(x - m);
 }
 
-/* v reduced over a row's threads (the sum, or with MAX the maximum),
- * returned to each of them in the same bits. Each SLOT has its own shared
- * array. A row reduces at most once in a slot, and consecutive rows of a
- * block (ROWLOOP) take alternate slots (P below), so a slot is written
- * again only after a later barrier that every thread reaches after its
- * read: no barrier is needed after the read (each one a row waits on costs
- * time in a kernel bound by a row's latency). */
-template <bool MAX, int SLOT>
-__device__ __forceinline__ float row_reduce(float v)
+__device__ __forceinline__ float vmax(const vec_t &a, float m)
 {
 #pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-        float u = __shfl_xor_sync(0xffffffffu, v, o);
-        v = MAX ? fmaxf(v, u) : v + u;
-    }
-    if (ROW_THREADS == 32)
-        return v;
-    __shared__ float part[BLOCK / 32];
-    if ((threadIdx.x & 31) == 0)
-        part[threadIdx.x >> 5] = v;
-    __syncthreads();
-    float s = part[0];
-#pragma unroll
-    for (int k = 1; k < BLOCK / 32; k++)
-        s = MAX ? fmaxf(s, part[k]) : s + part[k];
-    return s;
-}
-
-__device__ __forceinline__ float vec_max(const vec_t &a, float m)
-{
-#pragma unroll
-    for (int e = 0; e < VEC; e++)
+    for (int e = 0; e < kVec; e++)
         m = fmaxf(m, kiln_to_float(a.v[e]));
     return m;
 }
 
-__device__ __forceinline__ float vec_expsum(const vec_t &a, float m)
+__device__ __forceinline__ float vexps(const vec_t &a, float m)
 {
     float s = 0.0f;
 #pragma unroll
-    for (int e = 0; e < VEC; e++)
+    for (int e = 0; e < kVec; e++)
         s += exp_rel(kiln_to_float(a.v[e]), m);
     return s;
 }
 
-__device__ __forceinline__ vec_t vec_out(const vec_t &a, float m, float inv)
+__device__ __forceinline__ vec_t out(const vec_t &a, float m, float inv)
 {
     vec_t o;
 #pragma unroll
-    for (int e = 0; e < VEC; e++)
+    for (int e = 0; e < kVec; e++)
         o.v[e] = kiln_from_float(exp_rel(kiln_to_float(a.v[e]), m) * inv);
     return o;
 }
 
-/* (m1, s1) and (m2, s2), two parts of a row's maximum and sum of
- * exponentials relative to it, merged in place; the same bits whichever
- * comes first (max and + commute), so every lane ends with the same. A
- * part with no elements has m = -inf and s = 0. */
-__device__ __forceinline__ void ms_merge(float &m, float &s, float m2, float s2)
+/* What this thread holds, two passes: its maximum, then the sum. */
+__device__ __forceinline__ stat_t stat_regs(const regs_t &a, const row_t &r, int t)
 {
-    const float mm = fmaxf(m, m2);
-    if (mm == __int_as_float(0xff800000))
-        return;   /* both empty */
-    s = s * expf(m - mm) + s2 * expf(m2 - mm);
-    m = mm;
+    const bool hd = t < r.hh, tl = t < r.tt;
+    float m = NEG_INF;
+    if (hd)
+        m = a.hx;
+    if (tl)
+        m = fmaxf(m, a.tx);
+#pragma unroll
+    for (int k = 0; k < kRegs; k++)
+        if (t + k * TPR < r.n)
+            m = vmax(a.v[k], m);
+    if (m == NEG_INF)
+        return ident();
+    float s = (hd ? exp_rel(a.hx, m) : 0.0f) + (tl ? exp_rel(a.tx, m) : 0.0f);
+#pragma unroll
+    for (int k = 0; k < kRegs; k++)
+        if (t + k * TPR < r.n)
+            s += vexps(a.v[k], m);
+    return stat_t{m, s};
 }
 
-__device__ __forceinline__ void warp_reduce_ms(float &m, float &s, int width)
+__device__ __forceinline__ void out_regs(const regs_t &a, const row_t &r, int t, float m,
+                                         float inv)
 {
 #pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-        if (o >= width)
-            continue;   /* lanes past width hold nothing */
-        const float m2 = __shfl_xor_sync(0xffffffffu, m, o);
-        const float s2 = __shfl_xor_sync(0xffffffffu, s, o);
-        ms_merge(m, s, m2, s2);
-    }
-}
-
-/* The pair merged over a row's threads (as row_reduce, slot P); every
- * thread gets the row's (m, s) in the same bits. */
-template <int P>
-__device__ __forceinline__ void row_reduce_ms(float &m, float &s)
-{
-    warp_reduce_ms(m, s, 32);
-    if (ROW_THREADS == 32)
-        return;
-    __shared__ float pm[BLOCK / 32], ps[BLOCK / 32];
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    if (lane == 0) {
-        pm[warp] = m;
-        ps[warp] = s;
-    }
-    __syncthreads();
-    if (ALLMERGE) {
-        /* every thread, the warps' pairs in one order: the same bits */
-        m = pm[0];
-        s = ps[0];
-#pragma unroll
-        for (int k = 1; k < BLOCK / 32; k++)
-            ms_merge(m, s, pm[k], ps[k]);
-        return;
-    }
-    /* warp 0 alone (each merge costs two expf: every thread merging every
-     * warp's pair cost more than the row at BLOCK 1024), then a second
-     * barrier; its result goes in a slot of its own */
-    __shared__ float rm, rs;
-    if (warp == 0) {
-        m = lane < BLOCK / 32 ? pm[lane] : __int_as_float(0xff800000);
-        s = lane < BLOCK / 32 ? ps[lane] : 0.0f;
-        warp_reduce_ms(m, s, BLOCK / 32);
-        if (lane == 0) {
-            rm = m;
-            rs = s;
+    for (int k = 0; k < kRegs; k++)
+        if (t + k * TPR < r.n) {
+            const int c = col_of(r, t + k * TPR);
+            st_y(r.y + c, out(a.v[k], m, inv), r.yal);
         }
+    if (t < r.hh)
+        r.y[t] = kiln_from_float(exp_rel(a.hx, m) * inv);
+    if (t < r.tt)
+        r.y[r.ts + t] = kiln_from_float(exp_rel(a.tx, m) * inv);
+}
+
+/* The first pass from global memory, each vector's (max, sum) merged in
+ * column order; SM: each vector also kept in this thread's own slots of
+ * shared memory (no other thread reads them). */
+template <bool SM>
+__device__ __forceinline__ stat_t stat_pass(uint4 *mine, const row_t &r, int t, float &hx,
+                                            float &tx)
+{
+    hx = t < r.hh ? kiln_to_float(r.x[t]) : 0.0f;
+    tx = t < r.tt ? kiln_to_float(r.x[r.ts + t]) : 0.0f;
+    stat_t s = t < r.hh ? stat_t{hx, 1.0f} : ident();
+#pragma unroll kUnroll
+    for (int j = t; j < r.n; j += TPR) {
+        const vec_t v = ld_x(r.x + col_of(r, j));
+        if (SM)
+            mine[j] = *reinterpret_cast<const uint4 *>(&v);
+        const float vm = vmax(v, NEG_INF);
+        s = merge(s, stat_t{vm, vexps(v, vm)});
     }
-    __syncthreads();
-    m = rm;   /* read once: no barrier after it (see row_reduce) */
-    s = rs;
+    return t < r.tt ? merge(s, stat_t{tx, 1.0f}) : s;
 }
 
-/* A kept row's vectors, loaded: thread t holds vectors t, t + ROW_THREADS, ... */
-__device__ __forceinline__ void load_kept(vec_t (&a)[KEEP > 0 ? KEEP : 1], const vec_t *xv, int nv,
-                                          int t)
+/* The output pass: x from shared memory (SM) or read again. */
+template <bool SM>
+__device__ __forceinline__ void out_pass(const uint4 *mine, const row_t &r, int t, float hx,
+                                         float tx, float m, float inv)
 {
-#pragma unroll
-    for (int k = 0; k < (KEEP > 0 ? KEEP : 1); k++)
-        if (t + k * ROW_THREADS < nv)
-            a[k] = load_x(xv + t + k * ROW_THREADS);
-}
-
-/* A kept row already loaded, as floats with their maximum. */
-__device__ __forceinline__ float kept_floats(float (&e)[KEEP > 0 ? KEEP : 1][VEC],
-                                             const vec_t (&a)[KEEP > 0 ? KEEP : 1], int nv, int t)
-{
-    float m = __int_as_float(0xff800000);
-#pragma unroll
-    for (int k = 0; k < (KEEP > 0 ? KEEP : 1); k++)
-        if (t + k * ROW_THREADS < nv) {
-#pragma unroll
-            for (int j = 0; j < VEC; j++) {
-                e[k][j] = kiln_to_float(a[k].v[j]);
-                m = fmaxf(m, e[k][j]);
-            }
-        }
-    return m;
-}
-
-/* e replaced by e^(e - m) in place; their sum. */
-__device__ __forceinline__ float kept_exps(float (&e)[KEEP > 0 ? KEEP : 1][VEC], float m, int nv,
-                                           int t)
-{
-    float s = 0.0f;
-#pragma unroll
-    for (int k = 0; k < (KEEP > 0 ? KEEP : 1); k++)
-        if (t + k * ROW_THREADS < nv) {
-#pragma unroll
-            for (int j = 0; j < VEC; j++) {
-                e[k][j] = exp_rel(e[k][j], m);
-                s += e[k][j];
-            }
-        }
-    return s;
-}
-
-__device__ __forceinline__ void kept_store(const float (&e)[KEEP > 0 ? KEEP : 1][VEC], float scale,
-                                           vec_t *yv, int nv, int t)
-{
-#pragma unroll
-    for (int k = 0; k < (KEEP > 0 ? KEEP : 1); k++) {
-        const int i = t + k * ROW_THREADS;
-        if (i < nv) {
-            vec_t o;
-#pragma unroll
-            for (int j = 0; j < VEC; j++)
-                o.v[j] = kiln_from_float(e[k][j] * scale);
-            store_y(yv + i, o);
-        }
-    }
-}
-
-/* A kept row already loaded; its exponentials stay in registers for the
- * output. ONEPASS: one reduction of (max, sum) pairs; otherwise the row's
- * maximum, then the sum of e^(x - max). One exponential per element
- * either way. */
-template <int P>
-__device__ __forceinline__ void row_kept(const vec_t (&a)[KEEP > 0 ? KEEP : 1], vec_t *yv, int nv,
-                                         int t)
-{
-    float e[KEEP > 0 ? KEEP : 1][VEC];
-    float m = kept_floats(e, a, nv, t);
-    if (ONEPASS) {
-        float s = kept_exps(e, m, nv, t);
-        const float mine = m;
-        row_reduce_ms<P>(m, s);
-        kept_store(e, (mine == __int_as_float(0xff800000) ? 0.0f : expf(mine - m)) / s, yv, nv, t);
-    } else {
-        m = row_reduce<true, 2 * P>(m);
-        const float s = kept_exps(e, m, nv, t);
-        kept_store(e, 1.0f / row_reduce<false, 2 * P + 1>(s), yv, nv, t);
-    }
-}
-
-/* A row of nv whole vectors (cols % VEC == 0, so its start is aligned),
- * too wide to keep: read three times (maximum, sum, output). */
-template <int P>
-__device__ __forceinline__ void row_vec(const vec_t *xv, vec_t *yv, int nv, int t)
-{
-    float m = __int_as_float(0xff800000);
 #pragma unroll kUnroll
-    for (int i = t; i < nv; i += ROW_THREADS)
-        m = vec_max(load_x(xv + i), m);
-    m = row_reduce<true, 2 * P>(m);
-    float s = 0.0f;
-#pragma unroll kUnroll
-    for (int i = t; i < nv; i += ROW_THREADS)
-        s += vec_expsum(load_x(xv + i), m);
-    const float inv = 1.0f / row_reduce<false, 2 * P + 1>(s);
-#pragma unroll kUnroll
-    for (int i = t; i < nv; i += ROW_THREADS)
-        store_y(yv + i, vec_out(load_x(xv + i), m, inv));
-}
-
-/* Any width: one element at a time. */
-template <int P>
-__device__ __forceinline__ void row_scalar(const kiln_t *xr, kiln_t *yr, int t, int cols)
-{
-    float m = __int_as_float(0xff800000);
-    for (int c = t; c < cols; c += ROW_THREADS)
-        m = fmaxf(m, kiln_to_float(xr[c]));
-    m = row_reduce<true, 2 * P>(m);
-    float s = 0.0f;
-#pragma unroll kUnroll
-    for (int c = t; c < cols; c += ROW_THREADS)
-        s += expf(kiln_to_float(xr[c]) - m);
-    const float inv = 1.0f / row_reduce<false, 2 * P + 1>(s);
-#pragma unroll kUnroll
-    for (int c = t; c < cols; c += ROW_THREADS)
-        yr[c] = kiln_from_float(expf(kiln_to_float(xr[c]) - m) * inv);
-}
-
-/* Kept rows, ROWLOOP of them: row j + 1's loads are issued before row
- * j's reductions wait, and land while it computes. */
-__device__ __forceinline__ void rows_kept(const kiln_t *x, kiln_t *y, long long first, int rows,
-                                             int cols, int t)
-{
-    constexpr int K = KEEP > 0 ? KEEP : 1;
-    const int nv = cols / VEC;
-    vec_t cur[K], next[K];
-    load_kept(cur, reinterpret_cast<const vec_t *>(x + first * cols), nv, t);
-#pragma unroll
-    for (int j = 0; j < ROWLOOP; j++) {
-        const long long row = first + (long long)j * ROWS_PER_BLOCK;
-        if (row >= rows)
-            return;   /* the same for the whole row: no barrier is left waiting */
-        const long long nrow = row + ROWS_PER_BLOCK;
-        if (j + 1 < ROWLOOP && nrow < rows)
-            load_kept(next, reinterpret_cast<const vec_t *>(x + nrow * cols), nv, t);
-        vec_t *yv = reinterpret_cast<vec_t *>(y + row * cols);
-        if (j & 1)
-            row_kept<1>(cur, yv, nv, t);
+    for (int j = t; j < r.n; j += TPR) {
+        const int c = col_of(r, j);
+        vec_t v;
+        if (SM)
+            *reinterpret_cast<uint4 *>(&v) = mine[j];
         else
-            row_kept<0>(cur, yv, nv, t);
-#pragma unroll
-        for (int k = 0; k < K; k++)
-            cur[k] = next[k];
+            v = ld_x(r.x + c);
+        st_y(r.y + c, out(v, m, inv), r.yal);
     }
+    if (t < r.hh)
+        r.y[t] = kiln_from_float(exp_rel(hx, m) * inv);
+    if (t < r.tt)
+        r.y[r.ts + t] = kiln_from_float(exp_rel(tx, m) * inv);
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK)
-softmax_tuned(const kiln_t *x, kiln_t *y, int rows, int cols)
+/* Row group g (rows g * kRows ...) to the end in steps of the grid's
+ * clusters; which way a row is held is decided once, the same for all. */
+extern "C" __global__ void __launch_bounds__(kBlock, kMinBlocks)
+softmax_family(const kiln_t *x, kiln_t *y, int rows, int cols)
 {
-    const int t = threadIdx.x % ROW_THREADS;
-    /* this thread's rows: first, first + ROWS_PER_BLOCK, ... (ROWLOOP) */
-    const long long first = (long long)blockIdx.x * ROWS_PER_BLOCK * ROWLOOP +
-                            threadIdx.x / ROW_THREADS;
-    if (first >= rows)
-        return;   /* a whole warp (WARP_ROWS) or the whole block */
-    const bool vec = VEC > 1 && cols % VEC == 0;
-    if (vec && KEEP > 0 && cols / VEC <= KEEP * ROW_THREADS) {
-        rows_kept(x, y, first, rows, cols, t);
-        return;
-    }
+    extern __shared__ uint4 held[];
+    const int ce = (int)cluster_ctas(), q = (int)cluster_rank();
+    const int t = threadIdx.x % TPR, rg = threadIdx.x / TPR;
+    const long long groups = ((long long)rows + kRows - 1) / kRows, step = gridDim.x / ce;
+    const int capv = (cols / kVec + ce - 1) / ce;   /* most vectors a CTA takes of a row */
+    const int mode = HOLD == 0 && capv <= REGS * TPR ? M_REG
+                     : dyn_smem_bytes() >= (unsigned long long)kRows * capv * 16 ? M_SMEM
+                                                                                  : M_READ;
+    uint4 *mine = held + (long long)rg * capv;
+    long long g = blockIdx.x / ce;
+    row_t r = row_at(x, y, g * kRows + rg, rows, cols, q, ce), nr;
+    regs_t cur, nxt;
+    if (PREFETCH && mode == M_REG)
+        load_regs(cur, r, t);
 #pragma unroll 1
-    for (int j = 0; j < ROWLOOP; j++) {
-        const long long row = first + (long long)j * ROWS_PER_BLOCK;
-        if (row >= rows)
-            return;
-        const kiln_t *xr = x + row * cols;
-        kiln_t *yr = y + row * cols;
-        const int p = j & 1;
-        if (vec && p)
-            row_vec<1>(reinterpret_cast<const vec_t *>(xr), reinterpret_cast<vec_t *>(yr), cols / VEC, t);
-        else if (vec)
-            row_vec<0>(reinterpret_cast<const vec_t *>(xr), reinterpret_cast<vec_t *>(yr), cols / VEC, t);
-        else if (p)
-            row_scalar<1>(xr, yr, t, cols);
+    for (int it = 0; g < groups; g += step, it++) {
+        float hx = 0.0f, tx = 0.0f;
+        stat_t s;
+        if (mode == M_REG) {
+            if (PREFETCH) {   /* the next row's loads in flight while this row reduces */
+                nr = row_at(x, y, (g + step) * kRows + rg, rows, cols, q, ce);
+                load_regs(nxt, nr, t);
+            } else {
+                load_regs(cur, r, t);
+            }
+            s = stat_regs(cur, r, t);
+        } else if (mode == M_SMEM) {
+            s = stat_pass<true>(mine, r, t, hx, tx);
+        } else {
+            s = stat_pass<false>(mine, r, t, hx, tx);
+        }
+        s = row_reduce(s, it & 1, t, rg, ce);
+        const float inv = 1.0f / s.s;
+        if (mode == M_REG)
+            out_regs(cur, r, t, s.m, inv);
+        else if (mode == M_SMEM)
+            out_pass<true>(mine, r, t, hx, tx, s.m, inv);
         else
-            row_scalar<0>(xr, yr, t, cols);
+            out_pass<false>(mine, r, t, hx, tx, s.m, inv);
+        if (PREFETCH && mode == M_REG) {
+            r = nr;
+            cur = nxt;
+        } else {
+            r = row_at(x, y, (g + step) * kRows + rg, rows, cols, q, ce);
+        }
     }
+    if (CLUSTER > 1 && ce > 1)
+        cluster_sync();   /* no CTA leaves while another may read its partials */
 }
 
 /*@kiln launch
-{"launches": [{"kernel": "softmax_tuned",
-               "grid": ["cdiv(rows, (WARP_ROWS ? BLOCK / 32 : 1) * ROWLOOP)"],
-               "block": ["BLOCK"], "smem": 0, "args": ["x", "y", "rows", "cols"]}],
+{"let": {"re": "min(ROWS, 1024 / TPR)", "nvec": "cols * sizeof(T) / 16",
+         "ce4": "CLUSTER >= 4 && nvec >= 4 * TPR ? 4 : CLUSTER >= 2 && nvec >= 2 * TPR ? 2 : 1",
+         "ce": "CLUSTER >= 16 && nvec >= 16 * TPR ? 16 : CLUSTER >= 8 && nvec >= 8 * TPR ? 8 : ce4",
+         "capv": "cdiv(nvec, ce)", "need": "re * capv * 16",
+         "dsm": "(HOLD == 1 || capv > REGS * TPR) && need <= (ce > 8 ? 102400 : 225280) ? need : 0",
+         "groups": "cdiv(rows, re)",
+         "g": "PERSIST > 0 ? min(groups, max(1, PERSIST * SMS / ce)) : groups"},
+ "launches": [{"kernel": "softmax_family", "when": "ce > 1", "grid": ["ce * g"],
+               "block": ["TPR * re"], "cluster": ["ce", 1, 1], "smem": "dsm",
+               "args": ["x", "y", "rows", "cols"]},
+              {"kernel": "softmax_family", "when": "ce == 1", "grid": ["g"],
+               "block": ["TPR * re"], "smem": "dsm",
+               "args": ["x", "y", "rows", "cols"]}],
  "scratch": []}
 @*/
