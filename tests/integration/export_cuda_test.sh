@@ -280,16 +280,15 @@ grep -q "if (kiln_i1 < INT_MIN || kiln_i1 > INT_MAX)" out6/$B.cuh ||
     problem "the 32-bit BLOCK is not range-checked"
 grep -q "(int64_t)kiln_i0, (int)kiln_i1, (int)kiln_i2, cols, eps" out6/$B.cuh ||
     problem "the launch does not pass the computed values at their types: $(grep -m1 cudaLaunchKernelEx out6/$B.cuh)"
-finish "computed launch arguments export: each a local of its type, passed cast"
+end "computed launch arguments export: each a local of its type, passed cast"
 if [ -x "$NVCC" ]; then
     begin
     printf '#include "%s.cuh"\nint main(void) { return 0; }\n' "$B" > cmain.cu
     nvcc_memo -std=c++17 -arch=sm_90a -Xcompiler -Wall,-Wextra,-Werror -Iout6 -o cmain cmain.cu \
         > nvcc_c.txt 2>&1 || problem "the header does not compile: $(head -c 600 nvcc_c.txt)"
-    finish "the computed arguments' header compiles with nvcc, warning-free"
+    end "the computed arguments' header compiles with nvcc, warning-free"
 else
-    echo "skip - nvcc not found: the computed arguments' header was not compiled"
-    nskip=$((nskip + 1))
+    skip "nvcc not found: the computed arguments' header was not compiled"
 fi
 
 # A ported kernel (issue 16): a template named by its instances, the host's
