@@ -18,48 +18,20 @@
 #   5. a search waiting on its model (tests/fake_llm) has no job in kilnd but
 #      holds it: the second build is refused all the same.
 #
-# usage: daemon_identity_test.sh BUILD_DIR SOURCE_DIR
+# Every kilnd the test started is stopped gracefully at the end (T_SOCKETS),
+# so that a sanitizer build's leak check runs in each.
 #
-# Prints one "ok - NAME" or "not ok - NAME" line per check (failures
-# followed by "#"-prefixed details), then "N passed, N failed". Exits 1 if
-# any check failed, 2 on bad usage. Needs bash, coreutils, sed and sqlite3.
-set -u
+# usage: daemon_identity_test.sh BUILD_DIR SOURCE_DIR
+# Needs sqlite3.
+. "$(dirname "$0")/lib.sh"
+t_init "$@"
+need_tools sqlite3
 
-if [ $# -ne 2 ]; then
-    echo "usage: $0 BUILD_DIR SOURCE_DIR" >&2
-    exit 2
-fi
-BUILD=$(readlink -f -- "$1")
-SRC=$(readlink -f -- "$2")
-KILN=$BUILD/kiln
-for x in "$KILN" "$BUILD/kilnd" "$BUILD/kiln-worker"; do
-    [ -x "$x" ] || { echo "$0: $x is not an executable" >&2; exit 2; }
-done
-[ -d "$SRC/tasks/rmsnorm" ] || { echo "$0: $SRC is not the kiln source dir" >&2; exit 2; }
-command -v sqlite3 >/dev/null || { echo "$0: needs sqlite3" >&2; exit 2; }
-
-tmp=$(mktemp -d) || exit 2
-BGPIDS=()
-# procs_with STRING: pids whose command line holds STRING, this script's left out.
-procs_with() {
-    local d args cmd
-    for d in /proc/[0-9]*; do
-        [ "${d#/proc/}" = $$ ] || [ "${d#/proc/}" = "$BASHPID" ] && continue
-        mapfile -d '' -t args 2>/dev/null <"$d/cmdline" || continue
-        cmd="${args[*]}"
-        [[ $cmd == *"$1"* ]] && echo "${d#/proc/}"
-    done
-}
-cleanup() {
-    local p
-    for p in "${BGPIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
-    for p in $(procs_with "$tmp"); do kill -9 "$p" 2>/dev/null; done   # kilnds on our sockets
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-unset KILN_TASKS KILN_TOKEN_FILE KILN_SOCKET KILN_STATE XDG_STATE_HOME KILND KILN_WORKER
-export TMPDIR=$tmp GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
+# Section 1 uses the default socket and state directory, which KILN_SOCKET
+# and KILN_STATE would override: they stay set here (t_done's stop reads
+# KILN_SOCKET) but are not passed on.
+export -n KILN_SOCKET KILN_STATE
+unset XDG_STATE_HOME KILND KILN_WORKER
 # Never the user's own state or runtime directory.
 export HOME=$tmp/home XDG_RUNTIME_DIR=$tmp/run
 mkdir -p "$HOME" "$XDG_RUNTIME_DIR" "$tmp/io"
@@ -78,27 +50,6 @@ HONEST=kernels/rmsnorm/cpu/starter.c
 FAST=(--group decode --timing-ms 200)
 LONG=(rmsnorm --from "$SRC/tests/integration/search/many_knobs.c" --iterations 60 "${FAST[@]}")
 
-npass=0
-nfail=0
-probs=()
-begin() { probs=(); }
-problem() { probs+=("$*"); }
-end() {
-    if [ ${#probs[@]} -eq 0 ]; then
-        echo "ok - $1"
-        npass=$((npass + 1))
-    else
-        echo "not ok - $1"
-        local p
-        for p in "${probs[@]}"; do printf '%s\n' "$p" | sed 's/^/#   /'; done
-        nfail=$((nfail + 1))
-    fi
-}
-san_check() {   # FILE WHAT
-    if grep -qE 'LeakSanitizer|AddressSanitizer|runtime error:' "$1" 2>/dev/null; then
-        problem "$2: sanitizer report:"$'\n'"$(grep -A 30 -m 1 -E 'LeakSanitizer|AddressSanitizer|runtime error:' "$1")"
-    fi
-}
 tail_of() { tail -n "${2:-6}" "$1" 2>/dev/null | sed 's/^/  | /'; }
 sq() { sqlite3 -cmd '.timeout 5000' "$1/.kiln/kiln.db" "$2" 2>&1; }
 # daemon_pid KILN [ARGS]: the pid of the kilnd that KILN's daemon status
@@ -106,7 +57,7 @@ sq() { sqlite3 -cmd '.timeout 5000' "$1/.kiln/kiln.db" "$2" 2>&1; }
 daemon_pid() {
     local k=$1
     shift
-    "$k" daemon status --json "$@" 2>/dev/null | sed -n 's/.*"pid":[[:space:]]*\([0-9]*\).*/\1/p' | head -1
+    "$k" daemon status --json "$@" 2>/dev/null | json_get pid 2>/dev/null
 }
 # alive PID: running, not a zombie (a daemonized kilnd's reaper may be slow).
 alive() { kill -0 "$1" 2>/dev/null && ! grep -qs '^State:[[:space:]]*Z' "/proc/$1/status"; }
@@ -136,7 +87,7 @@ start_search() {
     shift 3
     env "$@" "$KILN" search "${LONG[@]}" --workspace "$ws" >"$out" 2>"$errf" </dev/null &
     SPID=$!
-    BGPIDS+=("$SPID")
+    t_bg "$SPID"
     wait_cands "$ws" 2 || problem "the search never reached candidate 1"$'\n'"$(tail_of "$errf")"
 }
 # finish_search WS ERR: the search, still running, makes progress, then
@@ -154,7 +105,6 @@ finish_search() {
     kill -9 "$SPID" 2>/dev/null
     wait "$SPID"
     rc=$?
-    san_check "$errf" "the first build's search"
     [ $rc -eq 130 ] || problem "the search exited $rc, expected 130 (Ctrl-C)"$'\n'"$(tail_of "$errf")"
     ! grep -qE "could not start|lost kilnd|is build" "$errf" ||
         problem "the search lost its daemon:"$'\n'"$(tail_of "$errf")"
@@ -168,7 +118,6 @@ PA=$(daemon_pid "$KILN")
 [ -n "$PA" ] || problem "the first build's kilnd does not answer at its default socket"
 timeout -k 5 300 "$KB" verify "$HONEST" --task rmsnorm --json "${FAST[@]}" >"$tmp/1b.out" 2>"$tmp/1b.err" </dev/null
 rc=$?
-san_check "$tmp/1b.err" "the second build's kiln verify"
 honest "$rc" "$tmp/1b.out" || problem "the second build's kiln verify: exit $rc"$'\n'"$(tail_of "$tmp/1b.err")"
 PB=$(daemon_pid "$KB")
 [ -n "$PB" ] && [ "$PB" != "$PA" ] || problem "the second build has no kilnd of its own (pid '$PB', the first's '$PA')"
@@ -190,7 +139,6 @@ PA=$(daemon_pid "$KILN" --socket "$tmp/shared.sock")
 env "${SH[@]}" timeout -k 5 120 "$KB" verify "$HONEST" --task rmsnorm --json "${FAST[@]}" \
     >"$tmp/2b.out" 2>"$tmp/2b.err" </dev/null
 rc=$?
-san_check "$tmp/2b.err" "the second build's kiln verify"
 [ $rc -eq 3 ] || problem "the second build's kiln verify on the shared socket: exit $rc, expected 3"$'\n'"$(tail_of "$tmp/2b.err")"
 for want in "is build $ID_A" "is build $ID_B" "in use" "held by kiln search rmsnorm" "KILN_SOCKET"; do
     grep -qF -- "$want" "$tmp/2b.err" || problem "the refusal does not say '$want': $(head -c 700 "$tmp/2b.err")"
@@ -198,7 +146,6 @@ done
 env "${SH[@]}" timeout -k 5 120 "$KB" search rmsnorm --iterations 1 "${FAST[@]}" --workspace "$tmp/ws2b" \
     >"$tmp/2c.out" 2>"$tmp/2c.err" </dev/null
 rc=$?
-san_check "$tmp/2c.err" "the second build's kiln search"
 [ $rc -eq 3 ] && grep -qF "is build $ID_A" "$tmp/2c.err" ||
     problem "the second build's search on the shared socket: exit $rc, expected 3 naming build $ID_A"$'\n'"$(tail_of "$tmp/2c.err")"
 PA2=$(daemon_pid "$KILN" --socket "$tmp/shared.sock")
@@ -254,8 +201,8 @@ end "4. a rebuild under a running search: the search keeps the kilnd it started 
 # ---- 5. held while the search waits for its model --------------------------------------------
 
 begin
-if [ ! -x "$BUILD/tests/fake_llm" ]; then
-    problem "no $BUILD/tests/fake_llm"
+if [ ! -x "$FAKE" ]; then
+    problem "no $FAKE"
 else
     export HOME=$tmp/home XDG_RUNTIME_DIR=$tmp/run
     F=$tmp/fake
@@ -264,16 +211,13 @@ else
       sed -e 's/^#define ACC 1 /#define ACC 4 /' "$SRC/kernels/rmsnorm/cpu/tunable.c"
       printf '```\n\nHYPOTHESIS: four accumulators\n'; } >"$F/v1.md"
     echo "slow 2500 $F/v1.md" >"$F/script"
-    "$BUILD/tests/fake_llm" --port-file "$F/port" --script "$F/script" --log "$F/log" 2>"$F/err" &
-    FAKEPID=$!
-    BGPIDS+=("$FAKEPID")
-    for ((i = 0; i < 100; i++)); do [ -s "$F/port" ] && break; sleep 0.05; done
+    fake_llm "$F"
     S5=(KILN_SOCKET="$tmp/shared5.sock" KILN_STATE="$tmp/shared5-state")
     env "${S5[@]}" OPENAI_API_KEY=test "$KILN" search rmsnorm --agent openai --model fake \
-        --base-url "http://127.0.0.1:$(cat "$F/port")/v1" --iterations 6 "${FAST[@]}" \
+        --base-url "http://127.0.0.1:$PORT/v1" --iterations 6 "${FAST[@]}" \
         --workspace "$tmp/ws5" >"$tmp/5.out" 2>"$tmp/5.err" </dev/null &
     SPID=$!
-    BGPIDS+=("$SPID")
+    t_bg "$SPID"
     # Past the start kernel, waiting for the model: no job in kilnd, only the hold.
     idle=
     for ((i = 0; i < 600; i++)); do
@@ -301,5 +245,7 @@ else
 fi
 end "5. a search waiting on its model holds its idle kilnd: the second build is refused, the daemon stays"
 
-echo "$npass passed, $nfail failed"
-[ "$nfail" -eq 0 ]
+# The daemons still running (each build's on its default socket, the
+# rebuilt one's) stop gracefully: their leak checks run.
+T_SOCKETS+=("$tmp"/*.sock "$tmp"/run*/kiln/*.sock)
+t_done

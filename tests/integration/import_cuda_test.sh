@@ -14,32 +14,27 @@
 #   add_rmsnorm: vLLM's fused_add_rms_norm, in place (--map input=x:y
 #         --map residual=residual:r), on the add_rmsnorm task (issue 34;
 #         exits 77 saying so while the task is not here).
-#   import_cuda_test.sh KILN SOURCE_DIR main|add_rmsnorm
-set -uo pipefail
-KILN=$(readlink -f -- "$1")
-SRC=$(readlink -f -- "$2")
-MODE=$3
-if [ ! -e /dev/nvidia0 ] || ! nvidia-smi -L > /dev/null 2>&1 ||
-   [ ! -x "$(dirname "$KILN")/kiln-worker-cuda" ]; then
-    echo "skipped: no NVIDIA GPU or no CUDA build (this test verifies imported candidates on one)"
-    exit 77
-fi
+#   import_cuda_test.sh BUILD_DIR SOURCE_DIR main|add_rmsnorm
+. "$(dirname "$0")/lib.sh"
+t_init -a 'main|add_rmsnorm' "$@"
+set -o pipefail
+MODE=${T_ARGS[0]}
+case $MODE in
+main | add_rmsnorm) ;;
+*) echo "usage: $0 BUILD_DIR SOURCE_DIR main|add_rmsnorm" >&2; exit 2 ;;
+esac
+need_gpu cuda "this test verifies imported candidates on one"
 if [ "$MODE" = add_rmsnorm ] && ! "$KILN" task show add_rmsnorm > /dev/null 2>&1; then
-    echo "skipped: no add_rmsnorm task yet (issue 34 adds it, on branch wip-34); this test verifies vLLM's fused_add_rms_norm on it once it lands"
-    exit 77
+    skip_all "no add_rmsnorm task yet (issue 34 adds it, on branch wip-34); this test verifies vLLM's fused_add_rms_norm on it once it lands"
 fi
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-export KILN_STATE=$T/state
-cd "$T" || exit 1
-fail() { echo "FAIL: $*" >&2; exit 1; }
-field() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1])).get(sys.argv[2]))' "$1" "$2"; }
+cd "$tmp" || exit 2
 FIX=$SRC/tests/integration/import
 
-import() {   # import OUT ARGS...: kiln import, which must write OUT
+import() {   # import OUT ARGS...: kiln import, which must write OUT (else the test stops)
     local out=$1
     shift
-    "$KILN" import "$@" -o "$out" > "$out.import" 2>&1 || fail "kiln import $*: $(tail -5 "$out.import")"
+    "$KILN" import "$@" -o "$out" > "$out.import" 2>&1 ||
+        { begin "kiln import writes $out"; fail "kiln import $*: $(tail -5 "$out.import")"; }
 }
 
 verify() {   # verify FILE TASK DTYPE [GROUP]: the verdict in FILE.DTYPE.json, its exit status in rc
@@ -50,11 +45,13 @@ verify() {   # verify FILE TASK DTYPE [GROUP]: the verdict in FILE.DTYPE.json, i
     rc=$?
 }
 
-passes() {   # passes FILE TASK DTYPE [GROUP]
+passes() {   # passes FILE TASK DTYPE [GROUP]: a check
+    begin "$1 passes on $2 ($3)"
     verify "$@"
-    [ $rc = 0 ] && [ "$(field "$1.$3.json" status)" = pass ] ||
-        fail "$1 on $2 ($3): exit $rc, status $(field "$1.$3.json" status): $(field "$1.$3.json" reason) $(head -c 400 "$1.$3.err")"
-    echo "ok: $1 passes on $2 ($3): $(field "$1.$3.json" reason)"
+    [ $rc = 0 ] && [ "$(json_get status "$1.$3.json" 2>/dev/null)" = pass ] ||
+        fail "$1 on $2 ($3): exit $rc, status $(json_get status "$1.$3.json" 2>/dev/null): $(json_get reason "$1.$3.json" 2>/dev/null) $(head -c 400 "$1.$3.err")"
+    echo "# $(json_get reason "$1.$3.json" 2>/dev/null)"
+    end
 }
 
 VL=$FIX/vllm
@@ -70,20 +67,20 @@ if [ "$MODE" = main ]; then
             --function layernorm_forward$v "${LMAP[@]}"
         passes llm$v.cu layernorm f32 small
     done
+    begin "llm2.cu fails on layernorm (guard-corrupted: it writes past its output at 33x1000)"
     import llm2.cu "$FIX/llmc/layernorm_forward.cu" --task layernorm --function layernorm_forward2 \
         "${LMAP[@]}"
     verify llm2.cu layernorm f32 small
-    [ "$(field llm2.cu.f32.json status)" = fail ] && grep -q guard-corrupted llm2.cu.f32.json ||
-        fail "llm.c's version 2 writes past its output at 33x1000, and kiln did not say so: exit $rc, $(field llm2.cu.f32.json status): $(field llm2.cu.f32.json reason)"
-    echo "ok: llm2.cu fails on layernorm: $(field llm2.cu.f32.json reason)"
-elif [ "$MODE" = add_rmsnorm ]; then
+    [ "$(json_get status llm2.cu.f32.json 2>/dev/null)" = fail ] && grep -q guard-corrupted llm2.cu.f32.json ||
+        fail "llm.c's version 2 writes past its output at 33x1000, and kiln did not say so: exit $rc, $(json_get status llm2.cu.f32.json 2>/dev/null): $(json_get reason llm2.cu.f32.json 2>/dev/null)"
+    echo "# $(json_get reason llm2.cu.f32.json 2>/dev/null)"
+    end
+else
     import vadd.cu "$VL/layernorm_kernels.cu" --task add_rmsnorm --function fused_add_rms_norm \
         --include "$VL/csrc" --map input=x:y --map residual=residual:r --map weight=w
     grp=$("$KILN" task show add_rmsnorm | grep -q '^group decode' && echo decode)
     for d in bf16 f16 f32; do
         passes vadd.cu add_rmsnorm $d "$grp"
     done
-else
-    echo "usage: $0 KILN SOURCE_DIR main|add_rmsnorm" >&2
-    exit 2
 fi
+t_done

@@ -17,42 +17,21 @@
 # compiles it (RTC_CHECK: kiln's NVRTC code, every dtype) and with nvcc.
 # tests/integration/import_cuda_test.sh verifies them on a GPU.
 #
-# usage: import_test.sh KILN SOURCE_DIR [RTC_CHECK CUDA_INCLUDE_DIR]
-# ("none none" when built without the CUDA toolkit.) Prints "ok - NAME" /
-# "not ok - NAME" / "skip - NAME" lines; exits 1 if any check failed, 2 on
-# bad usage.
-set -u
-
-if [ $# -ne 2 ] && [ $# -ne 4 ]; then
-    echo "usage: $0 KILN SOURCE_DIR [RTC_CHECK CUDA_INCLUDE_DIR]" >&2
+# usage: import_test.sh BUILD_DIR SOURCE_DIR [RTC_CHECK CUDA_INCLUDE_DIR]
+# ("none none" when built without the CUDA toolkit; both or neither.)
+. "$(dirname "$0")/lib.sh"
+t_init -a '[RTC_CHECK] [CUDA_INCLUDE_DIR]' "$@"
+if [ ${#T_ARGS[@]} -eq 1 ]; then
+    echo "usage: $0 BUILD_DIR SOURCE_DIR [RTC_CHECK CUDA_INCLUDE_DIR]: RTC_CHECK without CUDA_INCLUDE_DIR" >&2
     exit 2
 fi
-KILN=$(readlink -f -- "$1")
-SRC=$(readlink -f -- "$2")
-RTC=${3:-none}
-CUDA_INC=${4:-none}
-NVCC=$(command -v nvcc || { [ -x /usr/local/cuda/bin/nvcc ] && echo /usr/local/cuda/bin/nvcc; })
+RTC=${T_ARGS[0]:-none}
+CUDA_INC=${T_ARGS[1]:-none}
+[ "$RTC" = none ] || RTC=$(readlink -f -- "$RTC")   # the checks run in $tmp
+[ "$CUDA_INC" = none ] || CUDA_INC=$(readlink -f -- "$CUDA_INC")
+find_nvcc || NVCC=
 FIX=$SRC/tests/integration/import
-[ -x "$KILN" ] || { echo "$0: $KILN is not an executable" >&2; exit 2; }
-
-tmp=$(mktemp -d) || exit 2
-trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 2
-export KILN_STATE=$tmp/state
-npass=0 nfail=0 nskip=0
-probs=()
-begin() { probs=(); }
-problem() { probs+=("$*"); }
-finish() {
-    if [ ${#probs[@]} -eq 0 ]; then
-        echo "ok - $1"
-        npass=$((npass + 1))
-    else
-        echo "not ok - $1"
-        printf '#   %s\n' "${probs[@]}"
-        nfail=$((nfail + 1))
-    fi
-}
 run() {
     "$KILN" "$@" > out.txt 2> err.txt < /dev/null
     rc=$?
@@ -176,7 +155,7 @@ lacks rms.cu '<<<'
 [ -s err.txt ] && problem "stderr not empty: $(head -c 300 err.txt)"
 static_ok rms.cu rmsnorm
 nvrtc_ok rms.cu rms_kernel
-finish "rmsnorm: a dim3 grid and block, std::min, the caller's stream dropped, params by const-ness"
+end "rmsnorm: a dim3 grid and block, std::min, the caller's stream dropped, params by const-ness"
 
 begin
 run import "$FIX/layernorm_smem.cu" --task layernorm -o ln.cu
@@ -190,7 +169,7 @@ has out.txt "removed host function ceil_div"
 has ln.cu '"smem": "smem"'
 static_ok ln.cu layernorm
 nvrtc_ok ln.cu layernorm_kernel
-finish "layernorm: shared memory from block.x * sizeof(float), lets, a one-return helper inlined"
+end "layernorm: shared memory from block.x * sizeof(float), lets, a one-return helper inlined"
 
 begin
 run import "$FIX/softmax_vec.cu" --task softmax -o sm.cu
@@ -202,7 +181,7 @@ has sm.cu '"kernel": "softmax_kernel_1"'
 lacks sm.cu '"kVec"'
 static_ok sm.cu softmax
 nvrtc_ok sm.cu softmax_kernel_1
-finish "softmax: a template launched as a concrete instance is copied out as an extern \"C\" kernel"
+end "softmax: a template launched as a concrete instance is copied out as an extern \"C\" kernel"
 
 begin
 run import "$FIX/two_wrappers.cu" --task rmsnorm --function rmsnorm_prefill --map dst=y \
@@ -221,7 +200,7 @@ has err.txt "two_wrappers.cu:37: cannot translate the file: 2 host functions lau
 run import "$FIX/two_wrappers.cu" --task rmsnorm --function rmsnorm_prefill --map gain=weight
 want_rc 2
 has err.txt "--map gain=weight: no arg of that name in the task"
-finish "--function picks a host function, --map maps parameters the rules cannot"
+end "--function picks a host function, --map maps parameters the rules cannot"
 
 # ---- where it writes -------------------------------------------------------------
 
@@ -250,7 +229,7 @@ want_rc 2
 has err.txt "--task is required"
 run import mine.cu --task no_such_task
 want_rc 2
-finish "FILE.kiln.cu by default, -o - to stdout, --dry-run writes nothing, bad input is exit 2"
+end "FILE.kiln.cu by default, -o - to stdout, --dry-run writes nothing, bad input is exit 2"
 
 # ---- refusals ----------------------------------------------------------------------
 
@@ -263,7 +242,7 @@ has disp.cu '"kernel": "softmax_kernel_4", "when": "cols % 4 == 0"'
 has disp.cu '"kernel": "softmax_kernel_1", "when": "!(cols % 4 == 0)"'
 static_ok disp.cu softmax
 compiles disp.cu "$SRC/tasks/softmax" f32
-finish "a vector-width dispatch: each branch's launch runs when its condition holds"
+end "a vector-width dispatch: each branch's launch runs when its condition holds"
 
 begin
 run import "$FIX/fail_loop.cu" --task rmsnorm -o loop.cu
@@ -278,7 +257,7 @@ json_ok loop.cu
 out=$("$KILN" verify loop.cu --task rmsnorm --dtype f32 --group small --no-daemon --json 2>&1)
 grep -q "bad-manifest" <<<"$out" && grep -q "unknown field 'TODO'" <<<"$out" ||
     problem "kiln verify does not refuse the forced candidate: $(head -c 300 <<<"$out")"
-finish "--force writes valid JSON with TODOs, which kiln refuses"
+end "--force writes valid JSON with TODOs, which kiln refuses"
 
 begin
 run import "$FIX/fail_query.cu" --task rmsnorm
@@ -288,7 +267,7 @@ run import "$FIX/fail_loop.cu" --task rmsnorm
 want_rc 2
 has err.txt "fail_loop.cu:35: cannot translate the launch: it is inside 'for (int r = 0; r < rows; r += 65535)' (line 33); a loop of launches has no manifest form"
 has err.txt "fail_loop.cu:35: cannot translate a kernel argument: 'out + (size_t)r * cols' is an expression"
-finish "a runtime query and a loop of launches are refused, with the lines"
+end "a runtime query and a loop of launches are refused, with the lines"
 
 begin
 run import "$FIX/fail_unmapped.cu" --task rmsnorm
@@ -302,7 +281,7 @@ has err.txt "fail_template.cu:28: cannot translate the kernel's template instanc
 has err.txt "fail_template.cu:26: cannot translate 'cudaStreamCreate(&s)': host-side work"
 has err.txt "fail_template.cu:27: cannot translate 'cudaMemsetAsync(out, 0, sizeof(T) * rows * cols, s)'"
 has err.txt "fail_template.cu:28: cannot translate the stream"
-finish "unmapped parameters, a local header, a host template and host work are refused"
+end "unmapped parameters, a local header, a host template and host work are refused"
 
 begin
 run import "$SRC/kernels/rmsnorm/cuda/starter.cu" --task rmsnorm --dry-run
@@ -314,7 +293,7 @@ has out.txt "usage: kiln import FILE.cu --task NAME|DIR"
 grep -q "^Exit status: 0" out.txt || problem "kiln help import does not end with the exit statuses"
 run --help
 has out.txt "import FILE.cu --task T"
-finish "a candidate already is one; kiln help import; the command list"
+end "a candidate already is one; kiln help import; the command list"
 
 # ---- vLLM's layernorm_kernels.cu, as published ---------------------------------------
 
@@ -349,7 +328,7 @@ lacks vrms.cu '#include "type_convert.cuh"'
 lacks vrms.cu '<<<'
 static_ok vrms.cu rmsnorm
 compiles vrms.cu "$SRC/tasks/rmsnorm" f32,f16,bf16 BF16
-finish "vLLM rms_norm: torch::Tensor, VLLM_DISPATCH_FLOATING_TYPES, an int64_t stride, its headers from --include"
+end "vLLM rms_norm: torch::Tensor, VLLM_DISPATCH_FLOATING_TYPES, an int64_t stride, its headers from --include"
 
 # fused_add_rms_norm needs the add_rmsnorm task (issue 34); until it is here,
 # a stand-in of its shape (inputs x, residual, w; outputs r, y) checks the
@@ -403,7 +382,7 @@ compiles vadd.cu "$ADDDIR" f32,f16,bf16 F16
 out=$("$KILN" verify vadd.cu --task "$ADD" --dtype bf16 --group small --no-daemon --json 2>&1)
 grep -q '"stage":[[:space:]]*"static"' <<<"$out" &&
     problem "kiln verify fails vadd.cu at the static stage: $(grep -m1 reason <<<"$out")"
-finish "vLLM fused_add_rms_norm, against $note_add: in place, the width dispatch as when, enable_if overloads by name"
+end "vLLM fused_add_rms_norm, against $note_add: in place, the width dispatch as when, enable_if overloads by name"
 
 # ---- llm.c's dev/cuda/layernorm_forward.cu, as published --------------------------------
 
@@ -433,7 +412,7 @@ run import "$LC" --task layernorm --function layernorm_forward6 "${LMAP[@]}"
 want_rc 2
 has err.txt "layernorm_forward.cu:298: cannot translate the launches at visible shape v3 (rows=8192 cols=8192) of group prefill, dtype f32: manifest: launches[0].smem exceeds the device's limit"
 has out.txt "line 308: 'cudaCheck(cudaGetDeviceProperties(&prop, device))' is a runtime query"
-finish "llm.c: --function among five launchers, the dispatcher's callees named, nonsense maps refused"
+end "llm.c: --function among five launchers, the dispatcher's callees named, nonsense maps refused"
 
 for v in 1 2 3 5; do
     begin
@@ -463,7 +442,7 @@ for v in 1 2 3 5; do
     esac
     static_ok llm$v.cu layernorm
     compiles llm$v.cu "$SRC/tasks/layernorm" f32 F32
-    finish "llm.c layernorm_forward$v: mean and rstd to scratch, B*T to rows, block_size a knob"
+    end "llm.c layernorm_forward$v: mean and rstd to scratch, B*T to rows, block_size a knob"
 done
 
 begin
@@ -477,10 +456,9 @@ want_rc 0
 has llm3s.cu "#define BLOCK 64 //@kiln tune 32 64 128"
 has llm3s.cu '{"name": "mean", "bytes": "rows*4", "init": "none"}'
 static_ok llm3s.cu layernorm
-finish "a knob's values and scratch sizes given; a knob value the host's assert rules out is refused"
+end "a knob's values and scratch sizes given; a knob value the host's assert rules out is refused"
 
-[ "$rtc_skipped" -eq 1 ] && { echo "skip - kiln's NVRTC compiles (built without the CUDA toolkit)"; nskip=$((nskip + 1)); }
-[ "$nvcc_skipped" -eq 1 ] && { echo "skip - nvcc compiles (no nvcc here)"; nskip=$((nskip + 1)); }
-[ "$nvrtc_skipped" -eq 1 ] && { echo "skip - NVRTC compiles (no libnvrtc here)"; nskip=$((nskip + 1)); }
-echo "# $npass passed, $nfail failed, $nskip skipped"
-[ "$nfail" -eq 0 ]
+[ "$rtc_skipped" -eq 0 ] || skip "kiln's NVRTC compiles (built without the CUDA toolkit)"
+[ "$nvcc_skipped" -eq 0 ] || skip "nvcc compiles (no nvcc here)"
+[ "$nvrtc_skipped" -eq 0 ] || skip "NVRTC compiles (no libnvrtc here)"
+t_done

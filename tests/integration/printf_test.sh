@@ -53,7 +53,7 @@ PY
     # but newline and tab, and the escapes show as text.
     verify escape 0 "$SRC/tests/redteam/cpu/rmsnorm_30_escape_smoke.c" --task rmsnorm
     verify escape_crash 1 "$SRC/tests/redteam/cpu/rmsnorm_30_escape_crash.c" --task rmsnorm
-    python3 - "$T/escape.json" "$T/escape_crash.json" <<'PY'
+    py=$(python3 - "$T/escape.json" "$T/escape_crash.json" 2>&1 <<'PY'
 import json, sys, unicodedata
 for path in sys.argv[1:]:
     raw = open(path, "rb").read()
@@ -69,12 +69,14 @@ for path in sys.argv[1:]:
             for ch in x:
                 if ch not in "\n\t" and unicodedata.category(ch) in ("Cc", "Cs") or \
                         ch in "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069":
-                    sys.exit(f"FAIL: {path}: a decoded string holds U+{ord(ch):04X}: {x[:120]!r}")
+                    sys.exit(f"{path}: a decoded string holds U+{ord(ch):04X}: {x[:120]!r}")
     walk(v)
     if "\\x1b[2K" not in v["feedback"]:
-        sys.exit(f"FAIL: {path}: the escaped output is not in the feedback: {v['feedback']!r}")
+        sys.exit(f"{path}: the escaped output is not in the feedback: {v['feedback']!r}")
 print("raw text: both verdicts load, clean")
 PY
+    ) || fail "$py"
+    echo "# $py"
     # A source with a control byte, invalid UTF-8 or a bidi override is not
     # text: refused at the static stage, with the line and column.
     printf 'int x; /* \033[2K */\n' >"$T/esc.c"
@@ -83,9 +85,9 @@ PY
     for f in esc:1,11 latin1:2,7 bidi:2,4; do
         name=${f%%:*} at=${f#*:}
         verify "src_$name" 1 "$T/$name.c" --task rmsnorm
-        [ "$(field "$T/src_$name.json" code)" = not-text ] || fail "$name: code $(field "$T/src_$name.json" code)"
-        grep -q "at line ${at%,*}, column ${at#*,}" <<<"$(field "$T/src_$name.json" reason)" ||
-            fail "$name: the reason does not say where: $(field "$T/src_$name.json" reason)"
+        [ "$(json_get code "$T/src_$name.json")" = not-text ] || fail "$name: code $(json_get code "$T/src_$name.json")"
+        grep -q "at line ${at%,*}, column ${at#*,}" <<<"$(json_get reason "$T/src_$name.json")" ||
+            fail "$name: the reason does not say where: $(json_get reason "$T/src_$name.json")"
     done
     # The crash plant of hidden_leak prints its dims only on hidden shapes.
     verify loud 1 "$SRC/tests/integration/hidden_leak/crash_loud.c" --task rmsnorm

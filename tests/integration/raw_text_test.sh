@@ -9,17 +9,13 @@
 # the HTML report, status, the search's output and the prompts sent next
 # must be valid UTF-8 with no control but newline and tab and no bidi
 # control, and the escaped text must be there (so the routes were tried).
-#   raw_text_test.sh KILN SOURCE_DIR
-set -euo pipefail
-KILN=$1
-SRC=$2
-T=$(mktemp -d)
-trap "rm -rf $T" EXIT
-export KILN_STATE=$T/state
-fail() { echo "FAIL: $*" >&2; exit 1; }
-BUILD=$(dirname "$(readlink -f "$KILN")")
-FAKE=$BUILD/tests/fake_llm
-[ -x "$FAKE" ] || fail "no fake_llm beside kiln ($FAKE)"
+#   raw_text_test.sh BUILD_DIR SOURCE_DIR
+. "$(dirname "$0")/lib.sh"
+t_init "$@"
+set -eo pipefail
+T=$tmp
+begin "nothing raw in kiln.db, the notes, the report, status, the search's output or the prompts"
+[ -x "$FAKE" ] || fail "no fake_llm in the build ($FAKE)"
 answer() {   # FILE
     printf 'Here it is.\n\n```c\n'
     cat "$1"
@@ -30,16 +26,11 @@ answer "$SRC/tests/redteam/cpu/rmsnorm_30_escape_crash.c" >"$T/a2.md"
 cp "$SRC/tests/integration/search/noanswer.md" "$T/a3.md"
 printf 'ok %s\n' "$T/a1.md" "$T/a2.md" "$T/a3.md" >"$T/script"
 mkdir -p "$T/bodies"
-"$FAKE" --port-file "$T/port" --script "$T/script" --log "$T/llm.log" --bodies "$T/bodies" \
-    2>"$T/fake.err" &
-FAKEPID=$!
-trap 'kill $FAKEPID 2>/dev/null; rm -rf "$T"' EXIT
-for ((i = 0; i < 100; i++)); do [ -s "$T/port" ] && break; sleep 0.05; done
-[ -s "$T/port" ] || fail "fake_llm did not start: $(cat "$T/fake.err")"
+fake_llm "$T" --bodies "$T/bodies"
 WS=$T/ws
 set +e
 OPENAI_API_KEY=test "$KILN" search rmsnorm --agent openai --model fake --no-daemon \
-    --base-url "http://127.0.0.1:$(cat "$T/port")/v1" --iterations 3 --drafts 1 \
+    --base-url "http://127.0.0.1:$PORT/v1" --iterations 3 --drafts 1 \
     --parents best --from "$SRC/tests/integration/keep/slow4.c" --timing-ms 200 \
     --workspace "$WS" >"$T/search.out" 2>"$T/search.err"
 rc=$?
@@ -52,12 +43,12 @@ for ref in $(git -C "$WS" for-each-ref --format='%(refname)' refs/notes); do
     git -C "$WS" log -p "$ref" >>"$T/notes.out"
 done
 [ -s "$T/notes.out" ] || fail "the search wrote no git notes"
-python3 - "$T" "$WS/.kiln/kiln.db" <<'PY'
+py=$(python3 - "$T" "$WS/.kiln/kiln.db" 2>&1 <<'PY'
 import glob, json, os, sqlite3, sys, unicodedata
 T, db = sys.argv[1:3]
 BIDI = set("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 def bad(msg):
-    sys.exit(f"FAIL: raw text: {msg}")
+    sys.exit(f"raw text: {msg}")
 def check(name, text):
     for i, ch in enumerate(text):
         if (ch not in "\n\t" and unicodedata.category(ch) in ("Cc", "Cs")) or ch in BIDI:
@@ -115,7 +106,10 @@ for b in bodies:
         prompted += "\\x1b[2K" in s
 if not prompted:
     bad("no prompt shows the escaped output (the route was not tried)")
-print(f"ok: kiln.db ({shown} cells with the escaped text), notes, report, status, search output "
+print(f"kiln.db ({shown} cells with the escaped text), notes, report, status, search output "
       f"and {len(bodies)} prompts ({prompted} with it) are clean")
 PY
-echo "raw_text_test: passed"
+) || fail "$py"
+echo "# $py"
+end
+t_done

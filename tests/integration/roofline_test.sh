@@ -16,14 +16,11 @@
 #     baseline, and no floor is above the baseline's median.
 # The measured floors are recomputed here from kiln's bandwidth cache, so
 # that the test fails if the parent did not in fact beat the floor.
-#   roofline_test.sh KILN SOURCE_DIR
-set -euo pipefail
-KILN=$1
-SRC=$2
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-export KILN_STATE=$T/state
-fail() { echo "FAIL: $*" >&2; exit 1; }
+#   roofline_test.sh BUILD_DIR SOURCE_DIR
+. "$(dirname "$0")/lib.sh"
+t_init "$@"
+set -eo pipefail
+T=$tmp
 cp "$SRC/tests/redteam/cpu/rmsnorm_honest_avx512.c" "$T/parent.c"
 CHILD=$SRC/kernels/rmsnorm/cpu/starter.c
 SCALE=0.08
@@ -33,28 +30,31 @@ verify() {   # name want_rc args...
     shift 2
     "$KILN" verify "$@" --task rmsnorm --no-daemon --json --timing-ms 600 >"$T/$name.json" \
         2>"$T/$name.err" || rc=$?
-    # exit 1 where 0 was wanted: check() accepts a timer-only suspect, and says so
-    [ "$rc" = "$want" ] || { [ "$want" = 0 ] && [ "$rc" = 1 ]; } || {
-        cat "$T/$name.err"
-        python3 -c 'import json,sys; v=json.load(open(sys.argv[1])); print(v["status"], v["code"], v["reason"], v["flags"])' \
-            "$T/$name.json" || true
-        fail "$name: exit $rc, expected $want"
-    }
+    # exit 1 where 0 was wanted: roof() accepts a timer-only suspect, and says so
+    [ "$rc" = "$want" ] || { [ "$want" = 0 ] && [ "$rc" = 1 ]; } ||
+        fail "$name: exit $rc, expected $want"$'\n'"$(cat "$T/$name.err")"$'\n'"$(verdict_of "$T/$name.json")"
+}
+# verdict_of FILE: the verdict's status, code, reason and flags, on one line.
+verdict_of() {
+    local k
+    for k in status code reason flags; do json_get "$k" "$1" 2>/dev/null || true; done | tr '\n' ' '
 }
 
-# check NAME STATUS SCALE BEATEN [FLAG...]: the verdict's status and the
+# roof NAME STATUS SCALE BEATEN [FLAG...]: the verdict's status and the
 # flags it must hold; every timed shape's floor is min(measured, baseline
 # median), the measured floor being bytes / (bandwidth x SCALE) at the
 # shape's bucket as kiln's cache holds it; BEATEN=1: on some shape the
 # baseline beat the measured floor.
-check() {
-    python3 - "$T/$1.json" "$KILN_STATE/bandwidth-cpu.json" "$@" <<'PY'
+# What it found is shown as comment lines; what is wrong fails the test.
+roof() {
+    local py
+    py=$(python3 - "$T/$1.json" "$KILN_STATE/bandwidth-cpu.json" "$@" 2>&1 <<'PY'
 import json, sys
 path, cache, name, status, scale, beaten, *flags = sys.argv[1:]
 v = json.load(open(path))
 table = {int(k): x for k, x in json.load(open(cache))["bytes_per_s"].items()}
 def bad(msg):
-    sys.exit(f"FAIL: {name}: {msg}\n  reason: {v['reason']}\n  flags: {v['flags']}")
+    sys.exit(f"{name}: {msg}\n  reason: {v['reason']}\n  flags: {v['flags']}")
 def bound(nbytes):   # bandwidth.c: the bucket, and the best figure at it or above
     b = 16 << 10
     while b * 2 <= nbytes and b * 2 <= 256 << 20:
@@ -86,17 +86,25 @@ for s in timed:
         bad(f"shape {s['id']}: floor {s['floor_ns']:.0f} ns, expected min({measured:.0f}, {base:.0f})")
 if beaten == "1" and not under:
     bad("the baseline beat the measured floor on no shape: the test proved nothing")
-print(f"ok: {name}: {v['status']} ({v['code']}), speedup {v['summary']['geomean_speedup']:.2f}x, "
+print(f"{name}: {v['status']} ({v['code']}), speedup {v['summary']['geomean_speedup']:.2f}x, "
       f"the baseline under the measured floor on {under} of {len(timed)} shapes")
 PY
+) || fail "$py"
+    printf '%s\n' "$py" | sed 's/^/# /'
 }
 
 export KILN_TEST_BANDWIDTH_SCALE=$SCALE
+begin "an honest child passes against a parent that beat the scaled floor; every floor is min(measured, the parent's median)"
 verify child 0 "$CHILD" --baseline "$T/parent.c"
-check child pass $SCALE 1
+roof child pass $SCALE 1
+end
+begin "a candidate that claims 20x less time than it took is held to the floor at its true time and flagged timer-disagreement"
 verify liar 1 "$T/parent.c" --baseline "$T/parent.c" --test-report-scale 0.05
-check liar suspect $SCALE 0 timer-disagreement
+roof liar suspect $SCALE 0 timer-disagreement
+end
 unset KILN_TEST_BANDWIDTH_SCALE
+begin "the vectorised kernel passes against the task's baseline; no floor is above the baseline's median"
 verify honest 0 "$T/parent.c"
-check honest pass 1 0
-echo "roofline: ok"
+roof honest pass 1 0
+end
+t_done

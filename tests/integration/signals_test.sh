@@ -9,67 +9,15 @@
 # with the command that resumes it, while a live one shows its pid.
 #
 # usage: signals_test.sh BUILD_DIR SOURCE_DIR
-#
-# Prints one "ok - NAME" or "not ok - NAME" line per check (failures
-# followed by "#"-prefixed details), then "N passed, N failed". Exits 1 if
-# any check failed, 2 on bad usage. Needs bash, coreutils, git, sqlite3 and
-# nohup.
-set -u
-
-if [ $# -ne 2 ]; then
-    echo "usage: $0 BUILD_DIR SOURCE_DIR" >&2
-    exit 2
-fi
-BUILD=$(readlink -f -- "$1")
-SRC=$(readlink -f -- "$2")
-KILN=$BUILD/kiln
-for x in "$KILN" "$BUILD/kilnd" "$BUILD/kiln-worker"; do
-    [ -x "$x" ] || { echo "$0: $x is not an executable" >&2; exit 2; }
-done
-[ -d "$SRC/tasks/rmsnorm" ] || { echo "$0: $SRC is not the kiln source dir" >&2; exit 2; }
-for t in git sqlite3 nohup; do
-    command -v "$t" >/dev/null || { echo "$0: needs $t" >&2; exit 2; }
-done
-
-tmp=$(mktemp -d) || exit 2
-BGPIDS=()
-cleanup() {
-    local p
-    for p in "${BGPIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
-    "$KILN" daemon stop >/dev/null 2>&1
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-export KILN_SOCKET=$tmp/k.sock KILN_STATE=$tmp/state TMPDIR=$tmp
-unset KILN_TASKS KILN_TOKEN_FILE
-export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
+# Needs git, sqlite3 and nohup.
+. "$(dirname "$0")/lib.sh"
+t_init "$@"
+need_tools git sqlite3 nohup
 cd "$SRC" || exit 2
 FIX=$SRC/tests/integration/search
 # Long enough that a signal always lands mid-run; a stopped run ends after one step.
 LONG=(rmsnorm --from "$FIX/many_knobs.c" --iterations 40 --group decode --timing-ms 200)
 
-npass=0
-nfail=0
-probs=()
-begin() { probs=(); }
-problem() { probs+=("$*"); }
-end() {
-    if [ ${#probs[@]} -eq 0 ]; then
-        echo "ok - $1"
-        npass=$((npass + 1))
-    else
-        echo "not ok - $1"
-        local p
-        for p in "${probs[@]}"; do printf '%s\n' "$p" | sed 's/^/#   /'; done
-        nfail=$((nfail + 1))
-    fi
-}
-san_check() {   # FILE WHAT
-    if grep -qE 'LeakSanitizer|AddressSanitizer|runtime error:' "$1" 2>/dev/null; then
-        problem "$2: sanitizer report:"$'\n'"$(grep -A 30 -m 1 -E 'LeakSanitizer|AddressSanitizer|runtime error:' "$1")"
-    fi
-}
 tail_of() { tail -n "${2:-8}" "$1" 2>/dev/null | sed 's/^/  | /'; }
 head_of() { head -n "${2:-3}" "$1" 2>/dev/null | sed 's/^/  | /'; }
 sq() { sqlite3 -cmd '.timeout 5000' "$1/.kiln/kiln.db" "$2" 2>&1; }
@@ -104,7 +52,6 @@ resumes() {
     timeout -k 10 300 "$KILN" search --workspace "$1" --resume last --iterations "$3" --group decode \
         --timing-ms 200 >"$tmp/resume.out" 2>"$tmp/resume.err" </dev/null
     local rc=$?
-    san_check "$tmp/resume.err" "the resume"
     [ $rc -eq 0 ] || problem "--resume last: exit $rc"$'\n'"$(tail_of "$tmp/resume.err")"
     local st
     st=$(sq "$1" "SELECT status || ' ' || iterations_done FROM runs WHERE id='$2'")
@@ -129,7 +76,7 @@ begin
 WS=$tmp/ws1
 "$KILN" search "${LONG[@]}" --workspace "$WS" >"$tmp/1.out" 2>"$tmp/1.err" </dev/null &
 pid=$!
-BGPIDS+=("$pid")
+t_bg "$pid"
 if ! wait_cand "$WS" 1; then
     problem "candidate 1 never appeared"$'\n'"$(tail_of "$tmp/1.err")"
     kill -9 "$pid"
@@ -138,7 +85,6 @@ else
     sleep 0.2
     kill -HUP "$pid" 2>/dev/null   # a dropped terminal may send two: the second must not abort
     wait_exit "$pid" 60
-    san_check "$tmp/1.err" "kiln search (SIGHUP)"
     [ "$RC" -eq 130 ] || problem "exit $RC after SIGHUP, expected 130"$'\n'"$(tail_of "$tmp/1.err")"
     grep -q "stopped (interrupted: SIGHUP" "$tmp/1.out" ||
         problem "the summary does not say interrupted by SIGHUP:"$'\n'"$(tail_of "$tmp/1.out")"
@@ -154,7 +100,7 @@ WS=$tmp/ws2
 nohup "$KILN" search rmsnorm --from "$FIX/many_knobs.c" --iterations 3 --group decode --timing-ms 200 \
     --workspace "$WS" >"$tmp/2.out" 2>"$tmp/2.err" </dev/null &
 pid=$!
-BGPIDS+=("$pid")
+t_bg "$pid"
 if wait_cand "$WS" 1; then
     kill -HUP "$pid" 2>/dev/null
 fi
@@ -174,7 +120,6 @@ for mode in text json; do
     timeout -k 10 300 "$KILN" search "${LONG[@]}" --workspace "$WS" "${extra[@]}" 2>"$tmp/3.err" </dev/null |
         head -1 >"$tmp/3.out"
     rc=${PIPESTATUS[0]}
-    san_check "$tmp/3.err" "kiln search | head -1"
     [ "$rc" -eq 130 ] || problem "kiln search | head -1: exit $rc, expected 130 (141: killed by SIGPIPE)"$'\n'"$(tail_of "$tmp/3.err")"
     [ -s "$tmp/3.out" ] || problem "head read nothing"
     grep -q "stopped (interrupted: SIGPIPE" "$tmp/3.err" ||
@@ -192,7 +137,7 @@ begin
 WS=$tmp/ws4
 "$KILN" search "${LONG[@]}" --workspace "$WS" >"$tmp/4.out" 2>"$tmp/4.err" </dev/null &
 pid=$!
-BGPIDS+=("$pid")
+t_bg "$pid"
 if ! wait_cand "$WS" 1; then
     problem "candidate 1 never appeared"$'\n'"$(tail_of "$tmp/4.err")"
 else
@@ -216,5 +161,4 @@ else
 fi
 end "4. kiln status: a live run shows its pid; one whose search was killed shows interrupted and how to resume, and resumes"
 
-echo "$npass passed, $nfail failed"
-[ "$nfail" -eq 0 ]
+t_done

@@ -12,69 +12,24 @@
 # (the .git directory included) before and after kiln, and compares.
 #
 # usage: workspace_safety_test.sh BUILD_DIR SOURCE_DIR
-#
-# Prints one "ok - NAME" or "not ok - NAME" line per check (failures
-# followed by "#"-prefixed details), then "N passed, N failed". Exits 1 if
-# any check failed, 2 on bad usage. Needs bash, coreutils, find, git and
-# sqlite3.
-set -u
-
-if [ $# -ne 2 ]; then
-    echo "usage: $0 BUILD_DIR SOURCE_DIR" >&2
-    exit 2
-fi
-BUILD=$(readlink -f -- "$1")
-SRC=$(readlink -f -- "$2")
-KILN=$BUILD/kiln
-for x in "$KILN" "$BUILD/kilnd" "$BUILD/kiln-worker"; do
-    [ -x "$x" ] || { echo "$0: $x is not an executable" >&2; exit 2; }
-done
-[ -d "$SRC/tasks/rmsnorm" ] || { echo "$0: $SRC is not the kiln source dir" >&2; exit 2; }
-for t in git sqlite3 sha256sum; do
-    command -v "$t" >/dev/null || { echo "$0: needs $t" >&2; exit 2; }
-done
-
-tmp=$(mktemp -d) || exit 2
-cleanup() {
-    "$KILN" daemon stop >/dev/null 2>&1
-    chmod -R u+rwx "$tmp" 2>/dev/null
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-export KILN_SOCKET=$tmp/k.sock KILN_STATE=$tmp/state TMPDIR=$tmp
-unset KILN_TASKS KILN_TOKEN_FILE
-export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
+# Needs find, git, sqlite3 and sha256sum.
+. "$(dirname "$0")/lib.sh"
+t_init "$@"
+need_tools git sqlite3 sha256sum
+# The projects' commits are the user's, not the harness's test identity.
 export GIT_AUTHOR_NAME=user GIT_AUTHOR_EMAIL=user@example.com
 export GIT_COMMITTER_NAME=user GIT_COMMITTER_EMAIL=user@example.com
 mkdir -p "$tmp/io"
 FAST=(--iterations 1 --group decode --timing-ms 200)
 
-npass=0
-nfail=0
-probs=()
-begin() { probs=(); }
-problem() { probs+=("$*"); }
-end() {
-    if [ ${#probs[@]} -eq 0 ]; then
-        echo "ok - $1"
-        npass=$((npass + 1))
-    else
-        echo "not ok - $1"
-        local p
-        for p in "${probs[@]}"; do printf '%s\n' "$p" | sed 's/^/#   /'; done
-        nfail=$((nfail + 1))
-    fi
-}
-
 # kiln ARGS...: run kiln (in the current directory), output in io/out and
-# io/err, exit status in RC; a sanitizer report is a problem.
+# io/err, exit status in RC. Each stderr is kept in io/err.all too: a check
+# runs kiln several times, and lib.sh's look for UBSan's lines (at the
+# check's end) must see every one, not the last.
 kiln() {
     timeout -k 10 300 "$KILN" "$@" >"$tmp/io/out" 2>"$tmp/io/err" </dev/null
     RC=$?
-    if grep -qE 'LeakSanitizer|AddressSanitizer|runtime error:' "$tmp/io/err"; then
-        problem "kiln $*: sanitizer report:"$'\n'"$(head -40 "$tmp/io/err")"
-    fi
+    cat "$tmp/io/err" >>"$tmp/io/err.all"
 }
 show() { printf 'exit %s; stderr: %s; stdout: %s' "$RC" "$(head -c 600 "$tmp/io/err")" \
     "$(tail -c 300 "$tmp/io/out")"; }
@@ -249,5 +204,4 @@ refused "$M" "git repository"
 same "$tmp/6.before" "$M"
 end "6. an earlier kiln's workspace (no marker) and a clone of one are used and marked; a project an earlier kiln touched is refused, unchanged"
 
-echo "$npass passed, $nfail failed"
-[ "$nfail" -eq 0 ]
+t_done
