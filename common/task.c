@@ -25,14 +25,7 @@ typedef kiln_task_ctx ctx;
 
 static int bad(ctx *c, const char *path, const char *fmt, const char *detail)
 {
-    char what[640];
-    snprintf(what, sizeof what, fmt, detail ? detail : "");
-    return kiln_fail(c->err, "%s: field '%s': %s", c->file, path, what);
-}
-
-int kiln_task_bad(ctx *c, const char *path, const char *fmt, const char *detail)
-{
-    return bad(c, path, fmt, detail);
+    return kiln_task_bad(c, path, fmt, detail);
 }
 
 static char *read_file(const char *path, kiln_error *err)
@@ -114,14 +107,6 @@ static int valid_name(const char *s)
               (*s >= '0' && *s <= '9')))
             return 0;
     return 1;
-}
-
-int kiln_task_dim(const kiln_task *t, const char *name)
-{
-    for (int i = 0; i < t->ndims; i++)
-        if (strcmp(t->dims[i], name) == 0)
-            return i;
-    return -1;
 }
 
 /* KILN_GROUP_CPU or KILN_GROUP_CUDA for "cpu" or "cuda", else 0. */
@@ -1172,15 +1157,6 @@ int kiln_task_cost(const kiln_task *t, const char *expr, const kiln_shape *shape
         return -1;
     *out = kiln_value_to_double(v);
     return 0;
-}
-
-void kiln_shape_format(const kiln_task *t, const kiln_shape *s, char *buf, size_t len)
-{
-    size_t used = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < t->ndims && used < len; i++)
-        used += (size_t)snprintf(buf + used, len - used, "%s%s=%lld", i ? " " : "", t->dims[i],
-                                 (long long)s->d[i]);
 }
 
 void kiln_task_cpu_signature(const kiln_task *t, kiln_dtype dt, char *buf, size_t len)

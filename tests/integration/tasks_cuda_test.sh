@@ -10,47 +10,41 @@
 # next to no writes) and add_rmsnorm's the copy bandwidth, and neither
 # honest starter is suspect; the CUDA tunables pass at two settings each.
 # Exits 77 (skipped) where there is no GPU.
-#   tasks_cuda_test.sh KILN SOURCE_DIR
-set -u
-KILN=$1
-cd "$2" || exit 2
-WORKER=$(dirname "$KILN")/kiln-worker-cuda
-if [ ! -e /dev/nvidia0 ] || ! nvidia-smi -L >/dev/null 2>&1 || [ ! -x "$WORKER" ]; then
-    echo "skipped: no NVIDIA GPU or no CUDA build"
-    exit 77
-fi
-command -v python3 >/dev/null || { echo "skipped: no python3 to read the verdicts"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-export KILN_STATE=$tmp/state
-mkdir -p "$KILN_STATE"
-pass=0 fail=0
-ok() { echo "ok - $1"; pass=$((pass + 1)); }
-notok() { echo "not ok - $1"; fail=$((fail + 1)); [ -n "${2:-}" ] && sed 's/^/#   /' <<<"$2" | head -8; }
+#   tasks_cuda_test.sh BUILD_DIR SOURCE_DIR
+. "$(dirname "$0")/lib.sh"
+t_init "$@"
+need_gpu cuda "this test verifies the tasks' kernels on one"
+WORKER=$BUILD/kiln-worker-cuda
+cd "$SRC" || exit 2
 
 # 1. The probe: copy and read bandwidth, both plausible.
+begin "the probe measures read bandwidth beside copy bandwidth"
 probe=$("$WORKER" --probe 2>&1)
-if python3 - "$probe" <<'PY'; then
+if ! msg=$(python3 - "$probe" 2>&1 <<'PY'
+
 import sys
 f = dict(kv.split("=", 1) for kv in sys.argv[1].strip().split("|") if "=" in kv)
 copy, read = float(f["copy_bw"]), float(f["read_bw"])
 assert copy > 1e11 and read > 1e11, (copy, read)
 assert 0.5 < read / copy < 3, (copy, read)
 PY
-    ok "the probe measures read bandwidth beside copy bandwidth: $(tr '|' '\n' <<<"$probe" | grep _bw | tr '\n' ' ')"
-else
-    notok "the probe" "$probe"
+); then
+    problem "the probe: $probe"
+    problem "$msg"
 fi
+bws=$(tr '|' '\n' <<<"$probe" | grep _bw | tr '\n' ' ')
+end "the probe measures read bandwidth beside copy bandwidth: $bws"
 
 verify() {   # verify NAME JSON_OUT ARGS...: one kiln verify, its status checked
     local name=$1 out=$2
     shift 2
+    begin "$name"
     "$KILN" verify "$@" --json --no-daemon >"$out" 2>"$out.err"
-    if python3 -c 'import json,sys; v=json.load(open(sys.argv[1])); sys.exit(v["status"] != "pass")' "$out" 2>/dev/null; then
-        ok "$name"
-    else
-        notok "$name" "$(python3 -c 'import json,sys; v=json.load(open(sys.argv[1])); print(v["status"], v.get("stage"), v.get("code"), v.get("reason"))' "$out" 2>&1; tail -3 "$out.err")"
+    if [ "$(json_get status "$out" 2>/dev/null)" != pass ]; then
+        problem "status $(json_get status "$out" 2>&1), code $(json_get code "$out" 2>&1): $(json_get reason "$out" 2>&1)"
+        problem "$(tail -3 "$out.err")"
     fi
+    end
 }
 
 # 2. The starters, device-resident, every dtype; and host-resident in bf16.
@@ -102,11 +96,9 @@ for t in cross_entropy add_rmsnorm; do
     out=$tmp/$t-prefill.json
     verify "$t starter passes at prefill, bf16, not suspect" "$out" "kernels/$t/cuda/starter.cu" \
         --task "$t" --dtype bf16 --timing-ms 500
-    if msg=$(python3 "$tmp/floor.py" "$out" "$KILN_STATE/gpu-bandwidth.txt" "$t" 2>&1); then
-        ok "$t's floor takes the bandwidth of its mix: $msg"
-    else
-        notok "$t's floor bandwidth" "$msg"
-    fi
+    begin
+    msg=$(python3 "$tmp/floor.py" "$out" "$KILN_STATE/gpu-bandwidth.txt" "$t" 2>&1) ||
+        problem "$msg"
+    end "$t's floor takes the bandwidth of its mix: $msg"
 done
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+t_done
