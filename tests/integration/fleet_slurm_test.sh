@@ -81,12 +81,12 @@ base=$((30000 + ($$ * 7) % 30000))
 mkdir -p "$tmp/munge" "$tmp/state" "$tmp/spool" "$tmp/log" "$tmp/fleet"
 chmod 700 "$tmp/munge"
 head -c 1024 /dev/urandom >"$tmp/munge/munge.key" && chmod 600 "$tmp/munge/munge.key"
-munged --key-file="$tmp/munge/munge.key" --socket="$tmp/munge/munge.sock" --pid-file="$tmp/munged.pid" \
+timeout 20 munged --key-file="$tmp/munge/munge.key" --socket="$tmp/munge/munge.sock" --pid-file="$tmp/munged.pid" \
     --log-file="$tmp/log/munged.log" --seed-file="$tmp/munge/seed" --force >"$tmp/log/munged.out" 2>&1 ||
     skip_all "munged does not start: $(tail -2 "$tmp/log/munged.out" "$tmp/log/munged.log" 2>/dev/null | tr '\n' ' ')"
 cat >"$tmp/slurm.conf" <<CONF
 ClusterName=kilntest
-SlurmctldHost=$host
+SlurmctldHost=$host(127.0.0.1)
 SlurmctldPort=$base
 SlurmdPort=$((base + 1))
 AuthType=auth/munge
@@ -109,23 +109,28 @@ ReturnToService=2
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 KillWait=5
-NodeName=$host CPUs=2 RealMemory=1000 State=UNKNOWN
+NodeName=$host NodeAddr=127.0.0.1 CPUs=2 RealMemory=1000 State=UNKNOWN
 PartitionName=kilntest Nodes=$host Default=YES MaxTime=10 State=UP OverSubscribe=FORCE:4
 CONF
 export SLURM_CONF=$tmp/slurm.conf
-slurmctld -f "$SLURM_CONF" >"$tmp/log/slurmctld.out" 2>&1 || skip_all "slurmctld does not start: $(tail -2 "$tmp/log/slurmctld.out")"
-slurmd -f "$SLURM_CONF" >"$tmp/log/slurmd.out" 2>&1 || skip_all "slurmd does not start: $(tail -2 "$tmp/log/slurmd.out")"
-for ((i = 0; i < 100; i++)); do
-    [ "$(sinfo -h -o %t 2>/dev/null)" = idle ] && break
-    sleep 0.2
-done
-[ "$(sinfo -h -o %t 2>/dev/null)" = idle ] ||
-    skip_all "the private Slurm node is not idle after 20 s: $(sinfo -h 2>&1 | head -2; tail -2 "$tmp/log/slurmctld.log" "$tmp/log/slurmd.log")"
+timeout 20 slurmctld -f "$SLURM_CONF" >"$tmp/log/slurmctld.out" 2>&1 ||
+    skip_all "slurmctld does not start: $(tail -2 "$tmp/log/slurmctld.out")"
+timeout 20 slurmd -f "$SLURM_CONF" >"$tmp/log/slurmd.out" 2>&1 || skip_all "slurmd does not start: $(tail -2 "$tmp/log/slurmd.out")"
+# A deadline, not a count: a client call to a slurmctld that does not
+# answer waits its own MessageTimeout (CI once timed the test out here).
+node_state() { timeout 5 sinfo -h -o %t 2>/dev/null; }
+t_up=$SECONDS
+while [ $((SECONDS - t_up)) -lt 20 ] && [ "$(node_state)" != idle ]; do sleep 0.2; done
+[ "$(node_state)" = idle ] ||
+    skip_all "the private Slurm node is not idle after 20 s: $(timeout 5 sinfo -h 2>&1 | head -2; tail -2 "$tmp/log/slurmctld.log" "$tmp/log/slurmd.log")"
 echo "# private Slurm up: $host, ports $base-$((base + 1)), $(slurmctld -V)"
 
 # ---- kiln fleet on it -----------------------------------------------------------
 
 export TMPDIR=$tmp   # the jobs' kilnd state directories land here (and are cleaned with it)
+# The jobs' kilnds listen on loopback: the node's name may not resolve here
+# (kilnd.sbatch's $KILN_FLEET_HOST; sbatch passes the environment on).
+export KILN_FLEET_HOST=127.0.0.1
 F=$tmp/fleet
 HONEST=kernels/rmsnorm/cpu/starter.c
 
@@ -211,13 +216,14 @@ for ((i = 0; i < 3000 && ${#probs[@]} == 0; i++)); do
     fi
     if [ -n "$judged" ] &&
         [ "$(ls "$tmp/kiln-fleet-${jobs[0]}/spool" 2>/dev/null | grep -c '\.json$')" -ge 2 ]; then
-        scancel "${jobs[0]}"
+        timeout 10 scancel "${jobs[0]}"
         cancelled=yes
         break
     fi
     sleep 0.05
 done
-timeout 240 tail --pid=$search_pid -f /dev/null
+timeout 150 tail --pid=$search_pid -f /dev/null ||
+    { problem "the search did not finish in 150 s: $(tail -5 "$tmp/search.out")"; kill -TERM $search_pid 2>/dev/null; }
 wait $search_pid
 rc=$?
 [ -n "$cancelled" ] || problem "never saw both daemons judge while ${jobs[0]} held two jobs: $(tail -5 "$tmp/search.out")"
@@ -293,7 +299,7 @@ out=$("$KILN" fleet down --dir "$F" 2>&1)
 rc=$?
 [ $rc -eq 0 ] && grep -q "cancelled 2 kilnd jobs" <<<"$out" || problem "fleet down: exit $rc: $out"
 for ((i = 0; i < 100; i++)); do
-    [ -z "$(squeue -h 2>/dev/null)" ] && break
+    [ -z "$(timeout 5 squeue -h 2>/dev/null)" ] && break
     sleep 0.2
 done
 [ -z "$(squeue -h 2>&1)" ] || problem "jobs still in Slurm: $(squeue -h 2>&1)"

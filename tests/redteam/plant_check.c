@@ -264,6 +264,16 @@ static int clean_output(int argc, char **argv, const expect *e, const char *out,
     return bad ? -1 : 0;
 }
 
+/* Whether verdict v of a plant expected to pass is a suspect at the
+ * plausibility stage: the one verdict the search judges twice. */
+static int retime_suspect(const expect *e, cJSON *v)
+{
+    const char *status = cJSON_GetStringValue(cJSON_GetObjectItem(v, "status"));
+    const char *stage = cJSON_GetStringValue(cJSON_GetObjectItem(v, "stage"));
+    return strcmp(e->status, "pass") == 0 && status && strcmp(status, "suspect") == 0 && stage &&
+           strcmp(stage, "plausibility") == 0;
+}
+
 int main(int argc, char **argv)
 {
     expect e = {0};
@@ -297,6 +307,30 @@ int main(int argc, char **argv)
         free(out);
         free(err);
         return 1;
+    }
+    if (retime_suspect(&e, v)) {
+        /* An honest plant found suspect at plausibility is judged once
+         * more before the test fails. On a loaded machine the CPU timer
+         * tripwire can fire on an honest 1x1024 call: its floor is 0.5 us
+         * on a round trip of about 4.3 us, and an AVX-512 worker's round
+         * trip once cost 0.8 us more than the trusted one's (CI, under the
+         * sanitizer build). A cheat's lie holds in both runs, and a plant
+         * expected to be caught is never judged twice. */
+        printf("# suspect at plausibility (%s): judged once more\n",
+               cJSON_GetStringValue(cJSON_GetObjectItem(v, "code")));
+        cJSON_Delete(v);
+        free(out);
+        free(err);
+        err = NULL;
+        out = run_kiln(argc, argv, &e, 1, &code, &n, &err, &en);
+        v = out ? cJSON_Parse(out) : NULL;
+        if (!v) {
+            fprintf(stderr, "FAIL %s: kiln exited %d without a JSON verdict the second time:\n%s\n%s\n",
+                    argv[2], code, out ? out : "", err ? err : "");
+            free(out);
+            free(err);
+            return 1;
+        }
     }
     const char *status = cJSON_GetStringValue(cJSON_GetObjectItem(v, "status"));
     const char *stage = cJSON_GetStringValue(cJSON_GetObjectItem(v, "stage"));
