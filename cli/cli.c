@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "suggest.h"
 #include "worker_io.h"   /* kiln_mono_ns */
 
 const char *kiln_flag_value(int argc, char **argv, int *i, const char *flag, int *missing)
@@ -29,6 +30,22 @@ const char *kiln_flag_value(int argc, char **argv, int *i, const char *flag, int
 int kiln_is_help(const char *arg)
 {
     return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
+}
+
+int kiln_unexpected(const char *cmd, const char *arg, const char *usage)
+{
+    kiln_suggestion s;
+    kiln_suggest_init(&s, arg);
+    if (arg[0] == '-')
+        kiln_suggest_flags(&s, usage);
+    const char *near = kiln_suggest_best(&s);
+    if (near)
+        fprintf(stderr, "kiln %s: unknown flag '%s'; did you mean '%s'? (kiln %s --help)\n", cmd,
+                arg, near, cmd);
+    else
+        fprintf(stderr, "kiln %s: unexpected argument '%s' (kiln %s --help lists the flags)\n",
+                cmd, arg, cmd);
+    return -1;
 }
 
 void kiln_live_line(uint64_t t0_ns, const char *what, const char *fmt, ...)

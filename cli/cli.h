@@ -31,6 +31,10 @@ int kiln_help(const char *topic);
  * NULL when argv[*i] is not this flag. Sets *missing when the value is absent. */
 const char *kiln_flag_value(int argc, char **argv, int *i, const char *flag, int *missing);
 int kiln_is_help(const char *arg);
+/* A flag or argument command CMD does not take: says so on stderr, with the
+ * closest flag of its usage text when one is close ("did you mean"), and
+ * returns -1. */
+int kiln_unexpected(const char *cmd, const char *arg, const char *usage);
 
 /* The live line on a terminal (stderr; callers check isatty): minutes and
  * seconds since t0_ns (kiln_mono_ns()), what is running, then the message,

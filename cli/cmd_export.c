@@ -73,7 +73,7 @@ static int parse(int argc, char **argv, export_opts *o)
         if (strcmp(argv[i], "--force") == 0)
             o->force = 1;
         else
-            return fprintf(stderr, "kiln export: unexpected argument '%s'\n", argv[i]), -1;
+            return kiln_unexpected("export", argv[i], usage);
     }
     if (!o->task || !o->out)
         return fprintf(stderr, "kiln export: need --task T and -o DIR\n\n%s", usage), -1;

@@ -47,7 +47,7 @@ static int parse(int argc, char **argv, report_opts *o)
         else if (miss)
             return fprintf(stderr, "kiln report: %s needs a value\n", argv[i]), -1;
         else if (argv[i][0] == '-' || o->run)
-            return fprintf(stderr, "kiln report: unexpected argument '%s'\n", argv[i]), -1;
+            return kiln_unexpected("report", argv[i], usage);
         else
             o->run = argv[i];
     }

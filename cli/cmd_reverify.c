@@ -107,7 +107,7 @@ static int parse(int argc, char **argv, rv_opts *o)
         else if (strcmp(argv[i], "--no-daemon") == 0)
             o->no_daemon = 1;
         else if (argv[i][0] == '-')
-            return fprintf(stderr, "kiln reverify: unexpected argument '%s'\n", argv[i]), -1;
+            return kiln_unexpected("reverify", argv[i], usage);
         else
             o->revs[o->nrevs++] = argv[i];
     }

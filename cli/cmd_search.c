@@ -59,30 +59,48 @@ static const char usage[] =
     "Exit status: 0 done, 2 bad input, 3 internal error (a model server that keeps\n"
     "failing, no GPU for a CUDA run), 130 interrupted (resumable).\n";
 
-/* "90", "90s", "30m", "8h", "1h30m" -> seconds; -1 if malformed. */
+/* "90", "90s", "30m", "8h", "1h30m", "1.5h" -> seconds; -1 if malformed. A
+ * bare number is seconds only on its own: "1h30" is refused, not read as
+ * 1 h 0 min 30 s, and each unit comes once, largest first. */
 static double parse_duration(const char *s)
 {
+    static const char units[] = "hms";
+    static const double secs[] = {3600, 60, 1};
     double total = 0;
-    int any = 0;
+    int next = 0;   /* the first unit still allowed */
+    const char *start = s;
     while (*s) {
         char *end;
         double v = strtod(s, &end);
-        if (end == s || v < 0)
+        if (end == s || v < 0 || *s == '+' || *s == '-' || *s == ' ')
             return -1;
-        double unit = 1;
-        if (*end == 'h')
-            unit = 3600;
-        else if (*end == 'm')
-            unit = 60;
-        else if (*end == 's')
-            unit = 1;
-        else if (*end)
+        if (!*end)
+            return s == start ? v : -1;
+        const char *u = strchr(units + next, *end);
+        if (!u || !*u)
             return -1;
-        total += v * unit;
-        any = 1;
-        s = *end ? end + 1 : end;
+        total += v * secs[u - units];
+        next = (int)(u - units) + 1;
+        s = end + 1;
     }
-    return any ? total : -1;
+    return s == start ? -1 : total;
+}
+
+/* Why a duration is refused, with the spelling that was likely meant. */
+static int bad_duration(const char *flag, const char *v)
+{
+    size_t n = strlen(v);
+    if (n > 0 && n < 32 && v[n - 1] >= '0' && v[n - 1] <= '9' && strpbrk(v, "hm")) {
+        /* the unit after the last one given: 1h30 -> 1h30m, 2m30 -> 2m30s */
+        size_t last = strcspn(v, "hm");
+        for (size_t k = last; v[k]; k++)
+            if (v[k] == 'h' || v[k] == 'm')
+                last = k;
+        return fprintf(stderr, "kiln search: bad value for %s: '%s' (a number after a unit "
+                       "needs one too: %s%c)\n", flag, v, v, v[last] == 'h' ? 'm' : 's'), -1;
+    }
+    return fprintf(stderr, "kiln search: bad value for %s: '%s' (a duration such as 90s, 30m, 8h "
+                   "or 1h30m)\n", flag, v), -1;
 }
 
 static int parse_count(const char *v, long long max, long long *out)
@@ -105,9 +123,9 @@ static int numeric(kiln_search_opts *o, const char *flag, const char *v)
 {
     long long n;
     if (strcmp(flag, "--budget") == 0)
-        return (o->budget_s = parse_duration(v)) <= 0 ? bad(flag, v) : 0;
+        return (o->budget_s = parse_duration(v)) <= 0 ? bad_duration(flag, v) : 0;
     if (strcmp(flag, "--model-failure-window") == 0)
-        return (o->model_failure_window_s = parse_duration(v)) <= 0 ? bad(flag, v) : 0;
+        return (o->model_failure_window_s = parse_duration(v)) <= 0 ? bad_duration(flag, v) : 0;
     if (strcmp(flag, "--keep-margin") == 0 || strcmp(flag, "--max-regression") == 0) {
         kiln_error e;
         double *slot = flag[2] == 'k' ? &o->keep_margin : &o->max_regression;
@@ -119,6 +137,12 @@ static int numeric(kiln_search_opts *o, const char *flag, const char *v)
         return bad(flag, v);
     if (strcmp(flag, "--drafts") == 0 && (n < 1 || n > 16))
         return bad(flag, v);
+    if (strcmp(flag, "--iterations") == 0 && n < 1)
+        return fprintf(stderr, "kiln search: bad value for --iterations: '%s' (1 or more; leave "
+                       "the flag out for no limit)\n", v), -1;
+    if (strcmp(flag, "--timing-ms") == 0 && (n < 1 || n > 3600000))
+        return fprintf(stderr, "kiln search: bad value for --timing-ms: '%s' (1 to 3600000 ms of "
+                       "timing a verification)\n", v), -1;
     if (strcmp(flag, "--drafts") == 0)
         o->drafts = (int)n;
     else if (strcmp(flag, "--iterations") == 0)
@@ -174,7 +198,7 @@ static int parse(int argc, char **argv, kiln_search_opts *o)
         else if (strcmp(argv[i], "--no-daemon") == 0)
             o->no_daemon = 1;
         else if (argv[i][0] == '-' || o->task)
-            return fprintf(stderr, "kiln search: unexpected argument '%s'\n", argv[i]), -1;
+            return kiln_unexpected("search", argv[i], usage);
         else
             o->task = argv[i];
     }

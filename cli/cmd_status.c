@@ -33,7 +33,7 @@ static int parse(int argc, char **argv, const char **workspace, const char **run
         else if (miss)
             return fprintf(stderr, "kiln status: %s needs a value\n", argv[i]), -1;
         else if (argv[i][0] == '-' || *run)
-            return fprintf(stderr, "kiln status: unexpected argument '%s'\n", argv[i]), -1;
+            return kiln_unexpected("status", argv[i], usage);
         else
             *run = argv[i];
     }

@@ -105,8 +105,17 @@ int kiln_cmd_task(int argc, char **argv)
         fputs(usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? KILN_EXIT_BAD_INPUT : KILN_EXIT_OK;
     }
-    if (strcmp(argv[1], "list") == 0)
+    if (strcmp(argv[1], "list") == 0) {
+        for (int i = 2; i < argc; i++) {
+            if (kiln_is_help(argv[i])) {
+                fputs(usage, stdout);
+                return KILN_EXIT_OK;
+            }
+            kiln_unexpected("task list", argv[i], usage);
+            return KILN_EXIT_BAD_INPUT;
+        }
         return list();
+    }
     if (strcmp(argv[1], "show") != 0 || argc < 3) {
         fputs(usage, stderr);
         return KILN_EXIT_BAD_INPUT;
@@ -124,7 +133,7 @@ int kiln_cmd_task(int argc, char **argv)
         } else if (b) {
             backend = b;
         } else if (missing || argv[i][0] == '-' || name) {
-            fprintf(stderr, "kiln task show: unexpected argument '%s'\n", argv[i]);
+            kiln_unexpected("task show", argv[i], usage);
             return KILN_EXIT_BAD_INPUT;
         } else {
             name = argv[i];

@@ -104,7 +104,7 @@ static int parse(int argc, char **argv, args *a)
         } else if (miss) {
             return bad("%s needs a value", arg);
         } else if (arg[0] == '-' || a->file) {
-            return bad("unexpected argument '%s'", arg);
+            return kiln_unexpected("verify", arg, usage);
         } else {
             a->file = arg;
         }

@@ -7,6 +7,7 @@
 #include "task.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 
 #include "expr.h"
 #include "fileutil.h"
+#include "suggest.h"
 #include "task_load.h"
 
 #define MAX_JSON_BYTES (1 << 20)
@@ -1043,6 +1045,31 @@ int kiln_task_load(const char *dir, kiln_task *t, kiln_error *err)
     return kiln_task_check_integers(&c, t);
 }
 
+/* The task name in dir closest to name, offered to s ("did you mean"). */
+static void offer_tasks(kiln_suggestion *s, const char *dir)
+{
+    DIR *d = dir && *dir ? opendir(dir) : NULL;
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (e->d_name[0] != '.' && valid_name(e->d_name))
+            kiln_suggest_try(s, e->d_name);
+    closedir(d);
+}
+
+static int no_task(const char *name, const char *env, kiln_error *err)
+{
+    kiln_suggestion s;
+    kiln_suggest_init(&s, name);
+    offer_tasks(&s, env);
+    offer_tasks(&s, KILN_TASKS_DIR);
+    const char *near = kiln_suggest_best(&s);
+    return kiln_fail(err, "no task named '%s'%s%s%s (looked in %s%s%s; kiln task list shows them)",
+                     name, near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "",
+                     env && *env ? env : "", env && *env ? " and " : "", KILN_TASKS_DIR);
+}
+
 int kiln_task_find(const char *name, kiln_task *t, kiln_error *err)
 {
     struct stat st;
@@ -1059,8 +1086,7 @@ int kiln_task_find(const char *name, kiln_task *t, kiln_error *err)
     }
     snprintf(path, sizeof path, "%s/%s", KILN_TASKS_DIR, name);
     if (stat(path, &st) != 0)
-        return kiln_fail(err, "no task named '%s' (looked in %s%s%s)", name,
-                         env && *env ? env : "", env && *env ? " and " : "", KILN_TASKS_DIR);
+        return no_task(name, env, err);
     return kiln_task_load(path, t, err);
 }
 
