@@ -192,8 +192,9 @@ static void add_parent(kiln_strbuf *b, const kiln_prompt_input *in)
     const char *f = fence_for(in->parent_source);
     size_t n = strlen(in->parent_source);
     kiln_sb_printf(b, "Parent (%s; your answer replaces this whole file):\n%s%s\n",
-                   in->parent_not_best ? "an elite of this run's archive, not its best"
-                                       : "the current best",
+                   in->target && *in->target ? "the fastest kept kernel at the target shape"
+                   : in->parent_not_best     ? "an elite of this run's archive, not its best"
+                                             : "the current best",
                    f, strcmp(in->lang, "cuda") == 0 ? "cuda" : "c");
     kiln_sb_add(b, in->parent_source);
     kiln_sb_printf(b, "%s%s\n\n", n && in->parent_source[n - 1] != '\n' ? "\n" : "", f);
@@ -260,6 +261,16 @@ static void add_lessons(kiln_strbuf *b, const kiln_prompt_input *in, const plan 
     kiln_sb_add(b, "\n\n");
 }
 
+/* The per-shape objective's target: what a keep needs. */
+static void add_target(kiln_strbuf *b, const char *target)
+{
+    if (!target || !*target)
+        return;
+    kiln_sb_printf(b, "Target: improve %s. A kernel that is surely faster than every kept kernel "
+                   "at one shape or more is kept, even if it is slower at the others: the export "
+                   "serves each shape with its fastest kept kernel.\n\n", target);
+}
+
 /* The draft's direction, last before the request: a suggestion, since not
  * every direction suits every kernel. */
 static void add_strategy(kiln_strbuf *b, const char *strategy)
@@ -290,6 +301,7 @@ static void render(kiln_strbuf *b, const kiln_prompt_input *in, const parent_vie
     add_attempts(b, in, pl);
     add_lessons(b, in, pl);
     add_inspirations(b, in, pl);
+    add_target(b, in->target);
     add_strategy(b, in->strategy);
     kiln_sb_add(b, "Write the next candidate. Answer with the complete file in one fenced code "
                    "block and one line:\nHYPOTHESIS: <what you changed and why it should be "

@@ -50,6 +50,9 @@ typedef struct kiln_prompt_input {
     const kiln_inspiration *inspirations;   /* best first; may be NULL */
     int ninspirations;
     int parent_not_best;           /* 1: the parent is an elite of the archive, not the best */
+    /* --objective per-shape: the shape to improve ("v4, now 21% of its
+     * floor (held by #4, the parent)"); NULL or "": none */
+    const char *target;
     const char *strategy;          /* this draft's direction (kiln_draft_strategy); may be NULL */
     size_t max_chars;              /* user prompt budget in bytes; 0: KILN_PROMPT_DEFAULT_CHARS */
 } kiln_prompt_input;

@@ -79,12 +79,17 @@ static int maybe_tag(search *s, const kiln_cand *c, kiln_error *err)
 
 /* A child of the head that was kept beat the head by the keep rule; a
  * child of another elite must also beat the head's speedup against the
- * task's baseline. Decided from the run as it was before this iteration,
- * so a resume decides the same. */
+ * task's baseline. Per-shape, a keep won a shape, not the geomean: the
+ * branch (the geomean lineage) moves only to one whose pooled geomean
+ * against the baseline beats the head's. Decided from the run as it was
+ * before this iteration, so a resume decides the same. */
 int kiln_cand_becomes_best(const search *s, const kiln_cand *c)
 {
-    return !s->run.head_commit[0] || strcmp(c->parent, s->run.head_commit) == 0 ||
-           c->speedup_vs_baseline > s->run.best_speedup;
+    if (!s->run.head_commit[0])
+        return 1;
+    if (kiln_search_per_shape(s))
+        return c->speedup_vs_baseline > s->run.best_speedup;
+    return strcmp(c->parent, s->run.head_commit) == 0 || c->speedup_vs_baseline > s->run.best_speedup;
 }
 
 /* e's cell and objective from d's pooled verdict against the task's

@@ -139,3 +139,55 @@ void kiln_rule_start(kiln_rule *r)
     };
     *r = (kiln_rule){.name = "start", .next = start_next, .one_winner = 1, .doing = doing};
 }
+
+/* ---- --objective per-shape ------------------------------------------------------ */
+
+/* The screen on the verdict against the parent: 0 when it is reverted. A
+ * candidate past it (confirmed: measured against the baseline) was
+ * screened by the session that measured it. */
+static int per_shape_screened(const kiln_rule *r, const kiln_evidence *e, char *why, size_t len,
+                              kiln_step *out)
+{
+    const kiln_per_shape_ctx *c = r->ctx;
+    const kiln_verdict *v = e->v[KILN_JUDGE_VERDICT];
+    if (!v && !e->confirmed)
+        return decide(out, KILN_STEP_REVERT, "its verdict against the parent cannot be read "
+                      "back"), 0;
+    if (v && !passed(v))
+        return decide(out, KILN_STEP_REVERT, "%s at %s (%s): %.500s", v->status, v->stage,
+                      v->code, v->reason), 0;
+    if (e->confirmed || !v)
+        return snprintf(why, len, "contender"), 1;
+    char list[300];
+    if (kiln_incumbents_may_win(c->in, v, c->parent_pooled, r->keep.margin, list,
+                                sizeof list) == 0)
+        return decide(out, KILN_STEP_REVERT, "reverted: no shape where it may beat the "
+                      "incumbent by %.0f%% (%s)", r->keep.margin * 100, list), 0;
+    snprintf(why, len, "contender: %.300s", list);
+    return 1;
+}
+
+static void per_shape_next(const kiln_rule *r, const kiln_evidence *e, kiln_step *out)
+{
+    const kiln_per_shape_ctx *c = r->ctx;
+    char why[400], list[420];
+    if (!e->v[KILN_JUDGE_VERDICT] && !e->verified)
+        return judge(out, KILN_JUDGE_VERDICT, NULL);
+    if (!per_shape_screened(r, e, why, sizeof why, out))
+        return;
+    if (baseline_steps(e, why, out))
+        return;
+    int wins = kiln_incumbents_wins(c->in, e->vs_baseline, list, sizeof list);
+    if (wins == 0)
+        return decide(out, KILN_STEP_REVERT, "reverted: surely fastest at no shape (closest: "
+                      "%.420s)", list);
+    snprintf(why, sizeof why, "kept: surely fastest at %d shape%s: %.340s", wins,
+             wins > 1 ? "s" : "", list);
+    kept_why(why, e, out);
+}
+
+void kiln_rule_per_shape(kiln_rule *r, const kiln_keep_opts *k, const kiln_per_shape_ctx *ctx)
+{
+    *r = (kiln_rule){.name = "per-shape", .next = per_shape_next, .keep = *k, .one_winner = 0,
+                     .ctx = ctx};
+}

@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 
+#include "incumbents.h"
 #include "judgement.h"
 #include "keep_rule.h"
 #include "verdict.h"
@@ -72,5 +73,23 @@ void kiln_rule_objective(kiln_rule *r, const kiln_keep_opts *k);
 /* The start kernel: measured against the task's baseline, twice; kept
  * when both pass. */
 void kiln_rule_start(kiln_rule *r);
+
+/* --objective per-shape (incumbents.h): what the rule reads besides the
+ * candidate's own evidence. */
+typedef struct kiln_per_shape_ctx {
+    const kiln_incumbents *in;          /* every visible shape's incumbent */
+    const kiln_verdict *parent_pooled;  /* the parent's pooled verdict against the
+                                           baseline (NULL: unknown) */
+} kiln_per_shape_ctx;
+
+/* The verdict against the parent must pass and, estimated against the
+ * baseline through the parent's pooled figures, may beat the incumbent at
+ * one shape or more (the screen, by the run's margin); then the record and
+ * re-record against the task's baseline are pooled, and it is kept when
+ * it surely beats the incumbent at one shape or more (no re-time against
+ * the parent: the claim is the pool against the baseline). Any number of
+ * drafts of an iteration may be kept; ctx must outlive the rule, and the
+ * caller offers each keep to ctx->in before the next draft is decided. */
+void kiln_rule_per_shape(kiln_rule *r, const kiln_keep_opts *k, const kiln_per_shape_ctx *ctx);
 
 #endif

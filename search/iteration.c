@@ -194,8 +194,11 @@ static int by_speedup(const void *a, const void *b)
 
 /* Contenders in order of speedup, each taken through the rule until it is
  * decided; with one winner an iteration, once one is kept the others are
- * reverted. 0, 1 interrupted, -1 error. */
-static int choose_phase(search *s, kiln_iteration *t, const kiln_rule *r, kiln_error *err)
+ * reverted. With incumbents (per-shape), each keep is offered to them
+ * before the next contender is decided, so two drafts that win the same
+ * shape are judged against each other. 0, 1 interrupted, -1 error. */
+static int choose_phase(search *s, kiln_iteration *t, const kiln_rule *r, kiln_incumbents *in,
+                        kiln_error *err)
 {
     qsort(t->d, (size_t)t->n, sizeof *t->d, by_speedup);
     int won = 0;
@@ -213,6 +216,8 @@ static int choose_phase(search *s, kiln_iteration *t, const kiln_rule *r, kiln_e
             int rc = kiln_cand_advance(s, t, d, r, 0, &final, err);
             if (rc < 0 || decided(s, d, rc, &final, err) < 0)
                 return -1;
+            if (in && final.what == KILN_STEP_KEEP)
+                kiln_incumbents_offer(in, d->c.n, d->vs_baseline);
         }
         won |= strcmp(d->c.decision, "keep") == 0;
     }
@@ -228,19 +233,34 @@ static int finish(search *s, kiln_draft *d, kiln_error *err)
     return 0;
 }
 
-/* Reverts first, so the branch ends on the winner (*winner; NULL: none).
- * A winner done by a session that stopped before the run's row took it
- * in: the resumed run reset the branch to the row's head, so the branch
- * moves to it again. */
+/* The keep that ends on the branch: with several (per-shape), the one
+ * that becomes the best with the highest speedup against the baseline,
+ * else the first. */
+static kiln_draft *winner_of(search *s, kiln_iteration *t)
+{
+    kiln_draft *w = NULL;
+    for (int i = 0; i < t->n; i++) {
+        kiln_draft *d = &t->d[i];
+        if (strcmp(d->c.decision, "keep") != 0)
+            continue;
+        int best = kiln_cand_becomes_best(s, &d->c);
+        if (!w || (best && (!kiln_cand_becomes_best(s, &w->c) ||
+                            d->c.speedup_vs_baseline > w->c.speedup_vs_baseline)))
+            w = d;
+    }
+    return w;
+}
+
+/* Reverts and the other keeps first, so the branch ends on the winner
+ * (*winner; NULL: none). A winner done by a session that stopped before
+ * the run's row took it in: the resumed run reset the branch to the row's
+ * head, so the branch moves to it again. */
 static int finish_phase(search *s, kiln_iteration *t, kiln_draft **winner, kiln_error *err)
 {
-    *winner = NULL;
-    for (int i = 0; i < t->n; i++) {
-        if (strcmp(t->d[i].c.decision, "keep") == 0)
-            *winner = &t->d[i];
-        else if (finish(s, &t->d[i], err) < 0)
+    *winner = winner_of(s, t);
+    for (int i = 0; i < t->n; i++)
+        if (&t->d[i] != *winner && finish(s, &t->d[i], err) < 0)
             return -1;
-    }
     const kiln_cand *w = *winner ? &(*winner)->c : NULL;
     if (w && w->state == KILN_CAND_DONE && kiln_cand_becomes_best(s, w))
         return kiln_ws_reset_hard(&s->ws, w->commit, err);
@@ -262,14 +282,31 @@ static void report_phase(search *s, const kiln_iteration *t, const kiln_draft *w
     s->run.iterations_done = t->it;
 }
 
-/* The phases from verify on. */
+/* The phases from verify on, under the run's rule: the objective's, or
+ * per-shape's with every shape's incumbent. */
 static int judge_phases(search *s, kiln_iteration *t, kiln_error *err)
 {
     kiln_rule rule;
-    kiln_rule_objective(&rule, &s->keep);
+    kiln_incumbents *in = NULL;
+    kiln_verdict *parent_pooled = NULL;
+    kiln_per_shape_ctx ctx = {0};
+    if (kiln_search_per_shape(s)) {
+        if (!(in = malloc(sizeof *in)))
+            return kiln_fail(err, "out of memory");
+        if (kiln_per_shape_load(s, t, in, &parent_pooled, err) < 0) {
+            free(in);
+            return -1;
+        }
+        ctx = (kiln_per_shape_ctx){.in = in, .parent_pooled = parent_pooled};
+        kiln_rule_per_shape(&rule, &s->keep, &ctx);
+    } else {
+        kiln_rule_objective(&rule, &s->keep);
+    }
     int rc = verify_phase(s, t, &rule, err);
     if (rc == 0)
-        rc = choose_phase(s, t, &rule, err);
+        rc = choose_phase(s, t, &rule, in, err);
+    free(in);
+    free(parent_pooled);
     kiln_draft *winner = NULL;
     if (rc == 0)
         rc = finish_phase(s, t, &winner, err);

@@ -80,6 +80,20 @@ int kiln_cand_advance(search *s, const kiln_iteration *t, kiln_draft *d, const k
  * iteration's candidates). */
 void kiln_cand_decode(kiln_draft *d);
 
+/* ---- per_shape.c: --objective per-shape's state ------------------------------ */
+
+/* Is the run's objective per-shape? */
+int kiln_search_per_shape(const search *s);
+/* in: every visible shape's incumbent, from the run's kept kernels in the
+ * order they were kept and t's keeps not committed yet; *parent_pooled:
+ * s->parent's pooled verdict against the baseline (NULL: none; free it). */
+int kiln_per_shape_load(search *s, const kiln_iteration *t, kiln_incumbents *in,
+                        kiln_verdict **parent_pooled, kiln_error *err);
+/* The parent for --parents best: the incumbent of the shape furthest from
+ * its floor, into parent (left as it is when no incumbent knows its
+ * floor), and what to improve into s->target. */
+int kiln_per_shape_target(search *s, char parent[41], kiln_error *err);
+
 /* ---- duplicates.c: no source verified twice -------------------------------- */
 
 /* 1 when d repeats a source the run verified (it is then decided: a

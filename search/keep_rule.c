@@ -22,7 +22,8 @@ int kiln_keep_parse_percent(const char *flag, const char *text, double *out, kil
 int kiln_keep_check_objective(const char *objective, const kiln_task *t, int g,
                               const char *backend, kiln_error *err)
 {
-    if (strcmp(objective, "geomean") == 0 || strcmp(objective, "min") == 0)
+    if (strcmp(objective, "geomean") == 0 || strcmp(objective, "min") == 0 ||
+        strcmp(objective, "per-shape") == 0)
         return 0;
     int nv = t->groups[g].nvisible;
     char *end;
@@ -30,8 +31,8 @@ int kiln_keep_check_objective(const char *objective, const kiln_task *t, int g,
     if (k >= 1 && k <= nv && *end == '\0' && isdigit((unsigned char)objective[1]) &&
         objective[1] != '0')
         return 0;
-    return kiln_fail(err, "--objective '%s': expected geomean, min or a visible shape of %s's "
-                     "%s group %s (v1 to v%d)", objective, t->name, backend, t->groups[g].name, nv);
+    return kiln_fail(err, "--objective '%s': expected geomean, min, per-shape or a visible "
+                     "shape of %s's %s group %s (v1 to v%d)", objective, t->name, backend, t->groups[g].name, nv);
 }
 
 double kiln_shape_noise(const kiln_shape_result *r)

@@ -468,6 +468,7 @@ int kiln_model_prepare(search *s, int it, const char *parent, const char *parent
                             .attempts = h.att, .nattempts = h.n, .lessons = b->lessons,
                             .inspirations = ins.x, .ninspirations = ins.n,
                             .parent_not_best = strcmp(parent, s->run.head_commit) != 0,
+                            .target = s->target,
                             .max_chars = 0};   /* the prompt's default budget */
     b->n = s->run.drafts < MAX_DRAFTS ? s->run.drafts : MAX_DRAFTS;
     int rc = build_drafts(&in, it, b, err);

@@ -48,6 +48,10 @@ typedef struct search {
     double llm_fail_since;      /* kiln_wall_now() of the first of them */
     char llm_last_error[256];
     char stop_reason[256];
+    /* --objective per-shape with --parents best: the shape the iteration's
+     * parent was chosen for ("v4, now 21% of its floor, held by #4"; ""
+     * for none), which the prompt asks the model to improve. */
+    char target[160];
     kiln_progress progress;
     char parent[41];            /* this iteration's parent commit (the head, or an elite) */
     struct kiln_seen *seen;     /* verified sources, read from the database on first use

@@ -1,10 +1,12 @@
 /* search_summary.c - what a finished (or stopped) search prints: iterations,
  * kept candidates, rejections by stage, the best kernel's per-shape
- * results, tokens and time; and the same as a JSON event. */
+ * results (per-shape: every shape's incumbent), tokens and time; and the
+ * same as a JSON event. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "iteration.h"
 #include "search_state.h"
 #include "shares.h"
 
@@ -47,6 +49,50 @@ static void print_best_shapes(FILE *out, const char *text)
     free(v);
 }
 
+/* Per-shape: every visible shape's incumbent (NULL otherwise, or when
+ * the run's kept kernels cannot be read; the summary goes on without). */
+static kiln_incumbents *incumbents_of(search *s)
+{
+    kiln_iteration none = {0};
+    kiln_verdict *pp = NULL;
+    kiln_error e;
+    kiln_incumbents *in = kiln_search_per_shape(s) ? malloc(sizeof *in) : NULL;
+    if (in && kiln_per_shape_load(s, &none, in, &pp, &e) < 0) {
+        free(in);
+        in = NULL;
+    }
+    free(pp);
+    return in;
+}
+
+static void print_incumbents(FILE *out, const kiln_incumbents *in)
+{
+    if (!in || in->n == 0)
+        return;
+    fprintf(out, "incumbents (each shape's kept kernel with the highest pooled speedup, which the "
+                 "export serves there):\n");
+    for (int i = 0; i < in->n; i++)
+        fprintf(out, "  %-4s #%-3d %.2fx [%.2f, %.2f], %.0f%% of roofline\n", in->s[i].id,
+                in->s[i].n, in->s[i].iv.point, in->s[i].iv.lo, in->s[i].iv.hi,
+                100 * in->s[i].roofline);
+}
+
+static cJSON *incumbents_json(const kiln_incumbents *in)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; in && i < in->n; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "shape", in->s[i].id);
+        cJSON_AddNumberToObject(o, "candidate", in->s[i].n);
+        cJSON_AddNumberToObject(o, "speedup", in->s[i].iv.point);
+        cJSON_AddNumberToObject(o, "lo", in->s[i].iv.lo);
+        cJSON_AddNumberToObject(o, "hi", in->s[i].iv.hi);
+        cJSON_AddNumberToObject(o, "roofline", in->s[i].roofline);
+        cJSON_AddItemToArray(a, o);
+    }
+    return a;
+}
+
 static void print_text(FILE *out, search *s, const cJSON *by_stage, int kept, int total,
                        const char *best)
 {
@@ -67,6 +113,9 @@ static void print_text(FILE *out, search *s, const cJSON *by_stage, int kept, in
     else
         fprintf(out, "best: none (no kernel was verified)\n");
     print_best_shapes(out, best);
+    kiln_incumbents *in = incumbents_of(s);
+    print_incumbents(out, in);
+    free(in);
     fprintf(out, "tokens: %lld, time: %.0f s\n", s->run.tokens_used, s->run.seconds_used);
     if (strstr(s->stop_reason, "disk is full") || strstr(s->stop_reason, "No space left"))
         fprintf(out, "the disk holding %s is full: what was recorded before stays; free space there, "
@@ -141,6 +190,11 @@ void kiln_search_summary(search *s)
         cJSON_AddStringToObject(o, "best_commit", s->run.head_commit);
         cJSON_AddNumberToObject(o, "best_speedup", s->run.best_speedup);
         cJSON_AddItemToObject(o, "best_verdict", best ? cJSON_CreateRaw(best) : cJSON_CreateNull());
+        if (kiln_search_per_shape(s)) {
+            kiln_incumbents *in = incumbents_of(s);
+            cJSON_AddItemToObject(o, "incumbents", incumbents_json(in));
+            free(in);
+        }
         free(best);
         cJSON_AddNumberToObject(o, "tokens", (double)s->run.tokens_used);
         cJSON_AddNumberToObject(o, "seconds", s->run.seconds_used);

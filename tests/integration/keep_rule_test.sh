@@ -199,7 +199,7 @@ for bad in "--keep-margin 2|--keep-margin: '2' is not a percentage" \
            "--keep-margin -1%|--keep-margin: '-1%' is not a percentage" \
            "--max-regression 100%|--max-regression: '100%' is not a percentage" \
            "--max-regression 3%%|--max-regression: '3%%' is not a percentage" \
-           "--objective v7|--objective 'v7': expected geomean, min or a visible shape of rmsnorm's cpu group decode \(v1 to v6\)" \
+           "--objective v7|--objective 'v7': expected geomean, min, per-shape or a visible shape of rmsnorm's cpu group decode \(v1 to v6\)" \
            "--objective mean|--objective 'mean': expected geomean, min" \
            "--objective v0|--objective 'v0': expected"; do
     args=${bad%%|*}

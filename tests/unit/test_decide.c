@@ -1,7 +1,8 @@
 /* test_decide.c - the search's decision functions (search/decide.c) on
  * built verdicts: every step the objective rule and the start kernel's
  * rule can take, in the order they take them, with the reasons the run
- * records. No database, no verifier, no timing. The whole loop with
+ * records, and the per-shape rule on its incumbents. No database, no
+ * verifier, no timing. The whole loop with
  * scripted verdicts is test_search_loop.c. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -261,6 +262,160 @@ static void start_kernel(void **state)
                      KILN_STEP_REVERT);
 }
 
+/* ---- --objective per-shape ------------------------------------------------- */
+
+/* The per-shape rule on incumbents made of a start kernel's pooled verdict
+ * (f->v's verdicts are freed by the teardown; these two by the test). */
+typedef struct per_shape {
+    kiln_incumbents in;
+    kiln_verdict *start;
+    kiln_per_shape_ctx ctx;
+} per_shape;
+
+static per_shape *per_shape_rule(fixture *f, kiln_verdict *start)
+{
+    per_shape *p = calloc(1, sizeof *p);
+    assert_non_null(p);
+    p->start = start;
+    assert_int_equal(kiln_incumbents_offer(&p->in, 0, start), start->nresults);
+    p->ctx = (kiln_per_shape_ctx){.in = &p->in, .parent_pooled = start};
+    kiln_rule_per_shape(&f->rule, &defaults, &p->ctx);
+    assert_int_equal(f->rule.one_winner, 0);
+    return p;
+}
+
+static void per_shape_done(per_shape *p)
+{
+    free(p->start);
+    free(p);
+}
+
+static void assert_keep(const kiln_step *s, const char *words)
+{
+    assert_int_equal(s->what, KILN_STEP_KEEP);
+    if (!strstr(s->why, words))
+        fail_msg("why '%s' does not say '%s'", s->why, words);
+}
+
+/* Slower on two shapes of three, surely faster on the third: the geomean
+ * rule reverts it; per-shape keeps it, after the record and re-record
+ * against the baseline (no re-time against the parent). */
+static void per_shape_keeps_a_specialist(void **state)
+{
+    fixture *f = *state;
+    per_shape *p = per_shape_rule(f, verdict("pass", 0.01, 3, 1.0, 1.0, 1.0));
+    assert_judge(after(f, KILN_NJUDGEMENTS, NULL), KILN_JUDGE_VERDICT);
+    const kiln_step *s = after(f, KILN_JUDGE_VERDICT, verdict("pass", 0.01, 3, 0.8, 0.9, 1.3));
+    assert_judge(s, KILN_JUDGE_RECORD);
+    assert_non_null(strstr(s->why, "contender: v3 est. 1.300x of its incumbent"));
+    f->e.verified = f->e.confirmed = 1;
+    assert_judge(after(f, KILN_JUDGE_RECORD, verdict("pass", 0.01, 3, 0.8, 0.9, 1.3)),
+                 KILN_JUDGE_RERECORD);
+    s = after(f, KILN_JUDGE_RERECORD, verdict("pass", 0.01, 3, 0.8, 0.9, 1.3));
+    assert_keep(s, "kept: surely fastest at 1 shape: v3 1.300x");
+    assert_non_null(strstr(s->why, "over #0's 1.000x [0.990, 1.010]"));
+    /* and it now holds v3, the start kernel the other two */
+    assert_int_equal(kiln_incumbents_offer(&p->in, 5, f->vs_baseline), 1);
+    assert_int_equal(kiln_incumbent_at(&p->in, "v3")->n, 5);
+    assert_int_equal(kiln_incumbent_at(&p->in, "v1")->n, 0);
+    /* The same candidate under the geomean rule is reverted at once. */
+    kiln_rule_objective(&f->rule, &defaults);
+    f->e.verified = f->e.confirmed = 0;
+    assert_revert(after(f, KILN_JUDGE_VERDICT, verdict("pass", 0.01, 3, 0.8, 0.9, 1.3)),
+                  "geomean");
+    per_shape_done(p);
+}
+
+/* Faster on paper, but its pool overlaps the incumbent's: reverted,
+ * naming the closest shape. */
+static void per_shape_overlap_reverts(void **state)
+{
+    fixture *f = *state;
+    per_shape *p = per_shape_rule(f, verdict("pass", 0.05, 2, 1.0, 1.0));
+    assert_judge(after(f, KILN_JUDGE_VERDICT, verdict("pass", 0.01, 2, 1.06, 0.9)),
+                 KILN_JUDGE_RECORD);
+    f->e.verified = f->e.confirmed = 1;
+    after(f, KILN_JUDGE_RECORD, verdict("pass", 0.05, 2, 1.06, 0.9));
+    assert_revert(after(f, KILN_JUDGE_RERECORD, verdict("pass", 0.05, 2, 1.06, 0.9)),
+                  "reverted: surely fastest at no shape (closest: v1 1.060x");
+    per_shape_done(p);
+}
+
+/* The screen: no shape's estimate clears the incumbent by the margin, so
+ * it is never measured against the baseline; a failure is reverted with
+ * its verdict's words. */
+static void per_shape_screen(void **state)
+{
+    fixture *f = *state;
+    per_shape *p = per_shape_rule(f, verdict("pass", 0.01, 3, 2.0, 2.0, 2.0));
+    assert_revert(after(f, KILN_JUDGE_VERDICT, verdict("pass", 0.01, 3, 0.9, 1.01, 1.015)),
+                  "reverted: no shape where it may beat the incumbent by 2% (at best v3, est. "
+                  "1.015x of its incumbent)");
+    assert_revert(after(f, KILN_JUDGE_VERDICT, failed("hidden", "wrong-output")),
+                  "fail at hidden (wrong-output)");
+    /* A parent that is not the incumbent: the estimate goes through the
+     * parent's own pooled figure (1.5x of the baseline at v1, where the
+     * incumbent holds 2.0x: 1.4x over the parent is 1.05x of it). */
+    kiln_verdict *parent = verdict("pass", 0.01, 3, 1.5, 1.0, 1.0);
+    p->ctx.parent_pooled = parent;
+    const kiln_step *s = after(f, KILN_JUDGE_VERDICT, verdict("pass", 0.01, 3, 1.4, 1.0, 1.0));
+    assert_judge(s, KILN_JUDGE_RECORD);
+    assert_non_null(strstr(s->why, "v1 est. 1.050x"));
+    free(parent);
+    per_shape_done(p);
+}
+
+/* A failed record reverts as in every rule; a shape no kernel holds yet is
+ * won by any timed figure. */
+static void per_shape_record_and_new_shape(void **state)
+{
+    fixture *f = *state;
+    per_shape *p = per_shape_rule(f, verdict("pass", 0.01, 1, 1.0));
+    after(f, KILN_JUDGE_VERDICT, verdict("pass", 0.01, 2, 1.2, 0.5));
+    f->e.verified = f->e.confirmed = 1;
+    assert_revert(after(f, KILN_JUDGE_RECORD, failed("timing", "timeout")),
+                  "failed its measurement against the task's baseline");
+    free(f->vs_baseline);
+    f->vs_baseline = NULL;
+    after(f, KILN_JUDGE_RECORD, verdict("pass", 0.01, 2, 0.9, 0.5));
+    assert_keep(after(f, KILN_JUDGE_RERECORD, verdict("pass", 0.01, 2, 0.9, 0.5)),
+                "kept: surely fastest at 1 shape: v2 0.500x [0.495, 0.505], no incumbent");
+    per_shape_done(p);
+}
+
+/* The incumbents alone: taken in the order kept, each shape moving to the
+ * kept kernel with the higher pooled speedup there (the export's choice);
+ * the worst shape by its floor. */
+static void incumbents_offer_and_worst(void **state)
+{
+    (void)state;
+    kiln_incumbents in = {0};
+    kiln_verdict *a = verdict("pass", 0.01, 3, 1.0, 1.0, 1.0);
+    kiln_verdict *b = verdict("pass", 0.01, 3, 1.005, 1.5, 0.5);
+    a->results[0].roofline_fraction = 0.8;
+    a->results[1].roofline_fraction = 0.5;
+    a->results[2].roofline_fraction = 0.6;
+    b->results[1].roofline_fraction = 0.9;
+    assert_null(kiln_incumbents_worst(&in));
+    assert_int_equal(kiln_incumbents_offer(&in, 0, a), 3);
+    assert_string_equal(kiln_incumbents_worst(&in)->id, "v2");
+    assert_int_equal(kiln_incumbents_offer(&in, 1, b), 2);   /* v1 (not surely) and v2 */
+    assert_int_equal(kiln_incumbent_at(&in, "v1")->n, 1);
+    assert_int_equal(kiln_incumbent_at(&in, "v2")->n, 1);
+    assert_int_equal(kiln_incumbent_at(&in, "v3")->n, 0);
+    assert_string_equal(kiln_incumbents_worst(&in)->id, "v3");
+    assert_int_equal(kiln_incumbents_offer(&in, 2, b), 0);   /* itself again: nothing */
+    char why[400];
+    assert_int_equal(kiln_incumbents_wins(&in, a, why, sizeof why), 0);   /* v1 overlaps */
+    assert_non_null(strstr(why, "over #"));
+    kiln_verdict *c = verdict("pass", 0.001, 3, 0.99, 1.0, 1.2);
+    assert_int_equal(kiln_incumbents_wins(&in, c, why, sizeof why), 1);   /* v3: 1.2 over #0's 1.0 */
+    assert_non_null(strstr(why, "v3 1.200x [1.199, 1.201] over #0's 1.000x"));
+    free(c);
+    free(a);
+    free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -275,6 +430,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(unreadable_verdicts, setup, teardown),
         cmocka_unit_test_setup_teardown(objective_min_and_a_shape, setup, teardown),
         cmocka_unit_test_setup_teardown(start_kernel, setup, teardown),
+        cmocka_unit_test_setup_teardown(per_shape_keeps_a_specialist, setup, teardown),
+        cmocka_unit_test_setup_teardown(per_shape_overlap_reverts, setup, teardown),
+        cmocka_unit_test_setup_teardown(per_shape_screen, setup, teardown),
+        cmocka_unit_test_setup_teardown(per_shape_record_and_new_shape, setup, teardown),
+        cmocka_unit_test_setup_teardown(incumbents_offer_and_worst, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

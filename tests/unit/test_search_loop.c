@@ -515,6 +515,58 @@ static void one_winner_in_order(void **state)
     free(r.c);
 }
 
+/* --objective per-shape through the whole loop: two drafts of one
+ * iteration kept, each for the shape it wins (one of them slower than the
+ * start kernel on the geomean); a draft the screen reverts; the branch on
+ * the keep with the best geomean against the baseline, the specialist
+ * parked; the next iteration's specialist judged against the incumbents
+ * the first made. No re-time against the parent is asked for. */
+static void per_shape_search(void **state)
+{
+    fx *f = *state;
+    f->o.drafts = 3;
+    f->o.iterations = 2;
+    f->o.objective = "per-shape";
+    for (int i = 0; i < 6; i++)
+        replay_kernel(f, i, i + 1);
+    start_passes(&f->js);
+    kiln_verdict *v3 = verdict("pass", "ok", 0.01, 3, 0.8, 0.9, 1.3);
+    kiln_verdict *v1 = verdict("pass", "ok", 0.01, 3, 1.4, 0.9, 0.9);
+    kiln_judge_script_add(&f->js, 1, KILN_JUDGE_VERDICT, v3, 0);
+    kiln_judge_script_add(&f->js, 1, KILN_JUDGE_RECORD, v3, 0);
+    kiln_judge_script_add(&f->js, 1, KILN_JUDGE_RERECORD, v3, 0);
+    kiln_judge_script_add(&f->js, 2, KILN_JUDGE_VERDICT, v1, 0);
+    kiln_judge_script_add(&f->js, 2, KILN_JUDGE_RECORD, v1, 0);
+    kiln_judge_script_add(&f->js, 2, KILN_JUDGE_RERECORD, v1, 0);
+    kiln_judge_script_add(&f->js, 3, KILN_JUDGE_VERDICT, pass(1.01), 0);
+    /* against #2: 1.35 at v3 is 1.215x of the baseline, short of #1's 1.3 */
+    kiln_judge_script_add(&f->js, 4, KILN_JUDGE_VERDICT,
+                          verdict("pass", "ok", 0.01, 3, 1.0, 1.0, 1.35), 0);
+    kiln_judge_script_add(&f->js, 5, KILN_JUDGE_VERDICT,
+                          verdict("pass", "ok", 0.01, 3, 1.0, 1.0, 1.6), 0);
+    kiln_verdict *v5 = verdict("pass", "ok", 0.01, 3, 1.4, 0.9, 1.44);
+    kiln_judge_script_add(&f->js, 5, KILN_JUDGE_RECORD, v5, 0);
+    kiln_judge_script_add(&f->js, 5, KILN_JUDGE_RERECORD, v5, 0);
+    kiln_judge_script_add(&f->js, 6, KILN_JUDGE_VERDICT, failed("wrong-output"), 0);
+    run_expect(f, &f->js, NULL, NULL, 0);
+    result r;
+    load(f, &r);
+    assert_decided(&r, 1, "keep", "kept: surely fastest at 1 shape: v3 1.300x");
+    assert_decided(&r, 2, "keep", "kept: surely fastest at 1 shape: v1 1.400x");
+    assert_decided(&r, 3, "revert", "reverted: no shape where it may beat the incumbent by 2%");
+    assert_decided(&r, 4, "revert", "at best v1, est. 1.000x of its incumbent");
+    assert_decided(&r, 5, "keep", "v3 1.440x [1.426, 1.454] over #1's 1.300x");
+    assert_decided(&r, 6, "revert", "fail at visible (wrong-output)");
+    for (int n = 1; n <= 6; n++)
+        assert_int_equal(kiln_judge_script_count(&f->js, KILN_SCRIPT_COLLECT, n,
+                                                 KILN_JUDGE_CONFIRM), 0);
+    /* #1 is slower than the start kernel on the geomean: parked, not the head */
+    assert_int_equal(r.head, 5);
+    assert_string_equal(cand(&r, 5)->parent, cand(&r, 2)->commit);
+    assert_float_equal(r.run.best_speedup, pow(1.4 * 0.9 * 1.44, 1.0 / 3), 1e-6);
+    free(r.c);
+}
+
 /* The record fails: reverted, and the re-record handed over with it is
  * given up. Then a re-record that fails reverts as well. */
 static void record_fails(void **state)
@@ -1415,6 +1467,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(retime_short_of_margin, setup, teardown),
         cmocka_unit_test_setup_teardown(pools_that_do_not_overlap, setup, teardown),
         cmocka_unit_test_setup_teardown(one_winner_in_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(per_shape_search, setup, teardown),
         cmocka_unit_test_setup_teardown(record_fails, setup, teardown),
         cmocka_unit_test_setup_teardown(duplicates, setup, teardown),
         cmocka_unit_test_setup_teardown(proposal_fails, setup, teardown),
