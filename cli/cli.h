@@ -38,7 +38,8 @@ int kiln_unexpected(const char *cmd, const char *arg, const char *usage);
 
 /* The live line on a terminal (stderr; callers check isatty): minutes and
  * seconds since t0_ns (kiln_mono_ns()), what is running, then the message,
- * over the previous line. kiln_live_clear() wipes it before other output. */
+ * over the previous line, cut to the terminal's width (live_width.h).
+ * kiln_live_clear() wipes it before other output. */
 void kiln_live_line(uint64_t t0_ns, const char *what, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void kiln_live_clear(void);
