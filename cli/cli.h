@@ -26,6 +26,9 @@ int kiln_cmd_fleet(int argc, char **argv);
 int kiln_cmd_import(int argc, char **argv);
 /* `kiln help TOPIC`: a command's --help or a topic page (help.c). */
 int kiln_help(const char *topic);
+/* `kiln help --markdown`: OVERVIEW (kiln --help), every command's --help
+ * and every topic, as one Markdown page on stdout (docs/flags.md). */
+int kiln_help_markdown(const char *overview);
 
 /* "--flag value" or "--flag=value": returns the value and advances *i, or
  * NULL when argv[*i] is not this flag. Sets *missing when the value is absent. */
