@@ -3,6 +3,7 @@
 
 #include "live_width.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,9 +51,10 @@ void kiln_progress_update(kiln_progress *p, int end_of_iteration)
         fmt_clock(p->budget_s > p->elapsed_s ? p->budget_s - p->elapsed_s : 0, l, sizeof l);
         snprintf(left, sizeof left, " (%s left)", l);
     } else if ((eta = kiln_eta_seconds(p->elapsed_s, p->iteration, p->budget_iterations)) >= 0) {
-        /* --iterations alone: the mean of the iterations done so far */
+        /* --iterations alone: the mean of the iterations done so far,
+         * rounded up so that work left never reads as 00:00:00 */
         char l[16];
-        fmt_clock(eta, l, sizeof l);
+        fmt_clock(ceil(eta), l, sizeof l);
         snprintf(left, sizeof left, " (about %s left)", l);
     }
     if (p->budget_iterations > 0)
