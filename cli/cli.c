@@ -6,7 +6,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "live_width.h"
 #include "suggest.h"
 #include "worker_io.h"   /* kiln_mono_ns */
 
@@ -51,12 +53,16 @@ int kiln_unexpected(const char *cmd, const char *arg, const char *usage)
 void kiln_live_line(uint64_t t0_ns, const char *what, const char *fmt, ...)
 {
     unsigned s = (unsigned)((kiln_mono_ns() - t0_ns) / 1000000000u);
-    char msg[512];
+    char msg[512], line[640];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\r\033[K  %02u:%02u  %-12s %s", s / 60, s % 60, what, msg);
+    snprintf(line, sizeof line, "  %02u:%02u  %-12s %s", s / 60, s % 60, what, msg);
+    /* no wider than the terminal, which would wrap it: each redraw would
+     * then leave a broken line behind */
+    int fit = (int)kiln_fit_columns(line, kiln_term_columns(STDERR_FILENO));
+    fprintf(stderr, "\r\033[K%.*s", fit, line);
     fflush(stderr);
 }
 

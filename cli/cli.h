@@ -26,6 +26,9 @@ int kiln_cmd_fleet(int argc, char **argv);
 int kiln_cmd_import(int argc, char **argv);
 /* `kiln help TOPIC`: a command's --help or a topic page (help.c). */
 int kiln_help(const char *topic);
+/* `kiln help --markdown`: OVERVIEW (kiln --help), every command's --help
+ * and every topic, as one Markdown page on stdout (docs/flags.md). */
+int kiln_help_markdown(const char *overview);
 
 /* "--flag value" or "--flag=value": returns the value and advances *i, or
  * NULL when argv[*i] is not this flag. Sets *missing when the value is absent. */
@@ -38,7 +41,8 @@ int kiln_unexpected(const char *cmd, const char *arg, const char *usage);
 
 /* The live line on a terminal (stderr; callers check isatty): minutes and
  * seconds since t0_ns (kiln_mono_ns()), what is running, then the message,
- * over the previous line. kiln_live_clear() wipes it before other output. */
+ * over the previous line, cut to the terminal's width (live_width.h).
+ * kiln_live_clear() wipes it before other output. */
 void kiln_live_line(uint64_t t0_ns, const char *what, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void kiln_live_clear(void);

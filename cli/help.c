@@ -1,7 +1,10 @@
 /* help.c - `kiln help TOPIC`: a subcommand's --help, or a short page on a
- * topic (tasks, verdicts, manifest, exit-codes) that points to its doc. */
+ * topic (tasks, verdicts, manifest, exit-codes) that points to its doc; and
+ * `kiln help --markdown`, all of them as one Markdown page (docs/flags.md). */
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "verdict_codes.h"
@@ -76,19 +79,71 @@ static const char exit_page[] =
 
 typedef int (*cmd_fn)(int argc, char **argv);
 
+static const struct { const char *name; cmd_fn fn; } cmds[] = {
+    {"search", kiln_cmd_search}, {"verify", kiln_cmd_verify}, {"task", kiln_cmd_task},
+    {"daemon", kiln_cmd_daemon}, {"status", kiln_cmd_status}, {"report", kiln_cmd_report},
+    {"reverify", kiln_cmd_reverify}, {"export", kiln_cmd_export},
+    {"lessons", kiln_cmd_lessons}, {"doctor", kiln_cmd_doctor},
+    {"import", kiln_cmd_import}, {"fleet", kiln_cmd_fleet},
+};
+static const struct { const char *name; const char *text; } pages[] = {
+    {"tasks", tasks_page}, {"manifest", manifest_page}, {"exit-codes", exit_page},
+};
+#define N_CMDS (sizeof cmds / sizeof cmds[0])
+#define N_PAGES (sizeof pages / sizeof pages[0])
+
+/* One section of the Markdown page: a heading, then what TOPIC's help
+ * prints, as it prints it, in a fence (the text is laid out for a
+ * terminal, not for Markdown). In a child process: some commands exit
+ * once their --help is printed (search does, from its flag parser). */
+static int markdown_section(const char *heading, const char *topic)
+{
+    printf("\n## %s\n\n```text\n", heading);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0) {
+        perror("kiln help --markdown: fork");
+        return KILN_EXIT_INTERNAL;
+    }
+    if (pid == 0) {
+        int rc = kiln_help(topic);
+        fflush(stdout);
+        _exit(rc);
+    }
+    int st;
+    if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != KILN_EXIT_OK) {
+        fprintf(stderr, "kiln help --markdown: 'kiln help %s' failed\n", topic);
+        return KILN_EXIT_INTERNAL;
+    }
+    printf("```\n");
+    return KILN_EXIT_OK;
+}
+
+int kiln_help_markdown(const char *overview)
+{
+    printf("# kiln: every command's flags\n\n"
+           "What `kiln --help`, each `kiln COMMAND --help` and `kiln help TOPIC` print, on\n"
+           "one page. Generated from the same text: do not edit it by hand, run\n"
+           "`build/kiln help --markdown > docs/flags.md` (integration_flags_doc checks it).\n"
+           "\n## kiln\n\n```text\n%s```\n", overview);
+    int rc = KILN_EXIT_OK;
+    char heading[64];
+    for (size_t i = 0; i < N_CMDS && rc == KILN_EXIT_OK; i++) {
+        snprintf(heading, sizeof heading, "kiln %s", cmds[i].name);
+        rc = markdown_section(heading, cmds[i].name);
+    }
+    for (size_t i = 0; i < N_PAGES && rc == KILN_EXIT_OK; i++) {
+        snprintf(heading, sizeof heading, "kiln help %s", pages[i].name);
+        rc = markdown_section(heading, pages[i].name);
+        if (i == 0 && rc == KILN_EXIT_OK)   /* the verdicts page, built from the codes' table */
+            rc = markdown_section("kiln help verdicts", "verdicts");
+    }
+    return rc;
+}
+
 int kiln_help(const char *topic)
 {
-    static const struct { const char *name; cmd_fn fn; } cmds[] = {
-        {"search", kiln_cmd_search}, {"verify", kiln_cmd_verify}, {"task", kiln_cmd_task},
-        {"daemon", kiln_cmd_daemon}, {"status", kiln_cmd_status}, {"report", kiln_cmd_report},
-        {"reverify", kiln_cmd_reverify}, {"export", kiln_cmd_export},
-        {"lessons", kiln_cmd_lessons}, {"doctor", kiln_cmd_doctor},
-        {"import", kiln_cmd_import}, {"fleet", kiln_cmd_fleet},
-    };
-    static const struct { const char *name; const char *text; } pages[] = {
-        {"tasks", tasks_page}, {"manifest", manifest_page}, {"exit-codes", exit_page},
-    };
-    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+    for (size_t i = 0; i < N_CMDS; i++)
         if (strcmp(topic, cmds[i].name) == 0) {
             char *argv[] = {(char *)topic, "--help", NULL};
             return cmds[i].fn(2, argv);
@@ -97,7 +152,7 @@ int kiln_help(const char *topic)
         verdicts_page();
         return KILN_EXIT_OK;
     }
-    for (size_t i = 0; i < sizeof pages / sizeof pages[0]; i++)
+    for (size_t i = 0; i < N_PAGES; i++)
         if (strcmp(topic, pages[i].name) == 0) {
             fputs(pages[i].text, stdout);
             return KILN_EXIT_OK;

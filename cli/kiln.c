@@ -26,7 +26,8 @@ static const char usage[] =
     "  doctor                    check the build, daemon, GPU, sandbox, disk and model servers\n"
     "\n"
     "Run 'kiln COMMAND --help' (or 'kiln help COMMAND') for a command's options, and\n"
-    "'kiln help tasks|verdicts|manifest|exit-codes' for those topics.\n"
+    "'kiln help tasks|verdicts|manifest|exit-codes' for those topics; 'kiln help\n"
+    "--markdown' prints all of it as one Markdown page (docs/flags.md).\n"
     "Exit status: 0 pass, 1 fail or suspect, 2 bad input, 3 internal error, 130 interrupted.\n";
 
 /* Each subcommand and the file that implements it (cli/cmd_NAME.c). */
@@ -44,7 +45,7 @@ static const struct {
 int main(int argc, char **argv)
 {
     if (argc >= 3 && strcmp(argv[1], "help") == 0)
-        return kiln_help(argv[2]);
+        return strcmp(argv[2], "--markdown") == 0 ? kiln_help_markdown(usage) : kiln_help(argv[2]);
     if (argc < 2 || kiln_is_help(argv[1]) || strcmp(argv[1], "help") == 0) {
         fputs(usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? KILN_EXIT_BAD_INPUT : KILN_EXIT_OK;

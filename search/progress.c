@@ -1,6 +1,9 @@
 /* progress.c - reporting a search as it goes (see progress.h). */
 #include "progress.h"
 
+#include "live_width.h"
+
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,12 +43,19 @@ void kiln_progress_update(kiln_progress *p, int end_of_iteration)
 {
     if (p->json)
         return;
-    char el[16], left[24] = "", it[32];
+    char el[16], left[32] = "", it[32];
     fmt_clock(p->elapsed_s, el, sizeof el);
+    double eta;
     if (p->budget_s > 0) {
         char l[16];
         fmt_clock(p->budget_s > p->elapsed_s ? p->budget_s - p->elapsed_s : 0, l, sizeof l);
         snprintf(left, sizeof left, " (%s left)", l);
+    } else if ((eta = kiln_eta_seconds(p->elapsed_s, p->iteration, p->budget_iterations)) >= 0) {
+        /* --iterations alone: the mean of the iterations done so far,
+         * rounded up so that work left never reads as 00:00:00 */
+        char l[16];
+        fmt_clock(ceil(eta), l, sizeof l);
+        snprintf(left, sizeof left, " (about %s left)", l);
     }
     if (p->budget_iterations > 0)
         snprintf(it, sizeof it, "%d/%d", p->iteration, p->budget_iterations);
@@ -55,9 +65,10 @@ void kiln_progress_update(kiln_progress *p, int end_of_iteration)
     snprintf(line, sizeof line, "[%s] it %s  %s%s  best %.2fx (%.0f%% roofline)  last: %.200s",
              p->run, it, el, left, p->best_speedup, 100 * p->best_roofline, p->last);
     if (p->tty) {
-        printf("\r\033[K%.*s", 200, line);
-        if (end_of_iteration)
-            fflush(stdout);
+        /* fitted to the terminal's width: a longer line would wrap, and
+         * the next redraw ("\r") would leave its first part behind */
+        int fit = (int)kiln_fit_columns(line, kiln_term_columns(STDOUT_FILENO));
+        printf("\r\033[K%.*s", fit, line);
         fflush(stdout);
     } else if (end_of_iteration) {
         printf("%s\n", line);

@@ -13,7 +13,10 @@ T=$tmp
 on_tty() {   # on_tty LOG COMMAND...: run under a pseudo terminal, its output in LOG
     local log=$1
     shift
-    script -qec "$(printf '%q ' "$@")" "$log" >/dev/null 2>&1
+    # 300 columns, wide enough for the whole line, which is cut to the
+    # terminal's width (live_width_test.sh): script's terminal takes the
+    # size of the one ctest runs on, if any
+    script -qec "stty cols 300 2>/dev/null; $(printf '%q ' "$@")" "$log" >/dev/null 2>&1
 }
 esc=$'\033\\[K'
 
