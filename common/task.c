@@ -1079,6 +1079,11 @@ int kiln_task_load(const char *dir, kiln_task *t, kiln_error *err)
     return kiln_task_check_integers(&c, t);
 }
 
+int kiln_task_name_ok(const char *s)
+{
+    return valid_name(s) && strlen(s) < KILN_NAME_MAX;
+}
+
 /* The task name in dir closest to name, offered to s ("did you mean"). */
 static void offer_tasks(kiln_suggestion *s, const char *dir)
 {

@@ -177,6 +177,9 @@ int kiln_task_load(const char *dir, kiln_task *task, kiln_error *err);
  * or, when name_or_dir contains a '/', load that directory. */
 int kiln_task_find(const char *name_or_dir, kiln_task *task, kiln_error *err);
 
+/* Is s a name a task may have: a C identifier shorter than KILN_NAME_MAX? */
+int kiln_task_name_ok(const char *s);
+
 /* The group named `name` that serves `backend` ("cpu" or "cuda"), as an
  * index into task->groups, or -1 (also for an unknown backend). */
 int kiln_task_group_for(const kiln_task *task, const char *backend, const char *name);
