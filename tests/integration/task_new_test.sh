@@ -90,6 +90,26 @@ KILN_TASKS=$tmp/tasks refused "bad function" "/fnorm/task.json: field 'function'
 end "\"function\": fnorm_fn: shown, built and verified by it, a kernel without it named; a bad one refused naming task.json and the field"
 
 begin
+# The copy's own name: its branch, best tag and export are mynorm's; the
+# exported kernel renames the function it defines (rmsnorm).
+WS=$tmp/ws
+KILN_TASKS=$tmp/tasks "$KILN" search mynorm --iterations 3 --group decode --timing-ms 200 \
+    --workspace "$WS" >"$tmp/search.out" 2>&1 </dev/null || problem "search mynorm: exit $?: $(tail -c 400 "$tmp/search.out")"
+git -C "$WS" branch --list 'kiln/*' >"$tmp/branches"
+grep -q '^[* ] kiln/mynorm/' "$tmp/branches" || problem "no kiln/mynorm branch: $(cat "$tmp/branches")"
+! grep -q 'rmsnorm' "$tmp/branches" || problem "a rmsnorm branch: $(cat "$tmp/branches")"
+[ "$(git -C "$WS" tag --list 'kiln/best/*')" = kiln/best/mynorm/cpu/f32 ] ||
+    problem "best tags: $(git -C "$WS" tag --list 'kiln/best/*' | tr '\n' ' ')"
+KILN_TASKS=$tmp/tasks "$KILN" export --task mynorm -o "$tmp/ex" --workspace "$WS" >"$tmp/ex.out" 2>&1 ||
+    problem "export mynorm: exit $?: $(tail -c 400 "$tmp/ex.out")"
+grep -qx '#define rmsnorm mynorm_k1' "$tmp/ex/mynorm_k1.c" 2>/dev/null ||
+    problem "mynorm_k1.c does not rename rmsnorm: $(head -5 "$tmp/ex/mynorm_k1.c" 2>&1)"
+cc -std=c17 -Wall -Wextra -Werror -O1 -shared -fPIC -I"$tmp/ex" -I"$SRC/worker/cpu" "$tmp/ex"/*.c -lm \
+    -o "$tmp/ex.so" 2>"$tmp/cc.err" || problem "the export does not compile: $(head -c 400 "$tmp/cc.err")"
+nm -D "$tmp/ex.so" | grep -q ' T mynorm_dispatch$' || problem "the export has no mynorm_dispatch"
+end "a search of mynorm keeps its own branch and best tag; its export renames the kernel's rmsnorm"
+
+begin
 before=$(cat "$J")
 refused "existing destination" "kiln task new: $tmp/tasks/mynorm already exists" \
     task new mynorm --from rmsnorm --dir "$tmp/tasks"
