@@ -346,8 +346,8 @@ static int write_kernel(const ex *x, const ex_kernel *k, kiln_error *err)
                " * The kernel's function %s is renamed %s so that several kernels\n"
                " * link together; the dispatch in %s_dispatch.c calls it. */\n"
                "#define %s %s\n\n%s",
-            k->name, m->run, m->n, m->commit, x->task->name, k->name, x->task->name,
-            x->task->name, k->name, k->source);
+            k->name, m->run, m->n, m->commit, x->task->function, k->name, x->task->name,
+            x->task->function, k->name, k->source);
     return kiln_ex_close(f, path, err);
 }
 

@@ -1,5 +1,6 @@
-/* cmd_task.c - `kiln task show|list`: a task as an agent may see it. Hidden
- * shapes, ranges and the reference never appear here. */
+/* cmd_task.c - `kiln task show|list|new`: a task as an agent may see it
+ * (hidden shapes, ranges and the reference never appear here), and a copy
+ * of one under a name of one's own (task_new.c). */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,10 +11,12 @@
 #include "task_describe.h"
 #include "task.h"
 #include "manifest.h"
+#include "task_new.h"
 
 static const char usage[] =
     "usage: kiln task show NAME|DIR [--backend cpu|cuda] [--dtype T]\n"
     "       kiln task list\n"
+    "       kiln task new NAME --from TASK [--dir DIR]\n"
     "\n"
     "show prints the task's description, what a candidate must provide (for the\n"
     "CPU backend, the default, the exact C signature; for CUDA, the kernel\n"
@@ -22,7 +25,15 @@ static const char usage[] =
     "backend (a task may give CUDA groups of its own, sized for a GPU). Tasks are\n"
     "looked up in $KILN_TASKS, then in the built-in tasks directory.\n"
     "\n"
-    "Exit status: 0 ok, 2 bad input (no such task, a malformed task).\n";
+    "new copies task TASK to DIR/NAME (without --dir: $KILN_TASKS/NAME when\n"
+    "KILN_TASKS is set, else ./tasks/NAME) with the name NAME, so its runs,\n"
+    "branches, best tags and lessons are its own, and task.json's \"function\"\n"
+    "kept as TASK's C function, so every kernel of TASK verifies against it.\n"
+    "Paths to files outside TASK's directory become absolute. Set KILN_TASKS\n"
+    "to the parent directory to use the copy by name.\n"
+    "\n"
+    "Exit status: 0 ok, 2 bad input (no such task, a malformed task; for new, a\n"
+    "bad or taken name or an existing destination).\n";
 
 static int describe(const kiln_task *t, int cuda, const char *dtype)
 {
@@ -99,6 +110,35 @@ static int list(void)
     return KILN_EXIT_OK;
 }
 
+/* `kiln task new NAME --from TASK [--dir DIR]` */
+static int cmd_new(int argc, char **argv)
+{
+    const char *name = NULL, *from = NULL, *dir = NULL;
+    for (int i = 2; i < argc; i++) {
+        int missing = 0;
+        const char *f = kiln_flag_value(argc, argv, &i, "--from", &missing);
+        const char *d = f || missing ? NULL : kiln_flag_value(argc, argv, &i, "--dir", &missing);
+        if (kiln_is_help(argv[i])) {
+            fputs(usage, stdout);
+            return KILN_EXIT_OK;
+        } else if (f) {
+            from = f;
+        } else if (d) {
+            dir = d;
+        } else if (missing || argv[i][0] == '-' || name) {
+            kiln_unexpected("task new", argv[i], usage);
+            return KILN_EXIT_BAD_INPUT;
+        } else {
+            name = argv[i];
+        }
+    }
+    if (!name || !from) {
+        fprintf(stderr, "kiln task new: %s\n%s", !name ? "NAME missing" : "--from TASK missing", usage);
+        return KILN_EXIT_BAD_INPUT;
+    }
+    return kiln_task_new(name, from, dir);
+}
+
 int kiln_cmd_task(int argc, char **argv)
 {
     if (argc < 2 || kiln_is_help(argv[1])) {
@@ -116,6 +156,8 @@ int kiln_cmd_task(int argc, char **argv)
         }
         return list();
     }
+    if (strcmp(argv[1], "new") == 0)
+        return cmd_new(argc, argv);
     if (strcmp(argv[1], "show") != 0 || argc < 3) {
         fputs(usage, stderr);
         return KILN_EXIT_BAD_INPUT;

@@ -14,10 +14,12 @@ static const char tasks_page[] =
     "\n"
     "  kiln task list              the tasks (built in, and in $KILN_TASKS)\n"
     "  kiln task show T [--backend cuda]   a task as an agent sees it\n"
+    "  kiln task new N --from T    a copy of task T named N (its own runs, same function)\n"
     "\n"
     "A task is a directory: task.json (visible shapes per backend, cost, tolerance),\n"
     "hidden.json (shapes a candidate never sees), reference.c (kiln_reference or\n"
-    "T_reference, in double) and, for CUDA, reference.cu. See docs/task-format.md.\n";
+    "F_reference, F the task's \"function\", in double) and, for CUDA, reference.cu.\n"
+    "See docs/task-format.md.\n";
 
 /* "  label: a, b, c" wrapped at 78 columns, continued 10 columns in. */
 static void word_list(const char *label, const char *const *words, int n)

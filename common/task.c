@@ -718,8 +718,8 @@ static int load_tolerance(ctx *c, const cJSON *root, kiln_task *t)
     return 0;
 }
 
-/* obj.key, a path relative to the task directory, made absolute in out and
- * checked to be a regular file. */
+/* obj.key, an absolute path or one relative to the task directory, made
+ * absolute (and real) in out and checked to be a regular file. */
 static int resolve_path(ctx *c, const cJSON *obj, const char *field, const char *key,
                         const kiln_task *t, char *out)
 {
@@ -728,7 +728,10 @@ static int resolve_path(ctx *c, const cJSON *obj, const char *field, const char 
     if (get_string(c, obj, key, p, 1, rel, sizeof rel) < 0)
         return -1;
     char joined[PATH_MAX * 2];
-    snprintf(joined, sizeof joined, "%s/%s", t->dir, rel);
+    if (rel[0] == '/')
+        snprintf(joined, sizeof joined, "%s", rel);
+    else
+        snprintf(joined, sizeof joined, "%s/%s", t->dir, rel);
     snprintf(p, sizeof p, "%s.%s", field, key);
     if (!realpath(joined, out))
         return bad(c, p, "file '%.300s' not found", rel);
@@ -844,6 +847,35 @@ static int load_baselines(ctx *c, const cJSON *root, kiln_task *t)
     return 0;
 }
 
+/* Names the verifier's wrapper gives its own symbols: a candidate defining
+ * one of them would clash with (or be) the wrapper. */
+static int reserved_function(const char *s)
+{
+    return strcmp(s, "kiln_entry") == 0 || strcmp(s, "kiln_reference") == 0 ||
+           strcmp(s, "main") == 0;
+}
+
+/* "function": the C function a candidate defines; the task's name when
+ * absent, so that a copy under a new name keeps the old one and every
+ * kernel of the original still builds against it. */
+static int load_function(ctx *c, const cJSON *root, kiln_task *t)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(root, "function");
+    if (!it) {
+        snprintf(t->function, sizeof t->function, "%s", t->name);
+        return 0;
+    }
+    if (!cJSON_IsString(it))
+        return bad(c, "function", "must be a string (the C function a candidate defines)%s", NULL);
+    if (!valid_name(it->valuestring) || strlen(it->valuestring) >= sizeof t->function)
+        return bad(c, "function", "'%s' is not a C identifier (letters, digits and _, not "
+                   "starting with a digit, at most 31 characters)", it->valuestring);
+    if (reserved_function(it->valuestring))
+        return bad(c, "function", "'%s' is a name kiln's wrapper uses itself", it->valuestring);
+    snprintf(t->function, sizeof t->function, "%s", it->valuestring);
+    return 0;
+}
+
 static int load_task_json(ctx *c, const cJSON *root, kiln_task *t)
 {
     if (get_string(c, root, "name", "", 1, t->name, sizeof t->name) < 0 ||
@@ -851,6 +883,8 @@ static int load_task_json(ctx *c, const cJSON *root, kiln_task *t)
         return -1;
     if (!valid_name(t->name))
         return bad(c, "name", "'%s' is not an identifier", t->name);
+    if (load_function(c, root, t) < 0)
+        return -1;
     const cJSON *det = cJSON_GetObjectItemCaseSensitive(root, "deterministic");
     if (det && !cJSON_IsBool(det))
         return bad(c, "deterministic", "must be true or false%s", NULL);
@@ -1045,6 +1079,11 @@ int kiln_task_load(const char *dir, kiln_task *t, kiln_error *err)
     return kiln_task_check_integers(&c, t);
 }
 
+int kiln_task_name_ok(const char *s)
+{
+    return valid_name(s) && strlen(s) < KILN_NAME_MAX;
+}
+
 /* The task name in dir closest to name, offered to s ("did you mean"). */
 static void offer_tasks(kiln_suggestion *s, const char *dir)
 {
@@ -1187,7 +1226,7 @@ int kiln_task_cost(const kiln_task *t, const char *expr, const kiln_shape *shape
 
 void kiln_task_cpu_signature(const kiln_task *t, kiln_dtype dt, char *buf, size_t len)
 {
-    size_t used = (size_t)snprintf(buf, len, "void %s(", t->name);
+    size_t used = (size_t)snprintf(buf, len, "void %s(", t->function);
     for (int i = 0; i < t->nargs && used < len; i++) {
         const kiln_arg *a = &t->args[i];
         const char *ct = kiln_dtype_ctype(kiln_arg_dtype(a, dt));

@@ -121,7 +121,10 @@ typedef struct kiln_tolerance_spec {
 
 typedef struct kiln_task {
     char dir[PATH_MAX];
-    char name[KILN_NAME_MAX];
+    char name[KILN_NAME_MAX];     /* the task's own: runs, branches, tags, lessons */
+    char function[KILN_NAME_MAX]; /* the C function a CPU candidate defines (and the
+                                     reference's FUNCTION_reference): "function", else
+                                     the name, so a copied task keeps its kernels */
     char description[512];
     int ndims;
     char dims[KILN_MAX_DIMS][KILN_NAME_MAX];
@@ -174,6 +177,9 @@ int kiln_task_load(const char *dir, kiln_task *task, kiln_error *err);
  * or, when name_or_dir contains a '/', load that directory. */
 int kiln_task_find(const char *name_or_dir, kiln_task *task, kiln_error *err);
 
+/* Is s a name a task may have: a C identifier shorter than KILN_NAME_MAX? */
+int kiln_task_name_ok(const char *s);
+
 /* The group named `name` that serves `backend` ("cpu" or "cuda"), as an
  * index into task->groups, or -1 (also for an unknown backend). */
 int kiln_task_group_for(const kiln_task *task, const char *backend, const char *name);
@@ -220,8 +226,8 @@ int kiln_input_resolve(const kiln_task *task, const kiln_arg *arg, const kiln_va
 /* "rows=64 cols=4096" */
 void kiln_shape_format(const kiln_task *task, const kiln_shape *shape, char *buf, size_t len);
 
-/* The C prototype a CPU candidate defines, e.g. for rmsnorm f32:
- * "void rmsnorm(const float *x, ..., float eps)". */
+/* The C prototype a CPU candidate defines (named task->function), e.g. for
+ * rmsnorm f32: "void rmsnorm(const float *x, ..., float eps)". */
 void kiln_task_cpu_signature(const kiln_task *task, kiln_dtype dt, char *buf, size_t len);
 
 /* The parameter list a CUDA kernel of the task takes when the manifest

@@ -181,13 +181,13 @@ static char *first_kernel(const char *src)
     return out;
 }
 
-/* What the prompt names as the entry: the C function named after the task,
+/* What the prompt names as the entry: the task's C function ("function"),
  * or for CUDA the parent's first launched kernel (the parser then takes the
  * block that holds a launch manifest, whatever its kernels are called). */
 static void entry_of(const search *s, const char *parent_src, char *buf, size_t len)
 {
     char *k = s->backend == KILN_BACKEND_CUDA ? first_kernel(parent_src) : NULL;
-    snprintf(buf, len, "%s", k ? k : s->task.name);
+    snprintf(buf, len, "%s", k ? k : s->task.function);
     free(k);
 }
 

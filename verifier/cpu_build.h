@@ -12,7 +12,7 @@
 
 typedef enum kiln_build_role {
     KILN_BUILD_CANDIDATE,   /* the task's signature in the run's dtype */
-    KILN_BUILD_REFERENCE,   /* <task>_reference over doubles and int64 dims */
+    KILN_BUILD_REFERENCE,   /* <function>_reference over doubles and int64 dims */
 } kiln_build_role;
 
 typedef struct kiln_build_result {
@@ -39,7 +39,7 @@ const char *kiln_cpu_cc(void);
 #define KILN_CPU_CFLAGS "-std=gnu17 -O2 -march=native -fPIC"
 
 /* The generated wrapper, exposed for tests. ref_fn: the reference's
- * function ("kiln_reference"), or NULL for TASK_reference. */
+ * function ("kiln_reference"), or NULL for FUNCTION_reference (task->function). */
 int kiln_cpu_shim(const kiln_task *t, kiln_dtype dt, kiln_build_role role, const char *ref_fn,
                   char *buf, size_t len);
 

@@ -120,7 +120,7 @@ int job_reference_failed(job *j, const kiln_build_result *res, kiln_error *err)
     if (strstr(res->log, "undefined reference to") && strstr(res->log, "_reference"))
         return kiln_fail(err, "the task's reference %s defines neither %s_reference nor "
                          "kiln_reference: rename its function to one of them (a copied task "
-                         "keeps the old task's name):\n%.600s", j->t->reference_cpu, j->t->name,
+                         "keeps the old task's function):\n%.600s", j->t->reference_cpu, j->t->function,
                          res->log);
     return kiln_fail(err, "the task's reference %s does not compile:\n%s", j->t->reference_cpu,
                      res->log);

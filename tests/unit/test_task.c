@@ -703,6 +703,82 @@ static void test_paths(void **state)
     task_fails("\"cpu\": \"base/baseline.c\"", "\"cpu\": \"base\"", "baseline.cpu", "not a regular file");
 }
 
+/* An absolute path in task.json is taken as it is; a relative one stays
+ * relative to the task directory (a copied task can point at the files of
+ * the task it was copied from, wherever it lives). */
+static void test_absolute_paths(void **state)
+{
+    (void)state;
+    char *elsewhere = make_tmpdir();
+    write_file(elsewhere, "ref.c", REFERENCE_C);
+    write_file(elsewhere, "base.c", BASELINE_C);
+    char ref[PATH_MAX], base[PATH_MAX], want_ref[PATH_MAX], want_base[PATH_MAX + 16];
+    snprintf(ref, sizeof ref, "\"reference\": {\"cpu\": \"%s/ref.c\"}", elsewhere);
+    snprintf(base, sizeof base, "\"baseline\": {\"cpu\": \"%s/base.c\"}", elsewhere);
+    char *one = replace(GOOD_TASK, "\"reference\": {\"cpu\": \"reference.c\"}", ref);
+    char *two = replace(one, "\"baseline\": {\"cpu\": \"base/baseline.c\"}", base);
+    kiln_task *t = malloc(sizeof *t);
+    kiln_error err;
+    assert_non_null(t);
+    assert_non_null(realpath(elsewhere, want_ref));
+    snprintf(want_base, sizeof want_base, "%s/base.c", want_ref);
+    strcat(want_ref, "/ref.c");
+    if (load_text(two, GOOD_HIDDEN, t, &err) != 0)
+        fail_msg("absolute paths: %s", err.msg);
+    assert_string_equal(t->reference_cpu, want_ref);
+    assert_string_equal(t->baseline_cpu, want_base);
+    /* relative ones still resolve inside the task directory */
+    if (load_text(GOOD_TASK, GOOD_HIDDEN, t, &err) != 0)
+        fail_msg("relative paths: %s", err.msg);
+    assert_non_null(strstr(t->baseline_cpu, "/base/baseline.c"));
+    assert_null(strstr(t->baseline_cpu, elsewhere));
+    free(t);
+    free(one);
+    free(two);
+    /* an absolute path that names nothing is reported as written */
+    char gone[PATH_MAX + 64], phrase[PATH_MAX + 64];
+    snprintf(gone, sizeof gone, "\"cpu\": \"%s/gone.c\"", elsewhere);
+    snprintf(phrase, sizeof phrase, "file '%s/gone.c' not found", elsewhere);
+    task_fails("\"cpu\": \"base/baseline.c\"", gone, "baseline.cpu", phrase);
+    rm_tree(elsewhere);
+}
+
+/* "function": the C function a candidate defines, the task's name unless
+ * given, and a C identifier. */
+static void test_function(void **state)
+{
+    (void)state;
+    kiln_task *t = malloc(sizeof *t);
+    kiln_error err;
+    char sig[512];
+    assert_non_null(t);
+    assert_int_equal(load_text(GOOD_TASK, GOOD_HIDDEN, t, &err), 0);
+    assert_string_equal(t->function, "tnorm");
+    char *text = replace(GOOD_TASK, "\"name\": \"tnorm\",", "\"name\": \"mine\", \"function\": \"tnorm\",");
+    if (load_text(text, GOOD_HIDDEN, t, &err) != 0)
+        fail_msg("function: %s", err.msg);
+    assert_string_equal(t->name, "mine");
+    assert_string_equal(t->function, "tnorm");
+    kiln_task_cpu_signature(t, KILN_DT_F32, sig, sizeof sig);
+    assert_string_equal(sig, "void tnorm(const float *x, const float *w, float *y, "
+                             "int32_t rows, int64_t cols, float eps)");
+    free(text);
+    free(t);
+    task_fails("\"name\": \"tnorm\",", "\"name\": \"tnorm\", \"function\": \"my-norm\",", "function",
+               "'my-norm' is not a C identifier");
+    task_fails("\"name\": \"tnorm\",", "\"name\": \"tnorm\", \"function\": \"9lives\",", "function",
+               "'9lives' is not a C identifier");
+    task_fails("\"name\": \"tnorm\",", "\"name\": \"tnorm\", \"function\": \"\",", "function",
+               "'' is not a C identifier");
+    task_fails("\"name\": \"tnorm\",", "\"name\": \"tnorm\", \"function\": 7,", "function",
+               "must be a string");
+    task_fails("\"name\": \"tnorm\",", "\"name\": \"tnorm\", \"function\": \"kiln_entry\",",
+               "function", "'kiln_entry' is a name kiln's wrapper uses itself");
+    task_fails("\"name\": \"tnorm\",",
+               "\"name\": \"tnorm\", \"function\": \"a_function_name_of_32_characters\",",
+               "function", "is not a C identifier");
+}
+
 /* ---- hidden.json ------------------------------------------------------ */
 
 static void test_hidden_missing(void **state)
@@ -1817,6 +1893,8 @@ int main(void)
         cmocka_unit_test(test_tolerance),
         cmocka_unit_test(test_cost_expressions),
         cmocka_unit_test(test_paths),
+        cmocka_unit_test(test_absolute_paths),
+        cmocka_unit_test(test_function),
         cmocka_unit_test(test_hidden_missing),
         cmocka_unit_test(test_hidden_groups),
         cmocka_unit_test(test_hidden_cover),

@@ -57,10 +57,10 @@ static int cpu_build(job *j, kiln_error *err)
         return job_conclude(j, "fail", "compile", "resource-limit", "the compiler %s",
                             res.resource);
     char missing[KILN_NAME_MAX + 32];
-    snprintf(missing, sizeof missing, "undefined reference to `%s'", j->t->name);
+    snprintf(missing, sizeof missing, "undefined reference to `%s'", j->t->function);
     if (!res.ok && strstr(res.log, missing)) {
         job_conclude(j, "fail", "compile", "compile-error", "the candidate does not define %s(), "
-                     "the task's function (kiln task show %s)", j->t->name, j->t->name);
+                     "the task's function (kiln task show %s)", j->t->function, j->t->name);
         snprintf(j->v->feedback, sizeof j->v->feedback, "fail at stage compile: %.900s", res.log);
         return 1;
     }
