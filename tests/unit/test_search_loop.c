@@ -1361,31 +1361,88 @@ static void count_move(void *p, const kiln_cand *c)
  * stopped right after it (sig 0: the process exits, a crash; SIGINT:
  * Ctrl-C, the run stops after that step) and resumed: each must decide as
  * the reference did, judging nothing twice. */
-static void stop_at_every_move(fx *f, int sig)
+/* The per-shape scenario (--objective per-shape): two specialists kept in
+ * iteration 1, a draft screened out; a failure, a third specialist kept
+ * and one reverted on overlapping pools in iteration 2. */
+static void per_shape_files(fx *f)
 {
     scenario_files(f);
-    scenario_script(&f->js, 1, -1, 0);
+    replay_kernel(f, 3, 4);
+    f->o.objective = "per-shape";
+}
+
+static void per_shape_script(kiln_judge_script *js, int first_job)
+{
+    kiln_judge_script_init(js, 1, first_job);
+    start_passes(js);
+    kiln_verdict *v[3] = {verdict("pass", "ok", 0.01, 3, 0.8, 0.9, 1.3),
+                          verdict("pass", "ok", 0.01, 3, 1.4, 0.9, 0.9),
+                          verdict("pass", "ok", 0.01, 3, 1.4, 0.9, 1.44)};
+    int ns[3] = {1, 2, 5};
+    for (int i = 0; i < 3; i++) {
+        kiln_judge_script_add(js, ns[i], KILN_JUDGE_VERDICT, v[i], 0);
+        kiln_judge_script_add(js, ns[i], KILN_JUDGE_RECORD, v[i], 0);
+        kiln_judge_script_add(js, ns[i], KILN_JUDGE_RERECORD, v[i], 0);
+    }
+    kiln_judge_script_add(js, 3, KILN_JUDGE_VERDICT, pass(1.01), 0);
+    kiln_judge_script_add(js, 4, KILN_JUDGE_VERDICT, failed("wrong-output"), 0);
+    kiln_verdict *near = verdict("pass", "ok", 0.05, 3, 1.41, 0.9, 0.9);
+    kiln_judge_script_add(js, 6, KILN_JUDGE_VERDICT, verdict("pass", "ok", 0.01, 3, 1.1, 1.0, 1.0), 0);
+    kiln_judge_script_add(js, 6, KILN_JUDGE_RECORD, near, 0);
+    kiln_judge_script_add(js, 6, KILN_JUDGE_RERECORD, near, 0);
+}
+
+static void stop_script(kiln_judge_script *js, int per_shape, int first_job)
+{
+    if (per_shape)
+        per_shape_script(js, first_job);
+    else
+        scenario_script(js, first_job, -1, 0);
+}
+
+static void assert_reference(const result *ref, int per_shape)
+{
+    if (per_shape) {
+        assert_decided(ref, 1, "keep", "kept: surely fastest at 1 shape: v3");
+        assert_decided(ref, 2, "keep", "kept: surely fastest at 1 shape: v1");
+        assert_decided(ref, 3, "revert", "no shape where it may beat the incumbent");
+        assert_decided(ref, 4, "revert", "fail at visible (wrong-output)");
+        assert_decided(ref, 5, "keep", "v3 1.440x");
+        assert_decided(ref, 6, "revert", "surely fastest at no shape");
+        assert_int_equal(ref->head, 5);
+        return;
+    }
+    assert_decided(ref, 6, "keep", "kept");
+    assert_decided(ref, 5, "revert", "another draft of this iteration was kept");
+    assert_decided(ref, 4, "revert", "same source as candidate #1");
+    assert_decided(ref, 3, "revert", "failed its measurement against the task's baseline");
+    assert_decided(ref, 2, "revert", "(re-timed in a fresh worker");
+    assert_int_equal(cand(ref, 3)->rerecord_job[0] != '\0', 1);
+    assert_int_equal(ref->head, 6);
+}
+
+static void stop_at_every_move(fx *f, int sig, int per_shape)
+{
+    if (per_shape)
+        per_shape_files(f);
+    else
+        scenario_files(f);
+    stop_script(&f->js, per_shape, 1);
     int moves = 0;
     watch w = {count_move, &moves};
     run_expect(f, &f->js, NULL, &w, 0);
     result ref;
     load(f, &ref);
-    assert_decided(&ref, 6, "keep", "kept");
-    assert_decided(&ref, 5, "revert", "another draft of this iteration was kept");
-    assert_decided(&ref, 4, "revert", "same source as candidate #1");
-    assert_decided(&ref, 3, "revert", "failed its measurement against the task's baseline");
-    assert_decided(&ref, 2, "revert", "(re-timed in a fresh worker");
-    assert_int_equal(cand(&ref, 3)->rerecord_job[0] != '\0', 1);
-    assert_int_equal(ref.head, 6);
+    assert_reference(&ref, per_shape);
     assert_true(moves > 20);
     int stopped = 0;
     for (int m = 1; m <= moves; m++) {
         char what[64];
-        snprintf(what, sizeof what, "%s after move %d of %d", sig ? "Ctrl-C" : "killed", m,
-                 moves);
+        snprintf(what, sizeof what, "%s%s after move %d of %d", per_shape ? "per-shape: " : "",
+                 sig ? "Ctrl-C" : "killed", m, moves);
         g_what = what;
         fresh(f);
-        scenario_script(&f->js, 1, -1, 0);
+        stop_script(&f->js, per_shape, 1);
         /* Ctrl-C after the last check of the last iteration: it finishes. */
         int status = session_in_child(f, &f->js, m, sig);
         if (status != (sig ? 130 : 0) && !(sig && status == 0))
@@ -1393,7 +1450,7 @@ static void stop_at_every_move(fx *f, int sig)
         stopped += status == 130;
         left l;
         what_is_left(f, &l);
-        scenario_script(&f->js, 1000, -1, 0);
+        stop_script(&f->js, per_shape, 1000);
         run_expect(f, &f->js, "last", NULL, 0);
         result got;
         load(f, &got);
@@ -1408,12 +1465,19 @@ static void stop_at_every_move(fx *f, int sig)
 
 static void resume_at_every_state(void **state)
 {
-    stop_at_every_move(*state, 0);
+    stop_at_every_move(*state, 0, 0);
 }
 
 static void interrupted_at_every_move(void **state)
 {
-    stop_at_every_move(*state, SIGINT);
+    stop_at_every_move(*state, SIGINT, 0);
+}
+
+/* The same for --objective per-shape: the incumbents rebuilt from the
+ * stored keeps give the reference's decisions after a stop anywhere. */
+static void per_shape_resume_at_every_move(void **state)
+{
+    stop_at_every_move(*state, 0, 1);
 }
 
 /* The time budget runs out during each judgement of the reference run in
@@ -1488,6 +1552,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(interrupted_and_resumed, setup, teardown),
         cmocka_unit_test_setup_teardown(resume_at_every_state, setup, teardown),
         cmocka_unit_test_setup_teardown(interrupted_at_every_move, setup, teardown),
+        cmocka_unit_test_setup_teardown(per_shape_resume_at_every_move, setup, teardown),
         cmocka_unit_test_setup_teardown(deadline_at_every_judgement, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
