@@ -15,6 +15,8 @@ typedef struct kiln_cpu_timers {
                                  over a call of no library, one per pair */
     const double *prep_cpu;   /* the same, its scribbling round trip, one per pair
                                  (NULL: none measured) */
+    const double *cand_null_cpu;   /* the candidate's worker over a call of no
+                                      library, one per pair (NULL: none measured) */
     const double *cand;       /* what the candidate's worker reported per call */
     int n;                    /* pairs */
     double cand_between_ns;   /* CPU charged to the candidate's worker while
