@@ -5,7 +5,10 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <cjson/cJSON.h>
 
 #include "suggest.h"
 #include "worker_io.h"   /* kiln_mono_ns */
@@ -63,4 +66,17 @@ void kiln_live_line(uint64_t t0_ns, const char *what, const char *fmt, ...)
 void kiln_live_clear(void)
 {
     fputs("\r\033[K", stderr);
+}
+
+int kiln_print_json(const char *cmd, cJSON *o)
+{
+    char *line = o ? cJSON_PrintUnformatted(o) : NULL;
+    cJSON_Delete(o);
+    if (!line) {
+        fprintf(stderr, "kiln %s: out of memory writing JSON\n", cmd);
+        return -1;
+    }
+    puts(line);
+    free(line);
+    return 0;
 }

@@ -45,4 +45,72 @@ done
 "$KILN" task show rmsnorm | grep -qF "  $SIG;" || problem "kiln task show rmsnorm has another prototype"
 end "a wrong signature: exit 1, the task's prototype beside the compiler's error"
 
+# 3. --json: one JSON object (one a line for task list), and "t" in every search event
+# valid_json WHAT FILE [lines]: FILE is one JSON object (or, with "lines", one a line).
+valid_json() {
+    python3 -c '
+import json, sys
+text = open(sys.argv[1]).read()
+docs = [json.loads(l) for l in text.splitlines()] if len(sys.argv) > 2 else [json.loads(text)]
+assert docs and all(isinstance(d, dict) for d in docs), "not objects"
+' "$2" ${3:+lines} 2>"$tmp/json.err" || problem "$1: not valid JSON: $(tail -1 "$tmp/json.err"): $(head -c 300 "$2")"
+}
+begin
+"$KILN" search rmsnorm --workspace "$tmp/ws3" --iterations 1 --timing-ms 100 --no-daemon --json \
+    >"$tmp/search.jsonl" 2>"$tmp/search.err" </dev/null || problem "search: $(head -c 400 "$tmp/search.err")"
+valid_json "search --json" "$tmp/search.jsonl" lines
+python3 -c '
+import json, sys, time
+events = [json.loads(l) for l in open(sys.argv[1])]
+now = time.time()
+for e in events:
+    t = e.get("t")
+    assert isinstance(t, (int, float)) and not isinstance(t, bool), "event %s: t is %r" % (e.get("event"), t)
+    assert now - 600 < t <= now + 1, "event %s: t %r is not now" % (e.get("event"), t)
+    assert abs(t * 1000 - round(t * 1000)) < 1e-3, "t %r is not to the millisecond" % t
+ts = [e["t"] for e in events]
+assert ts == sorted(ts), "t goes back: %r" % ts
+assert events[0]["event"] == "run" and events[-1]["event"] == "summary", [e["event"] for e in events]
+' "$tmp/search.jsonl" 2>"$tmp/t.err" || problem "search events: $(tail -1 "$tmp/t.err")"
+
+"$KILN" status --workspace "$tmp/ws3" --json >"$tmp/status.json" 2>"$tmp/status.err" ||
+    problem "status --json: $(head -c 300 "$tmp/status.err")"
+valid_json "status --json" "$tmp/status.json"
+[ "$(json_get status "$tmp/status.json")" = done ] || problem "status: $(head -c 300 "$tmp/status.json")"
+[ "$(json_get kept "$tmp/status.json")" = "$(json_get kept_candidates.# "$tmp/status.json")" ] ||
+    problem "status: kept and kept_candidates disagree"
+json_get best.commit "$tmp/status.json" | grep -qE '^[0-9a-f]{40}$' || problem "status: no best commit"
+[ "$(json_get holder "$tmp/status.json")" = null ] || problem "status: a holder after the run"
+
+"$KILN" export --task rmsnorm -o "$tmp/exp" --workspace "$tmp/ws3" --json >"$tmp/export.json" 2>"$tmp/export.err" ||
+    problem "export --json: $(head -c 300 "$tmp/export.err")"
+valid_json "export --json" "$tmp/export.json"
+json_get 'files[]' "$tmp/export.json" | grep -qx decisions.json || problem "export: files lacks decisions.json"
+[ "$(json_get files.# "$tmp/export.json")" = "$(ls "$tmp/exp" | wc -l)" ] || problem "export: files is not DIR's"
+[ "$(json_get best.kernel "$tmp/export.json")" = rmsnorm_k1 ] || problem "export: $(head -c 300 "$tmp/export.json")"
+
+"$KILN" doctor --json >"$tmp/doctor.json" 2>&1
+rc=$?
+[ $rc -le 1 ] || problem "doctor --json: exit $rc"
+valid_json "doctor --json" "$tmp/doctor.json"
+[ "$(json_get checks.0.check "$tmp/doctor.json")" = build ] || problem "doctor: $(head -c 300 "$tmp/doctor.json")"
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+bad = [c for c in d["checks"] if not c["ok"]]
+assert d["problems"] == len(bad) and d["ok"] == (not bad), "problems %r, failed checks %r" % (d["problems"], bad)
+assert all((c["fix"] is None) == c["ok"] for c in d["checks"]), "a fix on a passed check, or none on a failed one"
+assert sys.argv[2] == ("1" if bad else "0"), "exit " + sys.argv[2]
+' "$tmp/doctor.json" $rc 2>"$tmp/d.err" || problem "doctor: $(tail -1 "$tmp/d.err")"
+
+"$KILN" task list --json >"$tmp/tasks.jsonl" 2>&1 || problem "task list --json: $(head -c 300 "$tmp/tasks.jsonl")"
+valid_json "task list --json" "$tmp/tasks.jsonl" lines
+[ "$(wc -l <"$tmp/tasks.jsonl")" = "$("$KILN" task list | wc -l)" ] || problem "task list: --json has another count"
+grep -q '"name":"rmsnorm".*"cpu_dtypes":\["f32"\]' "$tmp/tasks.jsonl" || problem "task list: no rmsnorm f32"
+for c in status export doctor "task list"; do
+    # shellcheck disable=SC2086
+    "$KILN" $c --help | grep -q -- --json || problem "kiln $c --help does not document --json"
+done
+end "--json: search events carry t (epoch seconds, ms); status, export, doctor and task list print valid JSON"
+
 t_done
