@@ -113,4 +113,58 @@ for c in status export doctor "task list"; do
 done
 end "--json: search events carry t (epoch seconds, ms); status, export, doctor and task list print valid JSON"
 
+# 4. a workspace kiln cannot write is not "in use"; one whose lock is held is.
+# Root writes through chmod, so the read-only copy is a read-only bind mount
+# in a mount namespace of its own (gone with the command; nothing to undo);
+# elsewhere, chmod.
+ro=$tmp/ro
+mkdir -p "$ro"
+# search_in WS ARGS...: kiln search rmsnorm in WS, stdout and stderr in $tmp/ro.out.
+search_in() {
+    local ws=$1
+    shift
+    "$KILN" search rmsnorm --workspace "$ws" --iterations 1 --no-daemon "$@" >"$tmp/ro.out" 2>&1 </dev/null
+}
+begin
+if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
+    unshare -m bash -c 'mount --bind "$1" "$2" && mount -o remount,bind,ro "$2" || exit 99
+        shift 2; exec "$@"' _ "$tmp/ws3" "$ro" \
+        "$KILN" search rmsnorm --workspace "$ro" --iterations 1 --no-daemon >"$tmp/ro.out" 2>&1 </dev/null
+    rc=$?
+    how="a read-only bind mount"
+elif [ "$(id -u)" != 0 ]; then
+    cp -a "$tmp/ws3/." "$ro/" && chmod -R a-w "$ro"
+    search_in "$ro"
+    rc=$?
+    how="chmod -R a-w"
+else
+    rc=99
+fi
+if [ $rc = 99 ]; then
+    skip "a read-only workspace (root, and no mount namespace to bind one read-only in)"
+else
+    [ $rc -eq 2 ] || problem "$how: exit $rc, expected 2: $(head -c 400 "$tmp/ro.out")"
+    grep -qF "kiln search: the workspace $ro is not writable ($ro/.kiln/lock: " "$tmp/ro.out" ||
+        problem "$how: $(head -c 400 "$tmp/ro.out")"
+    grep -qF "make it writable or choose another --workspace" "$tmp/ro.out" ||
+        problem "$how: no way out: $(head -c 400 "$tmp/ro.out")"
+    grep -q "another kiln search" "$tmp/ro.out" && problem "$how: still says another search"
+    end "a read-only workspace ($how): exit 2, not writable, the path and the way out"
+fi
+chmod -R u+w "$ro" 2>/dev/null
+
+begin
+flock "$tmp/ws3/.kiln/lock" sleep 60 &
+holder=$!
+t_bg $holder
+for _ in $(seq 50); do flock -n "$tmp/ws3/.kiln/lock" true || break; sleep 0.1; done
+search_in "$tmp/ws3"
+rc=$?
+[ $rc -eq 2 ] || problem "held: exit $rc, expected 2: $(head -c 400 "$tmp/ro.out")"
+grep -qF "another kiln search is using the workspace $tmp/ws3" "$tmp/ro.out" ||
+    problem "held: $(head -c 400 "$tmp/ro.out")"
+kill "$holder" 2>/dev/null
+wait "$holder" 2>/dev/null
+end "a workspace whose lock is held: another kiln search is using it"
+
 t_done
