@@ -344,9 +344,11 @@ static int start_not_compiled(search *s, const kiln_draft *d, kiln_error *err)
      * (a missing function, a compiler limit). */
     const char *why = d->c.reason;
     int plain = strcmp(why, "the candidate does not compile") == 0 || !*why;
-    return kiln_bad_input(err, "the start kernel %s does not compile%s%s%s%s%.*s", file,
-                          plain ? "" : " (", plain ? "" : why, plain ? "" : ")",
-                          n ? "\nthe compiler said:\n" : "", n, log);
+    int cut = end[strspn(end, "\n")] != '\0';
+    return kiln_bad_input(err, "the start kernel %s does not compile%s%s%s%.*s%s", file,
+                          plain ? "" : ": ", plain ? "" : why,
+                          n ? cut ? "\nthe compiler said (its first 20 lines):\n" : "\nthe compiler said:\n" : "",
+                          n, log, cut ? "\n[...]" : "");
 }
 
 /* Measured against the task's baseline (the start rule); a kernel that

@@ -27,7 +27,19 @@ grep -qE "source.c:2:[0-9]+: error:" "$tmp/s1.err" ||
     problem "the compiler's error line is missing: $(head -c 600 "$tmp/s1.err")"
 grep -qF "failed (the start kernel $tmp/bad.c does not compile)" "$tmp/s1.out" ||
     problem "the summary's line: $(grep failed "$tmp/s1.out")"
-end "a --from kernel that does not compile: exit 2, the file named, the compiler's lines shown"
+grep -qF "fix the start kernel, then start a new run" "$tmp/s1.out" ||
+    problem "the summary offers no way on: $(tail -3 "$tmp/s1.out")"
+grep -q "resume with" "$tmp/s1.out" && problem "a run that would fail the same compile is offered a resume"
+# Many errors: the first 20 lines of the compiler's, no more.
+for i in $(seq 40); do echo "int e$i = undeclared$i;"; done >"$tmp/many.c"
+"$KILN" search rmsnorm --from "$tmp/many.c" --workspace "$tmp/ws2" --iterations 1 --no-daemon \
+    >/dev/null 2>"$tmp/s2.err" </dev/null
+rc=$?
+[ $rc -eq 2 ] || problem "many errors: exit $rc, expected 2"
+n=$(sed -n '/^the compiler said (its first 20 lines):$/,/^\[\.\.\.\]$/p' "$tmp/s2.err" | wc -l)
+[ "$n" -ge 12 ] && [ "$n" -le 22 ] || problem "many errors: $((n - 2)) lines of the compiler's, expected 10 to 20"
+grep -qF "undeclared1'" "$tmp/s2.err" || problem "many errors: not the first: $(head -c 300 "$tmp/s2.err")"
+end "a --from kernel that does not compile: exit 2, the file named, the compiler's first lines shown"
 
 # 2. a candidate with the wrong signature (an extra parameter; wrong types)
 sed 's/float eps)/float eps, int extra)/' "$STARTER" >"$tmp/extra.c"
