@@ -333,7 +333,11 @@ static const char *compile_log(const kiln_draft *d)
  * lines so there is something to fix. */
 static int start_not_compiled(search *s, const kiln_draft *d, kiln_error *err)
 {
-    const char *file = s->run.from_path[0] ? s->run.from_path : "the task's starter kernel";
+    /* As search_setup.c chose it: --from (or the tunable kernel), except
+     * for replay, whose --from is the directory of candidates to come. */
+    int from_file = s->run.from_path[0] && strcmp(s->run.agent, "replay") != 0;
+    const char *file = from_file ? s->run.from_path
+                       : s->backend == KILN_BACKEND_CUDA ? s->task.starter_cuda : s->task.baseline_cpu;
     const char *log = compile_log(d), *end = log;
     for (int lines = 0; *end && lines < 20; lines++)
         end += strcspn(end, "\n") + (end[strcspn(end, "\n")] == '\n');
