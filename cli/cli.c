@@ -5,8 +5,11 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <cjson/cJSON.h>
 
 #include "live_width.h"
 #include "suggest.h"
@@ -69,4 +72,17 @@ void kiln_live_line(uint64_t t0_ns, const char *what, const char *fmt, ...)
 void kiln_live_clear(void)
 {
     fputs("\r\033[K", stderr);
+}
+
+int kiln_print_json(const char *cmd, cJSON *o)
+{
+    char *line = o ? cJSON_PrintUnformatted(o) : NULL;
+    cJSON_Delete(o);
+    if (!line) {
+        fprintf(stderr, "kiln %s: out of memory writing JSON\n", cmd);
+        return -1;
+    }
+    puts(line);
+    free(line);
+    return 0;
 }

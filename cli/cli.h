@@ -47,4 +47,9 @@ void kiln_live_line(uint64_t t0_ns, const char *what, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void kiln_live_clear(void);
 
+/* --json output: o as one line of JSON on stdout, then o freed. 0, or -1
+ * (said on stderr, naming cmd) when it could not be printed. */
+struct cJSON;
+int kiln_print_json(const char *cmd, struct cJSON *o);
+
 #endif

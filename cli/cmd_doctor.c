@@ -3,6 +3,7 @@
  * (socket, version, binary identity), the GPU (driver, NVRTC, CUPTI through
  * the CUDA worker's probe), the sandbox (Landlock, seccomp), disk space,
  * and the configured model servers. Exit 0 when nothing needs fixing. */
+#include <cjson/cJSON.h>
 #include <curl/curl.h>
 #include <linux/landlock.h>
 #include <stdio.h>
@@ -19,30 +20,53 @@
 #include "paths.h"
 
 static const char usage[] =
-    "usage: kiln doctor [--socket ADDR]\n"
+    "usage: kiln doctor [--socket ADDR] [--json]\n"
     "\n"
     "Check the build, the verifier daemon (socket, version, build identity), the GPU\n"
     "(driver, NVRTC, CUPTI), Landlock and seccomp, disk space and the configured model\n"
     "servers; print one line each, with the fix for anything wrong.\n"
     "\n"
+    "--json prints one JSON object instead: ok (true when nothing needs fixing),\n"
+    "problems (how many) and checks, a list of {check, ok, message, fix} (fix is\n"
+    "null for a check that passed).\n"    "\n"
     "Exit status: 0 all fine, 1 something needs fixing, 2 bad usage.\n";
 
 typedef struct doctor {
     int problems;
+    cJSON *checks;              /* --json: the checks so far; NULL: print each line */
 } doctor;
+
+/* One check's outcome, for --json. */
+static void add_check(doctor *d, const char *what, const char *message, const char *remedy)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "check", what);
+    cJSON_AddBoolToObject(o, "ok", remedy == NULL);
+    cJSON_AddStringToObject(o, "message", message);
+    if (remedy)
+        cJSON_AddStringToObject(o, "fix", remedy);
+    else
+        cJSON_AddNullToObject(o, "fix");
+    cJSON_AddItemToArray(d->checks, o);
+}
 
 static void ok(doctor *d, const char *what, const char *fmt, const char *detail)
 {
-    (void)d;
-    printf("ok    %-10s ", what);
-    printf(fmt, detail ? detail : "");
-    putchar('\n');
+    char line[4600];
+    snprintf(line, sizeof line, fmt, detail ? detail : "");   /* fmt: this file's, one %s */
+    if (d->checks)
+        add_check(d, what, line, NULL);
+    else
+        printf("ok    %-10s %s\n", what, line);
 }
 
 static void fix(doctor *d, const char *what, const char *problem, const char *remedy)
 {
     d->problems++;
-    printf("FIX   %-10s %s\n      %-10s fix: %s\n", what, problem, "", remedy);
+    if (d->checks)
+        add_check(d, what, problem, remedy);
+    else
+        printf("FIX   %-10s %s\n      %-10s fix: %s\n", what, problem, "", remedy);
 }
 
 /* The directory part of path (in a static buffer). */
@@ -201,12 +225,15 @@ static void check_model(doctor *d, const char *name, const char *url_env, const 
 int kiln_cmd_doctor(int argc, char **argv)
 {
     const char *sock = NULL;
+    int json = 0;
     for (int i = 1; i < argc; i++) {
         int missing = 0;
         const char *v;
         if (kiln_is_help(argv[i])) {
             fputs(usage, stdout);
             return KILN_EXIT_OK;
+        } else if (strcmp(argv[i], "--json") == 0) {
+            json = 1;
         } else if ((v = kiln_flag_value(argc, argv, &i, "--socket", &missing))) {
             sock = v;
         } else {
@@ -215,7 +242,7 @@ int kiln_cmd_doctor(int argc, char **argv)
             return KILN_EXIT_BAD_INPUT;
         }
     }
-    doctor d = {0};
+    doctor d = {.checks = json ? cJSON_CreateArray() : NULL};
     char state[4300];
     kiln_error err;
     check_build(&d);
@@ -227,6 +254,15 @@ int kiln_cmd_doctor(int argc, char **argv)
     check_disk(&d, "the current directory (kiln-work)", ".");
     check_model(&d, "openai", "OPENAI_BASE_URL", "OPENAI_API_KEY");
     check_model(&d, "anthropic", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY");
-    printf("%s\n", d.problems ? "something needs fixing (see FIX above)" : "all fine");
+    if (!json) {
+        printf("%s\n", d.problems ? "something needs fixing (see FIX above)" : "all fine");
+        return d.problems ? KILN_EXIT_FAIL : KILN_EXIT_OK;
+    }
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddBoolToObject(o, "ok", d.problems == 0);
+    cJSON_AddNumberToObject(o, "problems", d.problems);
+    cJSON_AddItemToObject(o, "checks", d.checks);
+    if (kiln_print_json("doctor", o) < 0)
+        return KILN_EXIT_INTERNAL;
     return d.problems ? KILN_EXIT_FAIL : KILN_EXIT_OK;
 }

@@ -23,6 +23,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "cli.h"
 #include "export.h"
 #include "fileutil.h"
@@ -49,6 +51,11 @@ static const char usage[] =
     "  --dtype T          dtype (default: the task's first for the backend)\n"
     "  --workspace DIR    the workspace (default ./kiln-work)\n"
     "  --force            replace files of an earlier export in DIR\n"
+    "  --json             print one JSON object instead of the summary: dir, task,\n"
+    "                     backend, dtype, files (DIR's, sorted), shapes (each shape's\n"
+    "                     dims, kernel, speedup against the baseline or null where\n"
+    "                     not measured, and pooled), fallback and best ({kernel,\n"
+    "                     geomean}); the choices and why stay in decisions.json\n"
     "\n"
     "Exit status: 0 written, 2 bad input (nothing to export, DIR in use), 3 internal error.\n";
 
@@ -72,6 +79,8 @@ static int parse(int argc, char **argv, export_opts *o)
             return fprintf(stderr, "kiln export: %s needs a value\n", argv[i]), -1;
         if (strcmp(argv[i], "--force") == 0)
             o->force = 1;
+        else if (strcmp(argv[i], "--json") == 0)
+            o->json = 1;
         else
             return kiln_unexpected("export", argv[i], usage);
     }
@@ -749,6 +758,70 @@ static void print_summary(const ex *x)
     }
 }
 
+/* ---- --json: the summary as one object -------------------------------------------------- */
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The files in DIR once written, sorted (DIR held none but an earlier
+ * export's: prepare_dir refuses others). */
+static cJSON *files_json(const char *dir)
+{
+    cJSON *a = cJSON_CreateArray();
+    DIR *d = opendir(dir);
+    char *names[512];
+    int n = 0;
+    for (struct dirent *e; d && n < 512 && (e = readdir(d)) != NULL;)
+        if (e->d_name[0] != '.' && (names[n] = strdup(e->d_name)) != NULL)
+            n++;
+    if (d)
+        closedir(d);
+    qsort(names, (size_t)n, sizeof *names, by_name);
+    for (int i = 0; i < n; i++) {
+        cJSON_AddItemToArray(a, cJSON_CreateString(names[i]));
+        free(names[i]);
+    }
+    return a;
+}
+
+static cJSON *pick_json(const ex *x, int k)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "kernel", x->k[k].name);
+    cJSON_AddNumberToObject(o, "geomean", x->k[k].geomean);
+    return o;
+}
+
+static cJSON *summary_json(const ex *x)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "dir", x->o->out);
+    cJSON_AddStringToObject(o, "task", x->task->name);
+    cJSON_AddStringToObject(o, "backend", x->cuda ? "cuda" : "cpu");
+    cJSON_AddStringToObject(o, "dtype", kiln_dtype_name(x->dt));
+    cJSON_AddItemToObject(o, "files", files_json(x->o->out));
+    cJSON *shapes = cJSON_AddArrayToObject(o, "shapes");
+    for (int c = 0; c < x->nc; c++) {
+        char dims[256];
+        kiln_shape_format(x->task, &x->c[c].shape, dims, sizeof dims);
+        int w = x->c[c].winner;
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "dims", dims);
+        cJSON_AddStringToObject(e, "kernel", x->k[w < 0 ? x->fallback : x->m[w].kernel].name);
+        if (w < 0)
+            cJSON_AddNullToObject(e, "speedup");
+        else
+            cJSON_AddNumberToObject(e, "speedup", kiln_ex_speedup_at(x, w, &x->c[c].shape));
+        cJSON_AddBoolToObject(e, "pooled", w >= 0 && kiln_ex_confirmed_at(x, w, &x->c[c].shape));
+        cJSON_AddItemToArray(shapes, e);
+    }
+    cJSON_AddItemToObject(o, "fallback", pick_json(x, x->fallback));
+    cJSON_AddItemToObject(o, "best", pick_json(x, x->best));
+    return o;
+}
+
 /* ---- entry ------------------------------------------------------------------------------ */
 
 static int setup(ex *x, kiln_error *err)
@@ -815,9 +888,11 @@ int kiln_cmd_export(int argc, char **argv)
         name_kernels(x);
         rc = write_all(x, &err);
     }
-    if (rc == 0)
+    if (rc == 0 && o.json && kiln_print_json("export", summary_json(x)) < 0)
+        rc = -1, err.kind = KILN_ERR_INTERNAL;   /* said on stderr */
+    else if (rc == 0 && !o.json)
         print_summary(x);
-    else
+    else if (rc != 0)
         fprintf(stderr, "kiln export: %s\n", err.msg);
     kiln_db_close(db);
     teardown(x);

@@ -12,22 +12,33 @@
 #include "shares.h"
 
 static const char usage[] =
-    "usage: kiln status [RUN] [--workspace DIR]\n"
+    "usage: kiln status [RUN] [--workspace DIR] [--json]\n"
     "\n"
     "Print the essentials of the latest run (or RUN): progress, the best kernel per\n"
     "shape, each kept candidate's geomean with its interval and why it was kept,\n"
     "the archive's cells and the best's lineage, verdicts per hour of each verifier\n"
     "(kilnd endpoint), rejections by stage and reason, lessons, tokens and time.\n"
     "\n"
+    "--json prints one JSON object instead: run, status (as recorded), shown (as\n"
+    "the text says it: running, interrupted, ...), resumable, task, backend, dtype,\n"
+    "group, agent, model, started_at (ISO 8601), iterations_done, candidates,\n"
+    "kept, best (null, or its number, commit, geomean with lo and hi, per-shape\n"
+    "times), kept_candidates, rejected, tokens, seconds_used and holder (null, or\n"
+    "the pid and run holding the workspace's lock).\n"
+    "\n"
     "Exit status: 0 ok, 2 bad input (no workspace or run), 3 internal error.\n";
 
-static int parse(int argc, char **argv, const char **workspace, const char **run)
+static int parse(int argc, char **argv, const char **workspace, const char **run, int *json)
 {
     for (int i = 1; i < argc; i++) {
         int miss = 0;
         const char *v;
         if (kiln_is_help(argv[i]))
             return fputs(usage, stdout), 1;
+        if (strcmp(argv[i], "--json") == 0) {
+            *json = 1;
+            continue;
+        }
         if ((v = kiln_flag_value(argc, argv, &i, "--workspace", &miss)))
             *workspace = v;
         else if (miss)
@@ -275,10 +286,134 @@ static void print_rest(sqlite3 *db, const kiln_rv_run *r)
     print_shares(r);
 }
 
+/* ---- --json: the same essentials as one object ------------------------------ */
+
+static cJSON *best_json(const kiln_rv_run *r)
+{
+    if (r->best < 0 || !r->best_record)
+        return cJSON_CreateNull();
+    const kiln_rv_cand *b = &r->c[r->best];
+    const kiln_verdict *v = r->best_record;
+    kiln_interval g;
+    kiln_geomean_interval(v, &g);
+    cJSON *o = cJSON_CreateObject(), *shapes = cJSON_AddArrayToObject(o, "shapes");
+    cJSON_AddNumberToObject(o, "n", b->n);
+    cJSON_AddStringToObject(o, "commit", b->commit);
+    cJSON_AddNumberToObject(o, "geomean", kiln_rv_fin(v->geomean_speedup));
+    cJSON_AddNumberToObject(o, "lo", kiln_rv_fin(g.lo));
+    cJSON_AddNumberToObject(o, "hi", kiln_rv_fin(g.hi));
+    cJSON_AddNumberToObject(o, "min_speedup", kiln_rv_fin(v->min_speedup));
+    cJSON_AddNumberToObject(o, "roofline", kiln_rv_fin(v->median_roofline));
+    cJSON_AddBoolToObject(o, "pooled", r->best_pooled);
+    cJSON_AddStringToObject(o, "hypothesis", b->hypothesis);
+    for (int i = 0; i < v->nresults; i++) {
+        const kiln_shape_result *sr = &v->results[i];
+        if (!sr->timed)
+            continue;
+        char dims[128];
+        kiln_verdict_dims(v, sr, dims, sizeof dims);
+        kiln_interval x = kiln_shape_interval(sr);
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "id", sr->id);
+        cJSON_AddStringToObject(e, "dims", dims);
+        cJSON_AddNumberToObject(e, "candidate_ns", kiln_rv_fin(sr->cand.median_ns));
+        cJSON_AddNumberToObject(e, "baseline_ns", kiln_rv_fin(sr->base.median_ns));
+        cJSON_AddNumberToObject(e, "speedup", kiln_rv_fin(sr->speedup));
+        cJSON_AddNumberToObject(e, "lo", kiln_rv_fin(x.lo));
+        cJSON_AddNumberToObject(e, "hi", kiln_rv_fin(x.hi));
+        cJSON_AddNumberToObject(e, "roofline", kiln_rv_fin(sr->roofline_fraction));
+        cJSON_AddItemToArray(shapes, e);
+    }
+    return o;
+}
+
+/* Each kept candidate after the start: the claim it was kept on (against
+ * its parent, pooled with the re-time when there was one), against the
+ * task's baseline, and why. */
+static cJSON *kept_json(const kiln_rv_run *r)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < r->nc; i++) {
+        const kiln_rv_cand *c = &r->c[i];
+        if (!c->kept || c->n == 0)
+            continue;
+        int pooled = c->pooled_speedup > 0;
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "n", c->n);
+        cJSON_AddStringToObject(o, "commit", c->commit);
+        cJSON_AddNumberToObject(o, "vs_parent", kiln_rv_fin(pooled ? c->pooled_speedup : c->speedup));
+        cJSON_AddNumberToObject(o, "vs_parent_lo", kiln_rv_fin(pooled ? c->pooled_lo : c->speedup_lo));
+        cJSON_AddNumberToObject(o, "vs_parent_hi", kiln_rv_fin(pooled ? c->pooled_hi : c->speedup_hi));
+        cJSON_AddNumberToObject(o, "vs_baseline", kiln_rv_fin(c->speedup_vs_baseline));
+        cJSON_AddStringToObject(o, "why", c->why);
+        cJSON_AddItemToArray(a, o);
+    }
+    return a;
+}
+
+static cJSON *rest_json(const kiln_rv_run *r, cJSON *o)
+{
+    kiln_rv_reject rej[64];
+    int n = kiln_rv_rejections(r, rej, 64);
+    cJSON *a = cJSON_AddArrayToObject(o, "rejected"), *t = cJSON_AddObjectToObject(o, "tokens");
+    for (int i = 0; i < n; i++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "stage", rej[i].stage);
+        cJSON_AddStringToObject(e, "code", rej[i].code);
+        cJSON_AddNumberToObject(e, "count", rej[i].count);
+        cJSON_AddItemToArray(a, e);
+    }
+    cJSON_AddNumberToObject(t, "prompt", (double)r->prompt_tokens);
+    cJSON_AddNumberToObject(t, "answer", (double)r->completion_tokens);
+    cJSON_AddNumberToObject(t, "calls", r->llm_calls);
+    cJSON_AddNumberToObject(t, "failed", r->llm_failed);
+    cJSON_AddNumberToObject(o, "seconds_used", r->run.seconds_used);
+    cJSON_AddNumberToObject(o, "budget_seconds", r->run.budget_seconds);
+    return o;
+}
+
+static cJSON *status_json(const char *workspace, const kiln_rv_run *r)
+{
+    const kiln_run *u = &r->run;
+    char start[32], shown[160], pid[32], run[96];
+    kiln_rv_fmt_date(r->started_at, start, sizeof start);
+    int resumable = liveness(workspace, u, shown, sizeof shown), kept = 0;
+    for (int i = 0; i < r->nc; i++)
+        kept += r->c[i].kept && r->c[i].n > 0;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "run", u->id);
+    cJSON_AddStringToObject(o, "status", u->status);
+    cJSON_AddStringToObject(o, "shown", shown);
+    cJSON_AddBoolToObject(o, "resumable", resumable);
+    cJSON_AddStringToObject(o, "task", u->task);
+    cJSON_AddStringToObject(o, "backend", u->backend);
+    cJSON_AddStringToObject(o, "dtype", u->dtype);
+    cJSON_AddStringToObject(o, "group", u->grp);
+    cJSON_AddStringToObject(o, "agent", u->agent);
+    cJSON_AddStringToObject(o, "model", u->model);
+    cJSON_AddStringToObject(o, "started_at", start);
+    cJSON_AddNumberToObject(o, "iterations_done", u->iterations_done);
+    cJSON_AddNumberToObject(o, "budget_iterations", u->budget_iterations);
+    cJSON_AddNumberToObject(o, "candidates", r->nc);
+    cJSON_AddNumberToObject(o, "kept", kept);
+    cJSON_AddItemToObject(o, "best", best_json(r));
+    cJSON_AddItemToObject(o, "kept_candidates", kept_json(r));
+    rest_json(r, o);
+    if (holder(workspace, pid, run)) {
+        cJSON *h = cJSON_AddObjectToObject(o, "holder");
+        cJSON_AddStringToObject(h, "pid", pid);
+        cJSON_AddStringToObject(h, "run", run);
+    } else {
+        cJSON_AddNullToObject(o, "holder");
+    }
+    return o;
+}
+
 int kiln_cmd_status(int argc, char **argv)
 {
     const char *workspace = "kiln-work", *run = NULL;
-    int rc = parse(argc, argv, &workspace, &run);
+    int json = 0;
+    int rc = parse(argc, argv, &workspace, &run, &json);
     if (rc != 0)
         return rc > 0 ? KILN_EXIT_OK : KILN_EXIT_BAD_INPUT;
     kiln_error err = {0};
@@ -292,7 +427,10 @@ int kiln_cmd_status(int argc, char **argv)
         rc = kiln_rv_run_ids(db, run, NULL, &ids, &nids, &err);
     if (rc == 0)
         rc = kiln_rv_run_load(db, ids[0], &r, &err);
-    if (rc == 0) {
+    if (rc == 0 && json) {
+        rc = kiln_print_json("status", status_json(workspace, &r)) < 0
+                 ? kiln_fail(&err, "out of memory") : 0;
+    } else if (rc == 0) {
         print_header(workspace, &r);
         print_best(&r);
         print_kept(&r);

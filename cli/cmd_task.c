@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "fileutil.h"
 #include "cli.h"
 #include "task_describe.h"
@@ -15,7 +17,7 @@
 
 static const char usage[] =
     "usage: kiln task show NAME|DIR [--backend cpu|cuda] [--dtype T]\n"
-    "       kiln task list\n"
+    "       kiln task list [--json]\n"
     "       kiln task new NAME --from TASK [--dir DIR]\n"
     "\n"
     "show prints the task's description, what a candidate must provide (for the\n"
@@ -24,6 +26,10 @@ static const char usage[] =
     "manifest), the argument list and the visible shapes of each group of that\n"
     "backend (a task may give CUDA groups of its own, sized for a GPU). Tasks are\n"
     "looked up in $KILN_TASKS, then in the built-in tasks directory.\n"
+    "\n"
+    "list prints each task's name and description; with --json one JSON object a\n"
+    "line: name, description, dir, cpu_dtypes and cuda_dtypes (lists, empty for a\n"
+    "backend the task does not have).\n"
     "\n"
     "new copies task TASK to DIR/NAME (without --dir: $KILN_TASKS/NAME when\n"
     "KILN_TASKS is set, else ./tasks/NAME) with the name NAME, so its runs,\n"
@@ -79,8 +85,29 @@ static int show(const char *name, const char *backend, const char *dtype)
     return rc;
 }
 
-static int list(void)
+static cJSON *dtypes_json(const kiln_dtype *dt, int n)
 {
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; a && i < n; i++)
+        cJSON_AddItemToArray(a, cJSON_CreateString(kiln_dtype_name(dt[i])));
+    return a;
+}
+
+/* A task in `task list --json`: what the text line says, and the backends. */
+static cJSON *task_json(const kiln_task *t)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", t->name);
+    cJSON_AddStringToObject(o, "description", t->description);
+    cJSON_AddStringToObject(o, "dir", t->dir);
+    cJSON_AddItemToObject(o, "cpu_dtypes", dtypes_json(t->cpu_dtypes, t->ncpu_dtypes));
+    cJSON_AddItemToObject(o, "cuda_dtypes", dtypes_json(t->cuda_dtypes, t->ncuda_dtypes));
+    return o;
+}
+
+static int list(int json)
+{
+    int rc = KILN_EXIT_OK;
     const char *dir = getenv("KILN_TASKS");
     if (!dir || !*dir)
         dir = KILN_TASKS_DIR;
@@ -102,12 +129,16 @@ static int list(void)
         char path[4096];
         kiln_error err;
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (kiln_task_load(path, t, &err) == 0)
+        if (kiln_task_load(path, t, &err) < 0)
+            continue;
+        if (!json)
             printf("%-12s %.100s\n", t->name, t->description);
+        else if (kiln_print_json("task list", task_json(t)) < 0)
+            rc = KILN_EXIT_INTERNAL;
     }
     free(t);
     closedir(d);
-    return KILN_EXIT_OK;
+    return rc;
 }
 
 /* `kiln task new NAME --from TASK [--dir DIR]` */
@@ -146,15 +177,20 @@ int kiln_cmd_task(int argc, char **argv)
         return argc < 2 ? KILN_EXIT_BAD_INPUT : KILN_EXIT_OK;
     }
     if (strcmp(argv[1], "list") == 0) {
+        int json = 0;
         for (int i = 2; i < argc; i++) {
             if (kiln_is_help(argv[i])) {
                 fputs(usage, stdout);
                 return KILN_EXIT_OK;
             }
+            if (strcmp(argv[i], "--json") == 0) {
+                json = 1;
+                continue;
+            }
             kiln_unexpected("task list", argv[i], usage);
             return KILN_EXIT_BAD_INPUT;
         }
-        return list();
+        return list(json);
     }
     if (strcmp(argv[1], "new") == 0)
         return cmd_new(argc, argv);

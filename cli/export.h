@@ -15,6 +15,7 @@
 typedef struct export_opts {
     const char *task, *out, *backend, *dtype, *workspace;
     int force;
+    int json;                   /* --json: the summary as one JSON object */
 } export_opts;
 
 /* One kept candidate's verdicts against the task's baseline: its record

@@ -352,6 +352,46 @@ static int start_unverified(search *s, kiln_error *err)
     return kiln_error_as(err, KILN_ERR_RESOURCE);
 }
 
+/* The compiler's messages in the verdict that failed at compile (its
+ * feedback, past the "fail at stage compile: " the verifier puts first). */
+static const char *compile_log(const kiln_draft *d)
+{
+    const kiln_verdict *v = d->vs_baseline;
+    for (int k = 0; k < KILN_NJUDGEMENTS && !(v && strcmp(v->stage, "compile") == 0); k++)
+        v = d->v[k];
+    if (!v || strcmp(v->stage, "compile") != 0)
+        return "";
+    const char *log = v->feedback, *colon = strstr(log, "compile: ");
+    return colon && strncmp(log, "fail at stage", 13) == 0 ? colon + 9 : log;
+}
+
+/* A start kernel that does not compile is the user's file (or the task's),
+ * not kiln's fault: bad input, naming the file, with the compiler's first
+ * lines so there is something to fix. */
+static int start_not_compiled(search *s, const kiln_draft *d, kiln_error *err)
+{
+    /* As search_setup.c chose it: --from (or the tunable kernel), except
+     * for replay, whose --from is the directory of candidates to come. */
+    int from_file = s->run.from_path[0] && strcmp(s->run.agent, "replay") != 0;
+    const char *file = from_file ? s->run.from_path
+                       : s->backend == KILN_BACKEND_CUDA ? s->task.starter_cuda : s->task.baseline_cpu;
+    const char *log = compile_log(d), *end = log;
+    for (int lines = 0; *end && lines < 20; lines++)
+        end += strcspn(end, "\n") + (end[strcspn(end, "\n")] == '\n');
+    int n = (int)(end - log);
+    while (n > 0 && log[n - 1] == '\n')
+        n--;
+    /* The verifier's own words only where they add to "does not compile"
+     * (a missing function, a compiler limit). */
+    const char *why = d->c.reason;
+    int plain = strcmp(why, "the candidate does not compile") == 0 || !*why;
+    int cut = end[strspn(end, "\n")] != '\0';
+    return kiln_bad_input(err, "the start kernel %s does not compile%s%s%s%.*s%s", file,
+                          plain ? "" : ": ", plain ? "" : why,
+                          n ? cut ? "\nthe compiler said (its first 20 lines):\n" : "\nthe compiler said:\n" : "",
+                          n, log, cut ? "\n[...]" : "");
+}
+
 /* Measured against the task's baseline (the start rule); a kernel that
  * does not pass stops the run, undecided, so a resumed run measures it
  * again. */
@@ -365,6 +405,8 @@ static int measure_start(search *s, kiln_iteration *t, kiln_draft *d, kiln_error
     kiln_cand *c = &d->c;
     if (d->vs_baseline)
         kiln_cand_from_verdict(c, d->vs_baseline);
+    if (final.what != KILN_STEP_KEEP && strcmp(c->stage, "compile") == 0)
+        return start_not_compiled(s, d, err);
     if (final.what != KILN_STEP_KEEP)
         return kiln_fail(err, "the start kernel does not pass verification: %s at %s (%s): %s",
                          c->status, c->stage, c->code, c->reason);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 void kiln_progress_init(kiln_progress *p, int json)
@@ -25,6 +26,11 @@ void kiln_progress_event(kiln_progress *p, const char *name, cJSON *fields)
     cJSON *o = fields ? fields : cJSON_CreateObject();
     cJSON_AddStringToObject(o, "event", name);
     cJSON_AddStringToObject(o, "run", p->run);
+    /* When it happened: seconds since the epoch to the millisecond, a
+     * number any reader subtracts (docs/search.md, "Events"). */
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    cJSON_AddNumberToObject(o, "t", (double)now.tv_sec + (double)(now.tv_nsec / 1000000) / 1000.0);
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     if (s)

@@ -142,8 +142,12 @@ int kiln_search_loop(search *s, kiln_error *err)
         snprintf(s->stop_reason, sizeof s->stop_reason, "interrupted: %s", kiln_search_stop_cause());
     else if (why && *why)
         snprintf(s->stop_reason, sizeof s->stop_reason, "%s", why);
-    if (rc < 0 && err->msg[0])   /* the summary says what failed */
-        snprintf(s->stop_reason, sizeof s->stop_reason, "%.*s", (int)sizeof s->stop_reason - 1,
+    /* The summary says what failed, in its first line: a message of many
+     * (a compiler's log) is printed whole once, at the end. */
+    if (rc < 0 && err->msg[0])
+        snprintf(s->stop_reason, sizeof s->stop_reason, "%.*s",
+                 (int)strcspn(err->msg, "\n") < (int)sizeof s->stop_reason - 1
+                     ? (int)strcspn(err->msg, "\n") : (int)sizeof s->stop_reason - 1,
                  err->msg);
     kiln_error e2;
     kiln_db_run_update(s->db, &s->run, rc < 0 ? &e2 : err);

@@ -120,6 +120,14 @@ static void print_text(FILE *out, search *s, const cJSON *by_stage, int kept, in
     if (strstr(s->stop_reason, "disk is full") || strstr(s->stop_reason, "No space left"))
         fprintf(out, "the disk holding %s is full: what was recorded before stays; free space there, "
                "then resume\n", s->ws.dir);
+    /* The run keeps the start kernel's source: resumed, it would fail the
+     * same compile (iteration.c, start_not_compiled, says what failed). */
+    if (strncmp(s->stop_reason, "the start kernel ", 17) == 0 &&
+        strstr(s->stop_reason, " does not compile")) {
+        fprintf(out, "branch %s in %s; fix the start kernel, then start a new run (resumed, this "
+                "one would compile the same source)\n", s->run.branch, s->ws.dir);
+        return;
+    }
     fprintf(out, "branch %s in %s; resume with: kiln search %s --workspace %s --resume %s\n",
            s->run.branch, s->ws.dir, s->task.name, s->ws.dir, s->run.id);
 }

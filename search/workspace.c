@@ -91,16 +91,33 @@ static int first_commit(kiln_ws *ws, kiln_error *err)
     return rc < 0 ? git_fail(err, "creating the first commit") : 0;
 }
 
+int kiln_ws_lock_error(kiln_error *err, const char *dir, const char *path, int locking, int e)
+{
+    if (!locking && (e == EACCES || e == EPERM || e == EROFS))
+        return kiln_bad_input(err, "the workspace %s is not writable (%s: %s): make it writable "
+                              "or choose another --workspace", dir, path, strerror(e));
+    if (!locking)
+        return kiln_fail(err, "cannot open %s: %s", path, strerror(e));
+    if (e == EWOULDBLOCK)
+        return kiln_fail(err, "another kiln search is using the workspace %s", dir);
+    return kiln_fail(err, "cannot lock %s: %s", path, strerror(e));
+}
+
+/* An open that fails is not a search in the way: only a flock refused
+ * because another holds it says that (a read-only workspace used to be
+ * reported as one in use). */
 static int take_lock(kiln_ws *ws, kiln_error *err)
 {
     char path[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/.kiln", ws->dir);
     if (kiln_mkdirs(path, err) < 0)
-        return -1;
+        return kiln_ws_lock_error(err, ws->dir, path, 0, errno);
     strcat(path, "/lock");
     ws->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (ws->lock_fd < 0 || flock(ws->lock_fd, LOCK_EX | LOCK_NB) < 0)
-        return kiln_fail(err, "another kiln search is using the workspace %s", ws->dir);
+    if (ws->lock_fd < 0)
+        return kiln_ws_lock_error(err, ws->dir, path, 0, errno);
+    if (flock(ws->lock_fd, LOCK_EX | LOCK_NB) < 0)
+        return kiln_ws_lock_error(err, ws->dir, path, 1, errno);
     char who[32];   /* no run (yet): a search names its own with kiln_ws_lock_note */
     snprintf(who, sizeof who, "%ld -\n", (long)getpid());
     kiln_ws_lock_note(ws, who);

@@ -35,6 +35,12 @@ void kiln_ws_close(kiln_ws *ws);
  * TASK/cuda/kernel.cu) or staged ones; checkout, reset and clean below make
  * the same check first and refuse (-2) rather than overwrite or delete them. */
 int kiln_ws_check(kiln_ws *ws, kiln_error *err);
+/* Why .kiln/lock (path) of workspace dir could not be taken, into err:
+ * locking 0, creating .kiln/ or opening the lock failed with errno e (a
+ * directory kiln cannot write, EACCES, EPERM or EROFS, is bad input, -2,
+ * with the way out); locking 1, flock failed (EWOULDBLOCK: another search
+ * holds it). Returns -1 or -2. */
+int kiln_ws_lock_error(kiln_error *err, const char *dir, const char *path, int locking, int e);
 /* Replace the lock file's text (who holds it: "PID RUN"), for `kiln status`. */
 int kiln_ws_lock_note(kiln_ws *ws, const char *text);
 

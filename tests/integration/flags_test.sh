@@ -56,7 +56,8 @@ refused "search --iteratons" "unknown flag '--iteratons'; did you mean '--iterat
     search rmsnorm --iteratons 3 --workspace "$tmp/ws"
 refused "search --no-deamon" "did you mean '--no-daemon'?" search rmsnorm --no-deamon --workspace "$tmp/ws"
 refused "verify --taks" "did you mean '--task'?" verify "$SRC/kernels/rmsnorm/cpu/starter.c" --taks rmsnorm
-refused "status --jsn" "unexpected argument '--jsn'" status --jsn
+refused "status --jsn" "unknown flag '--jsn'; did you mean '--json'?" status --jsn
+refused "status --frob" "unexpected argument '--frob'" status --frob
 refused "search --frobnicate" "unexpected argument '--frobnicate' (kiln search --help lists the flags)" \
     search rmsnorm --frobnicate --workspace "$tmp/ws"
 refused "search rmsnrom" "no task named 'rmsnrom'; did you mean 'rmsnorm'?" \

@@ -882,6 +882,25 @@ static void start_kernel_fails(void **state)
     free(r.c);
 }
 
+/* A start kernel that does not compile is the user's input: exit 2, the
+ * file named, the compiler's lines from the verdict's feedback. */
+static void start_kernel_does_not_compile(void **state)
+{
+    fx *f = *state;
+    replay_kernel(f, 0, 1);
+    kiln_verdict *v = failed("compile-error");
+    snprintf(v->stage, sizeof v->stage, "compile");
+    snprintf(v->reason, sizeof v->reason, "the candidate does not compile");
+    snprintf(v->feedback, sizeof v->feedback, "fail at stage compile: source.c:3:1: error: boom\n");
+    kiln_judge_script_add(&f->js, 0, KILN_JUDGE_RECORD, v, 0);
+    run_expect(f, &f->js, NULL, NULL, -1);
+    assert_int_equal(f->status, 2);
+    assert_contains(f->err, "the start kernel /");   /* replay's: the task's starter */
+    assert_contains(f->err, "/starter.c does not compile");
+    assert_contains(f->err, " does not compile\nthe compiler said:\nsource.c:3:1: error: boom");
+    assert_null(strstr(f->err, "[...]"));
+}
+
 /* The time budget runs out while a verdict is waited for: the run stops on
  * time and says so; --resume collects that job by its id, judging nothing
  * again. */
@@ -1545,6 +1564,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(parents_from_the_archive, setup, teardown),
         cmocka_unit_test_setup_teardown(job_error, setup, teardown),
         cmocka_unit_test_setup_teardown(start_kernel_fails, setup, teardown),
+        cmocka_unit_test_setup_teardown(start_kernel_does_not_compile, setup, teardown),
         cmocka_unit_test_setup_teardown(budget_expires_mid_judgement, setup, teardown),
         cmocka_unit_test_setup_teardown(stored_but_not_moved, setup, teardown),
         cmocka_unit_test_setup_teardown(unreadable_verdict, setup, teardown),

@@ -1,11 +1,13 @@
 /* test_workspace_dir.c - which directories kiln takes for a workspace and
- * which files in one are kiln's (search/workspace_dir.c). */
+ * which files in one are kiln's (search/workspace_dir.c); why its lock
+ * could not be taken (search/workspace.c, kiln_ws_lock_error). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,7 @@
 
 #include "fileutil.h"
 #include "paths.h"
+#include "workspace.h"
 #include "workspace_dir.h"
 
 static void test_own_paths(void **state)
@@ -101,12 +104,35 @@ static void test_only_git(void **state)
     kiln_remove_tree(d);
 }
 
+/* A lock that cannot be opened (not writable) is not one another search
+ * holds: only a refused flock says that. */
+static void test_lock_error(void **state)
+{
+    (void)state;
+    kiln_error e;
+    const int ro[] = {EACCES, EPERM, EROFS};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(kiln_ws_lock_error(&e, "/w", "/w/.kiln/lock", 0, ro[i]), -2);
+        assert_int_equal(kiln_exit_status(&e), 2);
+        assert_non_null(strstr(e.msg, "the workspace /w is not writable (/w/.kiln/lock: "));
+        assert_non_null(strstr(e.msg, strerror(ro[i])));
+        assert_non_null(strstr(e.msg, "make it writable or choose another --workspace"));
+    }
+    assert_int_equal(kiln_ws_lock_error(&e, "/w", "/w/.kiln/lock", 1, EWOULDBLOCK), -1);
+    assert_string_equal(e.msg, "another kiln search is using the workspace /w");
+    assert_int_equal(kiln_ws_lock_error(&e, "/w", "/w/.kiln/lock", 0, EIO), -1);
+    assert_null(strstr(e.msg, "another kiln search"));
+    assert_int_equal(kiln_ws_lock_error(&e, "/w", "/w/.kiln/lock", 1, ENOLCK), -1);
+    assert_null(strstr(e.msg, "another kiln search"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_own_paths),
         cmocka_unit_test(test_classify),
         cmocka_unit_test(test_only_git),
+        cmocka_unit_test(test_lock_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -43,6 +43,24 @@ static int artefacts_unchanged(job *j, kiln_error *err)
     return 0;
 }
 
+/* A candidate whose function is not the task's signature: the shim
+ * declares the task's prototype first, so the compiler reports
+ * "conflicting types for 'NAME'" (gcc and clang alike). The verdict names
+ * the prototype expected; the compiler's words stay in the feedback. */
+static int wrong_signature(job *j, const kiln_build_result *res)
+{
+    char conflict[KILN_NAME_MAX + 32], sig[1024];
+    snprintf(conflict, sizeof conflict, "conflicting types for '%s'", j->t->name);
+    if (!strstr(res->log, conflict))
+        return 0;
+    kiln_task_cpu_signature(j->t, j->o->dtype, sig, sizeof sig);
+    job_conclude(j, "fail", "compile", "compile-error", "the candidate's %s() does not match the "
+                 "task's signature: expected %s (kiln task show %s)", j->t->name, sig, j->t->name);
+    snprintf(j->v->feedback, sizeof j->v->feedback, "fail at stage compile: the task's signature is %.400s;\n%.900s",
+             sig, res->log);
+    return 1;
+}
+
 /* Candidate and baseline are built in separate directories so that one
  * compile cannot see the other's files, and each runs in a worker of its
  * own confined to its directory: nothing the candidate runs can reach the
@@ -64,6 +82,8 @@ static int cpu_build(job *j, kiln_error *err)
         snprintf(j->v->feedback, sizeof j->v->feedback, "fail at stage compile: %.900s", res.log);
         return 1;
     }
+    if (!res.ok && wrong_signature(j, &res))
+        return 1;
     if (!res.ok) {
         job_conclude(j, "fail", "compile", "compile-error", "%s", "the candidate does not compile");
         snprintf(j->v->feedback, sizeof j->v->feedback, "fail at stage compile: %.900s", res.log);
