@@ -15,13 +15,16 @@ static const char usage[] =
     "\n"
     "Write one self-contained HTML page (inline CSS and SVG, nothing fetched) about the\n"
     "latest run, run RUN, or every run of task T: best speedup against iteration and\n"
-    "against time with every candidate as a point coloured by its verdict, the best\n"
-    "kernel per shape with intervals, kept candidates, the archive and the best's\n"
-    "lineage, rejections by stage and reason, lessons, tokens, candidates an hour and\n"
-    "the model, verification and kiln shares of the wall time.\n"
+    "against time with every candidate as a point coloured by its verdict (kept ones\n"
+    "filled, recorded against the baseline; reverted ones hollow, estimated), each\n"
+    "kept kernel per shape as steps, the best kernel per shape with intervals, kept\n"
+    "candidates, the archive and the best's lineage, rejections by stage and reason,\n"
+    "lessons, tokens, candidates an hour and the model, verification and kiln shares\n"
+    "of the wall time.\n"
     "\n"
     "  -o FILE            where to write the page\n"
-    "  --task T           every run of task T\n"
+    "  --task T           every run of task T, after a table of the best kept kernel\n"
+    "                     per visible shape over all of them (its run and candidate)\n"
     "  --workspace DIR    the workspace (default ./kiln-work)\n"
     "\n"
     "Exit status: 0 written, 2 bad input (no workspace or run), 3 internal error.\n";
@@ -82,7 +85,7 @@ static int load_runs(sqlite3 *db, const report_opts *o, kiln_rv_run **runs, int 
 
 /* Written next to the target and renamed: a reader never sees half a page. */
 static int write_page(const char *path, sqlite3 *db, const char *title, const kiln_rv_run *runs,
-                      int n, kiln_error *err)
+                      int n, int across, kiln_error *err)
 {
     char tmp[PATH_MAX];
     if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
@@ -90,7 +93,7 @@ static int write_page(const char *path, sqlite3 *db, const char *title, const ki
     FILE *f = fopen(tmp, "w");
     if (!f)
         return kiln_fail(err, "%s: %s", tmp, strerror(errno));
-    int rc = kiln_report_html(f, db, title, runs, n);
+    int rc = kiln_report_html(f, db, title, runs, n, across);
     if (fclose(f) != 0)
         rc = -1;
     if (rc == 0 && rename(tmp, path) == 0)
@@ -121,7 +124,7 @@ int kiln_cmd_report(int argc, char **argv)
         snprintf(title, sizeof title, "kiln report: run %s (%s)", n ? runs[0].run.id : "",
                  n ? runs[0].run.task : "");
     if (rc == 0)
-        rc = write_page(o.out, db, title, runs, n, &err);
+        rc = write_page(o.out, db, title, runs, n, o.task != NULL, &err);
     if (rc == 0)
         printf("wrote %s (%d run%s)\n", o.out, n, n == 1 ? "" : "s");
     else

@@ -31,13 +31,12 @@ static const char css[] =
     "svg.chart{background:#fff;border:1px solid #ddd;margin:.5em 1em .5em 0}"
     "svg text{font:11px system-ui,sans-serif;fill:#444}.grid{stroke:#eee}.axis{stroke:#888}"
     ".best{fill:none;stroke:#1d4e89;stroke-width:2}.one{stroke:#bbb;stroke-dasharray:4 3}"
-    "circle{stroke:#fff;stroke-width:1;opacity:.9}circle.kept{stroke:#000;stroke-width:2}"
-    ".pass{fill:#2b9348}.fail{fill:#d62828}.suspect{fill:#f77f00}.error{fill:#7b2cbf}"
-    ".none{fill:#999}.legend span{display:inline-block;width:10px;height:10px;border-radius:50%;"
+    "circle.kept{stroke:#000;stroke-width:1.5}path.est{stroke-width:1.6;pointer-events:all}"
+    ".legend span{display:inline-block;width:10px;height:10px;border-radius:50%;"
     "margin:0 4px 0 12px}.legend .pass{background:#2b9348}.legend .fail{background:#d62828}"
     ".legend .suspect{background:#f77f00}.legend .error{background:#7b2cbf}"
-    ".legend .none{background:#999}.model{fill:#1d4e89}.verification{fill:#2b9348}"
-    ".kiln{fill:#f77f00}";
+    ".legend .none{background:#999}.legend svg{margin:0 4px 0 12px;vertical-align:-1px}"
+    ".model{fill:#1d4e89}.verification{fill:#2b9348}.kiln{fill:#f77f00}";
 
 void kiln_html_escape(FILE *out, const char *s)
 {
@@ -61,6 +60,18 @@ static const char *status_class(const char *status)
         if (strcmp(status, known[i]) == 0)
             return known[i];
     return "none";
+}
+
+/* The colour of a status (the legend's), set on a marker as an attribute:
+ * a kept marker fills with it, an estimated one only strokes it. */
+static const char *status_colour(const char *status)
+{
+    static const char *const cls[] = {"pass", "fail", "suspect", "error"};
+    static const char *const col[] = {"#2b9348", "#d62828", "#f77f00", "#7b2cbf"};
+    for (size_t i = 0; i < sizeof cls / sizeof *cls; i++)
+        if (strcmp(status, cls[i]) == 0)
+            return col[i];
+    return "#999999";
 }
 
 /* ---- charts ------------------------------------------------------------------ */
@@ -159,26 +170,48 @@ static void draw_best(FILE *o, const chart *c, const kiln_rv_run *r)
     free(k);
 }
 
+/* A candidate's hover text: what it tried, its verdict, its speedup. */
+static void point_title(FILE *o, const kiln_rv_cand *k)
+{
+    fprintf(o, "<title>#%d (iteration %d, %.0f s): ", k->n, k->iteration, k->t);
+    kiln_html_escape(o, k->hypothesis);
+    fprintf(o, " - %s", k->status[0] ? k->status : "not verified");
+    if (k->code[0] && strcmp(k->code, "ok") != 0) {
+        fputs(" (", o);
+        kiln_html_escape(o, k->code);
+        fputs(")", o);
+    }
+    char sp[64];
+    kiln_rv_fmt_speedup(k->vs_baseline, k->kept ? k->baseline_lo : 0,
+                        k->kept ? k->baseline_hi : 0, sp, sizeof sp);
+    fprintf(o, ", %s%s, %s</title>", sp, k->kept ? "" : " (estimated)",
+            k->decision[0] ? k->decision : "undecided");
+}
+
+/* A kept candidate was recorded against the baseline: a filled circle. A
+ * reverted one's speedup is an estimate (review.c): a hollow diamond, so
+ * that one above the best-so-far line reads as what it is. Estimates are
+ * drawn first, kept points over them. */
 static void draw_points(FILE *o, const chart *c, const kiln_rv_run *r)
 {
-    for (int i = 0; i < r->nc; i++) {
-        const kiln_rv_cand *k = &r->c[i];
-        fprintf(o, "<circle class=\"%s%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"%d\"><title>#%d (iteration %d, "
-                   "%.0f s): ", status_class(k->status), k->kept ? " kept" : "", px(c, xval(c, k)),
-                py(c, k->vs_baseline), k->kept ? 6 : 4, k->n, k->iteration, k->t);
-        kiln_html_escape(o, k->hypothesis);
-        fprintf(o, " - %s", k->status[0] ? k->status : "not verified");
-        if (k->code[0] && strcmp(k->code, "ok") != 0) {
-            fputs(" (", o);
-            kiln_html_escape(o, k->code);
-            fputs(")", o);
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < r->nc; i++) {
+            const kiln_rv_cand *k = &r->c[i];
+            if (k->kept != pass)
+                continue;
+            double x = px(c, xval(c, k)), y = py(c, k->vs_baseline);
+            const char *col = status_colour(k->status);
+            if (k->kept)
+                fprintf(o, "<circle class=\"kept\" data-n=\"%d\" data-status=\"%s\" fill=\"%s\" "
+                           "cx=\"%.1f\" cy=\"%.1f\" r=\"6\">", k->n, status_class(k->status),
+                        col, x, y);
+            else
+                fprintf(o, "<path class=\"est\" data-n=\"%d\" data-status=\"%s\" fill=\"none\" "
+                           "stroke=\"%s\" d=\"M%.1f,%.1fl5,5l-5,5l-5,-5z\">", k->n,
+                        status_class(k->status), col, x, y - 5);
+            point_title(o, k);
+            fputs(k->kept ? "</circle>\n" : "</path>\n", o);
         }
-        char sp[64];
-        kiln_rv_fmt_speedup(k->vs_baseline, k->kept ? k->baseline_lo : 0,
-                            k->kept ? k->baseline_hi : 0, sp, sizeof sp);
-        fprintf(o, ", %s%s, %s</title></circle>\n", sp, k->kept ? "" : " (estimated)",
-                k->decision[0] ? k->decision : "undecided");
-    }
 }
 
 static void draw_chart(FILE *o, const kiln_rv_run *r, int by_time)
@@ -243,6 +276,23 @@ static void add_record(shape_series *s, int iteration, const kiln_verdict *v)
     }
 }
 
+/* A kept candidate's verdict against the task's baseline into v: the
+ * pooled one (two records), else its one record (a run from before
+ * pooling). Returns 1 pooled, 0 one record, -1 none. */
+static int baseline_verdict(sqlite3 *db, const char *run, const kiln_rv_cand *c, kiln_verdict *v)
+{
+    int pooled = 1;
+    char *text = kiln_db_cand_text(db, run, c->n, KILN_TEXT_POOLED);
+    if (!text) {
+        pooled = 0;
+        text = kiln_db_cand_text(db, run, c->n, KILN_TEXT_RECORD);
+    }
+    kiln_error e;
+    int rc = text && kiln_verdict_parse(text, v, &e) == 0 ? pooled : -1;
+    free(text);
+    return rc;
+}
+
 static int load_series(sqlite3 *db, const kiln_rv_run *r, shape_series *s)
 {
     memset(s, 0, sizeof *s);
@@ -257,11 +307,8 @@ static int load_series(sqlite3 *db, const kiln_rv_run *r, shape_series *s)
     for (int i = 0; i < r->nc; i++) {
         if (!r->c[i].kept)
             continue;
-        char *text = kiln_db_cand_text(db, r->run.id, r->c[i].n, KILN_TEXT_RECORD);
-        kiln_error e;
-        if (text && kiln_verdict_parse(text, v, &e) == 0)
+        if (baseline_verdict(db, r->run.id, &r->c[i], v) >= 0)
             add_record(s, r->c[i].iteration, v);
-        free(text);
     }
     free(v);
     return 0;
@@ -274,12 +321,37 @@ static void free_series(shape_series *s)
     free(s->roofline);
 }
 
-/* One line per shape over the kept candidates' iterations. */
+/* Shape k's line: a kept kernel's figure holds until the next keep, so the
+ * line is a step function, M to the first keep, then H to each next keep's
+ * iteration and V to its figure, and H to xend, the run's last iteration. */
+static void series_steps(FILE *o, const chart *c, const shape_series *s, double (*y)[MAX_SERIES],
+                         int k, double xend, const char *col)
+{
+    int started = 0;
+    fprintf(o, "<path class=\"steps\" data-shape=\"%s\" fill=\"none\" stroke=\"%s\" "
+               "stroke-width=\"2\" d=\"", s->id[k], col);
+    for (int p = 0; p < s->npts; p++) {
+        if (!(y[p][k] > 0))
+            continue;   /* not measured at this shape: the last figure holds */
+        double x = px(c, s->iteration[p]), v = py(c, y[p][k]);
+        if (!started)
+            fprintf(o, "M%.1f,%.1f", x, v);
+        else
+            fprintf(o, "H%.1fV%.1f", x, v);
+        started = 1;
+    }
+    if (started)
+        fprintf(o, "H%.1f", px(c, xend));
+    fputs("\"/>\n", o);
+}
+
+/* One step line per shape over the kept candidates' iterations, to the
+ * run's last iteration (xend). */
 static void series_chart(FILE *o, const shape_series *s, double (*y)[MAX_SERIES], const char *what,
-                         const char *unit)
+                         const char *unit, double xend)
 {
     chart c = {0};
-    double xmax = 1, ymax = 0;
+    double xmax = fmax(1, xend), ymax = 0;
     for (int p = 0; p < s->npts; p++) {
         xmax = fmax(xmax, s->iteration[p]);
         for (int k = 0; k < s->nshapes; k++)
@@ -304,11 +376,7 @@ static void series_chart(FILE *o, const shape_series *s, double (*y)[MAX_SERIES]
             (MT + CH - MB) / 2, (MT + CH - MB) / 2, what);
     for (int k = 0; k < s->nshapes; k++) {
         const char *col = series_colour[k % 8];
-        fprintf(o, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", col);
-        for (int p = 0; p < s->npts; p++)
-            if (y[p][k] > 0)
-                fprintf(o, "%.1f,%.1f ", px(&c, s->iteration[p]), py(&c, y[p][k]));
-        fputs("\"/>\n", o);
+        series_steps(o, &c, s, y, k, xend, col);
         fprintf(o, "<text x=\"%.1f\" y=\"%.1f\" style=\"fill:%s\">%s</text>\n",
                 CW - MR - 40, MT + 12 + 13 * k, col, s->id[k]);
     }
@@ -320,9 +388,13 @@ static void shape_charts(FILE *o, sqlite3 *db, const kiln_rv_run *r)
     shape_series s;
     if (load_series(db, r, &s) == 0 && s.npts > 0 && s.nshapes > 0) {
         fputs("<h3>per shape, over the run</h3>\n<p class=\"muted\">each kept kernel measured "
-              "against the task&#39;s baseline at every visible shape</p>\n", o);
-        series_chart(o, &s, s.speedup, "speedup against the task&#39;s baseline", "x");
-        series_chart(o, &s, s.roofline, "fraction of the roofline", "%");
+              "against the task&#39;s baseline at every visible shape (its pooled records); a "
+              "kept kernel&#39;s figure holds until the next keep</p>\n", o);
+        double xend = r->run.iterations_done;
+        for (int p = 0; p < s.npts; p++)
+            xend = fmax(xend, s.iteration[p]);
+        series_chart(o, &s, s.speedup, "speedup against the task&#39;s baseline", "x", xend);
+        series_chart(o, &s, s.roofline, "fraction of the roofline", "%", xend);
     }
     free_series(&s);
 }
@@ -603,6 +675,88 @@ static void shares_section(FILE *o, const kiln_rv_run *r)
                 r->run.prefetch_dropped, r->run.prefetch_dropped == 1 ? "" : "s");
 }
 
+/* ---- across the runs of a task ------------------------------------------------------ */
+
+/* The best kept kernel at one visible shape over every run of the task. */
+typedef struct shape_best {
+    char id[16], dims[128], run[32], commit[41];
+    int n, pooled;
+    double speedup, lo, hi;
+} shape_best;
+
+/* Fold candidate c's verdict against the baseline (v) into the bests:
+ * a strictly higher speedup replaces, so a tie keeps the earlier run's. */
+static int fold_best(shape_best *b, int nb, const kiln_verdict *v, const kiln_rv_run *r,
+                     const kiln_rv_cand *c, int pooled)
+{
+    for (int i = 0; i < v->nresults; i++) {
+        const kiln_shape_result *sh = &v->results[i];
+        if (!sh->visible || !sh->timed || !(kiln_rv_fin(sh->speedup) > 0))
+            continue;
+        int k = 0;
+        while (k < nb && strcmp(b[k].id, sh->id) != 0)
+            k++;
+        if (k == nb && nb == MAX_SERIES)
+            continue;
+        if (k < nb && !(sh->speedup > b[k].speedup))
+            continue;
+        nb += k == nb;
+        kiln_interval x = kiln_shape_interval(sh);
+        snprintf(b[k].id, sizeof b[k].id, "%s", sh->id);
+        kiln_verdict_dims(v, sh, b[k].dims, sizeof b[k].dims);
+        snprintf(b[k].run, sizeof b[k].run, "%s", r->run.id);
+        snprintf(b[k].commit, sizeof b[k].commit, "%s", c->commit);
+        b[k].n = c->n;
+        b[k].pooled = pooled;
+        b[k].speedup = sh->speedup;
+        b[k].lo = x.lo;
+        b[k].hi = x.hi;
+    }
+    return nb;
+}
+
+/* `report --task`: before the runs, per visible shape the best speedup
+ * against the task's baseline any kept kernel of any of its runs recorded
+ * (pooled records; one record in a run from before pooling), with its run
+ * and candidate. Reverted candidates' speedups are estimates: left out. */
+static void task_summary(FILE *o, sqlite3 *db, const kiln_rv_run *runs, int nruns)
+{
+    shape_best b[MAX_SERIES];
+    int nb = 0;
+    kiln_verdict *v = malloc(sizeof *v);
+    for (int r = 0; v && r < nruns; r++)
+        for (int i = 0; i < runs[r].nc; i++) {
+            const kiln_rv_cand *c = &runs[r].c[i];
+            int pooled = c->kept ? baseline_verdict(db, runs[r].run.id, c, v) : -1;
+            if (pooled >= 0)
+                nb = fold_best(b, nb, v, &runs[r], c, pooled);
+        }
+    free(v);
+    fprintf(o, "<section class=\"across\"><h2>across the %d run%s</h2>\n", nruns,
+            nruns == 1 ? "" : "s");
+    if (nb == 0) {
+        fputs("<p class=\"muted\">no kept kernel with a verdict against the baseline</p>"
+              "</section>\n", o);
+        return;
+    }
+    fputs("<p>per visible shape, the best speedup against the task&#39;s baseline that a kept "
+          "kernel of any run recorded (pooled records)</p>\n<table class=\"across\"><tr>"
+          "<th>shape</th><th>dims</th><th>best vs baseline</th><th>run</th><th>candidate</th>"
+          "</tr>\n", o);
+    for (int k = 0; k < nb; k++) {
+        char sp[64];
+        kiln_rv_fmt_speedup(b[k].speedup, b[k].lo, b[k].hi, sp, sizeof sp);
+        fprintf(o, "<tr data-shape=\"%s\" data-run=\"%s\" data-n=\"%d\" data-speedup=\"%.17g\">",
+                b[k].id, b[k].run, b[k].n, b[k].speedup);
+        td_text(o, b[k].id);
+        td_text(o, b[k].dims);
+        fprintf(o, "<td class=\"num\">%s%s</td>", sp, b[k].pooled ? "" : " (one record)");
+        td_text(o, b[k].run);
+        fprintf(o, "<td>#%d, commit <code>%.12s</code></td></tr>\n", b[k].n, b[k].commit);
+    }
+    fputs("</table></section>\n", o);
+}
+
 /* ---- the page --------------------------------------------------------------------- */
 
 static void run_summary(FILE *o, const kiln_rv_run *r)
@@ -651,10 +805,15 @@ static void run_section(FILE *o, sqlite3 *db, const kiln_rv_run *r)
     kiln_html_escape(o, r->run.id);
     fputs("</h2>\n", o);
     run_summary(o, r);
-    fputs("<h3>best speedup</h3>\n<p class=\"legend\">each point is a candidate; a ringed point was "
-          "kept; the line is the best so far:<span class=\"pass\"></span>pass<span class=\"fail\">"
-          "</span>fail<span class=\"suspect\"></span>suspect<span class=\"error\"></span>error"
-          "<span class=\"none\"></span>not verified</p>\n", o);
+    fputs("<h3>best speedup</h3>\n<p class=\"legend\">each point is a candidate, coloured by its "
+          "verdict:<span class=\"pass\"></span>pass<span class=\"fail\"></span>fail"
+          "<span class=\"suspect\"></span>suspect<span class=\"error\"></span>error"
+          "<span class=\"none\"></span>not verified<br>"
+          "<svg width=\"12\" height=\"12\"><circle cx=\"6\" cy=\"6\" r=\"5\" fill=\"#555\" "
+          "stroke=\"#000\"/></svg>kept (recorded against the baseline)<svg width=\"12\" "
+          "height=\"12\"><path d=\"M6,1l5,5l-5,5l-5,-5z\" fill=\"none\" stroke=\"#555\" "
+          "stroke-width=\"1.6\"/></svg>estimated (not recorded against the baseline): its speedup against its parent times the "
+          "parent&#39;s recorded speedup; the line is the best kept so far</p>\n", o);
     draw_chart(o, r, 0);
     draw_chart(o, r, 1);
     shape_charts(o, db, r);
@@ -674,7 +833,8 @@ static void run_section(FILE *o, sqlite3 *db, const kiln_rv_run *r)
     fputs("</section>\n", o);
 }
 
-int kiln_report_html(FILE *o, sqlite3 *db, const char *title, const kiln_rv_run *runs, int nruns)
+int kiln_report_html(FILE *o, sqlite3 *db, const char *title, const kiln_rv_run *runs, int nruns,
+                     int across)
 {
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
           "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
@@ -683,6 +843,8 @@ int kiln_report_html(FILE *o, sqlite3 *db, const char *title, const kiln_rv_run 
     fprintf(o, "</title>\n<style>%s</style></head>\n<body>\n<h1>", css);
     kiln_html_escape(o, title);
     fputs("</h1>\n", o);
+    if (across)
+        task_summary(o, db, runs, nruns);
     for (int i = 0; i < nruns; i++)
         run_section(o, db, &runs[i]);
     char now[32];

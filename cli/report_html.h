@@ -10,9 +10,11 @@
 #include "review.h"
 
 /* Write the page for runs (loaded with kiln_rv_run_load); db is read for
- * the lessons tables when they exist. Returns 0, or -1 on a write error. */
+ * the kept kernels' verdicts and the lessons tables when they exist. With
+ * across (`report --task`), a table of the best kept kernel per visible
+ * shape over all the runs comes first. Returns 0, or -1 on a write error. */
 int kiln_report_html(FILE *out, sqlite3 *db, const char *title, const kiln_rv_run *runs,
-                     int nruns);
+                     int nruns, int across);
 
 /* Text from the database or a model, safe inside HTML text and attribute
  * values. ':' is escaped too, so that no URL appears in the page's source. */
