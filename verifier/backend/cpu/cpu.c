@@ -43,6 +43,18 @@ static int artefacts_unchanged(job *j, kiln_error *err)
     return 0;
 }
 
+/* The compiler's word for a definition that does not match the prototype
+ * the shim declares (gcc and clang both say "conflicting types for"). */
+static int wrong_signature(const char *log, const char *fn)
+{
+    char what[KILN_NAME_MAX + 40];
+    snprintf(what, sizeof what, "conflicting types for '%s'", fn);
+    if (strstr(log, what))
+        return 1;
+    snprintf(what, sizeof what, "conflicting types for \xE2\x80\x98%s\xE2\x80\x99", fn);
+    return strstr(log, what) != NULL;   /* gcc in a UTF-8 locale quotes so */
+}
+
 /* Candidate and baseline are built in separate directories so that one
  * compile cannot see the other's files, and each runs in a worker of its
  * own confined to its directory: nothing the candidate runs can reach the
@@ -61,6 +73,17 @@ static int cpu_build(job *j, kiln_error *err)
     if (!res.ok && strstr(res.log, missing)) {
         job_conclude(j, "fail", "compile", "compile-error", "the candidate does not define %s(), "
                      "the task's function (kiln task show %s)", j->t->function, j->t->name);
+        snprintf(j->v->feedback, sizeof j->v->feedback, "fail at stage compile: %.900s", res.log);
+        return 1;
+    }
+    if (!res.ok && wrong_signature(res.log, j->t->function)) {
+        /* the shim declared the task's prototype before the source: the
+         * reason names it, not only the compiler's log */
+        char sig[512];
+        kiln_task_cpu_signature(j->t, j->o->dtype, sig, sizeof sig);
+        job_conclude(j, "fail", "compile", "compile-error", "the candidate's %s() does not have "
+                     "the task's signature %s (kiln task show %s)", j->t->function, sig,
+                     j->t->name);
         snprintf(j->v->feedback, sizeof j->v->feedback, "fail at stage compile: %.900s", res.log);
         return 1;
     }
