@@ -6,7 +6,8 @@
 # parent: verified; two complete files or none, host code (a main()), a
 # stale diff, an unclosed fence, finish_reason "length" and a refusal:
 # recorded with a note, never verified; a wrong signature: a compile
-# failure that names the signature. (The unit side is tests/unit/test_parse.c.)
+# failure that names the signature; and Anthropic's stop_reason
+# "max_tokens". (The unit side is tests/unit/test_parse.c.)
 # Timing: it takes turns with the other timing tests.
 #
 # usage: answers_test.sh BUILD_DIR SOURCE_DIR
@@ -107,5 +108,21 @@ for n in 2 3 4 7; do
     git -C "$WS" cat-file -e "$c^{commit}" 2>/dev/null || problem "candidate $n's commit '$c' is not in the workspace"
 done
 end "each verified candidate has its commit in the workspace"
+
+# Anthropic's name for the cut: stop_reason "max_tokens".
+begin
+start_fake answers-anthropic "length $ANS/cut_length.md"
+WSA=$tmp/wsa
+ANTHROPIC_API_KEY=k kiln "$tmp/a.out" "$tmp/a.err" search rmsnorm --agent anthropic --model fake \
+    --base-url "http://127.0.0.1:$PORT" --iterations 1 --workspace "$WSA" "${FAST[@]}"
+if [ "$RC" -ne 0 ]; then
+    problem "exit $RC, expected 0"$'\n'"$(tail_of "$tmp/a.err")"
+else
+    RUNA=$(last_run "$WSA")
+    got=$(sq "$WSA/.kiln/kiln.db" "SELECT status || '|' || code || '|' || reason FROM candidates WHERE run='$RUNA' AND n=1")
+    want='error|bad-answer|answer: truncated: the answer was cut off at the token limit (finish reason "max_tokens"); it is not verified'
+    [ "$got" = "$want" ] || problem "candidate 1: '$got', expected '$want'"
+fi
+end 'anthropic: stop_reason "max_tokens" is noted truncated, not verified'
 
 t_done
