@@ -9,6 +9,7 @@
  * from those. */
 #include "parse.h"
 #include "manifest.h"
+#include "patch.h"
 #include "safe_text.h"
 
 #include <ctype.h>
@@ -439,7 +440,7 @@ static int choose(const char *s, const scan *sc, const char *lang, const char *e
     if (k.code == 0)
         return reject(out, "the answer has no fenced code block");
     if (k.def_open > 0 || (k.def_closed == 0 && k.open > 0))
-        return reject(out, "the code block is not closed (answer cut off?)");
+        return reject(out, "truncated: the code block is not closed (the answer was cut off)");
     if (k.def_closed > 1)
         return reject(out, "the answer has %d code blocks that look like complete files; "
                            "send exactly one", k.def_closed);
@@ -463,23 +464,156 @@ static int choose(const char *s, const scan *sc, const char *lang, const char *e
     return 0;
 }
 
-int kiln_parse_answer(const char *text, const char *lang, const char *entry, kiln_proposal *out)
+/* Phrases of a model that declines ("I can't help with that"); a typographic
+ * apostrophe is spelled out too. */
+static int declines(const char *s)
+{
+    static const char *const said[] = {
+        "i can't", "i cannot", "i can not", "i won't", "i will not", "i'm unable", "i am unable",
+        "i'm not able", "i am not able", "i'm sorry", "i apologize", "can't help", "cannot help",
+        "can't assist", "cannot assist", "i can\xE2\x80\x99t", "i won\xE2\x80\x99t",
+        "i\xE2\x80\x99m unable", "i\xE2\x80\x99m sorry", "can\xE2\x80\x99t help"};
+    for (size_t i = 0; i < sizeof said / sizeof said[0]; i++)
+        if (strcasestr(s, said[i]))
+            return 1;
+    return 0;
+}
+
+/* No code block: a refusal is told apart from an answer that forgot the
+ * code, so the run says which (the first line is quoted, made safe). */
+static int no_code(const char *s, kiln_proposal *out)
+{
+    if (!declines(s))
+        return reject(out, "the answer has no fenced code block");
+    const char *p = s;
+    while (*p && isspace((unsigned char)*p))
+        p++;
+    const char *nl = strchr(p, '\n');
+    char first[HYP_MAX + 1];
+    copy_line(first, p, nl ? (size_t)(nl - p) : strlen(p));
+    char shown[160];
+    snprintf(shown, sizeof shown, "%.120s", first);
+    kiln_safe_text_inplace(shown, sizeof shown);
+    return reject(out, "refusal: the model declined and sent no code: \"%s\"", shown);
+}
+
+/* Host code in the chosen file: kiln's harness calls the entry (and for
+ * CUDA launches the manifest's kernels) itself, so a main() or a <<<...>>>
+ * launch is a program around the kernel, not the kernel file. */
+static int host_code(const char *src, const char *lang, kiln_proposal *out)
+{
+    int d = defines(src, "main");
+    if (d < 0)
+        return reject(out, "out of memory while reading the answer");
+    if (d)
+        return reject(out, "host code: the file defines main(); send only the kernel file "
+                           "(kiln's harness calls the kernel itself)");
+    if (strcmp(lang, "cuda") != 0)
+        return 0;
+    char *c = strdup(src);
+    if (!c)
+        return reject(out, "out of memory while reading the answer");
+    strip_comments(c);
+    const char *l = strstr(c, "<<<");
+    int launch = l && strstr(l, ">>>");
+    free(c);
+    if (launch)
+        return reject(out, "host code: the file launches a kernel with <<<...>>>; send only the "
+                           "kernels and the launch manifest (kiln launches them itself)");
+    return 0;
+}
+
+static int truncated_finish(const char *finish)
+{
+    return finish && (strcmp(finish, "length") == 0 || strcmp(finish, "max_tokens") == 0);
+}
+
+/* A block that is a diff: tagged diff or patch, or untagged holding hunks. */
+static int is_diff_block(const char *s, const block *b)
+{
+    if (!strcmp(b->lang, "diff") || !strcmp(b->lang, "patch"))
+        return 1;
+    if (b->lang[0])
+        return 0;
+    char *t = block_text(s, b);
+    int d = t && kiln_patch_looks_like(t);
+    free(t);
+    return d;
+}
+
+/* The diff to apply, malloc'd, or NULL: a closed diff block when no block
+ * is the complete file, or the whole answer when it has no block but hunks. */
+static char *diff_of(const char *s, const scan *sc, const char *lang, const char *entry)
+{
+    if (sc->n == 0)
+        return kiln_patch_looks_like(s) ? strdup(s) : NULL;
+    int diff = -1;
+    for (int i = 0; i < sc->n; i++) {
+        const block *b = &sc->blocks[i];
+        if (!b->closed)
+            return NULL;   /* cut off: said so by choose */
+        char *t = block_text(s, b);
+        int file = t && is_file(t, lang, entry) > 0;
+        free(t);
+        if (file)
+            return NULL;
+        if (diff < 0 && is_diff_block(s, b))
+            diff = i;
+    }
+    return diff < 0 ? NULL : block_text(s, &sc->blocks[diff]);
+}
+
+/* The parent with the diff applied is the candidate's file. */
+static int apply_diff(const char *diff, const kiln_reply *r, kiln_proposal *out)
+{
+    if (!r->parent)
+        return reject(out, "diff: the answer is a diff, and there is no parent to apply it to; "
+                           "send the complete file");
+    char why[200];
+    char *src;
+    if (kiln_patch_apply(r->parent, diff, &src, why, sizeof why) < 0)
+        return reject(out, "diff: it does not apply to the parent: %s; send the complete file",
+                      why);
+    out->source = src;
+    int d = is_file(src, r->lang, r->entry);
+    if (d <= 0)
+        return reject(out, "diff: the patched file does not define %.64s", r->entry);
+    return 0;
+}
+
+static int parse_text(const char *s, const scan *sc, const kiln_reply *r, kiln_proposal *out)
+{
+    if (truncated_finish(r->finish))
+        return reject(out, "truncated: the answer was cut off at the token limit (finish reason "
+                           "\"%s\"); it is not verified", r->finish);
+    char *diff = diff_of(s, sc, r->lang, r->entry);
+    if (diff) {
+        int rc = apply_diff(diff, r, out);
+        free(diff);
+        return rc;
+    }
+    if (sc->n == 0)
+        return no_code(s, out);
+    return choose(s, sc, r->lang, r->entry, out);
+}
+
+int kiln_parse_reply(const kiln_reply *r, kiln_proposal *out)
 {
     if (!out)
         return -1;
     memset(out, 0, sizeof *out);
-    if (!text || !entry || !*entry || !lang || (strcmp(lang, "c") && strcmp(lang, "cuda")))
+    if (!r || !r->text || !r->entry || !*r->entry || !r->lang ||
+        (strcmp(r->lang, "c") && strcmp(r->lang, "cuda")))
         return reject(out, "internal error: kiln_parse_answer needs text, lang c|cuda and an entry");
-    char *s = normalise(text);
+    char *s = normalise(r->text);
     scan sc = {0};
     int rc;
-    if (!s || scan_text(s, &sc) < 0) {
+    if (!s || scan_text(s, &sc) < 0)
         rc = reject(out, "out of memory while reading the answer");
-    } else if (sc.n == 0) {
-        rc = reject(out, "the answer has no fenced code block");
-    } else {
-        rc = choose(s, &sc, lang, entry, out);
-    }
+    else
+        rc = parse_text(s, &sc, r, out);
+    if (rc == 0)
+        rc = host_code(out->source, r->lang, out);
     char where[128];
     /* Code that is not text would be refused at the static stage; refused
      * here, it never reaches the run database or a commit (sandbox.md). */
@@ -499,6 +633,12 @@ int kiln_parse_answer(const char *text, const char *lang, const char *entry, kil
     free(sc.blocks);
     free(s);
     return rc;
+}
+
+int kiln_parse_answer(const char *text, const char *lang, const char *entry, kiln_proposal *out)
+{
+    kiln_reply r = {.text = text, .lang = lang, .entry = entry};
+    return kiln_parse_reply(&r, out);
 }
 
 void kiln_proposal_free(kiln_proposal *p)

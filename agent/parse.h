@@ -26,6 +26,23 @@ typedef struct kiln_proposal {
  * safe. */
 int kiln_parse_answer(const char *text, const char *lang, const char *entry, kiln_proposal *out);
 
+/* The answer with what the client learnt about it, for kiln_parse_reply. */
+typedef struct kiln_reply {
+    const char *text, *lang, *entry;   /* as kiln_parse_answer's */
+    const char *finish;   /* finish_reason / stop_reason; NULL or "": not known */
+    const char *parent;   /* the parent's source, that a diff applies to; NULL: a
+                             diff is refused */
+} kiln_reply;
+
+/* kiln_parse_answer, and beyond it: an answer the server cut off at its
+ * token limit (finish "length" or "max_tokens") or with an unclosed fence
+ * is refused with an error that starts "truncated: "; a refusal (prose and
+ * no code, such as "I can't help with that") with "refusal: "; a file with
+ * host code (a main(), for CUDA also a <<<...>>> launch) with "host code: ";
+ * a ```diff block (or a bare unified diff) is applied to r->parent, and an
+ * error starting "diff: " says why one does not apply. */
+int kiln_parse_reply(const kiln_reply *r, kiln_proposal *out);
+
 void kiln_proposal_free(kiln_proposal *p);
 
 #endif

@@ -286,8 +286,8 @@ static int store_answer(search *s, int n, const char *text, kiln_error *err)
     return rc;
 }
 
-static int record_answers(search *s, int it, int first, const char *entry, kiln_llm_result *res,
-                          int n, kiln_error *err)
+static int record_answers(search *s, int it, int first, const kiln_model_batch *b,
+                          kiln_llm_result *res, int n, kiln_error *err)
 {
     int fatal = 0, rc = 0;
     for (int d = 0; d < n && rc == 0; d++) {
@@ -309,8 +309,12 @@ static int record_answers(search *s, int it, int first, const char *entry, kiln_
             rc = add_candidate(s, it, first + d, d, s->run.agent, "", NULL, why, err);
             continue;
         }
+        /* A cut-off answer (finish), a refusal, host code or a diff are
+         * told apart by the parser; each is noted in the reason. */
         kiln_proposal p;
-        kiln_parse_answer(r->text, lang_of(s), entry, &p);
+        kiln_reply reply = {.text = r->text, .lang = lang_of(s), .entry = b->entry,
+                            .finish = r->finish, .parent = b->parent_src};
+        kiln_parse_reply(&reply, &p);
         char why[400];
         snprintf(why, sizeof why, "answer: %.380s", p.error);
         rc = add_candidate(s, it, first + d, d, s->run.agent,
@@ -379,6 +383,7 @@ void kiln_model_batch_free(kiln_model_batch *b)
         kiln_llm_result_free(&b->res[d]);
     }
     free(b->lessons);
+    free(b->parent_src);
     memset(b, 0, sizeof *b);
 }
 
@@ -463,6 +468,7 @@ int kiln_model_prepare(search *s, int it, const char *parent, const char *parent
     }
     b->lessons = lessons_for(s, &h, text, b->lesson_ids, &b->nids);
     entry_of(s, parent_src, b->entry, sizeof b->entry);
+    b->parent_src = parent_src ? strdup(parent_src) : NULL;
     kiln_prompt_input in = {.task_text = text, .lang = lang_of(s), .entry = b->entry,
                             .parent_source = parent_src, .parent_verdict_json = parent_verdict,
                             .attempts = h.att, .nattempts = h.n, .lessons = b->lessons,
@@ -491,7 +497,7 @@ int kiln_model_record(search *s, kiln_model_batch *b, int first, kiln_error *err
 {
     snprintf(s->parent, sizeof s->parent, "%s", b->parent);
     learn_from(s, b);
-    int rc = record_answers(s, b->it, first, b->entry, b->res, b->n, err);
+    int rc = record_answers(s, b->it, first, b, b->res, b->n, err);
     if (rc == 0)
         rc = server_gone(s, err);
     if (rc == 0)

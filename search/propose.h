@@ -20,6 +20,7 @@ typedef struct kiln_model_batch {
     kiln_llm_request req[KILN_MAX_DRAFTS];
     kiln_llm_result res[KILN_MAX_DRAFTS];   /* filled by the asking step */
     char entry[128];                 /* what the parser looks for */
+    char *parent_src;                /* malloc'd: the parent's source, that a diff applies to */
     long long lesson_ids[16];        /* the lessons the prompts show */
     int nids;
     char *lessons;

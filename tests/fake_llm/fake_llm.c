@@ -9,8 +9,10 @@
  *
  *   ok FILE | status CODE [RETRY_AFTER] | slow MS FILE | truncated FILE |
  *   malformed | nocontent | expect-key KEY | no-temperature FILE |
- *   completion-tokens FILE
+ *   completion-tokens FILE | length FILE
  *
+ * length answers FILE as a model cut off at its token limit does:
+ * finish_reason "length" (OpenAI), stop_reason "max_tokens" (Anthropic).
  * no-temperature answers FILE to a request without a temperature and 400
  * naming "temperature" to one with it, as OpenAI's reasoning models do;
  * completion-tokens answers 400 to a request that names its length limit
@@ -63,7 +65,7 @@
 
 typedef enum {
     S_OK, S_STATUS, S_SLOW, S_TRUNCATED, S_MALFORMED, S_NOCONTENT, S_EXPECT_KEY, S_NO_TEMPERATURE,
-    S_COMPLETION_TOKENS
+    S_COMPLETION_TOKENS, S_LENGTH
 } step_kind;
 
 typedef struct step {
@@ -171,6 +173,8 @@ static int parse_step(char *line, const char *dir, step *st)
         st->kind = S_NO_TEMPERATURE, st->text = read_file(dir, words[1]);
     else if (!strcmp(k, "completion-tokens") && nw == 2)
         st->kind = S_COMPLETION_TOKENS, st->text = read_file(dir, words[1]);
+    else if (!strcmp(k, "length") && nw == 2)
+        st->kind = S_LENGTH, st->text = read_file(dir, words[1]);
     else
         return -1;
     return 0;
@@ -382,7 +386,7 @@ static void add_anthropic_content(cJSON *j, const char *text)
 }
 
 static char *ok_body(int anthropic, const char *model, const char *text, size_t req_len,
-                     size_t cached)
+                     size_t cached, int cut)
 {
     cJSON *j = cJSON_CreateObject(), *usage;
     cJSON_AddStringToObject(j, "model", model);
@@ -391,7 +395,7 @@ static char *ok_body(int anthropic, const char *model, const char *text, size_t 
         cJSON_AddStringToObject(j, "type", "message");
         cJSON_AddStringToObject(j, "role", "assistant");
         add_anthropic_content(j, text);
-        cJSON_AddStringToObject(j, "stop_reason", "end_turn");
+        cJSON_AddStringToObject(j, "stop_reason", cut ? "max_tokens" : "end_turn");
         usage = cJSON_AddObjectToObject(j, "usage");
         cJSON_AddNumberToObject(usage, "input_tokens", (double)((req_len - cached) / 4));
         cJSON_AddNumberToObject(usage, "output_tokens", (double)(strlen(text) / 4));
@@ -406,7 +410,7 @@ static char *ok_body(int anthropic, const char *model, const char *text, size_t 
         cJSON *msg = cJSON_AddObjectToObject(c0, "message");
         cJSON_AddStringToObject(msg, "role", "assistant");
         cJSON_AddStringToObject(msg, "content", text);
-        cJSON_AddStringToObject(c0, "finish_reason", "stop");
+        cJSON_AddStringToObject(c0, "finish_reason", cut ? "length" : "stop");
         usage = cJSON_AddObjectToObject(j, "usage");
         cJSON_AddNumberToObject(usage, "prompt_tokens", (double)(req_len / 4));
         cJSON_AddNumberToObject(usage, "completion_tokens", (double)(strlen(text) / 4));
@@ -522,7 +526,7 @@ static void respond_error(int fd, int anthropic, int code, int retry_after, cons
 static void step_name(const step *st, char *kind, size_t cap)
 {
     static const char *names[] = {"ok", "status", "slow", "truncated", "malformed", "nocontent",
-                                  "expect-key", "no-temperature", "completion-tokens"};
+                                  "expect-key", "no-temperature", "completion-tokens", "length"};
     if (st->kind == S_STATUS)
         snprintf(kind, cap, "status:%d", st->code);
     else
@@ -552,7 +556,8 @@ static void serve_step(int fd, const step *st, int anthropic, const char *model,
         sleep_ms(st->ms);
         /* fall through */
     default:
-        body = ok_body(anthropic, model, st->text, rq->body_len, rq->cached_system);
+        body = ok_body(anthropic, model, st->text, rq->body_len, rq->cached_system,
+                       st->kind == S_LENGTH);
         break;
     }
     size_t len = body ? strlen(body) : 0;

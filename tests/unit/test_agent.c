@@ -257,8 +257,9 @@ static void test_parse_rejections(void **state)
     expect_reject("```c\nvoid rms_norm(void) {}\n```\n", "the code block does not define rmsnorm");
     expect_reject("```c\nint a;\n```\n```c\nint b;\n```\n",
                   "the answer has 2 code blocks and none of them defines rmsnorm");
-    expect_reject("HYPOTHESIS: x\n```c\n" KERNEL, "the code block is not closed (answer cut off?)");
-    expect_reject("```c\n" KERNEL "``", "the code block is not closed (answer cut off?)");
+    expect_reject("HYPOTHESIS: x\n```c\n" KERNEL,
+                  "truncated: the code block is not closed (the answer was cut off)");
+    expect_reject("```c\n" KERNEL "``", "truncated: the code block is not closed");
     /* a closing fence shorter than the opening one does not close it */
     expect_reject("````c\n" KERNEL "```\n", "not closed");
     /* code that is not text (issue 30) never reaches the database or git */

@@ -43,22 +43,35 @@ static int artefacts_unchanged(job *j, kiln_error *err)
     return 0;
 }
 
+/* The compiler's word for a definition that does not match the prototype
+ * the shim declares (gcc and clang both say "conflicting types for"). */
+static int conflicting_types(const char *log, const char *fn)
+{
+    char what[KILN_NAME_MAX + 40];
+    snprintf(what, sizeof what, "conflicting types for '%s'", fn);
+    if (strstr(log, what))
+        return 1;
+    snprintf(what, sizeof what, "conflicting types for \xE2\x80\x98%s\xE2\x80\x99", fn);
+    return strstr(log, what) != NULL;   /* gcc in a UTF-8 locale quotes so */
+}
+
 /* A candidate whose function is not the task's signature: the shim
  * declares the task's prototype first, so the compiler reports
- * "conflicting types for 'NAME'" (gcc and clang alike). The verdict names
- * the prototype expected; the compiler's words stay in the feedback. */
+ * conflicting types. The verdict names the prototype expected; the
+ * compiler's words stay in the feedback. */
 static int wrong_signature(job *j, const kiln_build_result *res)
 {
-    char conflict[KILN_NAME_MAX + 32], sig[1024];
-    snprintf(conflict, sizeof conflict, "conflicting types for '%s'", j->t->name);
-    if (!strstr(res->log, conflict))
+    char sig[1024];
+    if (!conflicting_types(res->log, j->t->function))
         return 0;
     kiln_task_cpu_signature(j->t, j->o->dtype, sig, sizeof sig);
     job_conclude(j, "fail", "compile", "compile-error", "the candidate's %s() does not match the "
-                 "task's signature: expected %s (kiln task show %s)", j->t->name, sig, j->t->name);
-    snprintf(j->v->feedback, sizeof j->v->feedback, "fail at stage compile: the task's signature is %.400s;\n%.900s",
-             sig, res->log);
+                 "task's signature: expected %s (kiln task show %s)", j->t->function, sig,
+                 j->t->name);
+    snprintf(j->v->feedback, sizeof j->v->feedback,
+             "fail at stage compile: the task's signature is %.400s;\n%.900s", sig, res->log);
     return 1;
+}
 }
 
 /* Candidate and baseline are built in separate directories so that one
