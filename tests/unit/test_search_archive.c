@@ -1,6 +1,7 @@
-/* test_search_archive.c - the population (search/archive.c): the cell
- * descriptors, the cell update rule, the seeded choice of parents and the
- * inspirations. */
+/* test_search_archive.c - the population (search/archive.c,
+ * search/features.c): the cell descriptors and code features, the cell
+ * update rule, the seeded choice of parents and the inspirations (never a
+ * surely beaten elite). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
