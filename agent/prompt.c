@@ -227,7 +227,8 @@ static void add_attempts(kiln_strbuf *b, const kiln_prompt_input *in, const plan
 
 /* Other elites of the archive: where the search has been that worked, for
  * ideas to borrow; their numbers are against the task's baseline. */
-static void add_inspirations(kiln_strbuf *b, const kiln_prompt_input *in, const plan *pl)
+static void add_inspirations(kiln_strbuf *b, const kiln_prompt_input *in, const plan *pl,
+                             char *const *shapes)
 {
     if (pl->ninsp == 0)
         return;
@@ -242,6 +243,8 @@ static void add_inspirations(kiln_strbuf *b, const kiln_prompt_input *in, const 
             kiln_prompt_oneline(b, x->hypothesis, FIELD_CHARS);
         }
         kiln_sb_add(b, "\n");
+        if (shapes && shapes[i])
+            kiln_sb_printf(b, "  per shape: %s\n", shapes[i]);
         if (pl->insp_lines > 0 && x->source && *x->source) {
             kiln_sb_printf(b, "  source (first lines):\n");
             add_log(b, x->source, pl->insp_lines);
@@ -286,7 +289,7 @@ static void add_strategy(kiln_strbuf *b, const char *strategy)
 
 /* The sections in the order the model reads them (docs/search.md). */
 static void render(kiln_strbuf *b, const kiln_prompt_input *in, const parent_view *pv,
-                   const plan *pl)
+                   const plan *pl, char *const *shapes)
 {
     b->len = 0;
     if (b->p)
@@ -300,7 +303,7 @@ static void render(kiln_strbuf *b, const kiln_prompt_input *in, const parent_vie
     add_results(b, pv, pl);
     add_attempts(b, in, pl);
     add_lessons(b, in, pl);
-    add_inspirations(b, in, pl);
+    add_inspirations(b, in, pl, shapes);
     add_target(b, in->target);
     add_strategy(b, in->strategy);
     kiln_sb_add(b, "Write the next candidate. Answer with the complete file in one fenced code "
@@ -377,12 +380,50 @@ static int decode_parent(const char *json, kiln_verdict **v, parent_view *pv)
     return 0;
 }
 
+/* Each inspiration's per-shape line from its verdict, made once: NULL
+ * where it has none, or it does not parse (the line is left out). -1 only
+ * when out of memory. */
+static int decode_inspirations(const kiln_prompt_input *in, char ***shapes)
+{
+    int n = in->inspirations ? in->ninspirations : 0;
+    *shapes = n > 0 ? calloc((size_t)n, sizeof **shapes) : NULL;
+    kiln_verdict *v = n > 0 ? malloc(sizeof *v) : NULL;
+    if (n > 0 && (!*shapes || !v)) {
+        free(v);
+        return -1;
+    }
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        const char *json = in->inspirations[i].verdict_json;
+        kiln_error e;
+        if (!json || !*json || kiln_verdict_parse(json, v, &e) < 0)
+            continue;
+        kiln_strbuf line = {0};
+        kiln_prompt_shape_speedups(&line, v);
+        if (line.oom || line.len == 0) {
+            rc = line.oom ? -1 : 0;
+            free(line.p);
+            continue;
+        }
+        (*shapes)[i] = line.p;
+    }
+    free(v);
+    return rc;
+}
+
+static void free_shapes(char **shapes, int n)
+{
+    for (int i = 0; shapes && i < n; i++)
+        free(shapes[i]);
+    free(shapes);
+}
+
 static int render_within(const kiln_prompt_input *in, const parent_view *pv, plan *pl,
-                         kiln_strbuf *b, kiln_error *err)
+                         char *const *shapes, kiln_strbuf *b, kiln_error *err)
 {
     size_t max = in->max_chars ? in->max_chars : KILN_PROMPT_DEFAULT_CHARS;
     for (;;) {
-        render(b, in, pv, pl);
+        render(b, in, pv, pl, shapes);
         if (b->oom)
             return kiln_fail(err, "prompt: out of memory");
         if (b->len <= max)
@@ -402,19 +443,22 @@ static int build_user(const kiln_prompt_input *in, char **user, kiln_error *err)
                .ninsp = in->inspirations ? in->ninspirations : 0, .insp_lines = INSP_LINES};
     pl.log_lines = malloc((size_t)(in->nattempts + 1) * sizeof *pl.log_lines);
     kiln_strbuf b = {0};
+    char **shapes = NULL;
     int rc = -1;
-    if (!pl.log_lines || decode_parent(in->parent_verdict_json, &v, &pv) < 0) {
+    if (!pl.log_lines || decode_parent(in->parent_verdict_json, &v, &pv) < 0 ||
+        decode_inspirations(in, &shapes) < 0) {
         kiln_fail(err, "prompt: out of memory");
         goto out;
     }
     for (int i = 0; i < in->nattempts; i++)
         pl.log_lines[i] = LOG_LINES_FULL;
-    if (render_within(in, &pv, &pl, &b, err) < 0)
+    if (render_within(in, &pv, &pl, shapes, &b, err) < 0)
         goto out;
     *user = b.p;
     b.p = NULL;
     rc = 0;
 out:
+    free_shapes(shapes, in->inspirations ? in->ninspirations : 0);
     free(b.p);
     free(v);
     free(pl.log_lines);

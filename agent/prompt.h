@@ -36,6 +36,9 @@ typedef struct kiln_inspiration {  /* another elite of the run's archive (not th
     double speedup, lo, hi;        /* the objective against the task's baseline, its interval */
     const char *hypothesis;        /* NULL or "": none shown */
     const char *source;            /* its source: the first lines are shown */
+    /* its pooled verdict against the task's baseline (kiln_db_record_verdict_at),
+     * for one line of its speedup per visible shape; NULL: no such line */
+    const char *verdict_json;
 } kiln_inspiration;
 
 typedef struct kiln_prompt_input {

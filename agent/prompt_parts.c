@@ -424,3 +424,14 @@ void kiln_prompt_shapes(kiln_strbuf *b, const kiln_verdict *v, int all)
     add_callouts(b, v, &c);
     add_profile(b, v);
 }
+
+void kiln_prompt_shape_speedups(kiln_strbuf *b, const kiln_verdict *v)
+{
+    int shown = 0;
+    for (int i = 0; i < v->nresults; i++) {
+        const kiln_shape_result *r = &v->results[i];
+        if (!r->visible || !r->timed || !(r->speedup > 0))
+            continue;
+        kiln_sb_printf(b, "%s%.15s %.2fx", shown++ ? " " : "", r->id, r->speedup);
+    }
+}

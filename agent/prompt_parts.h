@@ -33,4 +33,8 @@ void kiln_prompt_verdict_head(kiln_strbuf *b, const kiln_verdict *v);
  * shapes called out. */
 void kiln_prompt_shapes(kiln_strbuf *b, const kiln_verdict *v, int all);
 
+/* "v1 2.10x v2 1.80x": the speedup of each visible timed shape, in the
+ * verdict's order; nothing when it has none. */
+void kiln_prompt_shape_speedups(kiln_strbuf *b, const kiln_verdict *v);
+
 #endif

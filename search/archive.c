@@ -32,10 +32,17 @@ void kiln_archive_cell(const kiln_verdict *record, const char *source, char *cel
     kiln_knob k[KILN_KNOBS_MAX];
     kiln_error e;
     int nk = source ? kiln_knobs_parse(source, k, KILN_KNOBS_MAX, &e) : 0;
-    if (nk > 0)
-        snprintf(cell, len, "%s.%.31s%.31s", kiln_wins_bucket(wins, shapes), k[0].name, k[0].value);
-    else
-        snprintf(cell, len, "%s.noknob", kiln_wins_bucket(wins, shapes));
+    const char *bucket = kiln_wins_bucket(wins, shapes);
+    if (nk > 0) {
+        snprintf(cell, len, "%s.%.31s%.31s", bucket, k[0].name, k[0].value);
+        return;
+    }
+    /* Without knobs (a model's kernels, mostly), the code's features: else
+     * every such kernel of a bucket shares one cell, and the start kernel
+     * holds it against every rewrite that is not faster than it. */
+    char feats[KILN_CELL_MAX];
+    kiln_code_features(source, feats, sizeof feats);
+    snprintf(cell, len, "%s.%.50s", bucket, feats[0] ? feats : "noknob");
 }
 
 int kiln_archive_offer(kiln_elite *a, int *n, int cap, const kiln_elite *e)
@@ -73,17 +80,35 @@ static unsigned long long mix(unsigned long long x)
     return x ^ (x >> 31);
 }
 
+int kiln_archive_surely_beaten(const kiln_elite *a, int n, int i)
+{
+    if (i < 0 || i >= n || n < 2 || !(a[i].hi > 0))
+        return 0;
+    for (int j = 0; j < n; j++)
+        if (j != i && !(a[j].lo > a[i].hi))
+            return 0;
+    return 1;
+}
+
 int kiln_archive_pick(const kiln_elite *a, int n, double p_best, unsigned long long seed, int it)
 {
-    if (n <= 0)
+    int open = 0;
+    for (int i = 0; i < n; i++)
+        open += !kiln_archive_surely_beaten(a, n, i);
+    if (open <= 0)
         return -1;
     unsigned long long r1 = mix(seed ^ mix((unsigned long long)it));
     unsigned long long r2 = mix(r1);
     double u = (double)(r1 >> 11) / 9007199254740992.0;   /* [0, 1) from 53 bits */
     if (u < p_best)
         return -1;
-    (void)a;
-    return (int)(r2 % (unsigned long long)n);
+    /* The k-th elite still open: with none surely beaten, the draw is the
+     * one runs before this rule made (same seed, same parents). */
+    int k = (int)(r2 % (unsigned long long)open);
+    for (int i = 0; i < n; i++)
+        if (!kiln_archive_surely_beaten(a, n, i) && k-- == 0)
+            return i;
+    return -1;
 }
 
 int kiln_archive_inspirations(const kiln_elite *a, int n, int parent, int *out, int k)
@@ -94,7 +119,7 @@ int kiln_archive_inspirations(const kiln_elite *a, int n, int parent, int *out, 
     while (m < k) {
         int pick = -1;
         for (int i = 0; i < n; i++) {
-            int taken = i == parent;
+            int taken = i == parent || kiln_archive_surely_beaten(a, n, i);
             for (int j = 0; j < m && !taken; j++)
                 taken = out[j] == i;
             if (!taken && (pick < 0 || a[i].speedup > a[pick].speedup))

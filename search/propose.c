@@ -406,19 +406,24 @@ typedef struct inspirations {
     kiln_elite *a;                                /* the archive, read back */
     kiln_inspiration x[KILN_INSPIRATIONS];
     char *src[KILN_INSPIRATIONS];                 /* malloc'd */
+    char *verdict[KILN_INSPIRATIONS];             /* malloc'd: its pooled verdict, or NULL */
     char hyp[KILN_INSPIRATIONS][512];
     int n;
 } inspirations;
 
 static void free_inspirations(inspirations *ins)
 {
-    for (int i = 0; i < ins->n; i++)
+    for (int i = 0; i < ins->n; i++) {
         free(ins->src[i]);
+        free(ins->verdict[i]);
+    }
     free(ins->a);
 }
 
-/* The elites other than parent, best first, with their hypotheses and
- * sources from the run's candidates. */
+/* The elites other than parent (and none surely beaten: archive.h), best
+ * first, with their hypotheses, sources and pooled verdicts against the
+ * task's baseline (the prompt shows its per-shape speedups) from the
+ * run's candidates. */
 static int load_inspirations(search *s, const char *parent_commit, inspirations *ins,
                              kiln_error *err)
 {
@@ -436,12 +441,13 @@ static int load_inspirations(search *s, const char *parent_commit, inspirations 
     for (int j = 0; j < k; j++) {
         const kiln_elite *e = &ins->a[idx[j]];
         ins->src[j] = kiln_db_cand_text(s->db, s->run.id, e->n, KILN_TEXT_SOURCE);
+        ins->verdict[j] = kiln_db_record_verdict_at(s->db, s->run.id, e->commit);
         for (int m = 0; m < nall; m++)
             if (all[m].n == e->n)
                 snprintf(ins->hyp[j], sizeof ins->hyp[j], "%s", all[m].hypothesis);
         ins->x[j] = (kiln_inspiration){.n = e->n, .cell = e->cell, .speedup = e->speedup,
                                        .lo = e->lo, .hi = e->hi, .hypothesis = ins->hyp[j],
-                                       .source = ins->src[j]};
+                                       .source = ins->src[j], .verdict_json = ins->verdict[j]};
         ins->n = j + 1;
     }
     free(all);

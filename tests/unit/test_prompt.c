@@ -644,6 +644,55 @@ static void test_budget_inspirations(void **state)
     assert_true(saw_names_only && saw_some);
 }
 
+/* Each inspiration shows its speedup per visible shape against the
+ * baseline, from its pooled verdict, on one line under its own (hidden
+ * shapes never); one without a readable verdict shows none. The line
+ * stays while the sources are given up for length. */
+static void test_inspiration_shapes(void **state)
+{
+    (void)state;
+    kiln_inspiration ins[3] = {
+        {.n = 7, .cell = "all.v256-rs", .speedup = 1.07, .lo = 1.0, .hi = 1.1,
+         .hypothesis = "avx2", .source = "insp-src-a\ninsp-src-b\n", .verdict_json = g_cpu},
+        {.n = 8, .cell = "all.omp", .speedup = 1.0, .lo = 0.9, .hi = 1.1,
+         .source = "insp-src-c\n", .verdict_json = "{not a verdict"},
+        {.n = 9, .cell = "most.u4", .speedup = 1.0, .lo = 0.9, .hi = 1.1,
+         .source = "insp-src-d\n"},
+    };
+    kiln_prompt_input in = input("c", g_cpu);
+    in.inspirations = ins;
+    in.ninspirations = 3;
+    in.max_chars = KILN_PROMPT_NO_LIMIT;
+    char *u = user_of(&in);
+    const char *line = "#7 in cell all.v256-rs: 1.07x [1.00, 1.10]: avx2\n"
+                       "  per shape: v1 1.26x v2 0.99x v3 0.98x v4 1.13x v5 1.14x v6 0.96x\n"
+                       "  source (first lines):\n";
+    must_contain(u, line);
+    must_contain(u, "#8 in cell all.omp: 1.00x [0.90, 1.10]\n  source (first lines):\n");
+    must_contain(u, "#9 in cell most.u4: 1.00x [0.90, 1.10]\n  source (first lines):\n");
+    char *p = strstr(u, "per shape:");
+    assert_non_null(p);
+    assert_null(strstr(p + 1, "per shape:"));   /* #7's only */
+    assert_null(strstr(strstr(u, "Other kernels this run kept"), " h1 "));
+    size_t full = strlen(u);
+    free(u);
+    int saw = 0;
+    for (size_t budget = full; budget > full - 400 && !saw; budget--) {
+        char *sys, *user;
+        kiln_error err;
+        in.max_chars = budget;
+        assert_int_equal(kiln_prompt_build(&in, &sys, &user, &err), 0);
+        if (!strstr(user, "insp-src-") && strstr(user, "#7 in cell")) {
+            must_contain(user, "avx2\n  per shape: v1 1.26x v2 0.99x v3 0.98x v4 1.13x v5 1.14x "
+                               "v6 0.96x\n#8 in cell");
+            saw = 1;
+        }
+        free(sys);
+        free(user);
+    }
+    assert_true(saw);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -669,6 +718,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_budget_long_source),
         cmocka_unit_test(test_budget_order),
         cmocka_unit_test(test_budget_inspirations),
+        cmocka_unit_test(test_inspiration_shapes),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     free(g_cpu);

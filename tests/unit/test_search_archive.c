@@ -1,6 +1,7 @@
-/* test_search_archive.c - the population (search/archive.c): the cell
- * descriptors, the cell update rule, the seeded choice of parents and the
- * inspirations. */
+/* test_search_archive.c - the population (search/archive.c,
+ * search/features.c): the cell descriptors and code features, the cell
+ * update rule, the seeded choice of parents and the inspirations (never a
+ * surely beaten elite). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -96,7 +97,8 @@ static void test_offer(void **state)
 }
 
 /* The same seed and iteration give the same parent; over many iterations
- * the best comes about p_best of the time and every elite is drawn. */
+ * the best comes about p_best of the time and every elite is drawn but
+ * "d": 0.5x [0.45, 0.55], below every other's lower end, surely beaten. */
 static void test_pick(void **state)
 {
     (void)state;
@@ -114,8 +116,9 @@ static void test_pick(void **state)
             drawn[p]++;
     }
     assert_true(best > 850 && best < 1150);
-    for (int i = 0; i < 4; i++)
-        assert_true(drawn[i] > 150);
+    for (int i = 0; i < 3; i++)
+        assert_true(drawn[i] > 250);
+    assert_int_equal(drawn[3], 0);
     assert_true(differ);   /* another seed, another sequence */
     for (int it = 1; it < 50; it++) {
         assert_true(kiln_archive_pick(a, 4, 1.0, 3, it) == -1);
@@ -132,10 +135,137 @@ static void test_inspirations(void **state)
     assert_int_equal(kiln_archive_inspirations(a, 4, 1, out, 2), 2);
     assert_int_equal(out[0], 2);
     assert_int_equal(out[1], 0);
-    assert_int_equal(kiln_archive_inspirations(a, 4, -1, out, 4), 4);
+    /* "d" (0.5x [0.45, 0.55]) is surely beaten by all three others. */
+    assert_int_equal(kiln_archive_inspirations(a, 4, -1, out, 4), 3);
     assert_int_equal(out[0], 1);
-    assert_int_equal(out[3], 3);
+    assert_int_equal(out[1], 2);
+    assert_int_equal(out[2], 0);
     assert_int_equal(kiln_archive_inspirations(a, 1, 0, out, 3), 0);
+}
+
+static kiln_elite elite_in(const char *cell, int n, double speedup, double lo, double hi)
+{
+    kiln_elite e = elite(cell, n, speedup);
+    e.lo = lo;
+    e.hi = hi;
+    return e;
+}
+
+/* The run of issue 35: the untouched start kernel (1.00x) next to an 8.7x
+ * and a 1.3x kernel is surely beaten by both, so it is never drawn nor
+ * shown; one kept kernel whose lower end is not above its upper end is
+ * enough to keep it in. */
+static void test_surely_beaten(void **state)
+{
+    (void)state;
+    kiln_elite a[4] = {elite_in("all.noknob", 0, 1.00, 0.98, 1.02),
+                       elite_in("all.v256-omp", 5, 8.7, 8.5, 8.9),
+                       elite_in("all.rs", 3, 1.3, 1.25, 1.35),
+                       elite_in("some.rs", 4, 1.01, 0.99, 1.03)};
+    assert_int_equal(kiln_archive_surely_beaten(a, 3, 0), 1);
+    assert_int_equal(kiln_archive_surely_beaten(a, 3, 1), 0);   /* the best, never */
+    assert_int_equal(kiln_archive_surely_beaten(a, 3, 2), 0);   /* 8.5 > 1.35 but 0.98 is not */
+    assert_int_equal(kiln_archive_surely_beaten(a, 4, 0), 0);   /* 0.99 is not above 1.02 */
+    assert_int_equal(kiln_archive_surely_beaten(a, 1, 0), 0);   /* alone: nobody beats it */
+    assert_int_equal(kiln_archive_surely_beaten(a, 3, 3), 0);   /* out of range */
+    assert_int_equal(kiln_archive_surely_beaten(a, 3, -1), 0);
+    kiln_elite ties[2] = {elite_in("a", 0, 1.0, 0.9, 1.1), elite_in("b", 1, 2.0, 1.1, 2.2)};
+    assert_int_equal(kiln_archive_surely_beaten(ties, 2, 0), 0);   /* equal ends: not surely */
+    kiln_elite open[2] = {elite_in("a", 0, 1.0, 0, 0), elite_in("b", 1, 9.0, 8.0, 10.0)};
+    assert_int_equal(kiln_archive_surely_beaten(open, 2, 0), 0);   /* no upper end known */
+    int drawn[3] = {0}, best = 0;
+    for (int it = 1; it <= 600; it++) {
+        int p = kiln_archive_pick(a, 3, 0.0, 11, it);
+        assert_true(p >= -1 && p < 3);
+        if (p < 0)
+            best++;
+        else
+            drawn[p]++;
+    }
+    assert_int_equal(best, 0);
+    assert_int_equal(drawn[0], 0);
+    assert_true(drawn[1] > 200 && drawn[2] > 200);
+    int out[3];
+    assert_int_equal(kiln_archive_inspirations(a, 3, 1, out, 3), 1);
+    assert_int_equal(out[0], 2);
+    assert_int_equal(kiln_archive_inspirations(a, 4, 1, out, 3), 3);
+    assert_int_equal(out[2], 0);   /* kept in by #4, shown last */
+}
+
+static void features_are(const char *src, const char *want)
+{
+    char got[KILN_CELL_MAX];
+    kiln_code_features(src, got, sizeof got);
+    if (strcmp(got, want) != 0)
+        fail_msg("features of:\n%s\ngot \"%s\", want \"%s\"", src, got, want);
+}
+
+/* Each feature from its own source; comments and literals count for
+ * nothing; a count of 1 asks for no unrolling. */
+static void test_features(void **state)
+{
+    (void)state;
+    features_are("void f(const float *x, float *y, int n)\n{\n    for (int i = 0; i < n; i++)\n"
+                 "        y[i] = x[i];\n}\n", "");
+    features_are(NULL, "");
+    features_are("#include <immintrin.h>\nvoid f(float *restrict y) { __m256 v = "
+                 "_mm256_setzero_ps(); _mm_prefetch(0, 0); }\n", "v256-rs");
+    features_are("__m512 a; __m128 b;", "v512");
+    features_are("_mm_add_ps(a, b);", "v128");
+    features_are("_mm_prefetch(p, 3);", "");
+    features_are("#include <arm_neon.h>\nfloat32x4_t a = vld1q_f32(p); int8x16_t b;", "v128");
+    features_are("typedef float v8 __attribute__((vector_size(32)));", "v256");
+    features_are("float4 a = reinterpret_cast<const float4 *>(x)[i];", "v128");
+    features_are("double4 d; float2 e;", "v256");
+    features_are("__half2 h = __floats2half2_rn(a, b);", "v32");
+    features_are("auto p = make_float2(a, b); float3 c; dim3 g;", "v64");
+    features_are("#pragma unroll 4\nfor (;;) {}\n#pragma unroll 8\n", "u8");
+    features_are("  #pragma unroll\nfor (;;) {}\n", "u");
+    features_are("#pragma unroll 1\nfor (;;) {}\n", "");
+    features_are("#pragma GCC unroll 16\n", "u16");
+    features_are("#pragma clang loop unroll_count(2)\n", "u2");
+    features_are("__global__ void k() { extern __shared__ float sh[]; v += __shfl_xor_sync(m, v, "
+                 "16); }", "shm-shfl");
+    features_are("#pragma omp parallel for simd\nfor (;;) {}", "omp");
+    features_are("# pragma omp simd\n", "omp");
+    features_are("const float *__restrict__ x; float *__restrict y;", "rs");
+    /* Not code: comments, strings, characters, words that only contain a
+     * feature's name, a #pragma that is not at a line's start. */
+    features_are("// float4 restrict __shared__\n/* #pragma omp\n __m256 */ const char *s = "
+                 "\"float4 _mm256_add_ps\"; char c = '\\''; int restricted, float4x, x2;\n"
+                 "int n = 10e4; /* #pragma unroll 4 */ x = a # pragma_unroll;\n", "");
+    features_are("#pragma omp parallel for \\\n    schedule(static)\n#pragma unroll 4\n"
+                 "double2 d; float *restrict p; __shared__ int s[4]; __shfl_sync(1, 2, 3);\n",
+                 "v128-u4-shm-shfl-omp-rs");
+    char small[5];
+    kiln_code_features("float4 a; float *restrict p;", small, sizeof small);
+    assert_string_equal(small, "v128");   /* cut, not overrun */
+}
+
+/* The start kernel and a model's rewrite of it (no knobs in either) no
+ * longer share a cell. */
+static void test_cell_features(void **state)
+{
+    (void)state;
+    static kiln_verdict v;
+    memset(&v, 0, sizeof v);
+    add_shape(&v, "v1", 1, 1, 1.0);
+    add_shape(&v, "v2", 1, 1, 1.2);
+    const char *starter = "void f(const float *x, float *y, long n)\n{\n    for (long i = 0; "
+                          "i < n; i++)\n        y[i] = 2 * x[i];\n}\n";
+    const char *rewrite = "#include <immintrin.h>\nvoid f(const float *restrict x, float "
+                          "*restrict y, long n)\n{\n    long i = 0;\n    for (; i + 8 <= n; "
+                          "i += 8)\n        _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_set1_ps"
+                          "(2), _mm256_loadu_ps(x + i)));\n    for (; i < n; i++)\n        "
+                          "y[i] = 2 * x[i];\n}\n";
+    char a[KILN_CELL_MAX], b[KILN_CELL_MAX];
+    kiln_archive_cell(&v, starter, a, sizeof a);
+    kiln_archive_cell(&v, rewrite, b, sizeof b);
+    assert_string_equal(a, "most.noknob");
+    assert_string_equal(b, "most.v256-rs");
+    /* A knob still names the cell, whatever the code uses. */
+    kiln_archive_cell(&v, "#define B 4 //@kiln tune 2 4\nfloat4 q;\n", b, sizeof b);
+    assert_string_equal(b, "most.B4");
 }
 
 /* The archive table round-trips, a cell's row is replaced, and a version 4
@@ -185,7 +315,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_wins_bucket), cmocka_unit_test(test_cell),
         cmocka_unit_test(test_offer),       cmocka_unit_test(test_pick),
-        cmocka_unit_test(test_inspirations), cmocka_unit_test(test_db),
+        cmocka_unit_test(test_inspirations), cmocka_unit_test(test_surely_beaten),
+        cmocka_unit_test(test_features),    cmocka_unit_test(test_cell_features),
+        cmocka_unit_test(test_db),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

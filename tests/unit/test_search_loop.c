@@ -1006,28 +1006,41 @@ static void cuda_unavailable(void **state)
     free(r.c);
 }
 
-/* --parents archive: a draw picks an elite other than the head; its kept
- * child moves the branch only when it beats the head against the task's
- * baseline, else it is kept under refs/kiln/kept. A kept kernel that does
- * not beat its cell's elite leaves the archive as it was. */
-static void parents_from_the_archive(void **state)
+/* The archive will hold all.noknob (#1) and none.noknob (#0), in that
+ * order: a seed that draws #0 for iterations 2 and 3 while #0 may be drawn
+ * (no intervals here: nobody is surely beaten). */
+static unsigned long long seed_drawing_the_start(void)
 {
-    fx *f = *state;
-    /* The archive will hold all.noknob (#1) and none.noknob (#0), in that
-     * order: a seed that draws #0 for iterations 2 and 3. */
     kiln_elite a[2] = {{.cell = "all.noknob", .n = 1, .speedup = 1.5},
                        {.cell = "none.noknob", .n = 0, .speedup = 1.0}};
     unsigned long long seed = 1;
     while (kiln_archive_pick(a, 2, KILN_PARENT_BEST_P, seed, 2) != 1 ||
            kiln_archive_pick(a, 2, KILN_PARENT_BEST_P, seed, 3) != 1)
         seed++;
-    f->o.seed = seed;
+    return seed;
+}
+
+/* --parents archive: a draw picks an elite other than the head; its kept
+ * child moves the branch only when it beats the head against the task's
+ * baseline, else it is kept under refs/kiln/kept. A kept kernel that does
+ * not beat its cell's elite leaves the archive as it was. #1's record
+ * against the baseline is 1.5x +-50%: its lower end (0.75) is not above
+ * the start kernel's upper end (1.01), so #0 is not surely beaten and can
+ * be drawn (parents_never_surely_beaten is the other side). */
+static void parents_from_the_archive(void **state)
+{
+    fx *f = *state;
+    f->o.seed = seed_drawing_the_start();
     f->o.parents = "archive";
     f->o.iterations = 3;
     for (int i = 0; i < 3; i++)
         replay_kernel(f, i, i + 1);
     start_passes(&f->js);
-    kept(&f->js, 1, 1.5);
+    kiln_judge_script_add(&f->js, 1, KILN_JUDGE_VERDICT, pass(1.5), 0);
+    kiln_judge_script_add(&f->js, 1, KILN_JUDGE_CONFIRM, pass(1.5), 0);
+    kiln_verdict *wide = verdict("pass", "ok", 0.5, 3, 1.5, 1.5, 1.5);
+    kiln_judge_script_add(&f->js, 1, KILN_JUDGE_RECORD, wide, 0);
+    kiln_judge_script_add(&f->js, 1, KILN_JUDGE_RERECORD, wide, 0);
     kiln_judge_script_add(&f->js, 2, KILN_JUDGE_VERDICT, pass(1.5), 0);
     kiln_judge_script_add(&f->js, 2, KILN_JUDGE_CONFIRM, pass(1.5), 0);
     kiln_judge_script_add(&f->js, 2, KILN_JUDGE_RECORD, pass(1.2), 0);
@@ -1053,6 +1066,34 @@ static void parents_from_the_archive(void **state)
     snprintf(ref, sizeof ref, "refs/kiln/archive/%s/all.noknob", r.run.id);
     ref_of(f, ref, at);
     assert_string_equal(at, cand(&r, 3)->commit);   /* #2 (1.2x) did not take #1's cell */
+    free(r.c);
+}
+
+/* The same seed, but #1 is 1.5x +-1% against the baseline: every other
+ * elite (#1) surely beats the start kernel (1.0x +-1%), so it is never a
+ * parent: iterations 2 and 3 start from the head (issue 35: a model re-beat
+ * the 1.00x start kernel while an 8.7x kernel existed). */
+static void parents_never_surely_beaten(void **state)
+{
+    fx *f = *state;
+    f->o.seed = seed_drawing_the_start();
+    f->o.parents = "archive";
+    f->o.iterations = 3;
+    for (int i = 0; i < 3; i++)
+        replay_kernel(f, i, i + 1);
+    start_passes(&f->js);
+    kept(&f->js, 1, 1.5);
+    kept(&f->js, 2, 1.5);
+    kept(&f->js, 3, 1.5);
+    run_expect(f, &f->js, NULL, NULL, 0);
+    result r;
+    load(f, &r);
+    /* The draws that took #0 take the only elite left open, #1 (#2 tied
+     * it and did not take its cell): the head at iteration 2, not at 3. */
+    assert_string_equal(cand(&r, 2)->parent, cand(&r, 1)->commit);
+    assert_string_equal(cand(&r, 3)->parent, cand(&r, 1)->commit);
+    assert_decided(&r, 2, "keep", "kept");
+    assert_decided(&r, 3, "keep", "kept");
     free(r.c);
 }
 
@@ -1562,6 +1603,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(time_budget_spent, setup, teardown),
         cmocka_unit_test_setup_teardown(cuda_unavailable, setup, teardown),
         cmocka_unit_test_setup_teardown(parents_from_the_archive, setup, teardown),
+        cmocka_unit_test_setup_teardown(parents_never_surely_beaten, setup, teardown),
         cmocka_unit_test_setup_teardown(job_error, setup, teardown),
         cmocka_unit_test_setup_teardown(start_kernel_fails, setup, teardown),
         cmocka_unit_test_setup_teardown(start_kernel_does_not_compile, setup, teardown),
