@@ -72,7 +72,6 @@ static int wrong_signature(job *j, const kiln_build_result *res)
              "fail at stage compile: the task's signature is %.400s;\n%.900s", sig, res->log);
     return 1;
 }
-}
 
 /* Candidate and baseline are built in separate directories so that one
  * compile cannot see the other's files, and each runs in a worker of its
