@@ -18,6 +18,7 @@ typedef struct kiln_cpu_timers {
     const double *cand_null_cpu;   /* the candidate's worker over a call of no
                                       library, one per pair (NULL: none measured) */
     const double *cand;       /* what the candidate's worker reported per call */
+    const double *base;       /* ... and the baseline's (NULL: not given) */
     int n;                    /* pairs */
     double cand_between_ns;   /* CPU charged to the candidate's worker while
                                  none of its calls was in flight (-1: unknown) */

@@ -22,7 +22,9 @@ static const kiln_verdict_code table[] = {
     {"launch-error", "fail", 0, 1,
      "CUDA: a launch refused at a shape (limits, parameter count or sizes against the kernel's)",
      "a launch failed"},
-    {"compile-error", "fail", 0, 1, "the compiler's log, trimmed, is in `feedback`", NULL},
+    {"compile-error", "fail", 0, 1, "the compiler's log, trimmed, is in `feedback`; CPU: a "
+     "function that is not the task's signature (the compiler's \"conflicting types\") has a "
+     "reason naming the prototype expected, which `feedback` gives first too", NULL},
     {"crash", "fail", 0, 1, "the worker died of a signal or exited during a call",
      "the candidate crashed"},
     {"timeout", "fail", 0, 0,
