@@ -20,6 +20,14 @@ static char *note_json(search *s, const kiln_draft *d)
     cJSON_AddStringToObject(o, "decision", c->decision);
     cJSON_AddStringToObject(o, "reason", c->reason);
     cJSON_AddStringToObject(o, "why", c->why);
+    /* what `kiln db rebuild` (search/db_rebuild.c) needs besides the verdicts */
+    cJSON_AddNumberToObject(o, "iteration", c->iteration);
+    cJSON_AddNumberToObject(o, "draft", c->draft);
+    cJSON *jobs = cJSON_AddObjectToObject(o, "jobs");
+    cJSON_AddStringToObject(jobs, "verdict", c->job);
+    cJSON_AddStringToObject(jobs, "confirm", c->confirm_job);
+    cJSON_AddStringToObject(jobs, "record", c->record_job);
+    cJSON_AddStringToObject(jobs, "rerecord", c->rerecord_job);
     static const kiln_cand_text which[] = {KILN_TEXT_VERDICT, KILN_TEXT_CONFIRM, KILN_TEXT_RECORD,
                                            KILN_TEXT_RERECORD, KILN_TEXT_POOLED};
     static const char *const names[] = {"verdict", "confirm", "record", "rerecord", "pooled"};

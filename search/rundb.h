@@ -209,4 +209,19 @@ int kiln_db_kept_records(sqlite3 *db, const char *dtype, const char *backend,
 /* Free what kiln_db_kept_records returned. */
 void kiln_kept_records_free(kiln_kept_record *k, int n);
 
+/* ---- kiln db rebuild (search/db_rebuild.h) ------------------------------ */
+
+/* The times kiln_db_run_insert, kiln_db_cand_upsert and kiln_db_archive_put
+ * set to now, set to those a rebuild read from git (seconds since the
+ * epoch): the order of updates is what `kiln export` and `kiln status` go by. */
+int kiln_db_run_set_times(sqlite3 *db, const char *id, double started, double updated,
+                          kiln_error *err);
+int kiln_db_cand_set_time(sqlite3 *db, const char *run, int n, double updated, kiln_error *err);
+int kiln_db_archive_set_time(sqlite3 *db, const char *run, const char *cell, double updated,
+                             kiln_error *err);
+
+/* 0 when the database reads whole (SQLite's quick check, and a runs
+ * table); -1 with err saying what SQLite found (the caller names the file). */
+int kiln_db_check(sqlite3 *db, kiln_error *err);
+
 #endif
