@@ -36,7 +36,7 @@ typedef struct rb {
     kiln_ws *ws;
     rb_cand *c;
     int n, cap;
-    int foreign, no_jobs, no_source;
+    int foreign, misplaced, no_jobs, no_source;
     double last_t;
     int same_second;
 } rb;
@@ -208,11 +208,30 @@ static char *source_of(rb *b, const rb_cand *r)
     return kiln_ws_read(b->ws, r->c.commit, path, &src, &e) == 0 ? src : NULL;
 }
 
+/* 1 when msg is the commit message of run's candidate n: a note copied
+ * onto another commit (git notes copy) names a candidate it is not. */
+static int names_it(const char *msg, const char *run, int n)
+{
+    char want[96];
+    snprintf(want, sizeof want, "kiln run %s, candidate %d (", run, n);
+    return strstr(msg, want) != NULL;
+}
+
+/* r from its note and commit; 1 when the note is not the commit's
+ * candidate's (left out), -1 with err. */
 static int fill(rb *b, rb_cand *r, const cJSON *note, const char *text, kiln_error *err)
 {
     kiln_cand *c = &r->c;
     copy_str(note, "run", c->run, sizeof c->run);
     c->n = get_int(note, "candidate", -1);
+    char *msg = NULL;
+    kiln_error e;
+    if (kiln_ws_commit_info(b->ws, c->commit, c->parent, &msg, &e) < 0)
+        return 1;   /* a note on an object that is no commit here */
+    if (!names_it(msg, c->run, c->n)) {
+        free(msg);
+        return 1;
+    }
     copy_str(note, "proposer", c->proposer, sizeof c->proposer);
     copy_str(note, "hypothesis", c->hypothesis, sizeof c->hypothesis);
     copy_str(note, "decision", c->decision, sizeof c->decision);
@@ -226,11 +245,10 @@ static int fill(rb *b, rb_cand *r, const cJSON *note, const char *text, kiln_err
     copy_str(v, "group", r->grp, sizeof r->grp);
     for (int i = 0; i < RB_NVERDICTS; i++)
         if (cJSON_GetObjectItemCaseSensitive(note, rb_names[i]) &&
-            !(r->text[i] = raw_member(text, rb_names[i])))
+            !(r->text[i] = raw_member(text, rb_names[i]))) {
+            free(msg);
             return kiln_fail(err, "out of memory");
-    char *msg = NULL;
-    if (kiln_ws_commit_info(b->ws, c->commit, c->parent, &msg, err) < 0)
-        return kiln_error_prefix(err, "run %s candidate %d", c->run, c->n);
+        }
     c->iteration = get_int(note, "iteration", -1);
     c->draft = get_int(note, "draft", -1);
     if (c->iteration < 0 || c->draft < 0)
@@ -275,6 +293,13 @@ static int on_note(const char *commit, const char *text, double when, void *ctx,
     r->t = when + 0.001 * b->same_second;
     int rc = fill(b, r, note, text, err);
     cJSON_Delete(note);
+    if (rc == 1) {   /* not this commit's candidate: left out */
+        for (int k = 0; k < RB_NVERDICTS; k++)
+            free(r->text[k]);
+        b->n--;
+        b->misplaced++;
+        return 0;
+    }
     return rc;
 }
 
@@ -476,6 +501,9 @@ static void summary(FILE *out, const rb *b, const char *path, const char *old, i
     if (b->no_jobs)
         fprintf(out, "%d candidate%s noted before kiln noted job ids: no job ids\n", b->no_jobs,
                 b->no_jobs == 1 ? "" : "s");
+    if (b->misplaced)
+        fprintf(out, "%d note%s on a commit that is not its candidate's (copied?), left out\n",
+                b->misplaced, b->misplaced == 1 ? "" : "s");
     if (b->foreign)
         fprintf(out, "%d note%s not kiln's, left out\n", b->foreign, b->foreign == 1 ? "" : "s");
     if (stray)
@@ -515,6 +543,8 @@ int kiln_db_rebuild(const char *workspace, FILE *out, kiln_error *err)
         gmtime_r(&now, &tm);
         strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
         snprintf(old, sizeof old, "%s.corrupt-%s", path, stamp);
+        for (int k = 2; exists(old); k++)   /* an earlier rebuild's, this second */
+            snprintf(old, sizeof old, "%s.corrupt-%s-%d", path, stamp, k);
         rc = move_db(path, old, err);
     }
     if (rc >= 0)

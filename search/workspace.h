@@ -83,7 +83,8 @@ typedef int (*kiln_ws_note_fn)(const char *commit, const char *text, double when
                                kiln_error *err);
 int kiln_ws_note_each(kiln_ws *ws, const char *ref, kiln_ws_note_fn fn, void *ctx,
                       kiln_error *err);
-/* fn(ref name, commit, ctx, err) for each ref matching glob (fnmatch: "refs/kiln/kept/RUN/" and a star). */
+/* fn(ref name, commit, ctx, err) for each ref matching glob (fnmatch-like:
+ * "refs/kiln/archive/RUN/" and a star). */
 typedef int (*kiln_ws_ref_fn)(const char *ref, const char *commit, void *ctx, kiln_error *err);
 int kiln_ws_ref_each(kiln_ws *ws, const char *glob, kiln_ws_ref_fn fn, void *ctx,
                      kiln_error *err);

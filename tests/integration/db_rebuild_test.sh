@@ -89,6 +89,23 @@ diff "$tmp/archive.before" "$tmp/archive.after" >"$tmp/archive.diff" ||
 end "after the rebuild: the same candidates and archive, a byte-identical export, status reads it"
 
 begin
+# A second rebuild keeps both old files; a note copied onto another
+# candidate's commit (git notes copy) is left out, not taken for it.
+c1=$(sqlite3 "$db" "SELECT commit_id FROM candidates WHERE n=1")
+c2=$(sqlite3 "$db" "SELECT commit_id FROM candidates WHERE n=2")
+git -C "$ws" notes --ref=kiln-verdict copy -f "$c1" "$c2" 2>/dev/null || problem "cannot copy the note"
+"$KILN" db rebuild --workspace "$ws" >"$tmp/rebuild2.out" 2>"$tmp/err" ||
+    problem "second db rebuild: exit $?: $(head -c 400 "$tmp/err")"
+grep -qF "1 note on a commit that is not its candidate's (copied?), left out" "$tmp/rebuild2.out" ||
+    problem "the copied note is not said: $(head -c 400 "$tmp/rebuild2.out")"
+[ "$(sqlite3 "$db" "SELECT group_concat(n) FROM candidates WHERE commit_id IN ('$c1', '$c2')")" = 1 ] ||
+    problem "the copied note made a candidate: $(sqlite3 "$db" "SELECT n, commit_id FROM candidates")"
+[ -f "$kept" ] && cmp -s "$kept" "$tmp/corrupt.db" || problem "the second rebuild lost the corrupt file"
+[ "$(ls "$ws"/.kiln/kiln.db.corrupt-* | grep -cv -- '-wal$\|-shm$')" -eq 2 ] ||
+    problem "not two old files kept: $(ls "$ws"/.kiln)"
+end "a second rebuild keeps both old files; a note copied onto another commit is left out"
+
+begin
 # A workspace whose search never decided a candidate: no verdict notes.
 git -C "$ws" notes --ref=kiln-verdict list >/dev/null 2>&1 || problem "the search wrote no verdict notes"
 cp -r "$ws" "$tmp/nonotes"
@@ -98,8 +115,11 @@ refused "rebuild without notes" "workspace $tmp/nonotes: no kiln verdict notes (
     db rebuild --workspace "$tmp/nonotes"
 [ -f "$tmp/nonotes/.kiln/kiln.db" ] && ! ls "$tmp/nonotes"/.kiln/kiln.db.corrupt-* >/dev/null 2>&1 ||
     problem "a refused rebuild moved the database"
+rm -f "$tmp/nonotes"/.kiln/kiln.db*
+refused "status, kiln.db gone" "$tmp/nonotes/.kiln/kiln.db: no kiln database; 'kiln db rebuild --workspace $tmp/nonotes' rebuilds it" \
+    status --workspace "$tmp/nonotes"
 refused "rebuild of no workspace" "workspace $tmp/none: no such directory" db rebuild --workspace "$tmp/none"
 refused "db without a subcommand" "usage: kiln db rebuild" db
-end "db rebuild refused (exit 2, named) without verdict notes or a workspace; the database left"
+end "db rebuild refused (exit 2, named) without verdict notes or a workspace; the database left; a lost kiln.db named"
 
 t_done
