@@ -6,8 +6,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "iteration.h"
+
+/* Seconds since the epoch, as rundb.c dates rows (not the monotonic clock). */
+static double epoch_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
 
 static char *note_json(search *s, const kiln_draft *d)
 {
@@ -23,6 +32,7 @@ static char *note_json(search *s, const kiln_draft *d)
     /* what `kiln db rebuild` (search/db_rebuild.c) needs besides the verdicts */
     cJSON_AddNumberToObject(o, "iteration", c->iteration);
     cJSON_AddNumberToObject(o, "draft", c->draft);
+    cJSON_AddNumberToObject(o, "updated_at", c->updated_at);   /* its done row's time */
     cJSON *jobs = cJSON_AddObjectToObject(o, "jobs");
     cJSON_AddStringToObject(jobs, "verdict", c->job);
     cJSON_AddStringToObject(jobs, "confirm", c->confirm_job);
@@ -166,6 +176,9 @@ static int apply_keep(search *s, const kiln_draft *d, kiln_error *err)
 int kiln_cand_apply(search *s, kiln_draft *d, kiln_error *err)
 {
     const kiln_cand *c = &d->c;
+    /* The done row gets the time the note holds, so a rebuilt database
+     * (db_rebuild.c) orders and dates the candidates as this one does. */
+    d->c.updated_at = epoch_now();
     char *note = note_json(s, d), line[1024];
     snprintf(line, sizeof line, "kiln: %s (%s at %s, %.3fx vs parent, %.3fx vs baseline); "
              "run %s candidate %d; verdicts: git notes --ref=kiln-verdict show",

@@ -291,6 +291,9 @@ static int on_note(const char *commit, const char *text, double when, void *ctx,
     b->same_second = when == b->last_t ? b->same_second + 1 : 0;
     b->last_t = when;
     r->t = when + 0.001 * b->same_second;
+    const cJSON *at = cJSON_GetObjectItemCaseSensitive(note, "updated_at");
+    if (cJSON_IsNumber(at) && at->valuedouble > 0)   /* the row's own time, noted */
+        r->t = at->valuedouble;
     int rc = fill(b, r, note, text, err);
     cJSON_Delete(note);
     if (rc == 1) {   /* not this commit's candidate: left out */

@@ -399,7 +399,7 @@ int kiln_db_cand_upsert(sqlite3 *db, const kiln_cand *c, kiln_error *err)
     sqlite3_bind_double(st, 19, c->confirm_speedup);
     sqlite3_bind_double(st, 20, c->speedup_vs_baseline);
     sqlite3_bind_double(st, 21, c->roofline);
-    sqlite3_bind_double(st, 22, now_s());
+    sqlite3_bind_double(st, 22, c->updated_at > 0 ? c->updated_at : now_s());
     const double iv[] = {c->speedup_lo, c->speedup_hi, c->confirm_lo, c->confirm_hi,
                          c->baseline_lo, c->baseline_hi};
     for (int i = 0; i < 6; i++)
