@@ -18,6 +18,26 @@ static double epoch_now(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* The run's settings, in each note: the last note of a run gives a
+ * rebuilt database (db_rebuild.c) the run's row as it was then. */
+static void add_settings(cJSON *o, const kiln_run *r)
+{
+    cJSON *t = cJSON_AddObjectToObject(o, "settings");
+    cJSON_AddStringToObject(t, "agent", r->agent);
+    cJSON_AddStringToObject(t, "model", r->model);
+    cJSON_AddStringToObject(t, "base_url", r->base_url);
+    cJSON_AddStringToObject(t, "from", r->from_path);
+    cJSON_AddNumberToObject(t, "seed", (double)r->seed);
+    cJSON_AddNumberToObject(t, "iterations", r->budget_iterations);
+    cJSON_AddNumberToObject(t, "budget_s", r->budget_seconds);
+    cJSON_AddNumberToObject(t, "max_tokens", (double)r->budget_tokens);
+    cJSON_AddNumberToObject(t, "drafts", r->drafts);
+    cJSON_AddNumberToObject(t, "keep_margin", r->keep_margin);
+    cJSON_AddNumberToObject(t, "max_regression", r->max_regression);
+    cJSON_AddStringToObject(t, "objective", r->objective);
+    cJSON_AddStringToObject(t, "parents", r->parents);
+}
+
 static char *note_json(search *s, const kiln_draft *d)
 {
     const kiln_cand *c = &d->c;
@@ -38,6 +58,7 @@ static char *note_json(search *s, const kiln_draft *d)
     cJSON_AddStringToObject(jobs, "confirm", c->confirm_job);
     cJSON_AddStringToObject(jobs, "record", c->record_job);
     cJSON_AddStringToObject(jobs, "rerecord", c->rerecord_job);
+    add_settings(o, &s->run);
     static const kiln_cand_text which[] = {KILN_TEXT_VERDICT, KILN_TEXT_CONFIRM, KILN_TEXT_RECORD,
                                            KILN_TEXT_RERECORD, KILN_TEXT_POOLED};
     static const char *const names[] = {"verdict", "confirm", "record", "rerecord", "pooled"};

@@ -29,6 +29,7 @@ typedef struct rb_cand {
     char *text[RB_NVERDICTS];   /* verbatim from the note; NULL: none */
     char *source;
     double t;                   /* its note's last write */
+    cJSON *settings;            /* the run's, as its note has them; NULL: none */
     char task[256], backend[8], dtype[8], grp[32];
 } rb_cand;
 
@@ -36,7 +37,7 @@ typedef struct rb {
     kiln_ws *ws;
     rb_cand *c;
     int n, cap;
-    int foreign, misplaced, no_jobs, no_source;
+    int foreign, misplaced, no_jobs, no_source, no_settings;
     double last_t;
     int same_second;
 } rb;
@@ -257,6 +258,9 @@ static int fill(rb *b, rb_cand *r, const cJSON *note, const char *text, kiln_err
     figures(r);
     copy_str(note, "reason", c->reason, sizeof c->reason);   /* as the search had it */
     b->no_jobs += !jobs(c, note);
+    const cJSON *set = cJSON_GetObjectItemCaseSensitive(note, "settings");
+    if (cJSON_IsObject(set) && !(r->settings = cJSON_Duplicate(set, 1)))
+        return kiln_fail(err, "out of memory");
     c->state = KILN_CAND_DONE;
     r->source = source_of(b, r);
     b->no_source += !r->source;
@@ -299,6 +303,7 @@ static int on_note(const char *commit, const char *text, double when, void *ctx,
     if (rc == 1) {   /* not this commit's candidate: left out */
         for (int k = 0; k < RB_NVERDICTS; k++)
             free(r->text[k]);
+        cJSON_Delete(r->settings);
         b->n--;
         b->misplaced++;
         return 0;
@@ -314,6 +319,30 @@ static const rb_cand *cand_of(const rb *b, const char *run, const char *commit)
         if (strcmp(b->c[i].c.run, run) == 0 && strcmp(b->c[i].c.commit, commit) == 0)
             return &b->c[i];
     return NULL;
+}
+
+static double num_or(const cJSON *o, const char *key, double dflt)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
+/* The run's settings from the last note that has them. */
+static void settings(kiln_run *r, const cJSON *t)
+{
+    copy_str(t, "agent", r->agent, sizeof r->agent);
+    copy_str(t, "model", r->model, sizeof r->model);
+    copy_str(t, "base_url", r->base_url, sizeof r->base_url);
+    copy_str(t, "from", r->from_path, sizeof r->from_path);
+    copy_str(t, "objective", r->objective, sizeof r->objective);
+    copy_str(t, "parents", r->parents, sizeof r->parents);
+    r->seed = (long long)num_or(t, "seed", 0);
+    r->budget_iterations = (int)num_or(t, "iterations", r->budget_iterations);
+    r->budget_seconds = num_or(t, "budget_s", 0);
+    r->budget_tokens = (long long)num_or(t, "max_tokens", 0);
+    r->drafts = (int)num_or(t, "drafts", r->drafts);
+    r->keep_margin = num_or(t, "keep_margin", -1);
+    r->max_regression = num_or(t, "max_regression", -1);
 }
 
 /* What the candidates and the branch say of run id (the first candidate
@@ -361,6 +390,15 @@ static void run_of(rb *b, int first, kiln_run *r, double *started, double *updat
     }
     r->budget_iterations = r->iterations_done;
     r->seconds_used = *updated - *started;
+    const rb_cand *last = NULL;   /* the latest note with the run's settings */
+    for (int i = first; i < b->n; i++)
+        if (strcmp(b->c[i].c.run, r->id) == 0 && b->c[i].settings &&
+            (!last || b->c[i].t >= last->t))
+            last = &b->c[i];
+    if (last)
+        settings(r, last->settings);
+    else
+        b->no_settings++;
 }
 
 static int first_of_run(const rb *b, int i)
@@ -463,6 +501,7 @@ static void rb_free(rb *b)
         for (int k = 0; k < RB_NVERDICTS; k++)
             free(b->c[i].text[k]);
         free(b->c[i].source);
+        cJSON_Delete(b->c[i].settings);
     }
     free(b->c);
 }
@@ -512,9 +551,12 @@ static void summary(FILE *out, const rb *b, const char *path, const char *old, i
     if (stray)
         fprintf(out, "%d archive ref%s to a commit without a note, left out\n", stray,
                 stray == 1 ? "" : "s");
+    if (b->no_settings)
+        fprintf(out, "%d run%s noted before kiln noted a run's settings: no seed, model, budgets, "
+                "keep rule or parents policy\n", b->no_settings, b->no_settings == 1 ? "" : "s");
     fputs("not rebuilt (no note holds them): model usage (llm_calls, tokens), where the time went "
           "(model and verifier waits, lane shares), lessons, the model's raw answers, candidates "
-          "never committed, each run's seed, model, budgets, keep rule and parents policy\n", out);
+          "never committed; a run's start and time used are estimated from its notes\n", out);
 }
 
 int kiln_db_rebuild(const char *workspace, FILE *out, kiln_error *err)
