@@ -4,7 +4,8 @@
 # export exit 2 naming the file and `kiln db rebuild`; the rebuild moves
 # the corrupt file aside (kept) and makes one whose candidates are the
 # same (n, iteration, parent, commit, status, stage, code, decision,
-# figures, verdicts, source), whose export is byte-identical (with
+# figures, verdicts, source, job ids), whose run row has the same settings,
+# whose export is byte-identical (with
 # SOURCE_DATE_EPOCH) and which status reads. A workspace without verdict
 # notes is refused (exit 2, naming it). About 30 s of CPU timing.
 #
@@ -35,6 +36,10 @@ begin
     >"$tmp/search.out" 2>&1 </dev/null || problem "search: exit $?: $(tail -c 400 "$tmp/search.out")"
 cands "$tmp/before"
 sqlite3 "$db" "SELECT run, cell, n, commit_id, speedup, lo, hi FROM archive ORDER BY cell" >"$tmp/archive.before"
+runcols="id, task, backend, dtype, grp, agent, model, seed, branch, start_commit, head_commit, status,
+ iterations_done, budget_iterations, drafts, budget_seconds, budget_tokens, best_speedup, base_url,
+ from_path, keep_margin, max_regression, objective, parents"
+sqlite3 "$db" "SELECT $runcols FROM runs" >"$tmp/runs.before"
 n=$(sqlite3 "$db" "SELECT count(*) FROM candidates")
 [ "$n" -ge 3 ] || problem "search: $n candidates"
 "$KILN" status --workspace "$ws" >"$tmp/status.before" 2>&1 || problem "status before: exit $?"
@@ -73,12 +78,16 @@ begin
 cands "$tmp/after"
 diff "$tmp/before" "$tmp/after" >"$tmp/cands.diff" ||
     problem "candidates differ after the rebuild: $(head -c 600 "$tmp/cands.diff")"
+sqlite3 "$db" "SELECT $runcols FROM runs" >"$tmp/runs.after"
+diff "$tmp/runs.before" "$tmp/runs.after" >"$tmp/runs.diff" ||
+    problem "the run's row differs after the rebuild: $(head -c 600 "$tmp/runs.diff")"
 "$KILN" export --task rmsnorm -o "$tmp/ex2" --workspace "$ws" >/dev/null 2>"$tmp/err" ||
     problem "export after: exit $?: $(head -c 300 "$tmp/err")"
 diff -r "$tmp/ex1" "$tmp/ex2" >"$tmp/ex.diff" || problem "export differs: $(head -c 600 "$tmp/ex.diff")"
 "$KILN" status --workspace "$ws" >"$tmp/status.after" 2>"$tmp/err" ||
     problem "status after: exit $?: $(head -c 300 "$tmp/err")"
-for line in "candidates $n, kept" "best: #" "archive (parents:" "lineage of the best: #0"; do
+for line in "candidates $n, kept" "best: #" "archive (parents: best)" "lineage of the best: #0" \
+    "keep rule: geomean's lower end above"; do
     grep -qF -- "$line" "$tmp/status.after" || problem "status after lacks \"$line\""
 done
 [ "$(grep '^best: ' "$tmp/status.before")" = "$(grep '^best: ' "$tmp/status.after")" ] ||
@@ -86,7 +95,7 @@ done
 sqlite3 "$db" "SELECT run, cell, n, commit_id, speedup, lo, hi FROM archive ORDER BY cell" >"$tmp/archive.after"
 diff "$tmp/archive.before" "$tmp/archive.after" >"$tmp/archive.diff" ||
     problem "the archive differs: $(head -c 400 "$tmp/archive.diff")"
-end "after the rebuild: the same candidates and archive, a byte-identical export, status reads it"
+end "after the rebuild: the same candidates, run settings and archive, a byte-identical export, status reads it"
 
 begin
 # A second rebuild keeps both old files; a note copied onto another
