@@ -50,7 +50,8 @@ static const char usage[] =
     "  --workspace DIR    the workspace (default ./kiln-work)\n"
     "  --force            replace files of an earlier export in DIR\n"
     "\n"
-    "Exit status: 0 written, 2 bad input (nothing to export, DIR in use), 3 internal error.\n";
+    "Exit status: 0 written, 2 bad input (nothing to export, DIR in use; a corrupt or\n"
+    "lost database: kiln db rebuild), 3 internal error.\n";
 
 /* ---- command line ---------------------------------------------------------------- */
 

@@ -24,7 +24,8 @@ static const char usage[] =
     "  --task T           every run of task T\n"
     "  --workspace DIR    the workspace (default ./kiln-work)\n"
     "\n"
-    "Exit status: 0 written, 2 bad input (no workspace or run), 3 internal error.\n";
+    "Exit status: 0 written, 2 bad input (no workspace or run; a corrupt or lost\n"
+    "database: kiln db rebuild), 3 internal error.\n";
 
 typedef struct report_opts {
     const char *workspace, *run, *task, *out;

@@ -19,7 +19,8 @@ static const char usage[] =
     "the archive's cells and the best's lineage, verdicts per hour of each verifier\n"
     "(kilnd endpoint), rejections by stage and reason, lessons, tokens and time.\n"
     "\n"
-    "Exit status: 0 ok, 2 bad input (no workspace or run), 3 internal error.\n";
+    "Exit status: 0 ok, 2 bad input (no workspace or run; a corrupt or lost database:\n"
+    "kiln db rebuild), 3 internal error.\n";
 
 static int parse(int argc, char **argv, const char **workspace, const char **run)
 {

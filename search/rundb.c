@@ -1104,8 +1104,11 @@ int kiln_db_check(sqlite3 *db, kiln_error *err)
         sqlite3_prepare_v2(db, "PRAGMA quick_check", -1, &st, NULL) == SQLITE_OK &&
         sqlite3_step(st) == SQLITE_ROW && (first = sqlite3_column_text(st, 0)))
         ok = strcmp((const char *)first, "ok") == 0;
-    int rc = ok ? 0 : kiln_fail(err, "%s", first ? (const char *)first : sqlite3_errmsg(db));
+    int rc = ok ? 0 : kiln_fail(err, "%.300s", first ? (const char *)first : sqlite3_errmsg(db));
     sqlite3_finalize(st);
+    for (char *p = err->msg; rc < 0 && *p; p++)   /* SQLite's lines, as one */
+        if (*p == '\n')
+            *p = ' ';
     if (rc == 0 && has_column(db, "runs", "id") != 1)
         rc = kiln_fail(err, "it has no runs table");
     return rc;

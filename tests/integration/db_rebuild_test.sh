@@ -103,6 +103,9 @@ begin
 c1=$(sqlite3 "$db" "SELECT commit_id FROM candidates WHERE n=1")
 c2=$(sqlite3 "$db" "SELECT commit_id FROM candidates WHERE n=2")
 git -C "$ws" notes --ref=kiln-verdict copy -f "$c1" "$c2" 2>/dev/null || problem "cannot copy the note"
+# Damage past the header (pages of the tables) is named as well.
+head -c 8192 /dev/urandom | dd of="$db" bs=1 seek=16384 conv=notrunc status=none
+refused "status, damaged pages" "$db: corrupt or not a kiln database" status --workspace "$ws"
 "$KILN" db rebuild --workspace "$ws" >"$tmp/rebuild2.out" 2>"$tmp/err" ||
     problem "second db rebuild: exit $?: $(head -c 400 "$tmp/err")"
 grep -qF "1 note on a commit that is not its candidate's (copied?), left out" "$tmp/rebuild2.out" ||
@@ -112,7 +115,7 @@ grep -qF "1 note on a commit that is not its candidate's (copied?), left out" "$
 [ -f "$kept" ] && cmp -s "$kept" "$tmp/corrupt.db" || problem "the second rebuild lost the corrupt file"
 [ "$(ls "$ws"/.kiln/kiln.db.corrupt-* | grep -cv -- '-wal$\|-shm$')" -eq 2 ] ||
     problem "not two old files kept: $(ls "$ws"/.kiln)"
-end "a second rebuild keeps both old files; a note copied onto another commit is left out"
+end "damaged pages named; a second rebuild keeps both old files; a note copied onto another commit is left out"
 
 begin
 # A workspace whose search never decided a candidate: no verdict notes.
