@@ -24,6 +24,8 @@ int kiln_cmd_doctor(int argc, char **argv);
 int kiln_cmd_fleet(int argc, char **argv);
 /* `kiln import FILE.cu --task T`: host launch code into a candidate (cmd_import.c). */
 int kiln_cmd_import(int argc, char **argv);
+/* `kiln db rebuild`: the workspace's database from its git notes (cmd_db.c). */
+int kiln_cmd_db(int argc, char **argv);
 /* `kiln help TOPIC`: a command's --help or a topic page (help.c). */
 int kiln_help(const char *topic);
 /* `kiln help --markdown`: OVERVIEW (kiln --help), every command's --help

@@ -57,7 +57,8 @@ static const char usage[] =
     "                     not measured, and pooled), fallback and best ({kernel,\n"
     "                     geomean}); the choices and why stay in decisions.json\n"
     "\n"
-    "Exit status: 0 written, 2 bad input (nothing to export, DIR in use), 3 internal error.\n";
+    "Exit status: 0 written, 2 bad input (nothing to export, DIR in use; a corrupt or\n"
+    "lost database: kiln db rebuild), 3 internal error.\n";
 
 /* ---- command line ---------------------------------------------------------------- */
 

@@ -27,7 +27,8 @@ static const char usage[] =
     "                     per visible shape over all of them (its run and candidate)\n"
     "  --workspace DIR    the workspace (default ./kiln-work)\n"
     "\n"
-    "Exit status: 0 written, 2 bad input (no workspace or run), 3 internal error.\n";
+    "Exit status: 0 written, 2 bad input (no workspace or run; a corrupt or lost\n"
+    "database: kiln db rebuild), 3 internal error.\n";
 
 typedef struct report_opts {
     const char *workspace, *run, *task, *out;

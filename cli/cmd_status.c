@@ -26,7 +26,8 @@ static const char usage[] =
     "times), kept_candidates, rejected, tokens, seconds_used and holder (null, or\n"
     "the pid and run holding the workspace's lock).\n"
     "\n"
-    "Exit status: 0 ok, 2 bad input (no workspace or run), 3 internal error.\n";
+    "Exit status: 0 ok, 2 bad input (no workspace or run; a corrupt or lost database:\n"
+    "kiln db rebuild), 3 internal error.\n";
 
 static int parse(int argc, char **argv, const char **workspace, const char **run, int *json)
 {

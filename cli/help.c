@@ -86,7 +86,7 @@ static const struct { const char *name; cmd_fn fn; } cmds[] = {
     {"daemon", kiln_cmd_daemon}, {"status", kiln_cmd_status}, {"report", kiln_cmd_report},
     {"reverify", kiln_cmd_reverify}, {"export", kiln_cmd_export},
     {"lessons", kiln_cmd_lessons}, {"doctor", kiln_cmd_doctor},
-    {"import", kiln_cmd_import}, {"fleet", kiln_cmd_fleet},
+    {"import", kiln_cmd_import}, {"fleet", kiln_cmd_fleet}, {"db", kiln_cmd_db},
 };
 static const struct { const char *name; const char *text; } pages[] = {
     {"tasks", tasks_page}, {"manifest", manifest_page}, {"exit-codes", exit_page},

@@ -24,6 +24,7 @@ static const char usage[] =
     "  import FILE.cu --task T   a CUDA file with host launch code into a candidate\n"
     "  lessons list|show|search|add|edit|retire|export|import|distill|stats\n"
     "                            the lessons a search learned (and yours)\n"
+    "  db rebuild                the workspace's database again from its git notes\n"
     "  doctor                    check the build, daemon, GPU, sandbox, disk and model servers\n"
     "\n"
     "Run 'kiln COMMAND --help' (or 'kiln help COMMAND') for a command's options, and\n"
@@ -40,7 +41,7 @@ static const struct {
     {"daemon", kiln_cmd_daemon},     {"reverify", kiln_cmd_reverify}, {"report", kiln_cmd_report},
     {"status", kiln_cmd_status},     {"export", kiln_cmd_export},   {"lessons", kiln_cmd_lessons},
     {"doctor", kiln_cmd_doctor},     {"import", kiln_cmd_import},
-    {"fleet", kiln_cmd_fleet},
+    {"fleet", kiln_cmd_fleet},       {"db", kiln_cmd_db},
 };
 
 int main(int argc, char **argv)

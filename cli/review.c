@@ -17,10 +17,29 @@ int kiln_rv_db_open(const char *workspace, sqlite3 **db, kiln_error *err)
 {
     char path[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/.kiln/kiln.db", workspace);
+    char marker[PATH_MAX + 32];
+    snprintf(marker, sizeof marker, "%s/.kiln/workspace", workspace);
     *db = NULL;
+    if (access(path, F_OK) != 0 && access(marker, F_OK) == 0)   /* a workspace that lost it */
+        return kiln_bad_input(err, "%s: no kiln database; 'kiln db rebuild --workspace %s' "
+                              "rebuilds it from the git notes", path, workspace);
+    if (access(path, R_OK) != 0 && access(path, F_OK) == 0)
+        return kiln_bad_input(err, "%s: unreadable: %s; 'kiln db rebuild --workspace %s' rebuilds "
+                              "it from the git notes", path, strerror(errno), workspace);
     if (access(path, R_OK) != 0)
         return kiln_fail(err, "%s: no kiln database (is %s a kiln workspace?)", path, workspace);
-    return kiln_db_open_readonly(db, path, err);
+    if (kiln_db_open_readonly(db, path, err) < 0)
+        return -1;
+    /* A damaged file is named with the way back, before any query fails
+     * with SQLite's words alone. */
+    kiln_error why = {0};
+    if (kiln_db_check(*db, &why) == 0)
+        return 0;
+    kiln_db_close(*db);
+    *db = NULL;
+    return kiln_bad_input(err, "%s: corrupt or not a kiln database (%s); 'kiln db rebuild "
+                          "--workspace %s' rebuilds it from the git notes", path, why.msg,
+                          workspace);
 }
 
 int kiln_rv_lock_holder(const char *workspace, char *who, size_t len)

@@ -6,8 +6,37 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "iteration.h"
+
+/* Seconds since the epoch, as rundb.c dates rows (not the monotonic clock). */
+static double epoch_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The run's settings, in each note: the last note of a run gives a
+ * rebuilt database (db_rebuild.c) the run's row as it was then. */
+static void add_settings(cJSON *o, const kiln_run *r)
+{
+    cJSON *t = cJSON_AddObjectToObject(o, "settings");
+    cJSON_AddStringToObject(t, "agent", r->agent);
+    cJSON_AddStringToObject(t, "model", r->model);
+    cJSON_AddStringToObject(t, "base_url", r->base_url);
+    cJSON_AddStringToObject(t, "from", r->from_path);
+    cJSON_AddNumberToObject(t, "seed", (double)r->seed);
+    cJSON_AddNumberToObject(t, "iterations", r->budget_iterations);
+    cJSON_AddNumberToObject(t, "budget_s", r->budget_seconds);
+    cJSON_AddNumberToObject(t, "max_tokens", (double)r->budget_tokens);
+    cJSON_AddNumberToObject(t, "drafts", r->drafts);
+    cJSON_AddNumberToObject(t, "keep_margin", r->keep_margin);
+    cJSON_AddNumberToObject(t, "max_regression", r->max_regression);
+    cJSON_AddStringToObject(t, "objective", r->objective);
+    cJSON_AddStringToObject(t, "parents", r->parents);
+}
 
 static char *note_json(search *s, const kiln_draft *d)
 {
@@ -20,6 +49,16 @@ static char *note_json(search *s, const kiln_draft *d)
     cJSON_AddStringToObject(o, "decision", c->decision);
     cJSON_AddStringToObject(o, "reason", c->reason);
     cJSON_AddStringToObject(o, "why", c->why);
+    /* what `kiln db rebuild` (search/db_rebuild.c) needs besides the verdicts */
+    cJSON_AddNumberToObject(o, "iteration", c->iteration);
+    cJSON_AddNumberToObject(o, "draft", c->draft);
+    cJSON_AddNumberToObject(o, "updated_at", c->updated_at);   /* its done row's time */
+    cJSON *jobs = cJSON_AddObjectToObject(o, "jobs");
+    cJSON_AddStringToObject(jobs, "verdict", c->job);
+    cJSON_AddStringToObject(jobs, "confirm", c->confirm_job);
+    cJSON_AddStringToObject(jobs, "record", c->record_job);
+    cJSON_AddStringToObject(jobs, "rerecord", c->rerecord_job);
+    add_settings(o, &s->run);
     static const kiln_cand_text which[] = {KILN_TEXT_VERDICT, KILN_TEXT_CONFIRM, KILN_TEXT_RECORD,
                                            KILN_TEXT_RERECORD, KILN_TEXT_POOLED};
     static const char *const names[] = {"verdict", "confirm", "record", "rerecord", "pooled"};
@@ -158,6 +197,9 @@ static int apply_keep(search *s, const kiln_draft *d, kiln_error *err)
 int kiln_cand_apply(search *s, kiln_draft *d, kiln_error *err)
 {
     const kiln_cand *c = &d->c;
+    /* The done row gets the time the note holds, so a rebuilt database
+     * (db_rebuild.c) orders and dates the candidates as this one does. */
+    d->c.updated_at = epoch_now();
     char *note = note_json(s, d), line[1024];
     snprintf(line, sizeof line, "kiln: %s (%s at %s, %.3fx vs parent, %.3fx vs baseline); "
              "run %s candidate %d; verdicts: git notes --ref=kiln-verdict show",

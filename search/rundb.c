@@ -399,7 +399,7 @@ int kiln_db_cand_upsert(sqlite3 *db, const kiln_cand *c, kiln_error *err)
     sqlite3_bind_double(st, 19, c->confirm_speedup);
     sqlite3_bind_double(st, 20, c->speedup_vs_baseline);
     sqlite3_bind_double(st, 21, c->roofline);
-    sqlite3_bind_double(st, 22, now_s());
+    sqlite3_bind_double(st, 22, c->updated_at > 0 ? c->updated_at : now_s());
     const double iv[] = {c->speedup_lo, c->speedup_hi, c->confirm_lo, c->confirm_hi,
                          c->baseline_lo, c->baseline_hi};
     for (int i = 0; i < 6; i++)
@@ -1045,4 +1045,71 @@ void kiln_kept_records_free(kiln_kept_record *k, int n)
         free(k[i].reverdict);
     }
     free(k);
+}
+
+/* ---- kiln db rebuild (search/db_rebuild.h) ------------------------------ */
+
+/* UPDATE sql with ?1 a text and ?2, ?3 reals (or ?2 an int, ?3 a real). */
+static int set_times(sqlite3 *db, const char *sql, const char *key, double a, int n, double b,
+                     kiln_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return db_fail(db, err, "preparing a time update");
+    bind_text(st, 1, key);
+    if (n >= 0)
+        sqlite3_bind_int(st, 2, n);
+    else
+        sqlite3_bind_double(st, 2, a);
+    sqlite3_bind_double(st, 3, b);
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_fail(db, err, "writing a time");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int kiln_db_run_set_times(sqlite3 *db, const char *id, double started, double updated,
+                          kiln_error *err)
+{
+    return set_times(db, "UPDATE runs SET started_at=?2, updated_at=?3 WHERE id=?1", id, started,
+                     -1, updated, err);
+}
+
+int kiln_db_cand_set_time(sqlite3 *db, const char *run, int n, double updated, kiln_error *err)
+{
+    return set_times(db, "UPDATE candidates SET updated_at=?3 WHERE run=?1 AND n=?2", run, 0, n,
+                     updated, err);
+}
+
+int kiln_db_archive_set_time(sqlite3 *db, const char *run, const char *cell, double updated,
+                             kiln_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "UPDATE archive SET updated_at=?3 WHERE run=?1 AND cell=?2", -1,
+                           &st, NULL) != SQLITE_OK)
+        return db_fail(db, err, "preparing a time update");
+    bind_text(st, 1, run);
+    bind_text(st, 2, cell);
+    sqlite3_bind_double(st, 3, updated);
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_fail(db, err, "writing a time");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int kiln_db_check(sqlite3 *db, kiln_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    int version = -1, ok = 0;
+    const unsigned char *first = NULL;
+    if (user_version(db, &version) == 0 &&
+        sqlite3_prepare_v2(db, "PRAGMA quick_check", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW && (first = sqlite3_column_text(st, 0)))
+        ok = strcmp((const char *)first, "ok") == 0;
+    int rc = ok ? 0 : kiln_fail(err, "%.300s", first ? (const char *)first : sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    for (char *p = err->msg; rc < 0 && *p; p++)   /* SQLite's lines, as one */
+        if (*p == '\n')
+            *p = ' ';
+    if (rc == 0 && has_column(db, "runs", "id") != 1)
+        rc = kiln_fail(err, "it has no runs table");
+    return rc;
 }

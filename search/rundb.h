@@ -78,7 +78,8 @@ typedef struct kiln_cand {
      * with its interval (0 when it was not re-timed). */
     double pooled_speedup, pooled_lo, pooled_hi;
     /* As the review shows it (kiln_db_cand_rows and cli/review.c fill
-     * these; the search leaves them 0): kept (its decision is keep);
+     * these; the search leaves them 0 but updated_at, which it sets when
+     * it writes the note, cand_git.c): kept (its decision is keep);
      * vs_baseline, against the task's baseline: recorded for kept ones,
      * estimated for the others; pooled, 1 when that pools two records (0:
      * one, a run from before pooling); t, seconds from the run's start to
@@ -117,6 +118,7 @@ int kiln_db_run_update(sqlite3 *db, const kiln_run *r, kiln_error *err);
 /* 1 found, 0 not found, -1 error. */
 int kiln_db_run_get(sqlite3 *db, const char *id, kiln_run *r, kiln_error *err);
 
+/* The row's updated_at: c->updated_at where set (> 0), else now. */
 int kiln_db_cand_upsert(sqlite3 *db, const kiln_cand *c, kiln_error *err);
 /* Candidates of a run in order; *out malloc'd. */
 int kiln_db_cands(sqlite3 *db, const char *run, kiln_cand **out, int *n, kiln_error *err);
@@ -208,5 +210,20 @@ int kiln_db_kept_records(sqlite3 *db, const char *dtype, const char *backend,
                          kiln_kept_record **out, int *n, kiln_error *err);
 /* Free what kiln_db_kept_records returned. */
 void kiln_kept_records_free(kiln_kept_record *k, int n);
+
+/* ---- kiln db rebuild (search/db_rebuild.h) ------------------------------ */
+
+/* The times kiln_db_run_insert, kiln_db_cand_upsert and kiln_db_archive_put
+ * set to now, set to those a rebuild read from git (seconds since the
+ * epoch): the order of updates is what `kiln export` and `kiln status` go by. */
+int kiln_db_run_set_times(sqlite3 *db, const char *id, double started, double updated,
+                          kiln_error *err);
+int kiln_db_cand_set_time(sqlite3 *db, const char *run, int n, double updated, kiln_error *err);
+int kiln_db_archive_set_time(sqlite3 *db, const char *run, const char *cell, double updated,
+                             kiln_error *err);
+
+/* 0 when the database reads whole (SQLite's quick check, and a runs
+ * table); -1 with err saying what SQLite found (the caller names the file). */
+int kiln_db_check(sqlite3 *db, kiln_error *err);
 
 #endif

@@ -630,3 +630,153 @@ int kiln_ws_reverify_note_append(kiln_ws *ws, const char *commit, const char *li
     }
     return 0;
 }
+
+/* ---- reading the notes and refs back (search/db_rebuild.c) ------------- */
+
+/* The commit a notes tree path names: the path without its fan-out
+ * slashes ("ab/cdef..." -> "abcdef..."); 0 when it is no commit id. */
+static int note_path_commit(const char *path, char hex[41])
+{
+    size_t k = 0;
+    for (const char *p = path; *p; p++) {
+        if (*p == '/')
+            continue;
+        if (k == 40)
+            return 0;
+        hex[k++] = *p;
+    }
+    hex[k] = '\0';
+    return k == 40;
+}
+
+typedef struct note_write {
+    char commit[41];
+    double t;
+    int dead;   /* a later write of the same note follows */
+} note_write;
+
+typedef struct note_writes {
+    note_write *w;
+    int n, cap;
+    double t;   /* the notes commit being read */
+} note_writes;
+
+static int note_written(const git_diff_delta *d, float progress, void *payload)
+{
+    (void)progress;
+    note_writes *ws = payload;
+    char hex[41];
+    if ((d->status != GIT_DELTA_ADDED && d->status != GIT_DELTA_MODIFIED) ||
+        !note_path_commit(d->new_file.path, hex))
+        return 0;
+    for (int i = 0; i < ws->n; i++)
+        if (!ws->w[i].dead && strcmp(ws->w[i].commit, hex) == 0)
+            ws->w[i].dead = 1;
+    if (ws->n == ws->cap) {
+        int cap = ws->cap ? 2 * ws->cap : 64;
+        note_write *p = realloc(ws->w, (size_t)cap * sizeof *p);
+        if (!p)
+            return -1;
+        ws->w = p, ws->cap = cap;
+    }
+    note_write *w = &ws->w[ws->n++];
+    snprintf(w->commit, sizeof w->commit, "%s", hex);
+    w->t = ws->t;
+    w->dead = 0;
+    return 0;
+}
+
+/* What notes commit c wrote (its tree against its first parent's). */
+static int notes_commit_writes(kiln_ws *ws, const git_oid *id, note_writes *nw)
+{
+    git_commit *c = NULL, *parent = NULL;
+    git_tree *tree = NULL, *old = NULL;
+    git_diff *diff = NULL;
+    int rc = git_commit_lookup(&c, ws->repo, id);
+    if (rc == 0)
+        rc = git_commit_tree(&tree, c);
+    if (rc == 0 && git_commit_parentcount(c) > 0 && (rc = git_commit_parent(&parent, c, 0)) == 0)
+        rc = git_commit_tree(&old, parent);
+    if (rc == 0)
+        rc = git_diff_tree_to_tree(&diff, ws->repo, old, tree, NULL);
+    if (rc == 0) {
+        nw->t = (double)git_commit_time(c);
+        rc = git_diff_foreach(diff, note_written, NULL, NULL, NULL, nw);
+    }
+    git_diff_free(diff);
+    git_tree_free(old);
+    git_tree_free(tree);
+    git_commit_free(parent);
+    git_commit_free(c);
+    return rc;
+}
+
+int kiln_ws_note_each(kiln_ws *ws, const char *ref, kiln_ws_note_fn fn, void *ctx,
+                      kiln_error *err)
+{
+    git_revwalk *walk = NULL;
+    git_oid id;
+    note_writes nw = {0};
+    if (git_reference_name_to_id(&id, ws->repo, ref) < 0)
+        return 0;   /* no notes yet */
+    int rc = git_revwalk_new(&walk, ws->repo);
+    if (rc == 0)
+        rc = git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_REVERSE);
+    if (rc == 0)
+        rc = git_revwalk_push(walk, &id);
+    while (rc == 0 && (rc = git_revwalk_next(&id, walk)) == 0)
+        rc = notes_commit_writes(ws, &id, &nw);
+    git_revwalk_free(walk);
+    if (rc != GIT_ITEROVER) {
+        free(nw.w);
+        return git_fail(err, ref);
+    }
+    int count = 0;
+    rc = 0;
+    for (int i = 0; rc == 0 && i < nw.n; i++) {
+        if (nw.w[i].dead)
+            continue;
+        char *text = kiln_ws_note_read(ws, ref, nw.w[i].commit);
+        if (text) {   /* a note removed since is none */
+            rc = fn(nw.w[i].commit, text, nw.w[i].t, ctx, err);
+            count++;
+        }
+        free(text);
+    }
+    free(nw.w);
+    return rc < 0 ? -1 : count;
+}
+
+int kiln_ws_ref_each(kiln_ws *ws, const char *glob, kiln_ws_ref_fn fn, void *ctx,
+                     kiln_error *err)
+{
+    git_reference_iterator *it = NULL;
+    git_reference *ref = NULL;
+    if (git_reference_iterator_glob_new(&it, ws->repo, glob) < 0)
+        return git_fail(err, glob);
+    int rc = 0;
+    while (rc == 0 && git_reference_next(&ref, it) == 0) {
+        char oid[41];
+        if (kiln_ws_resolve(ws, git_reference_name(ref), oid, err) == 0)
+            rc = fn(git_reference_name(ref), oid, ctx, err);
+        git_reference_free(ref);
+    }
+    git_reference_iterator_free(it);
+    return rc;
+}
+
+int kiln_ws_commit_info(kiln_ws *ws, const char *commit, char parent[41], char **message,
+                        kiln_error *err)
+{
+    git_commit *c = NULL;
+    parent[0] = '\0';
+    *message = NULL;
+    if (lookup_commit(ws, commit, &c, err) < 0)
+        return -1;
+    if (git_commit_parentcount(c) > 0)
+        git_oid_tostr(parent, 41, git_commit_parent_id(c, 0));
+    const char *m = git_commit_message(c);
+    *message = strdup(m ? m : "");
+    git_commit_free(c);
+    return *message ? 0 : kiln_fail(err, "out of memory");
+}

@@ -79,4 +79,23 @@ double kiln_ws_commit_time(kiln_ws *ws, const char *commit);
 int kiln_ws_reverify_note_append(kiln_ws *ws, const char *commit, const char *line,
                                  kiln_error *err);
 
+/* ---- reading them back (kiln db rebuild, search/db_rebuild.h) ---------- */
+
+/* fn(commit, note text, when, ctx, err) for each commit with a note on
+ * ref, once, in the order of the notes' last writes (oldest first); when:
+ * the notes commit's time of that write (seconds). Returns how many
+ * (0: no notes), -1 with err (fn's failure ends it). */
+typedef int (*kiln_ws_note_fn)(const char *commit, const char *text, double when, void *ctx,
+                               kiln_error *err);
+int kiln_ws_note_each(kiln_ws *ws, const char *ref, kiln_ws_note_fn fn, void *ctx,
+                      kiln_error *err);
+/* fn(ref name, commit, ctx, err) for each ref matching glob (fnmatch-like:
+ * "refs/kiln/archive/RUN/" and a star). */
+typedef int (*kiln_ws_ref_fn)(const char *ref, const char *commit, void *ctx, kiln_error *err);
+int kiln_ws_ref_each(kiln_ws *ws, const char *glob, kiln_ws_ref_fn fn, void *ctx,
+                     kiln_error *err);
+/* A commit's first parent ("" for a root commit) and message (malloc'd). */
+int kiln_ws_commit_info(kiln_ws *ws, const char *commit, char parent[41], char **message,
+                        kiln_error *err);
+
 #endif
