@@ -548,7 +548,12 @@ static int propose_llm(search *s, int it, int first, const char *parent_src,
         say_asking(s, b.n);
         double t = kiln_wall_now();
         rc = kiln_llm_complete_each(&s->llm, b.req, b.n, b.res, err);
-        s->run.model_wait_s += kiln_wall_now() - t;
+        double took = kiln_wall_now() - t;
+        s->run.model_wait_s += took;
+        if (rc == 0) {   /* the model's time, for pipelining's rule (shares.h) */
+            s->pipe.model_s += took;
+            s->pipe.model_n++;
+        }
     }
     if (rc == 0)
         rc = kiln_model_record(s, &b, first, err);

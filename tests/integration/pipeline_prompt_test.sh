@@ -7,6 +7,12 @@
 #      line is taken out, and iteration k+1's prompts name each draft of
 #      iteration k, in flight when they were asked: "#N: HYPOTHESIS (from
 #      #P)" under "Being verified now"; iteration 1's name none.
+#   2. The model answering in 50 ms, verification taking far longer:
+#      pipelining would save little for stale prompts (docs/search.md), so
+#      after the start kernel's verification it is not used: no batch asked
+#      ahead, each iteration's requests after the iteration before has its
+#      verdicts, and the summary says "pipelined 0 of 3 iterations: not
+#      worth it ...".
 #   pipeline_prompt_test.sh BUILD_DIR SOURCE_DIR
 . "$(dirname "$0")/lib.sh"
 t_init "$@"
@@ -97,5 +103,40 @@ sys.exit(1 if bad else 0)
 PY
 ) || problem "$py"
 end "pipelined prompts: none an earlier iteration's, each names the drafts being verified"
+
+# ---- 2. pipelining that would not pay is not used --------------------------------
+
+begin
+kill "$FAKEPID" 2>/dev/null; wait "$FAKEPID" 2>/dev/null; FAKEPID=
+start_fake 50
+search "$T/ws2" --drafts 2 --iterations 3 >"$T/out2" 2>"$T/err2"
+RC=$?
+[ $RC -eq 0 ] || problem "search exited $RC: $(tail -5 "$T/err2")"
+grep -qE '^pipelined 0 of 3 iterations: not worth it \(model 0\.[01] s, verification [0-9.]+ s an iteration\): the model was asked after the verdicts$' "$T/out2" ||
+    problem "the summary does not say pipelining was not used: $(grep -E '^pipelined' "$T/out2" || tail -3 "$T/out2")"
+py=$(python3 - "$T/ws2/.kiln/kiln.db" "$T/log" "$T/bodies" 2>&1 <<'PY'
+import json, os, sqlite3, sys
+db, log, bodies = sys.argv[1:4]
+con = sqlite3.connect(db)
+bad = []
+reqs = sorted((l.split() for l in open(log) if l.strip()), key=lambda r: float(r[-1][3:]))
+if len(reqs) != 6:
+    bad.append(f"{len(reqs)} requests reached the model, expected 6")
+# Iteration k+1's prompts show iteration k's drafts as decided attempts.
+for i, r in enumerate(reqs):
+    body = json.load(open(os.path.join(bodies, r[-2][2:] + ".json")))
+    u = [m["content"] for m in body["messages"] if m["role"] == "user"][0]
+    if "Being verified now" in u:
+        bad.append(f"request {i + 1} names drafts being verified: it was asked ahead")
+    it = i // 2 + 1
+    for n, in con.execute("select n from candidates where iteration = ? and n > 0", (it - 1,)):
+        if f"\n#{n} " not in u:
+            bad.append(f"request {i + 1} (iteration {it}) does not show attempt #{n}")
+for b in bad:
+    print(b)
+sys.exit(1 if bad else 0)
+PY
+) || problem "$py"
+end "with a model much faster than verification, no batch is asked ahead and the summary says so"
 
 t_done
