@@ -73,7 +73,7 @@ void kiln_prefetch_start(search *s, int it, double started)
     if (!s->use_llm || !j.ops->ahead(j.self) || s->prefetch || kiln_search_should_stop() ||
         !worth_it(s, it, started))
         return;
-    if (!kiln_pipeline_pays(&s->pipe)) {   /* asked after the verdicts, with them */
+    if (!kiln_pipeline_pays(&s->pipe, s->o->pipeline_min_saving)) {   /* asked after the verdicts, with them */
         s->pipe.declined++;
         return;
     }

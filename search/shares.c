@@ -34,13 +34,14 @@ void kiln_asked_ahead_text(int asked, int dropped, const char *tail, char *buf, 
              dropped == 1 ? "" : "s", tail);
 }
 
-int kiln_pipeline_pays(const kiln_pipe_times *p)
+int kiln_pipeline_pays(const kiln_pipe_times *p, double min_saving)
 {
-    if (p->model_n <= 0 || p->verify_n <= 0)
+    double k = min_saving != 0 ? min_saving : KILN_PIPELINE_MIN_SAVING;
+    if (p->model_n <= 0 || p->verify_n <= 0 || k < 0)
         return 1;
     double m = p->model_s / p->model_n, v = p->verify_s / p->verify_n;
     double saved = m < v ? m : v;
-    return m + v <= 0 || saved >= KILN_PIPELINE_MIN_SAVING * (m + v);
+    return m + v <= 0 || saved >= k * (m + v);
 }
 
 void kiln_pipelined_text(const kiln_pipe_times *p, int dropped, const char *tail, char *buf,

@@ -53,9 +53,10 @@ typedef struct kiln_pipe_times {
 #define KILN_PIPELINE_MIN_SAVING 0.2
 
 /* 1 when asking the next iteration's drafts ahead pays by the rule above,
- * or when the model or the verification has not been measured yet (the
- * first batch ahead is how they are). */
-int kiln_pipeline_pays(const kiln_pipe_times *p);
+ * with min_saving in its place (0: KILN_PIPELINE_MIN_SAVING), or when the
+ * model or the verification has not been measured yet (the first batch
+ * ahead is how they are). */
+int kiln_pipeline_pays(const kiln_pipe_times *p, double min_saving);
 
 /* "pipelined 2 of 3 iterations: saved 4 s (model 1.6 s, verification 1.1 s
  * an iteration), 0 answers not used", or "pipelined 0 of 3 iterations: not

@@ -134,15 +134,17 @@ static void test_pipeline_rule(void **state)
 {
     (void)state;
     kiln_pipe_times p = {0};
-    assert_int_equal(kiln_pipeline_pays(&p), 1);          /* nothing measured */
+    assert_int_equal(kiln_pipeline_pays(&p, 0), 1);          /* nothing measured */
     p.model_s = 30, p.model_n = 3;
-    assert_int_equal(kiln_pipeline_pays(&p), 1);          /* verification unmeasured */
+    assert_int_equal(kiln_pipeline_pays(&p, 0), 1);          /* verification unmeasured */
     p.verify_s = 4, p.verify_n = 2;                       /* M 10, V 2: 2 < 0.2 * 12 */
-    assert_int_equal(kiln_pipeline_pays(&p), 0);
+    assert_int_equal(kiln_pipeline_pays(&p, 0), 0);
     p.verify_s = 5;                                       /* V 2.5: 2.5 >= 0.2 * 12.5 */
-    assert_int_equal(kiln_pipeline_pays(&p), 1);
+    assert_int_equal(kiln_pipeline_pays(&p, 0), 1);
     p.model_s = 0.3, p.verify_s = 4;                      /* M 0.1, V 2: the reverse */
-    assert_int_equal(kiln_pipeline_pays(&p), 0);
+    assert_int_equal(kiln_pipeline_pays(&p, 0), 0);
+    assert_int_equal(kiln_pipeline_pays(&p, -1), 1);     /* a test's: always */
+    assert_int_equal(kiln_pipeline_pays(&p, 0.01), 1);   /* 0.1 >= 0.01 * 2.1 */
     char line[256];
     p = (kiln_pipe_times){.model_s = 50, .model_n = 5, .verify_s = 40, .verify_n = 5,
                           .pipelined = 3, .saved_s = 41.2};
