@@ -335,8 +335,8 @@ int kiln_search_iteration(search *s, int it, kiln_error *err)
          * a batch asked ahead overlaps, for pipelining's rule (shares.h). */
         double t0 = kiln_wall_now();
         if ((rc = judge_phases(s, &t, err)) == 0) {
-            s->pipe.verify_s += kiln_wall_now() - t0;
-            s->pipe.verify_n++;
+            s->run.pipe.verify_s += kiln_wall_now() - t0;
+            s->run.pipe.verify_n++;
         }
     }
     kiln_iteration_free(&t);
@@ -397,8 +397,8 @@ int kiln_search_start(search *s, kiln_error *err)
          * verifying an iteration takes (pipelining's rule, shares.h). */
         double t0 = kiln_wall_now();
         if ((rc = measure_start(s, &t, d, err)) == 0) {
-            s->pipe.verify_s += kiln_wall_now() - t0;
-            s->pipe.verify_n++;
+            s->run.pipe.verify_s += kiln_wall_now() - t0;
+            s->run.pipe.verify_n++;
         }
     }
     if (rc == 0)

@@ -17,6 +17,7 @@
 
 #include "iteration.h"   /* kiln_search_seam */
 #include "propose.h"
+#include "shares.h"
 
 struct kiln_prefetch {
     pthread_t thread;
@@ -73,8 +74,8 @@ void kiln_prefetch_start(search *s, int it, double started)
     if (!s->use_llm || !j.ops->ahead(j.self) || s->prefetch || kiln_search_should_stop() ||
         !worth_it(s, it, started))
         return;
-    if (!kiln_pipeline_pays(&s->pipe, s->o->pipeline_min_saving)) {   /* asked after the verdicts, with them */
-        s->pipe.declined++;
+    if (!kiln_pipeline_pays(&s->run.pipe, s->o->pipeline_min_saving)) {   /* asked after the verdicts, with them */
+        s->run.pipe.declined++;
         return;
     }
     kiln_prefetch *f = calloc(1, sizeof *f);
@@ -160,10 +161,10 @@ int kiln_prefetch_collect(search *s, int it, int first, kiln_error *err)
         rc = -1;
     } else {
         /* What the thread took while verification ran is what was saved. */
-        s->pipe.model_s += f->call_s;
-        s->pipe.model_n++;
-        s->pipe.pipelined++;
-        s->pipe.saved_s += f->call_s > waited ? f->call_s - waited : 0;
+        s->run.pipe.model_s += f->call_s;
+        s->run.pipe.model_n++;
+        s->run.pipe.pipelined++;
+        s->run.pipe.saved_s += f->call_s > waited ? f->call_s - waited : 0;
         rc = kiln_model_record(s, &f->b, first, err);
     }
     release(f);

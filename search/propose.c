@@ -551,8 +551,8 @@ static int propose_llm(search *s, int it, int first, const char *parent_src,
         double took = kiln_wall_now() - t;
         s->run.model_wait_s += took;
         if (rc == 0) {   /* the model's time, for pipelining's rule (shares.h) */
-            s->pipe.model_s += took;
-            s->pipe.model_n++;
+            s->run.pipe.model_s += took;
+            s->run.pipe.model_n++;
         }
     }
     if (rc == 0)

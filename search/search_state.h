@@ -17,7 +17,6 @@
 #include "progress.h"
 #include "rundb.h"
 #include "search.h"
-#include "shares.h"
 #include "task.h"
 #include "tune.h"
 #include "verify.h"
@@ -60,8 +59,6 @@ typedef struct search {
     struct kiln_prefetch *prefetch; /* the next iteration's model calls in flight (prefetch.h) */
     int prefetch_asked;         /* batches asked for ahead, this session */
     int prefetch_dropped;       /* answers asked for ahead that became no candidate */
-    kiln_pipe_times pipe;       /* what the model and verification took, this session, and
-                                   what pipelining saved (shares.h) */
     kiln_client hold;           /* the standing connection that holds kilnd (fd -1: none) */
     kiln_lane_sample lanes_at_start;    /* the verifiers' lane busy seconds as this session
                                            started (lane_busy.h) */

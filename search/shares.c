@@ -57,6 +57,9 @@ void kiln_pipelined_text(const kiln_pipe_times *p, int dropped, const char *tail
         snprintf(buf + w, len - (size_t)w, ": saved %.0f s (model %.1f s, verification %.1f s an "
                  "iteration), %d answer%s not used%s", p->saved_s, m, v, dropped,
                  dropped == 1 ? "" : "s", tail);
+    else if (dropped > 0)   /* a batch ahead that a stopped session never used */
+        snprintf(buf + w, len - (size_t)w, " (model %.1f s, verification %.1f s an iteration), "
+                 "%d answer%s not used%s", m, v, dropped, dropped == 1 ? "" : "s", tail);
     else
         snprintf(buf + w, len - (size_t)w, "%s (model %.1f s, verification %.1f s an iteration): "
                  "the model was asked after the verdicts%s", p->declined ? ": not worth it" : "",

@@ -33,19 +33,6 @@ void kiln_shares_text(const kiln_shares *sh, char *buf, size_t len);
  * sessions (kiln status) */
 void kiln_asked_ahead_text(int asked, int dropped, const char *tail, char *buf, size_t len);
 
-/* What pipelining weighs (docs/search.md, "Pipelining"): the model's time
- * and the verification's, iteration by iteration, over this session. */
-typedef struct kiln_pipe_times {
-    double model_s;             /* the model calls' time: each batch from its requests to
-                                   its last answer, on whichever thread asked */
-    int model_n;                /* batches: iterations that asked the model */
-    double verify_s;            /* the verify phases' time, the start kernel's included */
-    int verify_n;
-    int pipelined;              /* iterations whose drafts were asked for ahead and used */
-    double saved_s;             /* the model's time that overlapped verification */
-    int declined;               /* batches not asked ahead because they would not pay */
-} kiln_pipe_times;
-
 /* Pipelining saves at most min(M, V) an iteration of the M + V a sequential
  * one waits (M, V the mean model and verification times); it is used while
  * that is at least this share: below it, the saving is small next to the
@@ -61,7 +48,9 @@ int kiln_pipeline_pays(const kiln_pipe_times *p, double min_saving);
 /* "pipelined 2 of 3 iterations: saved 4 s (model 1.6 s, verification 1.1 s
  * an iteration), 0 answers not used", or "pipelined 0 of 3 iterations: not
  * worth it (model 0.1 s, verification 1.2 s an iteration): the model was
- * asked after the verdicts" (then tail, e.g. " (the run stopped first)"). */
+ * asked after the verdicts" (then tail, e.g. " (the run stopped first)");
+ * with none pipelined but dropped answers not used, those are named
+ * instead of the last clause. */
 void kiln_pipelined_text(const kiln_pipe_times *p, int dropped, const char *tail, char *buf,
                          size_t len);
 

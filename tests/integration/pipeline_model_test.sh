@@ -12,8 +12,8 @@
 #   2. Ctrl-C while the next iteration's requests are out: exit 130 soon
 #      (the calls are given up), a summary, the answers not used recorded
 #      with candidate -1; --resume finishes the run, asking again, with
-#      one more iteration asked for ahead: its text summary's shares line
-#      (adding up to 100%) and pipelined line.
+#      one more iteration: its text summary's shares line (adding up to
+#      100%) and pipelined line (over the run, the 2 answers not used).
 #   pipeline_model_test.sh BUILD_DIR SOURCE_DIR
 . "$(dirname "$0")/lib.sh"
 t_init "$@"
@@ -172,10 +172,9 @@ it2=$(sq "$T/ws2" "select count(*) from candidates where iteration = 2")
 [ "$it2" = 0 ] || problem "$it2 candidates of iteration 2 stored from answers that were given up"
 kill "$FAKEPID" 2>/dev/null; wait "$FAKEPID" 2>/dev/null; FAKEPID=
 start_fake 100 100 3   # new answers: v1 and v2 are verified already
-# One more iteration than the interrupted run asked for: the resumed
-# session asks for each iteration after the one it resumes at while the
-# one before is verified (iteration 1 is resumed unless it was finished
-# before the Ctrl-C took effect), so at least iteration 3 is asked ahead.
+# One more iteration than the interrupted run asked for (iteration 1 is
+# resumed unless it was finished before the Ctrl-C took effect); which of
+# the later ones are asked ahead, pipelining's rule decides.
 done1=$(sq "$T/ws2" "select iterations_done from runs")
 ahead=$((2 - done1))
 search "$T/ws2" --resume last --iterations 3 >"$T/out3" 2>"$T/err3"
@@ -189,8 +188,7 @@ end "Ctrl-C while the next requests are out: exit 130, answers recorded as not u
 
 # The text summary of that resumed session: candidates an hour and the
 # three shares of the wall time (adding up to 100%, each printed to 0.1%),
-# and what pipelining did in the session (the batches asked ahead, all of
-# them used).
+# and what pipelining did over the run.
 begin
 line=$(grep -E '^[0-9.]+ candidates an hour; of the wall time, model [0-9.]+%, verification [0-9.]+%, kiln [0-9.]+%; verifier lanes busy [0-9.]+%$' "$T/out3")
 if [ "$(grep -c . <<<"$line")" -ne 1 ]; then
@@ -203,11 +201,11 @@ else
         problem "candidates an hour, the model's and the verifier's shares should each be above 0: $line"
 fi
 [ "$ahead" = 1 ] || [ "$ahead" = 2 ] || problem "iterations done before --resume: '$done1', expected 0 or 1"
-# Iterations 2 and 3 ask the model in this session; one of them ahead at
-# least: the first, before verification was measured (the answers come in
-# 0.1 s, so pipelining the other may not pay, docs/search.md).
-grep -qE '^pipelined [12] of 2 iterations: saved [0-9]+ s \(model [0-9.]+ s, verification [0-9.]+ s an iteration\), 0 answers not used$' "$T/out3" ||
-    problem "the summary has no pipelined line for 1 or 2 of 2 iterations: $(grep -E '^pipelined' "$T/out3" || tail -3 "$T/out3")"
+# Over the run: iteration 1 asked for itself, iterations 2 and 3 in the
+# resumed session, ahead or not as the times measured so far decide
+# (docs/search.md); the two answers the interrupted session did not use.
+grep -qE '^pipelined [0-2] of 3 iterations(: saved [0-9]+ s)? \(model [0-9.]+ s, verification [0-9.]+ s an iteration\), 2 answers not used \(the run stopped first\)$' "$T/out3" ||
+    problem "the summary has no pipelined line for 3 iterations and 2 answers not used: $(grep -E '^pipelined' "$T/out3" || tail -3 "$T/out3")"
 end "the text summary: candidates an hour, shares adding up to 100%, the pipelined line"
 
 t_done

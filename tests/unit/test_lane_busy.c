@@ -158,6 +158,9 @@ static void test_pipeline_rule(void **state)
     assert_string_equal(line, "pipelined 0 of 3 iterations: not worth it (model 0.1 s, "
                               "verification 1.2 s an iteration): the model was asked after the "
                               "verdicts");
+    kiln_pipelined_text(&p, 2, " (the run stopped first)", line, sizeof line);
+    assert_string_equal(line, "pipelined 0 of 3 iterations (model 0.1 s, verification 1.2 s an "
+                              "iteration), 2 answers not used (the run stopped first)");
 }
 
 int main(void)
