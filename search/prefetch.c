@@ -74,8 +74,8 @@ void kiln_prefetch_start(search *s, int it, double started)
     if (!s->use_llm || !j.ops->ahead(j.self) || s->prefetch || kiln_search_should_stop() ||
         !worth_it(s, it, started))
         return;
-    if (!kiln_pipeline_pays(&s->run.pipe, s->o->pipeline_min_saving)) {   /* asked after the verdicts, with them */
-        s->run.pipe.declined++;
+    if (!kiln_pipeline_pays(&s->run.pipe, s->o->pipeline_min_saving)) {
+        s->run.pipe.declined++;   /* asked after the verdicts, with them */
         return;
     }
     kiln_prefetch *f = calloc(1, sizeof *f);
