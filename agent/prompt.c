@@ -171,6 +171,7 @@ typedef struct plan {
     size_t lessons_len;   /* bytes of lessons shown */
     int all_shapes;       /* 1: the whole shape table; 0: only the called-out rows */
     int ninsp;            /* inspirations shown (the first ones) */
+    int nflight;          /* drafts being verified shown (the first ones) */
     int insp_lines;       /* lines of each inspiration's source shown */
 } plan;
 
@@ -222,6 +223,28 @@ static void add_attempts(kiln_strbuf *b, const kiln_prompt_input *in, const plan
         kiln_sb_printf(b, "(%d older attempt%s not shown)\n", pl->first, pl->first == 1 ? "" : "s");
     for (int i = pl->first; i < in->nattempts; i++)
         add_attempt(b, &in->attempts[i], pl->log_lines[i]);
+    kiln_sb_add(b, "\n");
+}
+
+/* Pipelining: what the iteration before is verifying as this prompt is
+ * answered, so the model neither repeats it nor waits on verdicts it
+ * cannot see. */
+static void add_in_flight(kiln_strbuf *b, const kiln_prompt_input *in, const plan *pl)
+{
+    if (pl->nflight == 0)
+        return;
+    kiln_sb_add(b, "Being verified now (their verdicts arrive after you answer):\n");
+    for (int i = 0; i < pl->nflight; i++) {
+        const kiln_in_flight *f = &in->in_flight[i];
+        kiln_sb_printf(b, "#%d: ", f->n);
+        kiln_prompt_oneline(b, f->hypothesis && *f->hypothesis ? f->hypothesis
+                                                               : "(no hypothesis given)", FIELD_CHARS);
+        if (f->parent >= 0)
+            kiln_sb_printf(b, " (from #%d)", f->parent);
+        kiln_sb_add(b, "\n");
+    }
+    if (pl->nflight < in->nin_flight)
+        kiln_sb_printf(b, "(%d more not shown)\n", in->nin_flight - pl->nflight);
     kiln_sb_add(b, "\n");
 }
 
@@ -302,6 +325,7 @@ static void render(kiln_strbuf *b, const kiln_prompt_input *in, const parent_vie
     add_parent(b, in);
     add_results(b, pv, pl);
     add_attempts(b, in, pl);
+    add_in_flight(b, in, pl);
     add_lessons(b, in, pl);
     add_inspirations(b, in, pl, shapes);
     add_target(b, in->target);
@@ -335,6 +359,8 @@ static int shrink(const kiln_prompt_input *in, plan *pl, size_t over)
             return pl->log_lines[i] = 0, 1;
     if (pl->first < last)
         return pl->first++, 1;
+    if (pl->nflight > 0)   /* the drafts being verified, from the last */
+        return pl->nflight--, 1;
     if (pl->lessons_len > 0)
         return cut_lessons(in, pl, over), 1;
     if (pl->first == last && pl->log_lines[last] > LOG_LINES_SHORT)
@@ -356,6 +382,9 @@ static int check_input(const kiln_prompt_input *in, kiln_error *err)
         return kiln_fail(err, "prompt: unknown language '%s' (want c or cuda)", in->lang);
     if (in->nattempts < 0 || (in->nattempts > 0 && !in->attempts))
         return kiln_fail(err, "prompt: %d attempts but no attempt array", in->nattempts);
+    if (in->nin_flight < 0 || (in->nin_flight > 0 && !in->in_flight))
+        return kiln_fail(err, "prompt: %d drafts being verified but no array of them",
+                         in->nin_flight);
     return 0;
 }
 
@@ -440,7 +469,8 @@ static int build_user(const kiln_prompt_input *in, char **user, kiln_error *err)
     kiln_verdict *v = NULL;
     parent_view pv;
     plan pl = {.lessons_len = in->lessons ? strlen(in->lessons) : 0, .all_shapes = 1,
-               .ninsp = in->inspirations ? in->ninspirations : 0, .insp_lines = INSP_LINES};
+               .ninsp = in->inspirations ? in->ninspirations : 0, .insp_lines = INSP_LINES,
+               .nflight = in->nin_flight};
     pl.log_lines = malloc((size_t)(in->nattempts + 1) * sizeof *pl.log_lines);
     kiln_strbuf b = {0};
     char **shapes = NULL;

@@ -30,6 +30,12 @@ typedef struct kiln_attempt {      /* one earlier attempt in this lineage, newes
     double speedup_vs_parent;      /* 0 if not timed */
 } kiln_attempt;
 
+typedef struct kiln_in_flight {   /* a draft of the iteration being verified while this one asks */
+    int n;                         /* candidate number in the run */
+    const char *hypothesis;        /* NULL or "": "(no hypothesis given)" */
+    int parent;                    /* its parent's candidate number; -1: not known */
+} kiln_in_flight;
+
 typedef struct kiln_inspiration {  /* another elite of the run's archive (not the parent) */
     int n;                         /* candidate number in the run */
     const char *cell;              /* its archive cell ("all.BLOCK256") */
@@ -49,6 +55,11 @@ typedef struct kiln_prompt_input {
     const char *parent_verdict_json;  /* verdict JSON of the parent (may be NULL) */
     const kiln_attempt *attempts;
     int nattempts;
+    /* Pipelining (docs/search.md): the drafts of the iteration verified
+     * while this prompt is answered, which the attempts cannot show yet;
+     * NULL or 0: none (the section is left out). */
+    const kiln_in_flight *in_flight;
+    int nin_flight;
     const char *lessons;           /* may be NULL or "" */
     const kiln_inspiration *inspirations;   /* best first; may be NULL */
     int ninspirations;
@@ -63,7 +74,9 @@ typedef struct kiln_prompt_input {
 /* Build malloc'd system and user prompts.  To fit max_chars it gives up, in
  * order: the inspirations' sources, the inspirations (from the last), the
  * feedback of older attempts (oldest first), the older attempts
- * (oldest first), the lessons (whole lessons, from the last), the newest
+ * (oldest first), the drafts being verified (from the last: a line each,
+ * cheap, and what keeps the model from proposing them again), the lessons
+ * (whole lessons, from the last), the newest
  * attempt's feedback (first shortened), that attempt, then the rows of the
  * shape table that are not called out as lagging or slower.  The task, the
  * machine, the parent's source, its verdict summary, the called-out shapes

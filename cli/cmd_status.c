@@ -260,7 +260,7 @@ static void print_shares(const kiln_rv_run *r)
     kiln_shares_text(&sh, line, sizeof line);
     printf("  %s\n", line);
     if (r->run.prefetch_asked > 0) {
-        kiln_pipelined_text(r->run.prefetch_asked, r->run.prefetch_dropped, "", line, sizeof line);
+        kiln_asked_ahead_text(r->run.prefetch_asked, r->run.prefetch_dropped, "", line, sizeof line);
         printf("  %s\n", line);
     }
 }

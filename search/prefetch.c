@@ -17,6 +17,7 @@
 
 #include "iteration.h"   /* kiln_search_seam */
 #include "propose.h"
+#include "shares.h"
 
 struct kiln_prefetch {
     pthread_t thread;
@@ -25,13 +26,16 @@ struct kiln_prefetch {
     kiln_llm_config cfg;    /* the thread's own copy */
     kiln_model_batch b;
     int rc;                 /* of the call */
+    double call_s;          /* how long the call took (the model's time) */
     kiln_error err;
 };
 
 static void *ask(void *p)
 {
     kiln_prefetch *f = p;
+    double t = kiln_wall_now();
     f->rc = kiln_llm_complete_each_until(&f->cfg, f->b.req, f->b.n, f->b.res, &f->stop, &f->err);
+    f->call_s = kiln_wall_now() - t;
     atomic_store(&f->done, 1);
     return NULL;
 }
@@ -70,6 +74,10 @@ void kiln_prefetch_start(search *s, int it, double started)
     if (!s->use_llm || !j.ops->ahead(j.self) || s->prefetch || kiln_search_should_stop() ||
         !worth_it(s, it, started))
         return;
+    if (!kiln_pipeline_pays(&s->run.pipe, s->o->pipeline_min_saving)) {
+        s->run.pipe.declined++;   /* asked after the verdicts, with them */
+        return;
+    }
     kiln_prefetch *f = calloc(1, sizeof *f);
     if (!f)
         return;
@@ -140,7 +148,8 @@ int kiln_prefetch_collect(search *s, int it, int first, kiln_error *err)
         nanosleep(&nap, NULL);
     }
     join(s);
-    s->run.model_wait_s += kiln_wall_now() - t;
+    double waited = kiln_wall_now() - t;
+    s->run.model_wait_s += waited;
     int rc;
     if (interrupted) {
         kiln_model_drop(s, &f->b);
@@ -151,6 +160,11 @@ int kiln_prefetch_collect(search *s, int it, int first, kiln_error *err)
         *err = f->err;
         rc = -1;
     } else {
+        /* What the thread took while verification ran is what was saved. */
+        s->run.pipe.model_s += f->call_s;
+        s->run.pipe.model_n++;
+        s->run.pipe.pipelined++;
+        s->run.pipe.saved_s += f->call_s > waited ? f->call_s - waited : 0;
         rc = kiln_model_record(s, &f->b, first, err);
     }
     release(f);

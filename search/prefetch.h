@@ -11,7 +11,9 @@
 
 /* Ask for iteration it's drafts now, from the parent iteration it would
  * have if it started now (kiln_search_draw_parent), when that pays: a
- * model proposer, verification through kilnd, no batch in flight, and
+ * model proposer, verification through kilnd, no batch in flight,
+ * pipelining's rule by the model's and verification's times so far
+ * (kiln_pipeline_pays, shares.h; a batch it declines is counted), and
  * iteration it inside the iteration and token budgets and, judging by the
  * slowest iteration so far, the time budget (the current iteration began
  * at wall time started). Nothing is asked when the prompts cannot be built

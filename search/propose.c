@@ -239,6 +239,27 @@ static int load_history(search *s, history *h, kiln_error *err)
     return 0;
 }
 
+/* Pipelining: the drafts of an earlier iteration still undecided, being
+ * verified while iteration it's prompts are answered (none when the
+ * iteration asks for itself: every draft before it is decided by then),
+ * each with its parent's candidate number, -1 when no candidate has that
+ * commit. */
+static int in_flight_of(const history *h, int it, kiln_in_flight *out, int max)
+{
+    int n = 0;
+    for (int i = 0; i < h->nall && n < max; i++) {
+        const kiln_cand *c = &h->all[i];
+        if (c->n <= 0 || c->iteration >= it || c->decision[0])
+            continue;
+        out[n] = (kiln_in_flight){.n = c->n, .hypothesis = c->hypothesis, .parent = -1};
+        for (int j = 0; j < h->nall && c->parent[0]; j++)
+            if (strcmp(h->all[j].commit, c->parent) == 0)
+                out[n].parent = h->all[j].n;
+        n++;
+    }
+    return n;
+}
+
 static void free_history(history *h)
 {
     for (int i = 0; i < h->n; i++)
@@ -475,9 +496,12 @@ int kiln_model_prepare(search *s, int it, const char *parent, const char *parent
     b->lessons = lessons_for(s, &h, text, b->lesson_ids, &b->nids);
     entry_of(s, parent_src, b->entry, sizeof b->entry);
     b->parent_src = parent_src ? strdup(parent_src) : NULL;
+    kiln_in_flight flight[MAX_DRAFTS];
+    int nflight = in_flight_of(&h, it, flight, MAX_DRAFTS);
     kiln_prompt_input in = {.task_text = text, .lang = lang_of(s), .entry = b->entry,
                             .parent_source = parent_src, .parent_verdict_json = parent_verdict,
-                            .attempts = h.att, .nattempts = h.n, .lessons = b->lessons,
+                            .attempts = h.att, .nattempts = h.n,
+                            .in_flight = flight, .nin_flight = nflight, .lessons = b->lessons,
                             .inspirations = ins.x, .ninspirations = ins.n,
                             .parent_not_best = strcmp(parent, s->run.head_commit) != 0,
                             .target = s->target,
@@ -536,7 +560,12 @@ static int propose_llm(search *s, int it, int first, const char *parent_src,
         say_asking(s, b.n);
         double t = kiln_wall_now();
         rc = kiln_llm_complete_each(&s->llm, b.req, b.n, b.res, err);
-        s->run.model_wait_s += kiln_wall_now() - t;
+        double took = kiln_wall_now() - t;
+        s->run.model_wait_s += took;
+        if (rc == 0) {   /* the model's time, for pipelining's rule (shares.h) */
+            s->run.pipe.model_s += took;
+            s->run.pipe.model_n++;
+        }
     }
     if (rc == 0)
         rc = kiln_model_record(s, &b, first, err);

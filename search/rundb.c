@@ -139,6 +139,19 @@ static const char *const v3_cand_reals[] = {"speedup_lo", "speedup_hi", "confirm
  * baseline, in a fresh worker) and the pool of the two. */
 static const char *const v6_cand_texts[] = {"rerecord_job", "rerecord_verdict", "pooled_verdict"};
 
+/* Version 8: what pipelining weighed (search/shares.h) and saved. */
+static int add_v8_columns(sqlite3 *db, kiln_error *err)
+{
+    static const char *const cols[][2] = {
+        {"pipe_model_s", "REAL"},  {"pipe_model_n", "INTEGER"},   {"pipe_verify_s", "REAL"},
+        {"pipe_verify_n", "INTEGER"}, {"pipelined", "INTEGER"}, {"pipe_saved_s", "REAL"},
+        {"pipe_declined", "INTEGER"}};
+    for (size_t i = 0; i < sizeof cols / sizeof *cols; i++)
+        if (add_column(db, "runs", cols[i][0], cols[i][1], err) < 0)
+            return -1;
+    return 0;
+}
+
 static int add_v3_columns(sqlite3 *db, kiln_error *err)
 {
     if (add_column(db, "runs", "keep_margin", "REAL", err) < 0 ||
@@ -153,6 +166,7 @@ static int add_v3_columns(sqlite3 *db, kiln_error *err)
         add_column(db, "runs", "lane_s", "REAL", err) < 0 ||
         add_column(db, "runs", "prefetch_asked", "INTEGER", err) < 0 ||
         add_column(db, "runs", "prefetch_dropped", "INTEGER", err) < 0 ||
+        add_v8_columns(db, err) < 0 ||
         exec(db, schema_v5, err) < 0)
         return -1;
     for (size_t i = 0; i < sizeof v3_cand_reals / sizeof *v3_cand_reals; i++)
@@ -258,6 +272,13 @@ static int run_write(sqlite3 *db, const kiln_run *r, const char *sql, kiln_error
     sqlite3_bind_double(st, 31, r->lane_s);
     sqlite3_bind_int(st, 32, r->prefetch_asked);
     sqlite3_bind_int(st, 33, r->prefetch_dropped);
+    sqlite3_bind_double(st, 34, r->pipe.model_s);
+    sqlite3_bind_int(st, 35, r->pipe.model_n);
+    sqlite3_bind_double(st, 36, r->pipe.verify_s);
+    sqlite3_bind_int(st, 37, r->pipe.verify_n);
+    sqlite3_bind_int(st, 38, r->pipe.pipelined);
+    sqlite3_bind_double(st, 39, r->pipe.saved_s);
+    sqlite3_bind_int(st, 40, r->pipe.declined);
     int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_fail(db, err, "writing the run");
     sqlite3_finalize(st);
     return rc;
@@ -271,9 +292,10 @@ int kiln_db_run_insert(sqlite3 *db, const kiln_run *r, kiln_error *err)
                      " budget_seconds, seconds_used, budget_tokens, tokens_used, best_speedup,"
                      " started_at, updated_at, base_url, from_path, keep_margin, max_regression,"
                      " objective, parents, model_wait_s, verify_wait_s, lane_busy_s, lane_s,"
-                     " prefetch_asked, prefetch_dropped) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,"
-                     "?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?21,?22,?23,?24,?25,?26,"
-                     "?27,?28,?29,?30,?31,?32,?33)",
+                     " prefetch_asked, prefetch_dropped, pipe_model_s, pipe_model_n, pipe_verify_s,"
+                     " pipe_verify_n, pipelined, pipe_saved_s, pipe_declined) VALUES (?1,?2,?3,?4,"
+                     "?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?21,?22,?23,"
+                     "?24,?25,?26,?27,?28,?29,?30,?31,?32,?33,?34,?35,?36,?37,?38,?39,?40)",
                      err);
 }
 
@@ -286,8 +308,9 @@ int kiln_db_run_update(sqlite3 *db, const kiln_run *r, kiln_error *err)
                      " seconds_used=?17, budget_tokens=?18, tokens_used=?19, best_speedup=?20,"
                      " updated_at=?21, base_url=?22, from_path=?23, keep_margin=?24, max_regression=?25,"
                      " objective=?26, parents=?27, model_wait_s=?28, verify_wait_s=?29,"
-                     " lane_busy_s=?30, lane_s=?31, prefetch_asked=?32, prefetch_dropped=?33"
-                     " WHERE id=?1",
+                     " lane_busy_s=?30, lane_s=?31, prefetch_asked=?32, prefetch_dropped=?33,"
+                     " pipe_model_s=?34, pipe_model_n=?35, pipe_verify_s=?36, pipe_verify_n=?37,"
+                     " pipelined=?38, pipe_saved_s=?39, pipe_declined=?40 WHERE id=?1",
                      err);
 }
 
@@ -306,20 +329,24 @@ static double real_or(sqlite3_stmt *st, int i, double dflt)
 int kiln_db_run_get(sqlite3 *db, const char *id, kiln_run *r, kiln_error *err)
 {
     sqlite3_stmt *st = NULL;
-    char sql[640];
+    char sql[1024];
     /* An older database opened read-only (review) may have no keep rule
      * (version 2) or no parents (before version 5). */
     int v3 = has_column(db, "runs", "objective") == 1;
     int v5 = has_column(db, "runs", "parents") == 1;
     int v6 = has_column(db, "runs", "verify_wait_s") == 1;
     int v7 = has_column(db, "runs", "prefetch_dropped") == 1;
+    int v8 = has_column(db, "runs", "pipe_declined") == 1;
     snprintf(sql, sizeof sql, "SELECT id, task, backend, dtype, grp, agent, model, seed, branch,"
              " start_commit, head_commit, status, iterations_done, budget_iterations,"
              " drafts, budget_seconds, seconds_used, budget_tokens, tokens_used,"
-             " best_speedup, base_url, from_path, %s, %s, %s, %s FROM runs WHERE id=?1",
+             " best_speedup, base_url, from_path, %s, %s, %s, %s, %s FROM runs WHERE id=?1",
              v3 ? "keep_margin, max_regression, objective" : "NULL, NULL, NULL",
              v5 ? "parents" : "NULL", v6 ? "model_wait_s, verify_wait_s" : "NULL, NULL",
-             v7 ? "lane_busy_s, lane_s, prefetch_asked, prefetch_dropped" : "NULL, NULL, NULL, NULL");
+             v7 ? "lane_busy_s, lane_s, prefetch_asked, prefetch_dropped" : "NULL, NULL, NULL, NULL",
+             v8 ? "pipe_model_s, pipe_model_n, pipe_verify_s, pipe_verify_n, pipelined,"
+                  " pipe_saved_s, pipe_declined"
+                : "NULL, NULL, NULL, NULL, NULL, NULL, NULL");
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
         return db_fail(db, err, "reading the run");
     bind_text(st, 1, id);
@@ -358,6 +385,13 @@ int kiln_db_run_get(sqlite3 *db, const char *id, kiln_run *r, kiln_error *err)
         r->lane_s = real_or(st, 29, 0);
         r->prefetch_asked = (int)real_or(st, 30, 0);
         r->prefetch_dropped = (int)real_or(st, 31, 0);
+        r->pipe = (kiln_pipe_times){.model_s = real_or(st, 32, 0),
+                                    .model_n = (int)real_or(st, 33, 0),
+                                    .verify_s = real_or(st, 34, 0),
+                                    .verify_n = (int)real_or(st, 35, 0),
+                                    .pipelined = (int)real_or(st, 36, 0),
+                                    .saved_s = real_or(st, 37, 0),
+                                    .declined = (int)real_or(st, 38, 0)};
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)

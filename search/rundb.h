@@ -15,7 +15,7 @@
 #include "judgement.h"
 #include "kiln_error.h"
 
-#define KILN_DB_SCHEMA_VERSION 7   /* 2: lessons (knowledge/lessons.h); 3: the keep
+#define KILN_DB_SCHEMA_VERSION 8   /* 2: lessons (knowledge/lessons.h); 3: the keep
                                       rule's settings and intervals; 4: the model's
                                       raw answer of each candidate; 5: the archive
                                       and runs.parents; 6: where the run's wall
@@ -24,7 +24,22 @@
                                       pooled verdict and figures); 7: how busy
                                       the verifiers' lanes were and what
                                       pipelining did (runs.lane_busy_s, lane_s,
-                                      prefetch_asked, prefetch_dropped) */
+                                      prefetch_asked, prefetch_dropped); 8: what
+                                      pipelining weighed and saved (runs.pipe_*) */
+
+/* What pipelining weighs (docs/search.md, "Pipelining"): the model's time
+ * and the verification's, iteration by iteration, over the run's sessions
+ * (runs.pipe_*, version 8; 0 before). */
+typedef struct kiln_pipe_times {
+    double model_s;             /* the model calls' time: each batch from its requests to
+                                   its last answer, on whichever thread asked */
+    int model_n;                /* batches: iterations that asked the model */
+    double verify_s;            /* the verify phases' time, the start kernel's included */
+    int verify_n;
+    int pipelined;              /* iterations whose drafts were asked for ahead and used */
+    double saved_s;             /* the model's time that overlapped verification */
+    int declined;               /* batches not asked ahead because they would not pay */
+} kiln_pipe_times;
 
 typedef struct kiln_run {
     char id[32], task[256], backend[8], dtype[8], grp[32], agent[16], model[128];
@@ -53,6 +68,7 @@ typedef struct kiln_run {
      * the answers of those never used. 0 before version 7. */
     double lane_busy_s, lane_s;
     int prefetch_asked, prefetch_dropped;
+    kiln_pipe_times pipe;       /* pipelining's measures and what it saved (version 8) */
 } kiln_run;
 
 /* A candidate: its row in the run database. The one candidate struct: the

@@ -23,6 +23,10 @@ typedef struct kiln_search_opts {
     int json, no_daemon, timing_ms, answer_tokens;
     int model_failures;         /* stop after this many failed model calls in a row (0: 5) */
     double model_failure_window_s;   /* ... spanning at least this long (0: 120 s) */
+    /* Pipelining's rule (shares.h): the least share of the wait it must
+     * save (0: KILN_PIPELINE_MIN_SAVING; below 0: always, for a test whose
+     * scripted verifier takes no wall time). No flag sets it. */
+    double pipeline_min_saving;
     /* The keep rule (keep_rule.h): fractions, -1 when not given (2% and
      * 3%, or a resumed run's own); objective NULL: geomean, or the run's. */
     double keep_margin, max_regression;

@@ -147,14 +147,23 @@ static void time_shares(search *s, kiln_shares *sh)
     kiln_shares_of(&s->run, decided, sh);
 }
 
+/* A model proposer and verification through kilnd: drafts could be asked
+ * for ahead (prefetch.h), and the summary says whether they were. */
+static int pipelining_possible(search *s)
+{
+    kiln_judge_seam j = kiln_search_seam(s);
+    return s->use_llm && j.ops->ahead(j.self) && s->run.pipe.model_n > 0;
+}
+
 static void print_shares(FILE *out, search *s, const kiln_shares *sh)
 {
     char line[256];
     kiln_shares_text(sh, line, sizeof line);
     fprintf(out, "%s\n", line);
-    if (s->prefetch_asked > 0) {
-        kiln_pipelined_text(s->prefetch_asked, s->prefetch_dropped, " (the run stopped first)",
-                            line, sizeof line);
+    if (pipelining_possible(s)) {
+        kiln_pipelined_text(&s->run.pipe, s->run.prefetch_dropped,
+                            s->run.prefetch_dropped ? " (the run stopped first)" : "", line,
+                            sizeof line);
         fprintf(out, "%s\n", line);
     }
 }
@@ -173,6 +182,14 @@ static void add_shares(search *s, cJSON *o, const kiln_shares *sh)
     cJSON *p = cJSON_AddObjectToObject(o, "pipelined");
     cJSON_AddNumberToObject(p, "asked_ahead", s->prefetch_asked);
     cJSON_AddNumberToObject(p, "answers_not_used", s->prefetch_dropped);
+    cJSON_AddNumberToObject(p, "iterations", s->run.pipe.pipelined);
+    cJSON_AddNumberToObject(p, "of_iterations", s->run.pipe.model_n);
+    cJSON_AddNumberToObject(p, "saved_seconds", s->run.pipe.saved_s);
+    cJSON_AddNumberToObject(p, "declined", s->run.pipe.declined);
+    cJSON_AddNumberToObject(p, "model_seconds_per_iteration",
+                            s->run.pipe.model_n ? s->run.pipe.model_s / s->run.pipe.model_n : 0);
+    cJSON_AddNumberToObject(p, "verify_seconds_per_iteration",
+                            s->run.pipe.verify_n ? s->run.pipe.verify_s / s->run.pipe.verify_n : 0);
 }
 
 void kiln_search_summary(search *s)

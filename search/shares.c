@@ -27,11 +27,43 @@ void kiln_shares_of(const kiln_run *r, int candidates, kiln_shares *out)
         out->kiln = 0;
 }
 
-void kiln_pipelined_text(int asked, int dropped, const char *tail, char *buf, size_t len)
+void kiln_asked_ahead_text(int asked, int dropped, const char *tail, char *buf, size_t len)
 {
     snprintf(buf, len, "pipelined: %d batch%s of drafts asked for while the iteration before was "
              "verified, %d answer%s not used%s", asked, asked == 1 ? "" : "es", dropped,
              dropped == 1 ? "" : "s", tail);
+}
+
+int kiln_pipeline_pays(const kiln_pipe_times *p, double min_saving)
+{
+    double k = min_saving != 0 ? min_saving : KILN_PIPELINE_MIN_SAVING;
+    if (p->model_n <= 0 || p->verify_n <= 0 || k < 0)
+        return 1;
+    double m = p->model_s / p->model_n, v = p->verify_s / p->verify_n;
+    double saved = m < v ? m : v;
+    return m + v <= 0 || saved >= k * (m + v);
+}
+
+void kiln_pipelined_text(const kiln_pipe_times *p, int dropped, const char *tail, char *buf,
+                         size_t len)
+{
+    double m = p->model_n > 0 ? p->model_s / p->model_n : 0;
+    double v = p->verify_n > 0 ? p->verify_s / p->verify_n : 0;
+    int w = snprintf(buf, len, "pipelined %d of %d iteration%s", p->pipelined, p->model_n,
+                     p->model_n == 1 ? "" : "s");
+    if (w < 0 || (size_t)w >= len)
+        return;
+    if (p->pipelined > 0)
+        snprintf(buf + w, len - (size_t)w, ": saved %.0f s (model %.1f s, verification %.1f s an "
+                 "iteration), %d answer%s not used%s", p->saved_s, m, v, dropped,
+                 dropped == 1 ? "" : "s", tail);
+    else if (dropped > 0)   /* a batch ahead that a stopped session never used */
+        snprintf(buf + w, len - (size_t)w, " (model %.1f s, verification %.1f s an iteration), "
+                 "%d answer%s not used%s", m, v, dropped, dropped == 1 ? "" : "s", tail);
+    else
+        snprintf(buf + w, len - (size_t)w, "%s (model %.1f s, verification %.1f s an iteration): "
+                 "the model was asked after the verdicts%s", p->declined ? ": not worth it" : "",
+                 m, v, tail);
 }
 
 void kiln_shares_text(const kiln_shares *sh, char *buf, size_t len)

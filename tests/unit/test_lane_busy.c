@@ -128,6 +128,41 @@ static void test_shares_text(void **state)
     assert_non_null(strstr(line, "; verifier lanes busy 90.0%"));
 }
 
+/* Pipelining's rule (shares.h): used while min(M, V) is at least a fifth
+ * of M + V, or while either is unmeasured; and the summary's line. */
+static void test_pipeline_rule(void **state)
+{
+    (void)state;
+    kiln_pipe_times p = {0};
+    assert_int_equal(kiln_pipeline_pays(&p, 0), 1);          /* nothing measured */
+    p.model_s = 30, p.model_n = 3;
+    assert_int_equal(kiln_pipeline_pays(&p, 0), 1);          /* verification unmeasured */
+    p.verify_s = 4, p.verify_n = 2;                       /* M 10, V 2: 2 < 0.2 * 12 */
+    assert_int_equal(kiln_pipeline_pays(&p, 0), 0);
+    p.verify_s = 5;                                       /* V 2.5: 2.5 >= 0.2 * 12.5 */
+    assert_int_equal(kiln_pipeline_pays(&p, 0), 1);
+    p.model_s = 0.3, p.verify_s = 4;                      /* M 0.1, V 2: the reverse */
+    assert_int_equal(kiln_pipeline_pays(&p, 0), 0);
+    assert_int_equal(kiln_pipeline_pays(&p, -1), 1);     /* a test's: always */
+    assert_int_equal(kiln_pipeline_pays(&p, 0.01), 1);   /* 0.1 >= 0.01 * 2.1 */
+    char line[256];
+    p = (kiln_pipe_times){.model_s = 50, .model_n = 5, .verify_s = 40, .verify_n = 5,
+                          .pipelined = 3, .saved_s = 41.2};
+    kiln_pipelined_text(&p, 1, " (the run stopped first)", line, sizeof line);
+    assert_string_equal(line, "pipelined 3 of 5 iterations: saved 41 s (model 10.0 s, "
+                              "verification 8.0 s an iteration), 1 answer not used (the run "
+                              "stopped first)");
+    p = (kiln_pipe_times){.model_s = 0.3, .model_n = 3, .verify_s = 4.8, .verify_n = 4,
+                          .declined = 2};
+    kiln_pipelined_text(&p, 0, "", line, sizeof line);
+    assert_string_equal(line, "pipelined 0 of 3 iterations: not worth it (model 0.1 s, "
+                              "verification 1.2 s an iteration): the model was asked after the "
+                              "verdicts");
+    kiln_pipelined_text(&p, 2, " (the run stopped first)", line, sizeof line);
+    assert_string_equal(line, "pipelined 0 of 3 iterations (model 0.1 s, verification 1.2 s an "
+                              "iteration), 2 answers not used (the run stopped first)");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -137,6 +172,7 @@ int main(void)
         cmocka_unit_test(test_diff_started_and_restarted),
         cmocka_unit_test(test_diff_capped),
         cmocka_unit_test(test_shares_text),
+        cmocka_unit_test(test_pipeline_rule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -123,7 +123,7 @@ static void test_schema_fresh(void **state)
     fixture *f = *state;
     kiln_error err = {0};
     assert_int_equal(user_version(f->db), KILN_DB_SCHEMA_VERSION);
-    assert_int_equal(KILN_DB_SCHEMA_VERSION, 7);
+    assert_int_equal(KILN_DB_SCHEMA_VERSION, 8);
     /* Idempotent: running it again changes nothing and fails nothing. */
     assert_int_equal(kiln_knowledge_schema(f->db, &err), 0);
     assert_int_equal(kiln_knowledge_schema(f->db, &err), 0);

@@ -480,6 +480,7 @@ static void test_budget_long_source(void **state)
 typedef struct shown {
     int attempt[4], feedback[4];   /* #1..#4 and their feedback's first line */
     int newest_fb_lines;           /* lines of #4's feedback */
+    int flight[2];                 /* the drafts being verified, #10 and #11 */
     int lessons, lessons_whole, table_whole;
 } shown;
 
@@ -497,6 +498,8 @@ static shown what_is_shown(const char *u)
         snprintf(key, sizeof key, "fb4-line-%02d\n", l);
         w.newest_fb_lines += strstr(u, key) != NULL;
     }
+    w.flight[0] = strstr(u, "#10: flight-1 (from #4)\n") != NULL;
+    w.flight[1] = strstr(u, "#11: flight-2 (from #0)\n") != NULL;
     w.lessons = strstr(u, "Lessons:\n") != NULL;
     w.lessons_whole = w.lessons && !strstr(u, "more lessons cut for length");
     w.table_whole = !strstr(u, "not shown for length");
@@ -512,10 +515,14 @@ static void check_order(const shown *w)
         if (w->feedback[i])      /* an older attempt's feedback: all newer ones' too */
             for (int j = i; j < 4; j++)
                 assert_true(w->attempt[j] && w->feedback[j]);
-        if (w->attempt[i])       /* an older attempt: the newer ones, the lessons whole */
-            for (int j = i; j < 4; j++)
-                assert_true(w->attempt[j] && w->lessons_whole);
+        if (w->attempt[i])       /* an older attempt: the newer ones, the lessons whole, */
+            for (int j = i; j < 4; j++)   /* every draft being verified */
+                assert_true(w->attempt[j] && w->lessons_whole && w->flight[0] && w->flight[1]);
     }
+    if (w->flight[1])            /* the drafts being verified go from the last */
+        assert_true(w->flight[0]);
+    if (w->flight[0])            /* while one is shown, the lessons are whole */
+        assert_true(w->lessons_whole);
     if (w->lessons)              /* lessons: the newest attempt's whole feedback */
         assert_true(w->newest_fb_lines == 10);
     if (w->newest_fb_lines)
@@ -542,9 +549,13 @@ static void test_budget_order(void **state)
     size_t n = 0;
     for (int i = 0; i < 40; i++)
         n += (size_t)snprintf(lessons + n, sizeof lessons - n, "- When lesson %02d: do this\n", i);
+    kiln_in_flight fl[2] = {{.n = 10, .hypothesis = "flight-1", .parent = 4},
+                            {.n = 11, .hypothesis = "flight-2", .parent = 0}};
     kiln_prompt_input in = input("cuda", g_cuda);
     in.attempts = at;
     in.nattempts = 4;
+    in.in_flight = fl;
+    in.nin_flight = 2;
     in.lessons = lessons;
     in.strategy = kiln_draft_strategy(1, 0, 1);
     in.max_chars = KILN_PROMPT_NO_LIMIT;
@@ -577,6 +588,37 @@ static void test_budget_order(void **state)
     }
     assert_true(failed);
     assert_true(states >= 12);   /* the sweep went through the stages */
+}
+
+/* Pipelining: the drafts being verified, a line each between the attempts
+ * and the lessons; none, no section. */
+static void test_in_flight(void **state)
+{
+    (void)state;
+    kiln_attempt at = {.n = 1, .hypothesis = "idea-1", .status = "pass"};
+    kiln_in_flight fl[2] = {{.n = 3, .hypothesis = "two accumulators\nand more", .parent = 1},
+                            {.n = 4, .hypothesis = NULL, .parent = -1}};
+    kiln_prompt_input in = input("c", g_cuda);
+    in.attempts = &at;
+    in.nattempts = 1;
+    in.lessons = "- a lesson\n";
+    char *u = user_of(&in);
+    must_lack(u, "Being verified now");
+    free(u);
+    in.in_flight = fl;
+    in.nin_flight = 2;
+    u = user_of(&in);
+    must_contain(u, "\n\nBeing verified now (their verdicts arrive after you answer):\n"
+                    "#3: two accumulators and more (from #1)\n"
+                    "#4: (no hypothesis given)\n\n");
+    assert_true(strstr(u, "#1 idea-1") < strstr(u, "Being verified now"));
+    assert_true(strstr(u, "Being verified now") < strstr(u, "Lessons:"));
+    free(u);
+    in.in_flight = NULL;
+    char *sys, *user;
+    kiln_error err;
+    assert_int_equal(kiln_prompt_build(&in, &sys, &user, &err), -1);
+    must_contain(err.msg, "prompt: 2 drafts being verified but no array of them");
 }
 
 /* Inspirations go first (their sources, then whole inspirations from the
@@ -717,6 +759,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_budget_many_lessons),
         cmocka_unit_test(test_budget_long_source),
         cmocka_unit_test(test_budget_order),
+        cmocka_unit_test(test_in_flight),
         cmocka_unit_test(test_budget_inspirations),
         cmocka_unit_test(test_inspiration_shapes),
     };

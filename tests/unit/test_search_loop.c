@@ -780,6 +780,7 @@ static void model_asked_ahead(void **state)
     model_answer(f);
     pid_t pid = fake_model(f, "ok answer.md\n");
     f->o.iterations = 2;
+    f->o.pipeline_min_saving = -1;   /* the scripted verifier takes no wall time */
     start_passes(&f->js);
     kiln_judge_script_add(&f->js, 1, KILN_JUDGE_VERDICT, failed("compile-error"), 0);
     int rc = session(f, &f->js, NULL, NULL);
@@ -790,6 +791,31 @@ static void model_asked_ahead(void **state)
     load(f, &r);
     assert_int_equal(r.run.prefetch_asked, 1);    /* iteration 2's, during iteration 1 */
     assert_int_equal(r.run.prefetch_dropped, 0);
+    assert_int_equal(r.run.iterations_done, 2);
+    assert_decided(&r, 2, "revert", "same source as candidate #1");
+    free(r.c);
+}
+
+/* Pipelining that would not pay (shares.h): a model that takes 0.3 s
+ * beside a verifier that takes no time saves nothing but costs stale
+ * prompts, so iteration 2 asks after iteration 1's verdicts. */
+static void model_not_asked_ahead(void **state)
+{
+    fx *f = *state;
+    if (!g_fake)
+        skip();
+    model_answer(f);
+    pid_t pid = fake_model(f, "slow 300 answer.md\n");
+    f->o.iterations = 2;
+    start_passes(&f->js);
+    kiln_judge_script_add(&f->js, 1, KILN_JUDGE_VERDICT, failed("compile-error"), 0);
+    int rc = session(f, &f->js, NULL, NULL);
+    stop_model(pid);
+    if (rc != 0)
+        fail_msg("%s", f->err);
+    result r;
+    load(f, &r);
+    assert_int_equal(r.run.prefetch_asked, 0);
     assert_int_equal(r.run.iterations_done, 2);
     assert_decided(&r, 2, "revert", "same source as candidate #1");
     free(r.c);
@@ -1598,6 +1624,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(model_failure, setup, teardown),
         cmocka_unit_test_setup_teardown(token_budget, setup, teardown),
         cmocka_unit_test_setup_teardown(model_asked_ahead, setup, teardown),
+        cmocka_unit_test_setup_teardown(model_not_asked_ahead, setup, teardown),
         cmocka_unit_test_setup_teardown(bad_input, setup, teardown),
         cmocka_unit_test_setup_teardown(proposer_exhausted, setup, teardown),
         cmocka_unit_test_setup_teardown(time_budget_spent, setup, teardown),
