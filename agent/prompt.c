@@ -139,20 +139,59 @@ static const char *feedback_of(const kiln_attempt *a)
     return a->feedback && *a->feedback ? a->feedback : a->compile_log;
 }
 
+/* The length of the reason's head when it restates an outcome, "<status>
+ * at <stage>" with an optional " (<code>)": the revert's words lead with the
+ * verdict it read (decide.c), which may be a later reading than the
+ * attempt's status. 0 when the reason does not start so. */
+static size_t restated_head(const kiln_attempt *a)
+{
+    const char *r = a->reason, *at = strstr(r, " at ");
+    if (!a->stage || !*a->stage || !at || at == r || memchr(r, ' ', (size_t)(at - r)))
+        return 0;
+    size_t sl = strlen(a->stage);
+    const char *p = at + 4;
+    if (strncmp(p, a->stage, sl) != 0 || (p[sl] && p[sl] != ' ' && p[sl] != ':'))
+        return 0;
+    p += sl;
+    if (p[0] == ' ' && p[1] == '(') {
+        const char *close = strchr(p, ')');
+        if (close)
+            p = close + 1;
+    }
+    return (size_t)(p - r);
+}
+
+/* "→ status at stage: reason", each said once: a reason that restates an
+ * outcome gives its own head in place of the status and stage. */
+static void add_outcome(kiln_strbuf *b, const kiln_attempt *a)
+{
+    const char *reason = a->reason ? a->reason : "";
+    size_t head = *reason ? restated_head(a) : 0;
+    kiln_sb_add(b, " \xE2\x86\x92 ");
+    if (head > 0) {
+        kiln_sb_printf(b, "%.*s", (int)(head < 120 ? head : 120), reason);
+        reason += head;
+        while (*reason == ':' || *reason == ' ')
+            reason++;
+    } else {
+        kiln_sb_printf(b, "%.40s", a->status ? a->status : "?");
+        if (a->stage && *a->stage)
+            kiln_sb_printf(b, " at %.40s", a->stage);
+    }
+    if (*reason) {
+        kiln_sb_add(b, ": ");
+        kiln_prompt_oneline(b, reason, FIELD_CHARS);
+    }
+}
+
 static void add_attempt(kiln_strbuf *b, const kiln_attempt *a, int log_lines)
 {
     kiln_sb_printf(b, "#%d ", a->n);
     kiln_prompt_oneline(b, a->hypothesis && *a->hypothesis ? a->hypothesis
                                                            : "(no hypothesis given)", FIELD_CHARS);
-    kiln_sb_printf(b, " \xE2\x86\x92 %.40s", a->status ? a->status : "?");
-    if (a->stage && *a->stage)
-        kiln_sb_printf(b, " at %.40s", a->stage);
-    if (a->reason && *a->reason) {
-        kiln_sb_add(b, ": ");
-        kiln_prompt_oneline(b, a->reason, FIELD_CHARS);
-    }
+    add_outcome(b, a);
     if (a->speedup_vs_parent > 0)
-        kiln_sb_printf(b, " (%.2fx vs parent)", a->speedup_vs_parent);
+        kiln_sb_printf(b, " (%.2fx against its parent)", a->speedup_vs_parent);
     kiln_sb_add(b, "\n");
     const char *fb = feedback_of(a);
     if (log_lines > 0 && fb && *fb) {

@@ -458,11 +458,12 @@ static int write_dispatch(const ex *x, kiln_error *err)
             fclose(f);
             return -1;
         }
-        fprintf(f, "    if (%s) { /* %s's preconditions: the best geomean, %.2fx */\n"
+        fprintf(f, "    if (%s) { /* %s's preconditions: the best geomean, %.2fx against "
+                   "the task's baseline */\n"
                    "        %s(%s);\n        return;\n    }\n", pre, x->k[x->best].name,
                 x->k[x->best].geomean, x->k[x->best].name, args);
     }
-    fprintf(f, "    %s(%s); /* %s: %.2fx */\n}\n", x->k[x->fallback].name, args,
+    fprintf(f, "    %s(%s); /* %s: %.2fx against the task's baseline */\n}\n", x->k[x->fallback].name, args,
             x->best != x->fallback ? "requires nothing" : "the best geomean",
             x->k[x->fallback].geomean);
     return kiln_ex_close(f, path, err);
@@ -743,10 +744,10 @@ static void print_summary(const ex *x)
     if (x->best != x->fallback) {
         char pre[256];
         kiln_precond_format(&x->k[x->best].pre, x->task, pre, sizeof pre);
-        printf("  other dims, %s -> %s, geomean %.2fx\n", pre, x->k[x->best].name,
+        printf("  other dims, %s -> %s, geomean %.2fx against the baseline\n", pre, x->k[x->best].name,
                x->k[x->best].geomean);
     }
-    printf("  other dims             -> %s, geomean %.2fx%s\n", x->k[x->fallback].name,
+    printf("  other dims             -> %s, geomean %.2fx against the baseline%s\n", x->k[x->fallback].name,
            x->k[x->fallback].geomean, x->best != x->fallback ? " (requires nothing)" : "");
     char base[KILN_NAME_MAX + 16];
     if (x->cuda) {

@@ -877,11 +877,13 @@ static int print_dispatch(const render *r, FILE *f)
         char pre[512];
         if (kiln_ex_precond_c(x, &x->k[x->best].pre, pre, sizeof pre, r->err) < 0)
             return -1;
-        fprintf(f, "    if (%s) /* %s's preconditions: the best geomean, %.2fx */\n"
+        fprintf(f, "    if (%s) /* %s's preconditions: the best geomean, %.2fx against the "
+                   "task's baseline */\n"
                    "        return %s_run(%s, scratch, stream);\n",
                 pre, x->k[x->best].name, x->k[x->best].geomean, x->k[x->best].name, args);
     }
-    fprintf(f, "    return %s_run(%s, scratch, stream); /* %s: %.2fx */\n}\n\n",
+    fprintf(f, "    return %s_run(%s, scratch, stream); /* %s: %.2fx against the task's "
+               "baseline */\n}\n\n",
             x->k[x->fallback].name, args,
             x->best != x->fallback ? "requires nothing" : "the best geomean",
             x->k[x->fallback].geomean);

@@ -276,8 +276,16 @@ static void report_phase(search *s, const kiln_iteration *t, const kiln_draft *w
     if (winner && kiln_cand_becomes_best(s, &winner->c)) {
         snprintf(s->run.head_commit, sizeof s->run.head_commit, "%s", winner->c.commit);
         s->run.best_speedup = winner->c.speedup_vs_baseline;
-        s->progress.best_speedup = winner->c.speedup_vs_baseline;
-        s->progress.best_roofline = winner->c.roofline;
+    }
+    /* The live line's best is the best kept kernel's: a keep against its
+     * parent (per-shape, an archive elite's child, the head's child) can
+     * have a lower pooled figure, and it does not lower the best. */
+    for (int i = 0; i < t->n; i++) {
+        const kiln_cand *c = &t->d[i].c;
+        if (strcmp(c->decision, "keep") == 0 && c->speedup_vs_baseline > s->progress.best_speedup) {
+            s->progress.best_speedup = c->speedup_vs_baseline;
+            s->progress.best_roofline = c->roofline;
+        }
     }
     s->run.iterations_done = t->it;
 }

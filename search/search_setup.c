@@ -353,21 +353,17 @@ static int resume_run(search *s, kiln_error *err)
     return rc2 != 0 ? rc2 : parents_policy(s, 1, err);
 }
 
-/* A resumed run's progress line shows its best kernel's roofline fraction
- * from the start, not 0% until the next keep. */
-static void restore_best_roofline(search *s)
+/* A resumed run's progress line shows its best kept kernel's speedup and
+ * roofline fraction from the start, not the head's or 0% until the next
+ * keep. */
+static void restore_best(search *s)
 {
-    kiln_cand *cs = NULL;
-    int n = 0;
-    kiln_error e;
-    if (kiln_db_cands(s->db, s->run.id, &cs, &n, &e) < 0) {
-        free(cs);
-        return;
+    kiln_cand *best = malloc(sizeof *best);
+    if (best && kiln_search_best_kept(s, best) == 0) {
+        s->progress.best_speedup = best->speedup_vs_baseline;
+        s->progress.best_roofline = best->roofline;
     }
-    for (int i = 0; i < n; i++)
-        if (s->run.head_commit[0] && strcmp(cs[i].commit, s->run.head_commit) == 0)
-            s->progress.best_roofline = cs[i].roofline;
-    free(cs);
+    free(best);
 }
 
 int kiln_search_setup(search *s, kiln_error *err)
@@ -393,7 +389,7 @@ int kiln_search_setup(search *s, kiln_error *err)
     snprintf(s->progress.run, sizeof s->progress.run, "%s", s->run.id);
     s->progress.best_speedup = s->run.best_speedup;
     if (o->resume)
-        restore_best_roofline(s);
+        restore_best(s);
     s->seconds_before = s->run.seconds_used;
     s->t0 = kiln_wall_now();
     if ((rc = setup_judge(s, err)) != 0 || (rc = setup_proposer(s, err)) != 0)

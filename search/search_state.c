@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -109,6 +110,25 @@ void kiln_cand_from_verdict(kiln_cand *c, const kiln_verdict *v)
     snprintf(c->code, sizeof c->code, "%s", v->code);
     snprintf(c->reason, sizeof c->reason, "%s", v->reason);
     c->speedup = v->geomean_speedup;
+}
+
+int kiln_search_best_kept(search *s, kiln_cand *best)
+{
+    kiln_cand *cs = NULL;
+    int n = 0, found = -1;
+    kiln_error e;
+    if (kiln_db_cands(s->db, s->run.id, &cs, &n, &e) < 0) {
+        free(cs);
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        if (strcmp(cs[i].decision, "keep") == 0 && cs[i].commit[0] &&
+            (found < 0 || cs[i].speedup_vs_baseline > cs[found].speedup_vs_baseline))
+            found = i;
+    if (found >= 0)
+        *best = cs[found];
+    free(cs);
+    return found >= 0 ? 0 : -1;
 }
 
 /* What the next iteration will take, as the budget judges it: the slowest

@@ -108,5 +108,11 @@ const char *kiln_search_stop_cause(void);
 double kiln_wall_now(void);
 double kiln_verdict_noise(const kiln_verdict *v);
 void kiln_cand_from_verdict(kiln_cand *c, const kiln_verdict *v);
+/* The kept kernel with the highest pooled speedup against the task's
+ * baseline into *best (the figure every view reports as the run's best;
+ * the head, which a keep of a lower figure can move to, is the lineage the
+ * search continues); 0 when one was found, -1 when none (or the database
+ * cannot be read). */
+int kiln_search_best_kept(search *s, kiln_cand *best);
 
 #endif

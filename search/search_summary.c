@@ -34,7 +34,7 @@ static void rejections(search *s, cJSON *by_stage, int *kept, int *total)
     free(c);
 }
 
-/* The head kernel's pooled verdict against the task's baseline per
+/* The best kept kernel's pooled verdict against the task's baseline per
  * visible timed shape, decoded from its stored text. */
 static void print_best_shapes(FILE *out, const char *text)
 {
@@ -94,7 +94,7 @@ static cJSON *incumbents_json(const kiln_incumbents *in)
 }
 
 static void print_text(FILE *out, search *s, const cJSON *by_stage, int kept, int total,
-                       const char *best)
+                       const char *best, const kiln_cand *bk)
 {
     fprintf(out, "\nrun %s: %s (%s)\n", s->run.id, s->run.status, s->stop_reason);
     if (s->run.budget_iterations > 0 && s->run.iterations_done < s->run.budget_iterations &&
@@ -107,10 +107,13 @@ static void print_text(FILE *out, search *s, const cJSON *by_stage, int kept, in
     const cJSON *e;
     cJSON_ArrayForEach(e, by_stage)
         fprintf(out, "  rejected at %-28s %d\n", e->string, (int)e->valuedouble);
-    if (s->run.head_commit[0])
+    if (s->run.head_commit[0]) {
         fprintf(out, "best: commit %.12s, %.2fx against the task's baseline (two records pooled)\n",
-               s->run.head_commit, s->run.best_speedup);
-    else
+               bk->commit, bk->speedup_vs_baseline);
+        if (strcmp(bk->commit, s->run.head_commit) != 0)   /* a keep of a lower figure moved it */
+            fprintf(out, "head (the lineage the search continues): commit %.12s, %.2fx against "
+                         "the task's baseline\n", s->run.head_commit, s->run.best_speedup);
+    } else
         fprintf(out, "best: none (no kernel was verified)\n");
     print_best_shapes(out, best);
     kiln_incumbents *in = incumbents_of(s);
@@ -199,8 +202,19 @@ void kiln_search_summary(search *s)
     cJSON *by_stage = cJSON_CreateObject();
     int kept, total;
     rejections(s, by_stage, &kept, &total);
-    /* the head kernel's pooled verdict against the task's baseline, as stored */
-    char *best = kiln_db_record_verdict_at(s->db, s->run.id, s->run.head_commit);
+    /* The best kept kernel (the head where none is found): its pooled
+     * verdict against the task's baseline, as stored. */
+    kiln_cand *bk = calloc(1, sizeof *bk);
+    if (!bk) {
+        cJSON_Delete(by_stage);
+        return;
+    }
+    if (kiln_search_best_kept(s, bk) < 0) {
+        snprintf(bk->commit, sizeof bk->commit, "%s", s->run.head_commit);
+        bk->speedup_vs_baseline = s->run.best_speedup;
+        bk->n = -1;
+    }
+    char *best = kiln_db_record_verdict_at(s->db, s->run.id, bk->commit);
     /* Where stdout's reader went away (kiln search | head), the summary
      * goes to stderr, as text: it may still reach the terminal. */
     int gone = kiln_search_output_gone();
@@ -212,8 +226,11 @@ void kiln_search_summary(search *s)
         cJSON_AddNumberToObject(o, "candidates", total);
         cJSON_AddNumberToObject(o, "kept", kept);
         cJSON_AddItemToObject(o, "rejected", by_stage);
-        cJSON_AddStringToObject(o, "best_commit", s->run.head_commit);
-        cJSON_AddNumberToObject(o, "best_speedup", s->run.best_speedup);
+        cJSON_AddStringToObject(o, "best_commit", bk->commit);
+        cJSON_AddNumberToObject(o, "best_speedup", bk->speedup_vs_baseline);
+        cJSON_AddNumberToObject(o, "best_candidate", bk->n);
+        cJSON_AddStringToObject(o, "head_commit", s->run.head_commit);
+        cJSON_AddNumberToObject(o, "head_speedup", s->run.best_speedup);
         cJSON_AddItemToObject(o, "best_verdict", best ? cJSON_CreateRaw(best) : cJSON_CreateNull());
         if (kiln_search_per_shape(s)) {
             kiln_incumbents *in = incumbents_of(s);
@@ -225,12 +242,14 @@ void kiln_search_summary(search *s)
         cJSON_AddNumberToObject(o, "seconds", s->run.seconds_used);
         add_shares(s, o, &sh);
         kiln_progress_event(&s->progress, "summary", o);
+        free(bk);
         return;
     }
     FILE *out = gone ? stderr : stdout;
-    print_text(out, s, by_stage, kept, total, best);
+    print_text(out, s, by_stage, kept, total, best, bk);
     print_shares(out, s, &sh);
     fflush(out);
     cJSON_Delete(by_stage);
     free(best);
+    free(bk);
 }

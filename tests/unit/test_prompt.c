@@ -319,6 +319,69 @@ static void test_failure_feedback(void **state)
     free(u);
 }
 
+/* The starter timed against itself: v1 at 0.99x [0.96, 1.02] is within the
+ * noise and is never called slower; at [0.95, 0.98] it is. */
+static char *with_v1(double sp, double lo, double hi)
+{
+    cJSON *j = cJSON_Parse(g_cuda), *s;
+    assert_non_null(j);
+    cJSON_ArrayForEach(s, cJSON_GetObjectItem(j, "shapes")) {
+        if (strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(s, "id")), "v1") != 0)
+            continue;
+        cJSON_ReplaceItemInObject(s, "speedup", cJSON_CreateNumber(sp));
+        double iv[2] = {lo, hi};
+        cJSON_ReplaceItemInObject(s, "speedup_interval", cJSON_CreateDoubleArray(iv, 2));
+    }
+    char *text = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    return text;
+}
+
+static void test_straddle_not_slower(void **state)
+{
+    (void)state;
+    char *text = with_v1(0.99, 0.96, 1.02);
+    kiln_prompt_input in = input("cuda", text);
+    char *u = user_of(&in);
+    must_lack(u, "Slower than the baseline");
+    must_contain(u, "0.99x [0.96, 1.02]");
+    free(u);
+    free(text);
+    text = with_v1(0.97, 0.95, 0.98);
+    in = input("cuda", text);
+    u = user_of(&in);
+    must_contain(u, "Slower than the baseline: v1 0.97x [0.95, 0.98].\n");
+    free(u);
+    free(text);
+}
+
+/* An attempt's status, stage and code are said once: a revert's reason that
+ * restates the verdict it read is not put after the status again. */
+static void test_attempt_said_once(void **state)
+{
+    (void)state;
+    kiln_attempt at[] = {
+        {.n = 4, .hypothesis = "warp shuffles", .status = "pass", .stage = "plausibility",
+         .reason = "suspect at plausibility (implausible-speedup): 40x over the roofline",
+         .speedup_vs_parent = 1.08},
+        {.n = 5, .hypothesis = "unroll", .status = "fail", .stage = "plausibility",
+         .reason = "suspect at plausibility"},
+        {.n = 6, .hypothesis = "tiles", .status = "fail", .stage = "visible",
+         .reason = "wrong-output"},
+    };
+    kiln_prompt_input in = input("cuda", g_cuda);
+    in.attempts = at;
+    in.nattempts = 3;
+    char *u = user_of(&in);
+    must_contain(u, "#4 warp shuffles \xE2\x86\x92 suspect at plausibility (implausible-speedup): "
+                    "40x over the roofline (1.08x against its parent)\n");
+    must_contain(u, "#5 unroll \xE2\x86\x92 suspect at plausibility\n");
+    must_contain(u, "#6 tiles \xE2\x86\x92 fail at visible: wrong-output\n");
+    must_lack(u, "\xE2\x86\x92 pass at plausibility");
+    must_lack(u, "at plausibility: suspect");
+    free(u);
+}
+
 /* ---- the budget ------------------------------------------------------------------- */
 
 /* Every "..." that marks a cut follows a whole token: never part of a word
@@ -762,6 +825,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_in_flight),
         cmocka_unit_test(test_budget_inspirations),
         cmocka_unit_test(test_inspiration_shapes),
+        cmocka_unit_test(test_straddle_not_slower),
+        cmocka_unit_test(test_attempt_said_once),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     free(g_cpu);

@@ -372,6 +372,43 @@ static void keep(void **state)
     free(r.c);
 }
 
+/* A keep of a lower pooled figure than the best (#2, the head's child at
+ * 1.2x against the task's baseline, after #1 at 1.5x) moves the head, not
+ * the best: the live line and the summary still show #1's 1.50x, and name
+ * the head for what it is. */
+static void keep_lower_leaves_best(void **state)
+{
+    fx *f = *state;
+    f->o.json = 0;   /* the live lines and the summary as text */
+    f->o.iterations = 2;
+    replay_kernel(f, 0, 1);
+    replay_kernel(f, 1, 2);
+    start_passes(&f->js);
+    kept(&f->js, 1, 1.5);
+    kept(&f->js, 2, 1.2);
+    run_expect(f, &f->js, NULL, NULL, 0);
+    result r;
+    load(f, &r);
+    assert_decided(&r, 2, "keep", "kept: geomean 1.200x");
+    assert_int_equal(r.head, 2);
+    assert_float_equal(r.run.best_speedup, 1.2, 1e-9);   /* the head's, which the branch follows */
+    char *out = NULL, want[160];
+    kiln_error e;
+    assert_int_equal(kiln_read_file(f->out, 4 << 20, &out, NULL, &e), 0);
+    assert_contains(out, "] it 1/2 ");
+    const char *second = strstr(out, "] it 2/2 ");
+    assert_non_null(second);
+    assert_true(strncmp(strstr(second, "best "), "best 1.50x", 10) == 0);
+    snprintf(want, sizeof want, "best: commit %.12s, 1.50x against the task's baseline",
+             cand(&r, 1)->commit);
+    assert_contains(out, want);
+    snprintf(want, sizeof want, "head (the lineage the search continues): commit %.12s, 1.20x",
+             cand(&r, 2)->commit);
+    assert_contains(out, want);
+    free(out);
+    free(r.c);
+}
+
 static void revert_on_margin(void **state)
 {
     fx *f = *state;
@@ -1617,6 +1654,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(retime_short_of_margin, setup, teardown),
         cmocka_unit_test_setup_teardown(pools_that_do_not_overlap, setup, teardown),
         cmocka_unit_test_setup_teardown(one_winner_in_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(keep_lower_leaves_best, setup, teardown),
         cmocka_unit_test_setup_teardown(per_shape_search, setup, teardown),
         cmocka_unit_test_setup_teardown(record_fails, setup, teardown),
         cmocka_unit_test_setup_teardown(duplicates, setup, teardown),
