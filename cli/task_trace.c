@@ -163,40 +163,72 @@ static void tops(trace *t)
     }
 }
 
-/* Kernel time, by correlation id -> launch's External id -> op. */
-static long ext_of_kernel(const cJSON *args, const cJSON *events)
+/* Kernel time, by correlation id -> launch's External id -> op. Real
+ * traces hold ~1e5 events, so both steps are binary searches in sorted
+ * (key, value) pairs. */
+typedef struct pair {
+    double key;
+    long val;
+} pair;
+
+static int cmp_pair(const void *a, const void *b)
 {
-    long ext = (long)num(args, "External id");
-    if (ext >= 0)
-        return ext;
-    double corr = num(args, "correlation");
-    const cJSON *e;
-    cJSON_ArrayForEach(e, events) {
-        const cJSON *cat = cJSON_GetObjectItemCaseSensitive(e, "cat");
-        const cJSON *a = cJSON_GetObjectItemCaseSensitive(e, "args");
-        if (cJSON_IsString(cat) && strcmp(cat->valuestring, "cuda_runtime") == 0 &&
-            num(a, "correlation") == corr)
-            return (long)num(a, "External id");
+    const pair *x = a, *y = b;
+    return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static long lookup(const pair *p, int n, double key)
+{
+    int lo = 0, hi = n - 1;
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (p[mid].key == key)
+            return p[mid].val;
+        if (p[mid].key < key)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
     }
     return -1;
 }
 
+static int is_cat(const cJSON *e, const char *cat)
+{
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(e, "cat");
+    return cJSON_IsString(c) && strcmp(c->valuestring, cat) == 0;
+}
+
 static void credit_kernels(trace *t, const cJSON *events)
 {
+    int n = cJSON_GetArraySize(events), nl = 0;
+    pair *launch = malloc(sizeof(pair) * ((size_t)n + 1));   /* correlation -> External id */
+    pair *opx = malloc(sizeof(pair) * ((size_t)t->nops + 1));   /* External id -> op index */
     const cJSON *e;
-    cJSON_ArrayForEach(e, events) {
-        const cJSON *cat = cJSON_GetObjectItemCaseSensitive(e, "cat");
-        if (!cJSON_IsString(cat) || strcmp(cat->valuestring, "kernel") != 0)
-            continue;
-        t->kernels++;
-        double dur = num(e, "dur");
-        long ext = ext_of_kernel(cJSON_GetObjectItemCaseSensitive(e, "args"), events);
-        for (int i = 0; i < t->nops && dur > 0; i++)
-            if (t->ops[i].ext == ext && ext >= 0) {
-                t->ops[i].gpu += dur;
-                break;
-            }
+    if (launch && opx) {
+        cJSON_ArrayForEach(e, events) {
+            const cJSON *a = cJSON_GetObjectItemCaseSensitive(e, "args");
+            if (is_cat(e, "cuda_runtime") && num(a, "correlation") >= 0)
+                launch[nl++] = (pair){num(a, "correlation"), (long)num(a, "External id")};
+        }
+        for (int i = 0; i < t->nops; i++)
+            opx[i] = (pair){(double)t->ops[i].ext, i};
+        qsort(launch, (size_t)nl, sizeof *launch, cmp_pair);
+        qsort(opx, (size_t)t->nops, sizeof *opx, cmp_pair);
+        cJSON_ArrayForEach(e, events) {
+            if (!is_cat(e, "kernel"))
+                continue;
+            t->kernels++;
+            const cJSON *a = cJSON_GetObjectItemCaseSensitive(e, "args");
+            long ext = (long)num(a, "External id");
+            if (ext < 0)
+                ext = lookup(launch, nl, num(a, "correlation"));
+            long i = ext >= 0 ? lookup(opx, t->nops, (double)ext) : -1;
+            if (i >= 0 && num(e, "dur") > 0)
+                t->ops[i].gpu += num(e, "dur");
+        }
     }
+    free(launch);
+    free(opx);
     if (t->kernels == 0)   /* no GPU: the CPU ops' own time ranks them */
         for (int i = 0; i < t->nops; i++)
             t->ops[i].gpu = t->ops[i].top == i ? t->ops[i].dur : 0;

@@ -76,7 +76,15 @@ grep -v '"cat": "kernel"' "$TRACE" >"$tmp/nokernel.json"
 grep -qF "0 GPU kernels, 636.0 us of CPU op time (no GPU kernels in the trace: ranked by the CPU ops' own time)" \
     "$tmp/table" || problem "no-kernel totals: $(head -1 "$tmp/table")"
 row 1 "aten::add + RMSNorm 2048x4096 39.6% 4 add_rmsnorm"
-end "without module scopes RMSNorm is found from the op sequence; without kernels ranked by CPU time, saying so"
+# Kernels without "External id" reach their op through the launch's correlation id.
+sed '/"cat": "kernel"/s/"External id": [0-9]*, //' "$TRACE" >"$tmp/corr.json"
+grep -q '"cat": "kernel".*External id' "$tmp/corr.json" && problem "sed left External ids on kernels"
+"$KILN" task from-trace "$tmp/corr.json" -o "$tmp/o5" >"$tmp/table" 2>"$tmp/err" ||
+    problem "by correlation: $(head -c 300 "$tmp/err")"
+row 1 "aten::linear M=2048 N=11008 K=4096 17.8% 4 gemm"
+row 10 "RMSNorm (pow..mul) 2048x4096 1.7% 1 rmsnorm"
+grep -qF "5872.4 us of GPU kernel time" "$tmp/table" || problem "by correlation: $(head -1 "$tmp/table")"
+end "without module scopes RMSNorm is found from the op sequence; without kernels ranked by CPU time, saying so; kernels found by correlation id"
 
 # refused NAME WANT: from-trace of $tmp/NAME exits 2 naming the file and WANT.
 refused() {
