@@ -247,6 +247,21 @@ static int next_top(const trace *t, int i, int th)
     return -1;
 }
 
+/* The top-level aten::to / _to_copy just before op i, of its thread and
+ * shape, not yet taken: -1 if none. */
+static int cast_before(const trace *t, int i)
+{
+    for (int j = i - 1; j >= 0; j--) {
+        const op *p = &t->ops[j];
+        if (p->top != j || p->tid != t->ops[i].tid)
+            continue;
+        int same = p->cls == -1 && p->rank[0] == t->ops[i].rank[0] && p->rank[0] > 0 &&
+                   !memcmp(p->dims[0], t->ops[i].dims[0], sizeof(long) * (size_t)p->rank[0]);
+        return (is_aten(p, "to") || is_aten(p, "_to_copy")) && same ? j : -1;
+    }
+    return -1;
+}
+
 /* Mark the tops of a decomposed RMSNorm: those inside a python_function
  * scope named *RMSNorm*, else the op sequence. cls of the first = itself,
  * of the others = the first's index. */
@@ -293,6 +308,9 @@ static void rmsnorm_scopes(trace *t, const cJSON *events)
         for (int x = idx[0]; x <= idx[5]; x++)   /* the casts between them too */
             if (t->ops[x].top == x && t->ops[x].cls < 0 && t->ops[x].tid == t->ops[i].tid)
                 t->ops[x].cls = i;
+        int c = cast_before(t, i);   /* and the cast to f32 ahead, as a module scope has it */
+        if (c >= 0)
+            t->ops[c].cls = i;
     }
 }
 

@@ -37,6 +37,7 @@ row 10 "RMSNorm (pow..mul) 2048x4096 1.7% 1 rmsnorm"
 row 11 "aten::mul 2x1024x11008 1.4% 2 -"
 grep -qxF "no kiln task yet: aten::matmul (attention) (2.6%), aten::mul (1.4%), aten::silu (1.1%), aten::to (1.0%), aten::embedding (0.2%)" \
     "$tmp/table" || problem "untasked line: $(grep 'no kiln task' "$tmp/table")"
+sed -n '/^op /,/^no kiln task/p' "$tmp/table" >"$tmp/rows1"
 end "the table: ops ranked by GPU time with their shapes, share, calls and task; what has no task"
 
 begin
@@ -67,8 +68,9 @@ begin
 grep -v '"python_function"' "$TRACE" >"$tmp/noscope.json"
 "$KILN" task from-trace "$tmp/noscope.json" -o "$tmp/o2" --prefix ns >"$tmp/table" 2>"$tmp/err" ||
     problem "no scopes: $(head -c 300 "$tmp/err")"
-row 7 "aten::add + RMSNorm 2048x4096 6.8% 4 add_rmsnorm"
-row 10 "RMSNorm (pow..mul) 2048x4096 1.5% 1 rmsnorm"
+sed -n '/^op /,/^no kiln task/p' "$tmp/table" >"$tmp/rows2"
+cmp -s "$tmp/rows1" "$tmp/rows2" || problem "no scopes: a table of its own: $(diff "$tmp/rows1" "$tmp/rows2" | head -8)"
+row 7 "aten::add + RMSNorm 2048x4096 7.8% 4 add_rmsnorm"
 [ -f "$tmp/o2/ns_rmsnorm/task.json" ] || problem "--prefix ns: no ns_rmsnorm"
 grep -v '"cat": "kernel"' "$TRACE" >"$tmp/nokernel.json"
 "$KILN" task from-trace "$tmp/nokernel.json" -o "$tmp/o3" >"$tmp/table" 2>"$tmp/err" ||
@@ -84,7 +86,7 @@ grep -q '"cat": "kernel".*External id' "$tmp/corr.json" && problem "sed left Ext
 row 1 "aten::linear M=2048 N=11008 K=4096 17.8% 4 gemm"
 row 10 "RMSNorm (pow..mul) 2048x4096 1.7% 1 rmsnorm"
 grep -qF "5872.4 us of GPU kernel time" "$tmp/table" || problem "by correlation: $(head -1 "$tmp/table")"
-end "without module scopes RMSNorm is found from the op sequence; without kernels ranked by CPU time, saying so; kernels found by correlation id"
+end "without module scopes RMSNorm is found from the op sequence, the same table; without kernels ranked by CPU time, saying so; kernels found by correlation id"
 
 # refused NAME WANT: from-trace of $tmp/NAME exits 2 naming the file and WANT.
 refused() {
