@@ -431,6 +431,13 @@ static int build_rows(trace *t)
     double *group = calloc((size_t)t->nops + 1, sizeof *group);
     if (!group)
         return -1;
+    for (int i = 0; i < t->nops; i++) {   /* nll_loss after log_softmax: one cross entropy */
+        int n = t->ops[i].top == i && is_aten(&t->ops[i], "log_softmax")
+                ? next_top(t, i + 1, t->ops[i].tid) : -1;
+        if (n >= 0 && t->ops[n].cls == -1 &&
+            (is_aten(&t->ops[n], "nll_loss") || is_aten(&t->ops[n], "nll_loss_nd")))
+            t->ops[n].cls = i;
+    }
     for (int i = 0; i < t->nops; i++) {
         t->total += t->ops[i].gpu;
         int top = t->ops[i].top;
@@ -443,7 +450,8 @@ static int build_rows(trace *t)
         return -1;
     }
     for (int i = 0; i < t->nops; i++)   /* first, so the adds ahead are known */
-        adds[i] = t->ops[i].cls == i ? residual_add(t, i) : -1;
+        adds[i] = t->ops[i].cls == i || (t->ops[i].top == i && is_aten(&t->ops[i], "rms_norm"))
+                  ? residual_add(t, i) : -1;
     for (int i = 0; i < t->nops; i++)
         if (adds[i] >= 0)
             t->ops[adds[i]].cls = -2;   /* taken into add_rmsnorm */
@@ -454,7 +462,7 @@ static int build_rows(trace *t)
         row r;
         classify(t, i, &r);
         double time = group[i];
-        if (p->cls == i) {
+        {
             int a = adds[i];
             if (a >= 0) {
                 time += group[a];
