@@ -532,9 +532,9 @@ static void model_groups(const trace *t, const char *task, const char *const *na
     *hid = cJSON_CreateObject();
     cJSON *va = cJSON_AddArrayToObject(*vis, "visible");
     cJSON *ha = cJSON_AddArrayToObject(*hid, "shapes");
+    int n = 0, nd = strcmp(task, "gemm") == 0 ? 3 : 2;
     long one[3] = {1, 1, 1};
-    cJSON_AddItemToArray(ha, shape(names, 3, one));
-    int n = 0, nd = 2;
+    cJSON_AddItemToArray(ha, shape(names, nd, one));
     for (int i = 0; i < t->nrows && n < MAX_SHAPES; i++) {
         const row *r = &t->rows[i];
         int dup = 0;
@@ -542,7 +542,6 @@ static void model_groups(const trace *t, const char *task, const char *const *na
             dup |= strcmp(t->rows[j].task, task) == 0 && strcmp(t->rows[j].shape, r->shape) == 0;
         if (strcmp(r->task, task) != 0 || dup)
             continue;
-        nd = r->ndims;
         n++;
         cJSON_AddItemToArray(va, shape(names, nd, r->dims));
         long up[3], down[3];
@@ -554,8 +553,6 @@ static void model_groups(const trace *t, const char *task, const char *const *na
         cJSON_AddItemToArray(ha, shape(names, nd, up));
         cJSON_AddItemToArray(ha, shape(names, nd, down));
     }
-    if (nd == 2)   /* the all-ones shape was made with three dims */
-        cJSON_DeleteItemFromObject(cJSON_GetArrayItem(ha, 0), names[2] ? names[2] : "");
 }
 
 static int edit_json(const char *path, const char *section_a, const char *section_b,
