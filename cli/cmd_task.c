@@ -14,11 +14,13 @@
 #include "task.h"
 #include "manifest.h"
 #include "task_new.h"
+#include "task_trace.h"
 
 static const char usage[] =
     "usage: kiln task show NAME|DIR [--backend cpu|cuda] [--dtype T]\n"
     "       kiln task list [--json]\n"
     "       kiln task new NAME --from TASK [--dir DIR]\n"
+    "       kiln task from-trace TRACE.json [-o DIR] [--prefix NAME]\n"
     "\n"
     "show prints the task's description, what a candidate must provide (for the\n"
     "CPU backend, the default, the exact C signature; for CUDA, the kernel\n"
@@ -38,8 +40,17 @@ static const char usage[] =
     "Paths to files outside TASK's directory become absolute. Set KILN_TASKS\n"
     "to the parent directory to use the copy by name.\n"
     "\n"
+    "from-trace reads a PyTorch profiler trace (torch.profiler with\n"
+    "record_shapes=True, export_chrome_trace), prints the ops kiln has tasks for\n"
+    "(rmsnorm, add_rmsnorm, layernorm, softmax, gemm, cross_entropy) and those it\n"
+    "has none for, ranked by their kernels' GPU time (the CPU ops' time when the\n"
+    "trace has no kernels), and copies each task found as PREFIX_TASK into DIR\n"
+    "(default as for new; PREFIX defaults to the trace's file name) with a group\n"
+    "`model` of the shapes seen and hidden shapes around them.\n"
+    "\n"
     "Exit status: 0 ok, 2 bad input (no such task, a malformed task; for new, a\n"
-    "bad or taken name or an existing destination).\n";
+    "bad or taken name or an existing destination; for from-trace, a malformed\n"
+    "or foreign trace).\n";
 
 static int describe(const kiln_task *t, int cuda, const char *dtype)
 {
@@ -141,6 +152,35 @@ static int list(int json)
     return rc;
 }
 
+/* `kiln task from-trace TRACE.json [-o DIR] [--prefix NAME]` */
+static int cmd_from_trace(int argc, char **argv)
+{
+    const char *file = NULL, *dir = NULL, *prefix = NULL;
+    for (int i = 2; i < argc; i++) {
+        int missing = 0;
+        const char *o = kiln_flag_value(argc, argv, &i, "-o", &missing);
+        const char *p = o || missing ? NULL : kiln_flag_value(argc, argv, &i, "--prefix", &missing);
+        if (kiln_is_help(argv[i])) {
+            fputs(usage, stdout);
+            return KILN_EXIT_OK;
+        } else if (o) {
+            dir = o;
+        } else if (p) {
+            prefix = p;
+        } else if (missing || argv[i][0] == '-' || file) {
+            kiln_unexpected("task from-trace", argv[i], usage);
+            return KILN_EXIT_BAD_INPUT;
+        } else {
+            file = argv[i];
+        }
+    }
+    if (!file) {
+        fprintf(stderr, "kiln task from-trace: TRACE.json missing\n%s", usage);
+        return KILN_EXIT_BAD_INPUT;
+    }
+    return kiln_task_from_trace(file, dir, prefix);
+}
+
 /* `kiln task new NAME --from TASK [--dir DIR]` */
 static int cmd_new(int argc, char **argv)
 {
@@ -194,6 +234,8 @@ int kiln_cmd_task(int argc, char **argv)
     }
     if (strcmp(argv[1], "new") == 0)
         return cmd_new(argc, argv);
+    if (strcmp(argv[1], "from-trace") == 0)
+        return cmd_from_trace(argc, argv);
     if (strcmp(argv[1], "show") != 0 || argc < 3) {
         fputs(usage, stderr);
         return KILN_EXIT_BAD_INPUT;

@@ -15,6 +15,7 @@ static const char tasks_page[] =
     "  kiln task list              the tasks (built in, and in $KILN_TASKS)\n"
     "  kiln task show T [--backend cuda]   a task as an agent sees it\n"
     "  kiln task new N --from T    a copy of task T named N (its own runs, same function)\n"
+    "  kiln task from-trace TRACE.json   tasks for a model's ops, from a PyTorch profiler trace\n"
     "\n"
     "A task is a directory: task.json (visible shapes per backend, cost, tolerance),\n"
     "hidden.json (shapes a candidate never sees), reference.c (kiln_reference or\n"

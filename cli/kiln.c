@@ -15,6 +15,7 @@ static const char usage[] =
     "  task show NAME            print a task as the agent sees it\n"
     "  task list                 list the built-in tasks\n"
     "  task new NAME --from T    copy task T under a name of its own\n"
+    "  task from-trace TRACE     tasks for a model's ops, from a PyTorch trace\n"
     "  daemon start|stop|status  manage kilnd, the verifier daemon\n"
     "  fleet up|status|down      kilnd daemons on a Slurm cluster (docs/fleet.md)\n"
     "  status [RUN]              the essentials of the latest (or given) search run\n"
