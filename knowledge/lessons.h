@@ -282,4 +282,19 @@ int kiln_tag_applies(const char *lesson_tag, const char *scope_tag);
 /* Is a tag well formed? */
 int kiln_tag_valid(const char *tag);
 
+/* ---- technique and shape class (knowledge/technique.c) ----------------- */
+
+/* 1 when a hypothesis is a tuner's knob changes: "NAME a -> b" items
+ * joined by commas ("ACC 4 -> 16, ROWS 4 -> 1"). */
+int kiln_lesson_is_knobs(const char *hypothesis);
+/* The technique a hypothesis names, on one line (whitespace runs become one
+ * space): whole when it fits in limit bytes (0: cap-1), else cut after the
+ * last whole word that fits with "..." appended (never mid-word). */
+void kiln_lesson_technique(const char *hypothesis, size_t limit, char *out, size_t cap);
+/* Width classes of the widest row (columns) a run measures. */
+#define KILN_WIDTH_NARROW 1024   /* <= this: narrow */
+#define KILN_WIDTH_WIDE 8192     /* >= this: wide; between: mid */
+/* "narrow", "mid" or "wide"; "" when cols <= 0 (not known). */
+const char *kiln_lesson_width_class(long long cols);
+
 #endif

@@ -18,6 +18,9 @@
  * noise; the noise is taken as at least 1% so that an untimed noise of 0
  * does not make every wobble a lesson. */
 #define KN_MIN_NOISE 0.01
+/* The longest technique an action names (a model's hypothesis is cut at a
+ * word boundary with "..."; docs/knowledge.md). */
+#define KN_TECHNIQUE 160
 
 static int blank(const char *s)
 {
@@ -207,23 +210,32 @@ static int helped_or_hurt(const kiln_lesson_event *ev, double noise)
 
 long long kiln_lessons_record(sqlite3 *db, const kiln_lesson_event *ev, kiln_error *err)
 {
-    char change[300];
+    char change[512], tech[KN_TECHNIQUE + 1];
     kiln_lesson l;
     if (!ev || blank(ev->task))
         return kiln_fail(err, "lessons: an event needs a task");
     if (blank(ev->hypothesis))
         return 0;   /* nothing names what changed: no action to learn */
-    one_line(change, sizeof change, ev->hypothesis);
+    /* The hypothesis whole in `change` (cut only at a word boundary), the
+     * technique the action names short enough to compare at a glance. */
+    kiln_lesson_technique(ev->hypothesis, 0, change, sizeof change);
+    kiln_lesson_technique(ev->hypothesis, KN_TECHNIQUE, tech, sizeof tech);
+    /* A suspect number (a parent or baseline timed below the roofline, a
+     * timer that disagrees) or an error of kiln or the machine is no fault
+     * of the change: filed as a note, it would count against a technique
+     * that did nothing wrong. */
+    if (ev->status && (strcmp(ev->status, "suspect") == 0 || strcmp(ev->status, "error") == 0))
+        return 0;
     double noise = ev->noise > KN_MIN_NOISE ? ev->noise : KN_MIN_NOISE;
     int failed = !blank(ev->status) && strcmp(ev->status, "pass") != 0;
     int effect;
     fill_common(&l, ev, noise, change);
     if (failed) {
-        build_note(&l, ev, change);
+        build_note(&l, ev, tech);
     } else if (!ev->pooled) {
         return 0;   /* one measurement, not re-timed: no claim about speed */
     } else if ((effect = helped_or_hurt(ev, noise)) != 0) {
-        build_lesson(&l, ev, change, effect > 0);
+        build_lesson(&l, ev, tech, effect > 0);
     } else {
         return 0;   /* within the noise, or untimed: nothing learned */
     }

@@ -243,6 +243,69 @@ static void test_record(void **state)
     assert_true(kiln_lessons_record(f->db, &ev, &err) > 0);
 }
 
+/* A technique is the knob changes as they are, or a model's hypothesis on
+ * one line cut after a whole word with "..."; never mid-word. */
+static void test_technique(void **state)
+{
+    (void)state;
+    char out[64];
+    assert_true(kiln_lesson_is_knobs("ACC 4 -> 16, ROWS 4 -> 1"));
+    assert_true(kiln_lesson_is_knobs("UNROLL 1 -> 8"));
+    assert_false(kiln_lesson_is_knobs("use float4 loads -> faster"));
+    assert_false(kiln_lesson_is_knobs("ACC 4 -> 16, then unroll the loop"));
+    kiln_lesson_technique("ACC 4 -> 16, ROWS 4 -> 1", 40, out, sizeof out);
+    assert_string_equal(out, "ACC 4 -> 16, ROWS 4 -> 1");
+    kiln_lesson_technique("  Vectorize\nthe   loads with float4 ", 0, out, sizeof out);
+    assert_string_equal(out, "Vectorize the loads with float4");
+    /* 30 bytes: "Vectorize the loads with" fits before "..." (27), "float4" does not. */
+    kiln_lesson_technique("Vectorize the loads with float4 and keep f32 sums", 30, out, sizeof out);
+    assert_string_equal(out, "Vectorize the loads with...");
+    /* A comma before the cut goes, so the summary does not end ",...". */
+    kiln_lesson_technique("Tile rows, then reduce with shuffles", 16, out, sizeof out);
+    assert_string_equal(out, "Tile rows...");
+    /* The cap bounds it like the limit. */
+    char small[12];
+    kiln_lesson_technique("one two three four five", 0, small, sizeof small);
+    assert_string_equal(small, "one two...");
+    assert_string_equal(kiln_lesson_width_class(1024), "narrow");
+    assert_string_equal(kiln_lesson_width_class(1025), "mid");
+    assert_string_equal(kiln_lesson_width_class(8191), "mid");
+    assert_string_equal(kiln_lesson_width_class(8192), "wide");
+    assert_string_equal(kiln_lesson_width_class(0), "");
+}
+
+/* A long model hypothesis is named whole in `change` and cut at a word
+ * boundary in the action; a suspect or error verdict files no note. */
+static void test_record_technique(void **state)
+{
+    fixture *f = *state;
+    kiln_error err = {0};
+    char hyp[700] = "";
+    while (strlen(hyp) < 600)
+        strcat(hyp, "vectorize loads ");
+    kiln_lesson_event ev = event("pass", 1.5, hyp, 11);
+    ev.proposer = "openai";
+    long long id = kiln_lessons_record(f->db, &ev, &err);
+    assert_true(id > 0);
+    kiln_lesson l = get(f->db, id);
+    const char *cut = strstr(l.action, "... made it 1.50x faster");
+    assert_non_null(cut);
+    assert_true(cut - l.action <= 160);
+    assert_true(cut[-1] == 'e' || cut[-1] == 's');   /* "vectorize" or "loads": whole words */
+    assert_true(strlen(l.change) < 512);
+    assert_non_null(strstr(l.change, "..."));
+
+    ev = event("suspect", 0, "ROWS 4 -> 1", 12);
+    ev.stage = "timing";
+    ev.code = "baseline-below-roofline";
+    assert_int_equal(kiln_lessons_record(f->db, &ev, &err), 0);
+    ev = event("error", 0, "ROWS 4 -> 1", 13);
+    assert_int_equal(kiln_lessons_record(f->db, &ev, &err), 0);
+    ev = event("fail", 0, "ROWS 4 -> 1", 14);
+    ev.code = "wrong-output";
+    assert_true(kiln_lessons_record(f->db, &ev, &err) > 0);
+}
+
 /* With the pooled interval, the interval decides, not 1 +- 2*noise: a
  * loaded machine's per-call spread must not call a surely faster change
  * noise, and a wide interval around a large speedup teaches nothing. */
@@ -756,6 +819,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_distill, setup, teardown),
         cmocka_unit_test_setup_teardown(test_export_import, setup, teardown),
         cmocka_unit_test_setup_teardown(test_edit_retire, setup, teardown),
+        cmocka_unit_test(test_technique),
+        cmocka_unit_test_setup_teardown(test_record_technique, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
