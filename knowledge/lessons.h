@@ -33,6 +33,9 @@ typedef struct kiln_lesson_event {     /* one verdict in a search */
     const char *run; int candidate;
     const char *task, *dtype, *backend, *group;   /* scope: see kiln_lesson_scope */
     const char *arch;                  /* may be NULL (cpu) */
+    /* The run's width class (kiln_lesson_width_class): its lesson applies
+     * only to runs of that class. NULL or "": every width. */
+    const char *width;
     const char *proposer;              /* tune | openai | anthropic | replay */
     const char *hypothesis;            /* what changed ("UNROLL 1 -> 8" for tune) */
     const char *status, *stage, *code, *reason;   /* the verdict against the parent */
@@ -296,5 +299,8 @@ void kiln_lesson_technique(const char *hypothesis, size_t limit, char *out, size
 #define KILN_WIDTH_WIDE 8192     /* >= this: wide; between: mid */
 /* "narrow", "mid" or "wide"; "" when cols <= 0 (not known). */
 const char *kiln_lesson_width_class(long long cols);
+/* Append the scope tag width/<width> to tags[0..n-1] when width is a class
+ * (not NULL or ""); returns the new count. tags needs room for n+1. */
+int kiln_lesson_scope_width(const char *width, char tags[][KILN_TAG_MAX], int n);
 
 #endif

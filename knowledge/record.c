@@ -112,6 +112,7 @@ static void fill_common(kiln_lesson *l, const kiln_lesson_event *ev, double nois
 {
     kiln_lesson_init(l);
     l->ntags = kiln_lesson_scope(ev->task, ev->dtype, ev->backend, ev->group, ev->arch, l->tags);
+    l->ntags = kiln_lesson_scope_width(ev->width, l->tags, l->ntags);
     kn_copy(l->run, sizeof l->run, or_empty(ev->run));
     l->candidate = ev->candidate;
     l->effect = ev->speedup;

@@ -96,3 +96,11 @@ const char *kiln_lesson_width_class(long long cols)
         return "";
     return cols <= KILN_WIDTH_NARROW ? "narrow" : cols >= KILN_WIDTH_WIDE ? "wide" : "mid";
 }
+
+int kiln_lesson_scope_width(const char *width, char tags[][KILN_TAG_MAX], int n)
+{
+    if (!width || !*width)
+        return n;
+    snprintf(tags[n], KILN_TAG_MAX, "width/%s", width);
+    return n + 1;
+}

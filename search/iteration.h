@@ -118,6 +118,9 @@ int kiln_cand_becomes_best(const search *s, const kiln_cand *c);
 
 /* ---- loop_events.c: what the person watching and the lessons hear ------------ */
 
+/* The run's width class (knowledge: kiln_lesson_width_class) of the widest
+ * row its group's visible shapes measure; "" when not known. */
+const char *kiln_run_width_class(const search *s);
 /* The progress line and a "step" event: candidate c is doing what. */
 void kiln_say(search *s, const kiln_cand *c, const char *what);
 /* What verdict v teaches (knowledge/record.c decides): a failure's note,

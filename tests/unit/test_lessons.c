@@ -295,6 +295,34 @@ static void test_record_technique(void **state)
     assert_true(strlen(l.change) < 512);
     assert_non_null(strstr(l.change, "..."));
 
+    /* A lesson of a narrow run is shown to narrow runs only; one learned
+     * without a width class, to every width. */
+    ev = event("pass", 1.6, "ROWS 4 -> 1", 15);
+    ev.width = kiln_lesson_width_class(512);
+    long long narrow = kiln_lessons_record(f->db, &ev, &err);
+    l = get(f->db, narrow);
+    assert_int_equal(l.ntags, 5);
+    assert_string_equal(l.tags[4], "width/narrow");
+    char scope[8][KILN_TAG_MAX];
+    const char *tp[8];
+    for (int w = 0; w < 2; w++) {
+        int ns = kiln_lesson_scope("rmsnorm", "f32", "cpu", "decode", NULL, scope);
+        ns = kiln_lesson_scope_width(w ? "wide" : "narrow", scope, ns);
+        for (int i = 0; i < ns; i++)
+            tp[i] = scope[i];
+        kiln_lesson_query q = {.tags = tp, .ntags = ns, .context = "rows", .max_lessons = 10,
+                               .budget_chars = 8000};
+        char *text = NULL;
+        long long ids[16];
+        int n = 0, seen = 0, seen_plain = 0;
+        assert_int_equal(kiln_lessons_for_prompt(f->db, &q, &text, ids, 16, &n, &err), 0);
+        for (int i = 0; i < n; i++)
+            seen += ids[i] == narrow, seen_plain += ids[i] == id;
+        assert_int_equal(seen, w ? 0 : 1);
+        assert_int_equal(seen_plain, 1);
+        free(text);
+    }
+
     ev = event("suspect", 0, "ROWS 4 -> 1", 12);
     ev.stage = "timing";
     ev.code = "baseline-below-roofline";
