@@ -5,6 +5,7 @@
  * a reader beside a writer (WAL), corrupt and foreign files, distill,
  * export/import, one run's lessons as kiln status and report read them. Databases are temporary files opened through
  * search/rundb.c's kiln_db_open, as the kiln command opens them. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -332,6 +333,73 @@ static void test_record_technique(void **state)
     ev = event("fail", 0, "ROWS 4 -> 1", 14);
     ev.code = "wrong-output";
     assert_true(kiln_lessons_record(f->db, &ev, &err) > 0);
+}
+
+static double confidence_of(sqlite3 *db, long long id)
+{
+    kiln_lesson l = get(db, id);
+    return l.confidence;
+}
+
+/* A confirmed outcome moves the lessons of the technique the candidate
+ * tried, within a run and across runs of the workspace: a kept re-time
+ * raises a "faster" lesson, a correctness failure lowers it; a suspect
+ * (a fast parent) moves nothing; another width class is another lesson. */
+static void test_technique_confidence(void **state)
+{
+    fixture *f = *state;
+    kiln_error err = {0};
+    kiln_lesson_event ev = event("pass", 1.5, "ACC 4 -> 16, ROWS 4 -> 1", 1);
+    ev.width = "narrow";
+    long long first = kiln_lessons_record(f->db, &ev, &err);
+    ev.width = "wide";
+    ev.candidate = 2;
+    long long wide = kiln_lessons_record(f->db, &ev, &err);
+    assert_true(first > 0 && wide > 0);
+    kiln_lesson_decision kept1 = {"r1", 1, "pass", "plausibility", "ok", "keep", "kept", 1.6, 1};
+    assert_int_equal(kiln_lessons_decided(f->db, &kept1, &err), 0);
+    assert_true(fabs(confidence_of(f->db, first) - 0.5) < 1e-9);   /* its own evidence */
+
+    /* Run 2 tries the same knobs at the same width and keeps them. */
+    ev = event("pass", 1.4, "ACC 4 -> 16, ROWS 4 -> 1", 1);
+    ev.run = "r2";
+    ev.width = "narrow";
+    long long second = kiln_lessons_record(f->db, &ev, &err);
+    kiln_lesson_decision kept2 = {"r2", 1, "pass", "plausibility", "ok", "keep", "kept", 1.5, 1};
+    assert_int_equal(kiln_lessons_decided(f->db, &kept2, &err), 0);
+    assert_true(fabs(confidence_of(f->db, first) - 0.6) < 1e-9);
+    assert_int_equal(get(f->db, first).helped, 1);
+    assert_true(fabs(confidence_of(f->db, second) - 0.5) < 1e-9);
+    assert_true(fabs(confidence_of(f->db, wide) - 0.5) < 1e-9);
+    assert_int_equal(kiln_lessons_decided(f->db, &kept2, &err), 0);   /* once per candidate */
+    assert_true(fabs(confidence_of(f->db, first) - 0.6) < 1e-9);
+
+    /* A timing suspect caused by a fast parent files nothing and moves nothing. */
+    ev = event("suspect", 0, "ACC 4 -> 16, ROWS 4 -> 1", 3);
+    ev.run = "r2";
+    ev.width = "narrow";
+    ev.stage = "timing";
+    ev.code = "baseline-below-roofline";
+    assert_int_equal(kiln_lessons_record(f->db, &ev, &err), 0);
+    kiln_lesson_decision sus = {"r2", 3, "suspect", "timing", "baseline-below-roofline", "revert",
+                                "a number in doubt", 0, 0};
+    assert_int_equal(kiln_lessons_decided(f->db, &sus, &err), 0);
+    assert_true(fabs(confidence_of(f->db, first) - 0.6) < 1e-9);
+
+    /* Wrong output counts against the technique: both narrow lessons lose 0.15. */
+    ev = event("fail", 0, "ACC 4 -> 16, ROWS 4 -> 1", 4);
+    ev.run = "r2";
+    ev.width = "narrow";
+    ev.stage = "visible";
+    ev.code = "wrong-output";
+    assert_true(kiln_lessons_record(f->db, &ev, &err) > 0);
+    kiln_lesson_decision wrong = {"r2", 4, "fail", "visible", "wrong-output", "revert",
+                                  "reverted", 0, 0};
+    assert_int_equal(kiln_lessons_decided(f->db, &wrong, &err), 0);
+    assert_true(fabs(confidence_of(f->db, first) - 0.45) < 1e-9);
+    assert_true(fabs(confidence_of(f->db, second) - 0.35) < 1e-9);
+    assert_int_equal(get(f->db, second).hurt, 1);
+    assert_true(fabs(confidence_of(f->db, wide) - 0.5) < 1e-9);
 }
 
 /* With the pooled interval, the interval decides, not 1 +- 2*noise: a
@@ -848,6 +916,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_export_import, setup, teardown),
         cmocka_unit_test_setup_teardown(test_edit_retire, setup, teardown),
         cmocka_unit_test(test_technique),
+        cmocka_unit_test_setup_teardown(test_technique_confidence, setup, teardown),
         cmocka_unit_test_setup_teardown(test_record_technique, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
