@@ -88,6 +88,14 @@ int kiln_lessons_for_prompt(sqlite3 *db, const kiln_lesson_query *q, char **text
 int kiln_lessons_shown(sqlite3 *db, const char *run, int candidate, const long long *ids, int n,
                        size_t lesson_chars, size_t prompt_chars, kiln_error *err);
 
+/* The candidate's pooled speedup against the task's baseline, and its
+ * parent's (0: not known), into the lesson the candidate earned (schema
+ * 9): vs_baseline, and baseline_effect = vs_baseline / parent_vs_baseline,
+ * the effect of the change against the baseline at the shapes measured
+ * (NULL while the parent's figure is not known). */
+int kiln_lessons_baseline(sqlite3 *db, const char *run, int candidate, double vs_baseline,
+                          double parent_vs_baseline, kiln_error *err);
+
 /* The outcome of that candidate: +1 kept (shown lessons gain confidence,
  * helped++), -1 regressed (lose it, hurt++), 0 neither. Idempotent per
  * (run, candidate): only the first outcome counts. */

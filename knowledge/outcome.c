@@ -96,7 +96,7 @@ static const char technique_sql[] =
     "  confidence = CASE WHEN (effect >= 1) = (?3 > 0) THEN min(1.0, confidence + ?4)"
     "                    ELSE max(0.0, confidence - ?5) END,"
     "  helped = helped + ((effect >= 1) = (?3 > 0)),"
-    "  hurt = hurt + ((effect >= 1) <> (?3 > 0)), updated_at = ?6"
+    "  hurt = hurt + ((effect >= 1) <> (?3 > 0)), evidence_n = evidence_n + 1, updated_at = ?6"
     " WHERE kind='lesson' AND status='active' AND effect > 0"
     "  AND id <> (SELECT id FROM own) AND change = (SELECT change FROM own)"
     "  AND id NOT IN (SELECT lesson FROM lesson_shown WHERE run=?1 AND candidate=?2)"
@@ -137,4 +137,26 @@ int kiln_lessons_decided(sqlite3 *db, const kiln_lesson_decision *d, kiln_error 
         return -1;
     }
     return kn_commit(db, err);
+}
+
+int kiln_lessons_baseline(sqlite3 *db, const char *run, int candidate, double vs_baseline,
+                          double parent_vs_baseline, kiln_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    if (!run || !(vs_baseline > 0))
+        return 0;
+    if (sqlite3_prepare_v2(db, "UPDATE lessons SET vs_baseline=?3, baseline_effect=?4"
+                           " WHERE run=?1 AND candidate=?2 AND kind='lesson'", -1, &st,
+                           NULL) != SQLITE_OK)
+        return kn_db_fail(db, err, "recording a lesson's effect against the baseline");
+    sqlite3_bind_text(st, 1, run, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 2, candidate);
+    sqlite3_bind_double(st, 3, vs_baseline);
+    if (parent_vs_baseline > 0)
+        sqlite3_bind_double(st, 4, vs_baseline / parent_vs_baseline);
+    else
+        sqlite3_bind_null(st, 4);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : kn_db_fail(db, err, "recording a lesson's effect against the baseline");
 }

@@ -174,7 +174,25 @@ static long long existing(sqlite3 *db, const kiln_lesson_event *ev, const char *
     return id;
 }
 
-static long long store(sqlite3 *db, const kiln_lesson_event *ev, const kiln_lesson *l, kiln_error *err)
+/* Schema 9's structure of a new entry: technique, task, dtype, width class. */
+static int structure(sqlite3 *db, long long id, const kiln_lesson_event *ev, const char *tech)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "UPDATE lessons SET technique=?2, task=?3, dtype=?4, shape_class=?5"
+                           " WHERE id=?1", -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_text(st, 2, tech, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 3, or_empty(ev->task), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 4, or_empty(ev->dtype), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 5, or_empty(ev->width), -1, SQLITE_TRANSIENT);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static long long store(sqlite3 *db, const kiln_lesson_event *ev, const kiln_lesson *l,
+                       const char *tech, kiln_error *err)
 {
     long long id = 0;
     if (kn_begin(db, err) < 0)
@@ -189,6 +207,11 @@ static long long store(sqlite3 *db, const kiln_lesson_event *ev, const kiln_less
         return old;
     }
     if (kiln_lesson_add(db, l, &id, err) < 0) {
+        kn_rollback(db);
+        return -1;
+    }
+    if (structure(db, id, ev, tech) < 0) {
+        kn_db_fail(db, err, "recording a lesson's structure");
         kn_rollback(db);
         return -1;
     }
@@ -240,7 +263,7 @@ long long kiln_lessons_record(sqlite3 *db, const kiln_lesson_event *ev, kiln_err
     } else {
         return 0;   /* within the noise, or untimed: nothing learned */
     }
-    return store(db, ev, &l, err);
+    return store(db, ev, &l, tech, err);
 }
 
 /* ---- prompts and outcomes ---------------------------------------------- */

@@ -127,6 +127,9 @@ void kiln_say(search *s, const kiln_cand *c, const char *what);
  * or, pooled, a speed lesson. */
 void kiln_learn(search *s, const kiln_cand *c, const kiln_verdict *v, double speedup,
                 double noise, int pooled, double lo, double hi);
+/* Candidate c's pooled figure against the task's baseline, beside its
+ * parent's, into the lesson it earned. */
+void kiln_learn_baseline(search *s, const kiln_cand *c);
 /* A decided candidate: the lessons its prompt showed judged, its
  * "candidate" event and line. */
 void kiln_report(search *s, const kiln_cand *c);

@@ -15,7 +15,7 @@
 #include "judgement.h"
 #include "kiln_error.h"
 
-#define KILN_DB_SCHEMA_VERSION 8   /* 2: lessons (knowledge/lessons.h); 3: the keep
+#define KILN_DB_SCHEMA_VERSION 9   /* 2: lessons (knowledge/lessons.h); 3: the keep
                                       rule's settings and intervals; 4: the model's
                                       raw answer of each candidate; 5: the archive
                                       and runs.parents; 6: where the run's wall
@@ -25,7 +25,10 @@
                                       the verifiers' lanes were and what
                                       pipelining did (runs.lane_busy_s, lane_s,
                                       prefetch_asked, prefetch_dropped); 8: what
-                                      pipelining weighed and saved (runs.pipe_*) */
+                                      pipelining weighed and saved (runs.pipe_*);
+                                      9: a lesson's structure (lessons.technique,
+                                      task, dtype, shape_class, vs_baseline,
+                                      baseline_effect, evidence_n) */
 
 /* What pipelining weighs (docs/search.md, "Pipelining"): the model's time
  * and the verification's, iteration by iteration, over the run's sessions

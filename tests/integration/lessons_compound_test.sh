@@ -187,6 +187,9 @@ tags=$(sq "SELECT group_concat(tag, ' ') FROM (SELECT tag FROM lesson_tags WHERE
     problem "lesson #$E tags '$tags', expected the run's scope with width/wide"
 act=$(sq "SELECT action FROM lessons WHERE id=$E")
 [[ "$act" == "each row once made it "*"x faster" ]] || problem "lesson #$E action '$act'"
+st=$(sq "SELECT technique || '|' || task || '|' || dtype || '|' || shape_class || '|' || evidence_n || '|' || (vs_baseline > 0) FROM lessons WHERE id=$E")
+[ "$st" = "each row once|rmsnorm|f32|wide|1|1" ] ||
+    problem "lesson #$E structure '$st', expected 'each row once|rmsnorm|f32|wide|1|1'"
 before=$(sq "SELECT printf('%.2f', confidence) FROM lessons WHERE id=$E")
 [ "$before" = 0.40 ] || problem "lesson #$E confidence $before before run 2, expected 0.40 (a model's)"
 d=$tmp/fake_bodies

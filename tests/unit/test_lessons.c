@@ -124,7 +124,7 @@ static void test_schema_fresh(void **state)
     fixture *f = *state;
     kiln_error err = {0};
     assert_int_equal(user_version(f->db), KILN_DB_SCHEMA_VERSION);
-    assert_int_equal(KILN_DB_SCHEMA_VERSION, 8);
+    assert_int_equal(KILN_DB_SCHEMA_VERSION, 9);
     /* Idempotent: running it again changes nothing and fails nothing. */
     assert_int_equal(kiln_knowledge_schema(f->db, &err), 0);
     assert_int_equal(kiln_knowledge_schema(f->db, &err), 0);
@@ -400,6 +400,77 @@ static void test_technique_confidence(void **state)
     assert_true(fabs(confidence_of(f->db, second) - 0.35) < 1e-9);
     assert_int_equal(get(f->db, second).hurt, 1);
     assert_true(fabs(confidence_of(f->db, wide) - 0.5) < 1e-9);
+}
+
+/* 1 when column exists in lessons. */
+static int has_lesson_column(sqlite3 *db, const char *column)
+{
+    sqlite3_stmt *st = NULL;
+    sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('lessons') WHERE name=?1", -1, &st, NULL);
+    sqlite3_bind_text(st, 1, column, -1, SQLITE_STATIC);
+    int found = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return found;
+}
+
+static void text_col(sqlite3 *db, const char *sql, char *out, size_t cap)
+{
+    sqlite3_stmt *st = NULL;
+    out[0] = '\0';
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+        snprintf(out, cap, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+}
+
+/* Schema 9: a lesson's structure (technique, task, dtype, width class, its
+ * effect against the baseline, its evidence count); a version-8 lessons
+ * table gains the columns in place. */
+static void test_structure(void **state)
+{
+    fixture *f = *state;
+    kiln_error err = {0};
+    char got[256], sql[256];
+    kiln_lesson_event ev = event("pass", 1.5, "ACC 4 -> 16, ROWS 4 -> 1", 1);
+    ev.width = "mid";
+    long long id = kiln_lessons_record(f->db, &ev, &err);
+    assert_true(id > 0);
+    snprintf(sql, sizeof sql, "SELECT technique||'|'||task||'|'||dtype||'|'||shape_class||'|'||"
+             "evidence_n||'|'||coalesce(vs_baseline,'-') FROM lessons WHERE id=%lld", id);
+    text_col(f->db, sql, got, sizeof got);
+    assert_string_equal(got, "ACC 4 -> 16, ROWS 4 -> 1|rmsnorm|f32|mid|1|-");
+    /* 2.4x the baseline against a parent at 1.6x: the change's own 1.5x. */
+    assert_int_equal(kiln_lessons_baseline(f->db, "r1", 1, 2.4, 1.6, &err), 0);
+    snprintf(sql, sizeof sql, "SELECT printf('%%.2f %%.2f', vs_baseline, baseline_effect) FROM"
+             " lessons WHERE id=%lld", id);
+    text_col(f->db, sql, got, sizeof got);
+    assert_string_equal(got, "2.40 1.50");
+    /* Run 2 keeps the same knobs: run 1's lesson has two pieces of evidence. */
+    ev = event("pass", 1.3, "ACC 4 -> 16, ROWS 4 -> 1", 1);
+    ev.run = "r2";
+    ev.width = "mid";
+    assert_true(kiln_lessons_record(f->db, &ev, &err) > 0);
+    kiln_lesson_decision kept = {"r2", 1, "pass", "plausibility", "ok", "keep", "kept", 1.4, 1};
+    assert_int_equal(kiln_lessons_decided(f->db, &kept, &err), 0);
+    snprintf(sql, sizeof sql, "SELECT evidence_n FROM lessons WHERE id=%lld", id);
+    text_col(f->db, sql, got, sizeof got);
+    assert_string_equal(got, "2");
+
+    /* A version-8 table (without the columns) is upgraded on open. */
+    static const char *const cols[] = {"technique", "task", "dtype", "shape_class", "vs_baseline",
+                                       "baseline_effect", "evidence_n"};
+    for (size_t i = 0; i < sizeof cols / sizeof *cols; i++) {
+        snprintf(sql, sizeof sql, "ALTER TABLE lessons DROP COLUMN %s", cols[i]);
+        assert_int_equal(sqlite3_exec(f->db, sql, NULL, NULL, NULL), SQLITE_OK);
+    }
+    assert_int_equal(sqlite3_exec(f->db, "PRAGMA user_version=8", NULL, NULL, NULL), SQLITE_OK);
+    assert_false(has_lesson_column(f->db, "technique"));
+    kiln_db_close(f->db);
+    assert_int_equal(kiln_db_open(&f->db, f->path, &err), 0);
+    assert_int_equal(user_version(f->db), 9);
+    for (size_t i = 0; i < sizeof cols / sizeof *cols; i++)
+        assert_true(has_lesson_column(f->db, cols[i]));
+    assert_int_equal(get(f->db, id).id, id);
 }
 
 /* With the pooled interval, the interval decides, not 1 +- 2*noise: a
@@ -916,6 +987,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_export_import, setup, teardown),
         cmocka_unit_test_setup_teardown(test_edit_retire, setup, teardown),
         cmocka_unit_test(test_technique),
+        cmocka_unit_test_setup_teardown(test_structure, setup, teardown),
         cmocka_unit_test_setup_teardown(test_technique_confidence, setup, teardown),
         cmocka_unit_test_setup_teardown(test_record_technique, setup, teardown),
     };
