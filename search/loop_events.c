@@ -57,29 +57,11 @@ void kiln_learn(search *s, const kiln_cand *c, const kiln_verdict *v, double spe
     kiln_lessons_record(s->db, &ev, &e);
 }
 
-/* The parent's pooled figure against the baseline, from its candidate row
- * (any run of the workspace); 0 when the parent is no recorded candidate
- * (the start kernel). */
-static double parent_vs_baseline(search *s, const kiln_cand *c)
-{
-    sqlite3_stmt *st = NULL;
-    double v = 0;
-    if (!c->parent[0] || sqlite3_prepare_v2(s->db, "SELECT speedup_vs_baseline FROM candidates"
-                                            " WHERE commit_id=?1 AND speedup_vs_baseline > 0"
-                                            " LIMIT 1", -1, &st, NULL) != SQLITE_OK)
-        return 0;
-    sqlite3_bind_text(st, 1, c->parent, -1, SQLITE_TRANSIENT);
-    if (sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_double(st, 0);
-    sqlite3_finalize(st);
-    return v;
-}
-
 void kiln_learn_baseline(search *s, const kiln_cand *c)
 {
     kiln_error e;
-    kiln_lessons_baseline(s->db, s->run.id, c->n, c->speedup_vs_baseline, parent_vs_baseline(s, c),
-                          &e);
+    kiln_lessons_baseline(s->db, s->run.id, c->n, c->speedup_vs_baseline,
+                          kiln_db_commit_vs_baseline(s->db, c->parent), &e);
 }
 
 /* Lessons shown to this candidate's prompt gain confidence when it was

@@ -136,6 +136,10 @@ int kiln_db_run_insert(sqlite3 *db, const kiln_run *r, kiln_error *err);
 int kiln_db_run_update(sqlite3 *db, const kiln_run *r, kiln_error *err);
 /* 1 found, 0 not found, -1 error. */
 int kiln_db_run_get(sqlite3 *db, const char *id, kiln_run *r, kiln_error *err);
+/* The pooled speedup against the task's baseline of the candidate that
+ * made commit (any run of the workspace; a lesson's baseline_effect divides
+ * by it), or 0 when no candidate row has one (the start kernel). */
+double kiln_db_commit_vs_baseline(sqlite3 *db, const char *commit);
 
 /* The row's updated_at: c->updated_at where set (> 0), else now. */
 int kiln_db_cand_upsert(sqlite3 *db, const kiln_cand *c, kiln_error *err);
