@@ -3,7 +3,10 @@
  * recording notes and lessons from verdicts, tag-prefix scope, FTS5
  * escaping of hostile text, outcomes and confidence, the prompt budget,
  * a reader beside a writer (WAL), corrupt and foreign files, distill,
- * export/import, one run's lessons as kiln status and report read them. Databases are temporary files opened through
+ * export/import, one run's lessons as kiln status and report read them;
+ * the technique (word-boundary summary), width classes, the schema-9
+ * structure and its in-place upgrade, and confidence moved by a
+ * technique's confirmed outcomes across runs. Databases are temporary files opened through
  * search/rundb.c's kiln_db_open, as the kiln command opens them. */
 #include <math.h>
 #include <setjmp.h>
