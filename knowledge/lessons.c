@@ -213,13 +213,52 @@ int kn_set_tags(sqlite3 *db, long long id, const char (*tags)[KILN_TAG_MAX], int
 
 /* ---- schema ----------------------------------------------------------- */
 
+/* Schema 9: a lesson's structure, so two lessons can be compared
+ * (docs/knowledge.md): the technique, task, dtype and width class it was
+ * measured at, its effect against the task's baseline and how many
+ * measurements and confirmed outcomes stand behind it. Added to an older
+ * table in place. */
+static const char *const v9_columns[][2] = {
+    {"technique", "TEXT NOT NULL DEFAULT ''"}, {"task", "TEXT NOT NULL DEFAULT ''"},
+    {"dtype", "TEXT NOT NULL DEFAULT ''"},     {"shape_class", "TEXT NOT NULL DEFAULT ''"},
+    {"vs_baseline", "REAL"},                   {"baseline_effect", "REAL"},
+    {"evidence_n", "INTEGER NOT NULL DEFAULT 1"}};
+
+static int lessons_has_column(sqlite3 *db, const char *column)
+{
+    sqlite3_stmt *st = NULL;
+    int found = 0;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('lessons') WHERE name=?1", -1, &st,
+                           NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(st, 1, column, -1, SQLITE_STATIC);
+    found = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return found;
+}
+
+static int add_v9_columns(sqlite3 *db, kiln_error *err)
+{
+    char sql[160];
+    for (size_t i = 0; i < sizeof v9_columns / sizeof *v9_columns; i++) {
+        int found = lessons_has_column(db, v9_columns[i][0]);
+        if (found < 0)
+            return kn_db_fail(db, err, "reading the lessons schema");
+        snprintf(sql, sizeof sql, "ALTER TABLE lessons ADD COLUMN %s %s", v9_columns[i][0],
+                 v9_columns[i][1]);
+        if (!found && kn_exec(db, sql, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 int kiln_knowledge_schema(sqlite3 *db, kiln_error *err)
 {
     /* A savepoint nests inside kiln_db_open's upgrade transaction and is a
      * transaction of its own when called alone. */
     if (kn_exec(db, "SAVEPOINT kiln_knowledge", err) < 0)
         return -1;
-    if (kn_exec(db, knowledge_schema, err) < 0) {
+    if (kn_exec(db, knowledge_schema, err) < 0 || add_v9_columns(db, err) < 0) {
         sqlite3_exec(db, "ROLLBACK TO kiln_knowledge; RELEASE kiln_knowledge", NULL, NULL, NULL);
         return kiln_error_prefix(err, "creating the lessons tables");
     }

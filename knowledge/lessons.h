@@ -33,6 +33,9 @@ typedef struct kiln_lesson_event {     /* one verdict in a search */
     const char *run; int candidate;
     const char *task, *dtype, *backend, *group;   /* scope: see kiln_lesson_scope */
     const char *arch;                  /* may be NULL (cpu) */
+    /* The run's width class (kiln_lesson_width_class): its lesson applies
+     * only to runs of that class. NULL or "": every width. */
+    const char *width;
     const char *proposer;              /* tune | openai | anthropic | replay */
     const char *hypothesis;            /* what changed ("UNROLL 1 -> 8" for tune) */
     const char *status, *stage, *code, *reason;   /* the verdict against the parent */
@@ -84,6 +87,14 @@ int kiln_lessons_for_prompt(sqlite3 *db, const kiln_lesson_query *q, char **text
  * (run, candidate) updates the sizes without counting the lessons twice. */
 int kiln_lessons_shown(sqlite3 *db, const char *run, int candidate, const long long *ids, int n,
                        size_t lesson_chars, size_t prompt_chars, kiln_error *err);
+
+/* The candidate's pooled speedup against the task's baseline, and its
+ * parent's (0: not known), into the lesson the candidate earned (schema
+ * 9): vs_baseline, and baseline_effect = vs_baseline / parent_vs_baseline,
+ * the effect of the change against the baseline at the shapes measured
+ * (NULL while the parent's figure is not known). */
+int kiln_lessons_baseline(sqlite3 *db, const char *run, int candidate, double vs_baseline,
+                          double parent_vs_baseline, kiln_error *err);
 
 /* The outcome of that candidate: +1 kept (shown lessons gain confidence,
  * helped++), -1 regressed (lose it, hurt++), 0 neither. Idempotent per
@@ -281,5 +292,23 @@ char *kiln_fts_query(const char *text, int any);
 int kiln_tag_applies(const char *lesson_tag, const char *scope_tag);
 /* Is a tag well formed? */
 int kiln_tag_valid(const char *tag);
+
+/* ---- technique and shape class (knowledge/technique.c) ----------------- */
+
+/* 1 when a hypothesis is a tuner's knob changes: "NAME a -> b" items
+ * joined by commas ("ACC 4 -> 16, ROWS 4 -> 1"). */
+int kiln_lesson_is_knobs(const char *hypothesis);
+/* The technique a hypothesis names, on one line (whitespace runs become one
+ * space): whole when it fits in limit bytes (0: cap-1), else cut after the
+ * last whole word that fits with "..." appended (never mid-word). */
+void kiln_lesson_technique(const char *hypothesis, size_t limit, char *out, size_t cap);
+/* Width classes of the widest row (columns) a run measures. */
+#define KILN_WIDTH_NARROW 1024   /* <= this: narrow */
+#define KILN_WIDTH_WIDE 8192     /* >= this: wide; between: mid */
+/* "narrow", "mid" or "wide"; "" when cols <= 0 (not known). */
+const char *kiln_lesson_width_class(long long cols);
+/* Append the scope tag width/<width> to tags[0..n-1] when width is a class
+ * (not NULL or ""); returns the new count. tags needs room for n+1. */
+int kiln_lesson_scope_width(const char *width, char tags[][KILN_TAG_MAX], int n);
 
 #endif

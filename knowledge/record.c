@@ -18,6 +18,9 @@
  * noise; the noise is taken as at least 1% so that an untimed noise of 0
  * does not make every wobble a lesson. */
 #define KN_MIN_NOISE 0.01
+/* The longest technique an action names (a model's hypothesis is cut at a
+ * word boundary with "..."; docs/knowledge.md). */
+#define KN_TECHNIQUE 160
 
 static int blank(const char *s)
 {
@@ -109,6 +112,7 @@ static void fill_common(kiln_lesson *l, const kiln_lesson_event *ev, double nois
 {
     kiln_lesson_init(l);
     l->ntags = kiln_lesson_scope(ev->task, ev->dtype, ev->backend, ev->group, ev->arch, l->tags);
+    l->ntags = kiln_lesson_scope_width(ev->width, l->tags, l->ntags);
     kn_copy(l->run, sizeof l->run, or_empty(ev->run));
     l->candidate = ev->candidate;
     l->effect = ev->speedup;
@@ -170,7 +174,25 @@ static long long existing(sqlite3 *db, const kiln_lesson_event *ev, const char *
     return id;
 }
 
-static long long store(sqlite3 *db, const kiln_lesson_event *ev, const kiln_lesson *l, kiln_error *err)
+/* Schema 9's structure of a new entry: technique, task, dtype, width class. */
+static int structure(sqlite3 *db, long long id, const kiln_lesson_event *ev, const char *tech)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "UPDATE lessons SET technique=?2, task=?3, dtype=?4, shape_class=?5"
+                           " WHERE id=?1", -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_text(st, 2, tech, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 3, or_empty(ev->task), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 4, or_empty(ev->dtype), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 5, or_empty(ev->width), -1, SQLITE_TRANSIENT);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static long long store(sqlite3 *db, const kiln_lesson_event *ev, const kiln_lesson *l,
+                       const char *tech, kiln_error *err)
 {
     long long id = 0;
     if (kn_begin(db, err) < 0)
@@ -185,6 +207,11 @@ static long long store(sqlite3 *db, const kiln_lesson_event *ev, const kiln_less
         return old;
     }
     if (kiln_lesson_add(db, l, &id, err) < 0) {
+        kn_rollback(db);
+        return -1;
+    }
+    if (structure(db, id, ev, tech) < 0) {
+        kn_db_fail(db, err, "recording a lesson's structure");
         kn_rollback(db);
         return -1;
     }
@@ -207,27 +234,36 @@ static int helped_or_hurt(const kiln_lesson_event *ev, double noise)
 
 long long kiln_lessons_record(sqlite3 *db, const kiln_lesson_event *ev, kiln_error *err)
 {
-    char change[300];
+    char change[512], tech[KN_TECHNIQUE + 1];
     kiln_lesson l;
     if (!ev || blank(ev->task))
         return kiln_fail(err, "lessons: an event needs a task");
     if (blank(ev->hypothesis))
         return 0;   /* nothing names what changed: no action to learn */
-    one_line(change, sizeof change, ev->hypothesis);
+    /* The hypothesis whole in `change` (cut only at a word boundary), the
+     * technique the action names short enough to compare at a glance. */
+    kiln_lesson_technique(ev->hypothesis, 0, change, sizeof change);
+    kiln_lesson_technique(ev->hypothesis, KN_TECHNIQUE, tech, sizeof tech);
+    /* A suspect number (a parent or baseline timed below the roofline, a
+     * timer that disagrees) or an error of kiln or the machine is no fault
+     * of the change: filed as a note, it would count against a technique
+     * that did nothing wrong. */
+    if (ev->status && (strcmp(ev->status, "suspect") == 0 || strcmp(ev->status, "error") == 0))
+        return 0;
     double noise = ev->noise > KN_MIN_NOISE ? ev->noise : KN_MIN_NOISE;
     int failed = !blank(ev->status) && strcmp(ev->status, "pass") != 0;
     int effect;
     fill_common(&l, ev, noise, change);
     if (failed) {
-        build_note(&l, ev, change);
+        build_note(&l, ev, tech);
     } else if (!ev->pooled) {
         return 0;   /* one measurement, not re-timed: no claim about speed */
     } else if ((effect = helped_or_hurt(ev, noise)) != 0) {
-        build_lesson(&l, ev, change, effect > 0);
+        build_lesson(&l, ev, tech, effect > 0);
     } else {
         return 0;   /* within the noise, or untimed: nothing learned */
     }
-    return store(db, ev, &l, err);
+    return store(db, ev, &l, tech, err);
 }
 
 /* ---- prompts and outcomes ---------------------------------------------- */

@@ -186,6 +186,7 @@ static int arrived(search *s, kiln_draft *d, kiln_judgement k, kiln_error *err)
         kiln_pool_geomean(d->vs_baseline, &c->speedup_vs_baseline, &c->baseline_lo,
                           &c->baseline_hi);
         c->roofline = d->vs_baseline->median_roofline;
+        kiln_learn_baseline(s, c);
         return store(s, d, KILN_TEXT_POOLED, d->vs_baseline, err);
     case KILN_NJUDGEMENTS:
         break;

@@ -118,12 +118,18 @@ int kiln_cand_becomes_best(const search *s, const kiln_cand *c);
 
 /* ---- loop_events.c: what the person watching and the lessons hear ------------ */
 
+/* The run's width class (knowledge: kiln_lesson_width_class) of the widest
+ * row its group's visible shapes measure; "" when not known. */
+const char *kiln_run_width_class(const search *s);
 /* The progress line and a "step" event: candidate c is doing what. */
 void kiln_say(search *s, const kiln_cand *c, const char *what);
 /* What verdict v teaches (knowledge/record.c decides): a failure's note,
  * or, pooled, a speed lesson. */
 void kiln_learn(search *s, const kiln_cand *c, const kiln_verdict *v, double speedup,
                 double noise, int pooled, double lo, double hi);
+/* Candidate c's pooled figure against the task's baseline, beside its
+ * parent's, into the lesson it earned. */
+void kiln_learn_baseline(search *s, const kiln_cand *c);
 /* A decided candidate: the lessons its prompt showed judged, its
  * "candidate" event and line. */
 void kiln_report(search *s, const kiln_cand *c);

@@ -20,6 +20,22 @@ void kiln_say(search *s, const kiln_cand *c, const char *what)
     kiln_progress_event(&s->progress, "step", o);
 }
 
+const char *kiln_run_width_class(const search *s)
+{
+    const kiln_task *t = &s->task;
+    int g = s->run.grp[0] ? kiln_task_group_for(t, s->run.backend, s->run.grp)
+                          : kiln_task_default_group_for(t, s->run.backend);
+    if (g < 0 || t->ndims <= 0)
+        return "";
+    /* The row is the reduction's dim when there is one, else the last. */
+    int dim = t->reduction_dim >= 0 ? t->reduction_dim : t->ndims - 1;
+    long long widest = 0;
+    for (int i = 0; i < t->groups[g].nvisible; i++)
+        if (t->groups[g].visible[i].d[dim] > widest)
+            widest = t->groups[g].visible[i].d[dim];
+    return kiln_lesson_width_class(widest);
+}
+
 /* What verdict v of candidate c (its speedup against the parent, that
  * speedup's noise and, when pooled, its interval lo..hi) teaches: a failure
  * note for the lineage, or, when v pools the verdict and its re-time
@@ -31,13 +47,21 @@ void kiln_learn(search *s, const kiln_cand *c, const kiln_verdict *v, double spe
 {
     kiln_lesson_event ev = {.run = s->run.id, .candidate = c->n, .task = s->task.name,
                             .dtype = s->run.dtype, .backend = s->run.backend,
-                            .group = s->run.grp, .proposer = c->proposer,
+                            .group = s->run.grp, .width = kiln_run_width_class(s),
+                            .proposer = c->proposer,
                             .hypothesis = c->hypothesis, .status = v->status, .stage = v->stage,
                             .code = v->code, .reason = v->reason, .speedup = speedup,
                             .noise = noise, .decision = c->decision, .verdict = v,
                             .pooled = pooled, .lo = lo, .hi = hi};
     kiln_error e;
     kiln_lessons_record(s->db, &ev, &e);
+}
+
+void kiln_learn_baseline(search *s, const kiln_cand *c)
+{
+    kiln_error e;
+    kiln_lessons_baseline(s->db, s->run.id, c->n, c->speedup_vs_baseline,
+                          kiln_db_commit_vs_baseline(s->db, c->parent), &e);
 }
 
 /* Lessons shown to this candidate's prompt gain confidence when it was

@@ -366,6 +366,7 @@ static char *lessons_for(search *s, const history *h, const char *task_text, lon
     char tags[8][KILN_TAG_MAX];
     const char *tagp[8];
     int nt = kiln_lesson_scope(s->task.name, s->run.dtype, s->run.backend, s->run.grp, NULL, tags);
+    nt = kiln_lesson_scope_width(kiln_run_width_class(s), tags, nt);
     for (int i = 0; i < nt; i++)
         tagp[i] = tags[i];
     char context[2048];

@@ -1147,3 +1147,18 @@ int kiln_db_check(sqlite3 *db, kiln_error *err)
         rc = kiln_fail(err, "it has no runs table");
     return rc;
 }
+
+double kiln_db_commit_vs_baseline(sqlite3 *db, const char *commit)
+{
+    sqlite3_stmt *st = NULL;
+    double v = 0;
+    if (!commit || !commit[0] ||
+        sqlite3_prepare_v2(db, "SELECT speedup_vs_baseline FROM candidates WHERE commit_id=?1"
+                           " AND speedup_vs_baseline > 0 LIMIT 1", -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_text(st, 1, commit, -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_double(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}

@@ -15,7 +15,7 @@
 #include "judgement.h"
 #include "kiln_error.h"
 
-#define KILN_DB_SCHEMA_VERSION 8   /* 2: lessons (knowledge/lessons.h); 3: the keep
+#define KILN_DB_SCHEMA_VERSION 9   /* 2: lessons (knowledge/lessons.h); 3: the keep
                                       rule's settings and intervals; 4: the model's
                                       raw answer of each candidate; 5: the archive
                                       and runs.parents; 6: where the run's wall
@@ -25,7 +25,10 @@
                                       the verifiers' lanes were and what
                                       pipelining did (runs.lane_busy_s, lane_s,
                                       prefetch_asked, prefetch_dropped); 8: what
-                                      pipelining weighed and saved (runs.pipe_*) */
+                                      pipelining weighed and saved (runs.pipe_*);
+                                      9: a lesson's structure (lessons.technique,
+                                      task, dtype, shape_class, vs_baseline,
+                                      baseline_effect, evidence_n) */
 
 /* What pipelining weighs (docs/search.md, "Pipelining"): the model's time
  * and the verification's, iteration by iteration, over the run's sessions
@@ -133,6 +136,10 @@ int kiln_db_run_insert(sqlite3 *db, const kiln_run *r, kiln_error *err);
 int kiln_db_run_update(sqlite3 *db, const kiln_run *r, kiln_error *err);
 /* 1 found, 0 not found, -1 error. */
 int kiln_db_run_get(sqlite3 *db, const char *id, kiln_run *r, kiln_error *err);
+/* The pooled speedup against the task's baseline of the candidate that
+ * made commit (any run of the workspace; a lesson's baseline_effect divides
+ * by it), or 0 when no candidate row has one (the start kernel). */
+double kiln_db_commit_vs_baseline(sqlite3 *db, const char *commit);
 
 /* The row's updated_at: c->updated_at where set (> 0), else now. */
 int kiln_db_cand_upsert(sqlite3 *db, const kiln_cand *c, kiln_error *err);

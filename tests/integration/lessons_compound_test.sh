@@ -7,7 +7,9 @@
 # the lesson a kept draft earned names its run and candidate, hypothesis,
 # numbers and outcome in `kiln lessons show`; `kiln lessons search SIMD`
 # finds float4; `distill --model` rewrites a merge, and keeps the plain
-# merge (saying so) when the model fails.
+# merge (saying so) when the model fails; a lesson learned in run 1 (scoped
+# to the run's width class) shows in run 2's prompt in the same workspace
+# and run 2's kept draft raises its confidence (issue 35, item 6).
 #
 # usage: lessons_compound_test.sh BUILD_DIR SOURCE_DIR
 . "$(dirname "$0")/lib.sh"
@@ -168,5 +170,43 @@ kiln lessons distill --workspace "$WS" --model fake --base-url "http://127.0.0.1
 expect_rc 0
 expect "$tmp/out" "^rewrite #$K: the model's rewrite failed .*: kept the plain merge"
 end "distill keeps the plain merge and says so when the model fails (500, malformed)"
+
+# ---- a lesson learned in run 1 changes run 2's prompt; run 2's outcome moves it ----
+
+begin
+WS=$tmp/ws2   # a workspace of its own: two runs share its lesson store
+start_fake "ok $tmp/fast.md"
+search --iterations 1
+expect_rc 0
+R1=$(last_run)
+E=$(sq "SELECT id FROM lessons WHERE run='$R1' AND candidate=1 AND kind='lesson'")
+[ -n "$E" ] || problem "run 1's kept draft earned no lesson: $(sq "SELECT decision, why FROM candidates WHERE run='$R1'")"
+tags=$(sq "SELECT group_concat(tag, ' ') FROM (SELECT tag FROM lesson_tags WHERE lesson=$E ORDER BY tag)")
+# rmsnorm's decode group measures rows up to 16384 columns: wide.
+[ "$tags" = "backend/cpu dtype/f32 op/norm/rmsnorm shape/decode width/wide" ] ||
+    problem "lesson #$E tags '$tags', expected the run's scope with width/wide"
+act=$(sq "SELECT action FROM lessons WHERE id=$E")
+[[ "$act" == "each row once made it "*"x faster" ]] || problem "lesson #$E action '$act'"
+st=$(sq "SELECT technique || '|' || task || '|' || dtype || '|' || shape_class || '|' || evidence_n || '|' || (vs_baseline > 0) FROM lessons WHERE id=$E")
+[ "$st" = "each row once|rmsnorm|f32|wide|1|1" ] ||
+    problem "lesson #$E structure '$st', expected 'each row once|rmsnorm|f32|wide|1|1'"
+before=$(sq "SELECT printf('%.2f', confidence) FROM lessons WHERE id=$E")
+[ "$before" = 0.40 ] || problem "lesson #$E confidence $before before run 2, expected 0.40 (a model's)"
+d=$tmp/fake_bodies
+mkdir -p "$d/bodies"
+printf '%s\n' "ok $tmp/fast.md" >"$d/script"
+fake_llm "$d" --bodies "$d/bodies"
+search --iterations 1
+expect_rc 0
+R2=$(last_run)
+grep -l "each row once made it" "$d"/bodies/*.json >/dev/null 2>&1 ||
+    problem "run 2's prompt does not show run 1's lesson #$E"
+kept=$(sq "SELECT decision FROM candidates WHERE run='$R2' AND n=1")
+after=$(sq "SELECT printf('%.2f', confidence) || ' ' || helped FROM lessons WHERE id=$E")
+# Shown to run 2's prompt, whose draft was kept after its re-time: +0.10.
+[ "$kept" = keep ] && [ "$after" = "0.50 1" ] ||
+    problem "run 2: decision '$kept', lesson #$E confidence and helped '$after', expected keep and '0.50 1'"
+WS=$tmp/ws
+end "a lesson from run 1 shows in run 2's prompt, and run 2's kept draft raises it"
 
 t_done

@@ -57,7 +57,7 @@ cat "$tmp/io/stdout" "$tmp/io/stderr" > "$tmp/search.out"
 [ -f "$WS/.kiln/kiln.db" ] || problem "no database after the search"
 if command -v sqlite3 >/dev/null; then
     v=$(sqlite3 "$WS/.kiln/kiln.db" "PRAGMA user_version")
-    [ "$v" = 8 ] || problem "user_version $v, expected 8"
+    [ "$v" = 9 ] || problem "user_version $v, expected 9"
 fi
 run lessons list --workspace "$WS"
 expect_rc 0

@@ -3,8 +3,12 @@
  * recording notes and lessons from verdicts, tag-prefix scope, FTS5
  * escaping of hostile text, outcomes and confidence, the prompt budget,
  * a reader beside a writer (WAL), corrupt and foreign files, distill,
- * export/import, one run's lessons as kiln status and report read them. Databases are temporary files opened through
+ * export/import, one run's lessons as kiln status and report read them;
+ * the technique (word-boundary summary), width classes, the schema-9
+ * structure and its in-place upgrade, and confidence moved by a
+ * technique's confirmed outcomes across runs. Databases are temporary files opened through
  * search/rundb.c's kiln_db_open, as the kiln command opens them. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -123,7 +127,7 @@ static void test_schema_fresh(void **state)
     fixture *f = *state;
     kiln_error err = {0};
     assert_int_equal(user_version(f->db), KILN_DB_SCHEMA_VERSION);
-    assert_int_equal(KILN_DB_SCHEMA_VERSION, 8);
+    assert_int_equal(KILN_DB_SCHEMA_VERSION, 9);
     /* Idempotent: running it again changes nothing and fails nothing. */
     assert_int_equal(kiln_knowledge_schema(f->db, &err), 0);
     assert_int_equal(kiln_knowledge_schema(f->db, &err), 0);
@@ -241,6 +245,235 @@ static void test_record(void **state)
     assert_true(kiln_lessons_record(f->db, &ev, &err) > 0);
     ev = event("pass", 3.0, "VEC 1 -> 16", 7);   /* its re-time pooled: now a lesson */
     assert_true(kiln_lessons_record(f->db, &ev, &err) > 0);
+}
+
+/* A technique is the knob changes as they are, or a model's hypothesis on
+ * one line cut after a whole word with "..."; never mid-word. */
+static void test_technique(void **state)
+{
+    (void)state;
+    char out[64];
+    assert_true(kiln_lesson_is_knobs("ACC 4 -> 16, ROWS 4 -> 1"));
+    assert_true(kiln_lesson_is_knobs("UNROLL 1 -> 8"));
+    assert_false(kiln_lesson_is_knobs("use float4 loads -> faster"));
+    assert_false(kiln_lesson_is_knobs("ACC 4 -> 16, then unroll the loop"));
+    kiln_lesson_technique("ACC 4 -> 16, ROWS 4 -> 1", 40, out, sizeof out);
+    assert_string_equal(out, "ACC 4 -> 16, ROWS 4 -> 1");
+    kiln_lesson_technique("  Vectorize\nthe   loads with float4 ", 0, out, sizeof out);
+    assert_string_equal(out, "Vectorize the loads with float4");
+    /* 30 bytes: "Vectorize the loads with" fits before "..." (27), "float4" does not. */
+    kiln_lesson_technique("Vectorize the loads with float4 and keep f32 sums", 30, out, sizeof out);
+    assert_string_equal(out, "Vectorize the loads with...");
+    /* A comma before the cut goes, so the summary does not end ",...". */
+    kiln_lesson_technique("Tile rows, then reduce with shuffles", 16, out, sizeof out);
+    assert_string_equal(out, "Tile rows...");
+    /* The cap bounds it like the limit. */
+    char small[12];
+    kiln_lesson_technique("one two three four five", 0, small, sizeof small);
+    assert_string_equal(small, "one two...");
+    assert_string_equal(kiln_lesson_width_class(1024), "narrow");
+    assert_string_equal(kiln_lesson_width_class(1025), "mid");
+    assert_string_equal(kiln_lesson_width_class(8191), "mid");
+    assert_string_equal(kiln_lesson_width_class(8192), "wide");
+    assert_string_equal(kiln_lesson_width_class(0), "");
+}
+
+/* A long model hypothesis is named whole in `change` and cut at a word
+ * boundary in the action; a suspect or error verdict files no note. */
+static void test_record_technique(void **state)
+{
+    fixture *f = *state;
+    kiln_error err = {0};
+    char hyp[700] = "";
+    while (strlen(hyp) < 600)
+        strcat(hyp, "vectorize loads ");
+    kiln_lesson_event ev = event("pass", 1.5, hyp, 11);
+    ev.proposer = "openai";
+    long long id = kiln_lessons_record(f->db, &ev, &err);
+    assert_true(id > 0);
+    kiln_lesson l = get(f->db, id);
+    const char *cut = strstr(l.action, "... made it 1.50x faster");
+    assert_non_null(cut);
+    assert_true(cut - l.action <= 160);
+    assert_true(cut[-1] == 'e' || cut[-1] == 's');   /* "vectorize" or "loads": whole words */
+    assert_true(strlen(l.change) < 512);
+    assert_non_null(strstr(l.change, "..."));
+
+    /* A lesson of a narrow run is shown to narrow runs only; one learned
+     * without a width class, to every width. */
+    ev = event("pass", 1.6, "ROWS 4 -> 1", 15);
+    ev.width = kiln_lesson_width_class(512);
+    long long narrow = kiln_lessons_record(f->db, &ev, &err);
+    l = get(f->db, narrow);
+    assert_int_equal(l.ntags, 5);
+    assert_string_equal(l.tags[4], "width/narrow");
+    char scope[8][KILN_TAG_MAX];
+    const char *tp[8];
+    for (int w = 0; w < 2; w++) {
+        int ns = kiln_lesson_scope("rmsnorm", "f32", "cpu", "decode", NULL, scope);
+        ns = kiln_lesson_scope_width(w ? "wide" : "narrow", scope, ns);
+        for (int i = 0; i < ns; i++)
+            tp[i] = scope[i];
+        kiln_lesson_query q = {.tags = tp, .ntags = ns, .context = "rows", .max_lessons = 10,
+                               .budget_chars = 8000};
+        char *text = NULL;
+        long long ids[16];
+        int n = 0, seen = 0, seen_plain = 0;
+        assert_int_equal(kiln_lessons_for_prompt(f->db, &q, &text, ids, 16, &n, &err), 0);
+        for (int i = 0; i < n; i++)
+            seen += ids[i] == narrow, seen_plain += ids[i] == id;
+        assert_int_equal(seen, w ? 0 : 1);
+        assert_int_equal(seen_plain, 1);
+        free(text);
+    }
+
+    ev = event("suspect", 0, "ROWS 4 -> 1", 12);
+    ev.stage = "timing";
+    ev.code = "baseline-below-roofline";
+    assert_int_equal(kiln_lessons_record(f->db, &ev, &err), 0);
+    ev = event("error", 0, "ROWS 4 -> 1", 13);
+    assert_int_equal(kiln_lessons_record(f->db, &ev, &err), 0);
+    ev = event("fail", 0, "ROWS 4 -> 1", 14);
+    ev.code = "wrong-output";
+    assert_true(kiln_lessons_record(f->db, &ev, &err) > 0);
+}
+
+static double confidence_of(sqlite3 *db, long long id)
+{
+    kiln_lesson l = get(db, id);
+    return l.confidence;
+}
+
+/* A confirmed outcome moves the lessons of the technique the candidate
+ * tried, within a run and across runs of the workspace: a kept re-time
+ * raises a "faster" lesson, a correctness failure lowers it; a suspect
+ * (a fast parent) moves nothing; another width class is another lesson. */
+static void test_technique_confidence(void **state)
+{
+    fixture *f = *state;
+    kiln_error err = {0};
+    kiln_lesson_event ev = event("pass", 1.5, "ACC 4 -> 16, ROWS 4 -> 1", 1);
+    ev.width = "narrow";
+    long long first = kiln_lessons_record(f->db, &ev, &err);
+    ev.width = "wide";
+    ev.candidate = 2;
+    long long wide = kiln_lessons_record(f->db, &ev, &err);
+    assert_true(first > 0 && wide > 0);
+    kiln_lesson_decision kept1 = {"r1", 1, "pass", "plausibility", "ok", "keep", "kept", 1.6, 1};
+    assert_int_equal(kiln_lessons_decided(f->db, &kept1, &err), 0);
+    assert_true(fabs(confidence_of(f->db, first) - 0.5) < 1e-9);   /* its own evidence */
+
+    /* Run 2 tries the same knobs at the same width and keeps them. */
+    ev = event("pass", 1.4, "ACC 4 -> 16, ROWS 4 -> 1", 1);
+    ev.run = "r2";
+    ev.width = "narrow";
+    long long second = kiln_lessons_record(f->db, &ev, &err);
+    kiln_lesson_decision kept2 = {"r2", 1, "pass", "plausibility", "ok", "keep", "kept", 1.5, 1};
+    assert_int_equal(kiln_lessons_decided(f->db, &kept2, &err), 0);
+    assert_true(fabs(confidence_of(f->db, first) - 0.6) < 1e-9);
+    assert_int_equal(get(f->db, first).helped, 1);
+    assert_true(fabs(confidence_of(f->db, second) - 0.5) < 1e-9);
+    assert_true(fabs(confidence_of(f->db, wide) - 0.5) < 1e-9);
+    assert_int_equal(kiln_lessons_decided(f->db, &kept2, &err), 0);   /* once per candidate */
+    assert_true(fabs(confidence_of(f->db, first) - 0.6) < 1e-9);
+
+    /* A timing suspect caused by a fast parent files nothing and moves nothing. */
+    ev = event("suspect", 0, "ACC 4 -> 16, ROWS 4 -> 1", 3);
+    ev.run = "r2";
+    ev.width = "narrow";
+    ev.stage = "timing";
+    ev.code = "baseline-below-roofline";
+    assert_int_equal(kiln_lessons_record(f->db, &ev, &err), 0);
+    kiln_lesson_decision sus = {"r2", 3, "suspect", "timing", "baseline-below-roofline", "revert",
+                                "a number in doubt", 0, 0};
+    assert_int_equal(kiln_lessons_decided(f->db, &sus, &err), 0);
+    assert_true(fabs(confidence_of(f->db, first) - 0.6) < 1e-9);
+
+    /* Wrong output counts against the technique: both narrow lessons lose 0.15. */
+    ev = event("fail", 0, "ACC 4 -> 16, ROWS 4 -> 1", 4);
+    ev.run = "r2";
+    ev.width = "narrow";
+    ev.stage = "visible";
+    ev.code = "wrong-output";
+    assert_true(kiln_lessons_record(f->db, &ev, &err) > 0);
+    kiln_lesson_decision wrong = {"r2", 4, "fail", "visible", "wrong-output", "revert",
+                                  "reverted", 0, 0};
+    assert_int_equal(kiln_lessons_decided(f->db, &wrong, &err), 0);
+    assert_true(fabs(confidence_of(f->db, first) - 0.45) < 1e-9);
+    assert_true(fabs(confidence_of(f->db, second) - 0.35) < 1e-9);
+    assert_int_equal(get(f->db, second).hurt, 1);
+    assert_true(fabs(confidence_of(f->db, wide) - 0.5) < 1e-9);
+}
+
+/* 1 when column exists in lessons. */
+static int has_lesson_column(sqlite3 *db, const char *column)
+{
+    sqlite3_stmt *st = NULL;
+    sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('lessons') WHERE name=?1", -1, &st, NULL);
+    sqlite3_bind_text(st, 1, column, -1, SQLITE_STATIC);
+    int found = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return found;
+}
+
+static void text_col(sqlite3 *db, const char *sql, char *out, size_t cap)
+{
+    sqlite3_stmt *st = NULL;
+    out[0] = '\0';
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+        snprintf(out, cap, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+}
+
+/* Schema 9: a lesson's structure (technique, task, dtype, width class, its
+ * effect against the baseline, its evidence count); a version-8 lessons
+ * table gains the columns in place. */
+static void test_structure(void **state)
+{
+    fixture *f = *state;
+    kiln_error err = {0};
+    char got[256], sql[256];
+    kiln_lesson_event ev = event("pass", 1.5, "ACC 4 -> 16, ROWS 4 -> 1", 1);
+    ev.width = "mid";
+    long long id = kiln_lessons_record(f->db, &ev, &err);
+    assert_true(id > 0);
+    snprintf(sql, sizeof sql, "SELECT technique||'|'||task||'|'||dtype||'|'||shape_class||'|'||"
+             "evidence_n||'|'||coalesce(vs_baseline,'-') FROM lessons WHERE id=%lld", id);
+    text_col(f->db, sql, got, sizeof got);
+    assert_string_equal(got, "ACC 4 -> 16, ROWS 4 -> 1|rmsnorm|f32|mid|1|-");
+    /* 2.4x the baseline against a parent at 1.6x: the change's own 1.5x. */
+    assert_int_equal(kiln_lessons_baseline(f->db, "r1", 1, 2.4, 1.6, &err), 0);
+    snprintf(sql, sizeof sql, "SELECT printf('%%.2f %%.2f', vs_baseline, baseline_effect) FROM"
+             " lessons WHERE id=%lld", id);
+    text_col(f->db, sql, got, sizeof got);
+    assert_string_equal(got, "2.40 1.50");
+    /* Run 2 keeps the same knobs: run 1's lesson has two pieces of evidence. */
+    ev = event("pass", 1.3, "ACC 4 -> 16, ROWS 4 -> 1", 1);
+    ev.run = "r2";
+    ev.width = "mid";
+    assert_true(kiln_lessons_record(f->db, &ev, &err) > 0);
+    kiln_lesson_decision kept = {"r2", 1, "pass", "plausibility", "ok", "keep", "kept", 1.4, 1};
+    assert_int_equal(kiln_lessons_decided(f->db, &kept, &err), 0);
+    snprintf(sql, sizeof sql, "SELECT evidence_n FROM lessons WHERE id=%lld", id);
+    text_col(f->db, sql, got, sizeof got);
+    assert_string_equal(got, "2");
+
+    /* A version-8 table (without the columns) is upgraded on open. */
+    static const char *const cols[] = {"technique", "task", "dtype", "shape_class", "vs_baseline",
+                                       "baseline_effect", "evidence_n"};
+    for (size_t i = 0; i < sizeof cols / sizeof *cols; i++) {
+        snprintf(sql, sizeof sql, "ALTER TABLE lessons DROP COLUMN %s", cols[i]);
+        assert_int_equal(sqlite3_exec(f->db, sql, NULL, NULL, NULL), SQLITE_OK);
+    }
+    assert_int_equal(sqlite3_exec(f->db, "PRAGMA user_version=8", NULL, NULL, NULL), SQLITE_OK);
+    assert_false(has_lesson_column(f->db, "technique"));
+    kiln_db_close(f->db);
+    assert_int_equal(kiln_db_open(&f->db, f->path, &err), 0);
+    assert_int_equal(user_version(f->db), 9);
+    for (size_t i = 0; i < sizeof cols / sizeof *cols; i++)
+        assert_true(has_lesson_column(f->db, cols[i]));
+    assert_int_equal(get(f->db, id).id, id);
 }
 
 /* With the pooled interval, the interval decides, not 1 +- 2*noise: a
@@ -756,6 +989,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_distill, setup, teardown),
         cmocka_unit_test_setup_teardown(test_export_import, setup, teardown),
         cmocka_unit_test_setup_teardown(test_edit_retire, setup, teardown),
+        cmocka_unit_test(test_technique),
+        cmocka_unit_test_setup_teardown(test_structure, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_technique_confidence, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_record_technique, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
