@@ -63,7 +63,7 @@ int main(int argc, char **argv)
                         .dist_b = 1};
     double nf = fill_ns(&r, &normal, KILN_DT_BF16, d, b, n);
     double uf = fill_ns(&r, &uniform, KILN_DT_BF16, d, b, n);
-    kiln_tolerance tol = {2, 1.0 / 256};
+    kiln_tolerance tol = {2, 1.0 / 256, 0};
     kiln_compare_result cr;
     int pass = 1;
     double bc = compare_ns(KILN_DT_BF16, b, d, n, &tol, &cr);

@@ -29,6 +29,7 @@
 #include "export.h"
 #include "fileutil.h"
 #include "paths.h"
+#include "pooled.h"
 #include "review.h"
 
 static const char usage[] =
@@ -260,8 +261,36 @@ static int add_baseline(ex *x, kiln_error *err)
     return x->m[x->nm - 1].kernel;
 }
 
+/* A kernel measured once, by a record and its re-record: the figure its
+ * run recorded, the two pooled as the search pooled them (the lower of two
+ * geomeans that disagree beyond their intervals), so that decisions.json
+ * says what status and the search's summary say of it. 0: measured
+ * otherwise, or the pool does not pass. */
+static double recorded_geomean(const ex *x, int k)
+{
+    const ex_meas *one = NULL;
+    for (int i = 0; i < x->nm; i++) {
+        if (x->m[i].kernel != k)
+            continue;
+        if (one)
+            return 0;
+        one = &x->m[i];
+    }
+    if (!one || !one->verdict || !one->reverdict)
+        return 0;
+    kiln_verdict *pooled = malloc(sizeof *pooled);
+    char why[320];
+    double g = 0;
+    if (pooled && kiln_pool_verdicts(one->verdict, one->reverdict, pooled, why, sizeof why) > 0 &&
+        strcmp(pooled->status, "pass") == 0)
+        g = pooled->geomean_speedup;
+    free(pooled);
+    return isfinite(g) && g > 0 ? g : 0;
+}
+
 /* Each kernel's geomean over the shapes where it was measured (its
- * measurements at each pooled). The best is the kernel with the highest; the
+ * measurements at each pooled; a kernel measured once, the figure its run
+ * recorded). The best is the kernel with the highest; the
  * fallback, for dims no branch takes, the highest of those that require
  * nothing (or the task's baseline), so the dispatch is right at every
  * shape. */
@@ -282,6 +311,9 @@ static int choose_fallback(ex *x, kiln_error *err)
         }
         x->k[k].nshapes = n;
         x->k[k].geomean = n ? exp(logs / n) : kiln_rv_fin(x->m[x->k[k].first].verdict->geomean_speedup);
+        double recorded = n ? recorded_geomean(x, k) : 0;
+        if (recorded > 0)
+            x->k[k].geomean = recorded;
         if (x->k[k].geomean > x->k[x->best].geomean)
             x->best = k;
         if (!x->k[k].pre.n && (x->fallback < 0 || x->k[k].geomean > x->k[x->fallback].geomean))

@@ -585,7 +585,7 @@ static void compare(kiln_dtype dt, const void *cand, const double *gold, size_t 
                     const kiln_tolerance *tol, int general, kiln_compare_result *out)
 {
     double budget = tol ? tol->budget_ulps : 0.0;
-    double floor_rel = tol ? tol->floor_rel : 0.0;
+    double floor_rel = tol ? tol->floor_rel : 0.0, floor_abs = tol ? tol->floor_abs : 0.0;
     kiln_hot_region(gold, n * sizeof *gold);
     double gmax = max_abs_finite(gold, n);
     /* Sums of squares are taken relative to max|g| (its power of two, so
@@ -598,7 +598,8 @@ static void compare(kiln_dtype dt, const void *cand, const double *gold, size_t 
     double inv_scale = ldexp(1.0, -ge);
     cmp_acc a = {SIZE_MAX, SIZE_MAX, 0.0, 0.0, 0.0};
 
-    cmp_fixed k = {dt, kiln_dtype_size(dt), {0}, budget, floor_rel * gmax, inv_scale};
+    cmp_fixed k = {dt, kiln_dtype_size(dt), {0}, budget, fmax(floor_rel * gmax, floor_abs),
+                   inv_scale};
     memset(out, 0, sizeof *out);
     out->n = n;
     if (k.sz == 0 || k.sz > sizeof k.pat)

@@ -65,9 +65,10 @@ int kiln_guard_check(const void *buf, size_t bytes, uint64_t seed,
 typedef struct kiln_tolerance {
     double budget_ulps;
     double floor_rel;
+    double floor_abs;
 } kiln_tolerance;
 /* An element's error in ULPs is
- *   |c - g| / kiln_ulp(dt, max(|g|, floor_rel * max_j |g_j|)). */
+ *   |c - g| / kiln_ulp(dt, max(|g|, floor_rel * max_j |g_j|, floor_abs)). */
 
 typedef struct kiln_compare_result {
     size_t n, nonfinite, unwritten, over_budget;

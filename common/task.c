@@ -677,13 +677,16 @@ static int load_tolerance(ctx *c, const cJSON *root, kiln_task *t)
         return bad(c, "tolerance", "missing or not an object%s", NULL);
     char red[KILN_NAME_MAX];
     if (get_string(c, tol, "reduction", "tolerance", 0, red, sizeof red) < 0 ||
-        get_number(c, tol, "floor_rel", "tolerance", 0, 1e-6, &t->floor_rel) < 0)
+        get_number(c, tol, "floor_rel", "tolerance", 0, 1e-6, &t->floor_rel) < 0 ||
+        get_number(c, tol, "floor_abs", "tolerance", 0, 0, &t->floor_abs) < 0)
         return -1;
     t->reduction_dim = red[0] ? kiln_task_dim(t, red) : -1;
     if (red[0] && t->reduction_dim < 0)
         return bad(c, "tolerance.reduction", "unknown dim '%s'", red);
     if (!(t->floor_rel >= 0 && t->floor_rel < 1))
         return bad(c, "tolerance.floor_rel", "must be in [0, 1)%s", NULL);
+    if (!(t->floor_abs >= 0 && t->floor_abs < 1e6))
+        return bad(c, "tolerance.floor_abs", "must be in [0, 1e6)%s", NULL);
     const cJSON *dts = cJSON_GetObjectItemCaseSensitive(tol, "dtypes");
     if (!cJSON_IsObject(dts) || !dts->child)
         return bad(c, "tolerance.dtypes", "must map each dtype to {\"ulps\", \"per_sqrt\"}%s", NULL);

@@ -150,6 +150,7 @@ typedef struct kiln_task {
     char cost_read[KILN_EXPR_MAX], cost_write[KILN_EXPR_MAX];
     int reduction_dim;            /* index into dims, -1 if none */
     double floor_rel;
+    double floor_abs;             /* errors measured at this magnitude at least (0: none) */
     int ntolerances;
     kiln_tolerance_spec tolerances[KILN_MAX_DTYPES];
     int deterministic;            /* determinism stage required */

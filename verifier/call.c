@@ -342,7 +342,7 @@ static void check_outputs(kiln_callset *cs, kiln_worker *w, const size_t off[],
 {
     const kiln_task *t = cs->task;
     r->budget_ulps = budget_for(cs);
-    kiln_tolerance tol = {r->budget_ulps, t->floor_rel};
+    kiln_tolerance tol = {r->budget_ulps, t->floor_rel, t->floor_abs};
     for (int a = 0; a < t->nargs && r->outcome == KILN_CALL_OK; a++) {
         const kiln_arg *arg = &t->args[a];
         if (arg->kind != KILN_ARG_OUTPUT)
@@ -598,6 +598,7 @@ static void run_device(kiln_callset *cs, int lib, kiln_call_result *r)
     rq.dev.key[1] = cs->key[1];
     rq.dev.budget_ulps = budget_for(cs);
     rq.dev.floor_rel = cs->task->floor_rel;
+    rq.dev.floor_abs = cs->task->floor_abs;
     describe_data(cs, &rq);
     if (reference_launches(cs, &rq, r) < 0)
         return;

@@ -89,6 +89,8 @@ static void print_tolerance_cost(FILE *out, const kiln_task *t, kiln_dtype dt)
     if (t->floor_rel > 1e-5)   /* matters where outputs cancel to near zero */
         fprintf(out, "  (or at %g of the largest reference magnitude, whichever is larger)\n",
                 t->floor_rel);
+    if (t->floor_abs > 0)      /* outputs that are differences of larger terms */
+        fprintf(out, "  (and at a magnitude of %g at least)\n", t->floor_abs);
     if (t->cost_split)
         fprintf(out, "cost: bytes read = %s; bytes written = %s; flops = %s\n", t->cost_read,
                 t->cost_write, t->cost_flops);

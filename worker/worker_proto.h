@@ -135,7 +135,7 @@ typedef struct kiln_wire_device {
     uint32_t graph;         /* 1: several sets' launches run as one CUDA graph */
     uint32_t pad;
     uint64_t key[2];        /* the call's key: every input and guard byte follows from it */
-    double budget_ulps, floor_rel;
+    double budget_ulps, floor_rel, floor_abs;
     kiln_wire_data data[KILN_WORKER_MAX_ARGS];
     kiln_wire_arg ref_args[KILN_WORKER_MAX_ARGS];   /* dims as i64, scalars as f64 */
     kiln_wire_launch ref_launches[KILN_WORKER_MAX_LAUNCHES];

@@ -874,7 +874,7 @@ static void test_prompt_contents(void **state)
     assert_null(strstr(user, "l16-hidden"));
     must_contain(user, "(2 more lines)");
     must_contain(user, "#3 unroll by 4 \xE2\x86\x92 rejected-not-faster at timing: 0.98x of the "
-                       "parent (0.98x vs parent)\n");
+                       "parent (0.98x against its parent)\n");
     must_contain(user, "#4 (no hypothesis given) \xE2\x86\x92 parse-error: the code block is not "
                        "closed (answer cut off?)\n");
     must_contain(user, "Lessons:\n- op/rmsnorm: 4 accumulators");

@@ -353,7 +353,7 @@ static void test_compare_exact(void **state)
     (void)state;
     double gold[4] = {1.0, -2.5, 0.0, 1024.0};
     float cand[4] = {1.0f, -2.5f, 0.0f, 1024.0f};
-    kiln_tolerance tol = {0.0, 0.0};
+    kiln_tolerance tol = {0.0, 0.0, 0.0};
     kiln_compare_result r;
     kiln_compare(KILN_DT_F32, cand, gold, 4, &tol, &r);
     assert_int_equal(r.pass, 1);
@@ -370,7 +370,7 @@ static void test_compare_k_ulps(void **state)
     float cand[3] = {1.5f, 3.0f, -1.0f};
     cand[1] = 3.0f + 5 * 0x1p-22f; /* 5 ulps at 3.0 */
     kiln_compare_result r;
-    kiln_tolerance tol = {5.0, 0.0};
+    kiln_tolerance tol = {5.0, 0.0, 0.0};
     kiln_compare(KILN_DT_F32, cand, gold, 3, &tol, &r);
     assert_true(r.max_err_ulps == 5.0);
     assert_int_equal(r.worst_index, 1);
@@ -398,7 +398,7 @@ static void test_compare_floor_rel(void **state)
     (void)state;
     double gold[2] = {1.0, 1e-10};
     float cand[2] = {1.0f, 0.0f};
-    kiln_tolerance tol = {1.0, 0.0};
+    kiln_tolerance tol = {1.0, 0.0, 0.0};
     kiln_compare_result r;
     kiln_compare(KILN_DT_F32, cand, gold, 2, &tol, &r);
     assert_int_equal(r.pass, 0);
@@ -411,12 +411,36 @@ static void test_compare_floor_rel(void **state)
     assert_near(r.max_err_ulps, 1e-10 / 0x1p-33, 1e-12);
 }
 
+/* floor_abs: every error measured at that magnitude at least, however
+ * small the whole output (a cross-entropy row of 3 logits whose loss
+ * cancels to 0.005: the error of lse - x[t] is an ulp of lse, not of the
+ * loss). */
+static void test_compare_floor_abs(void **state)
+{
+    (void)state;
+    double gold[2] = {0.005, 0.002};
+    float cand[2] = {0.005f + 2.4e-7f, 0.002f};
+    kiln_tolerance tol = {16.0, 0.0625, 0.0};
+    kiln_compare_result r;
+    kiln_compare(KILN_DT_F32, cand, gold, 2, &tol, &r);
+    assert_int_equal(r.pass, 0);   /* about 500 ulps of 0.005 */
+    tol.floor_abs = 1.0;
+    kiln_compare(KILN_DT_F32, cand, gold, 2, &tol, &r);
+    assert_int_equal(r.pass, 1);   /* about 2 ulps of 1.0 */
+    assert_true(r.max_err_ulps > 1.5 && r.max_err_ulps < 2.5);
+    /* a gold above the floor is measured at its own magnitude */
+    double big[1] = {4.0};
+    float off[1] = {4.0f + 4.8e-7f};
+    kiln_compare(KILN_DT_F32, off, big, 1, &tol, &r);
+    assert_true(r.max_err_ulps > 0.9 && r.max_err_ulps < 1.1);
+}
+
 static void test_compare_nonfinite_candidate(void **state)
 {
     (void)state;
     double gold[3] = {1.0, 2.0, 3.0};
     float cand[3] = {1.0f, NAN, 3.0f};
-    kiln_tolerance tol = {1e9, 0.0};
+    kiln_tolerance tol = {1e9, 0.0, 0.0};
     kiln_compare_result r;
     kiln_compare(KILN_DT_F32, cand, gold, 3, &tol, &r);
     assert_int_equal(r.pass, 0);
@@ -440,7 +464,7 @@ static void test_compare_nonfinite_gold(void **state)
     (void)state;
     double gold[3] = {NAN, INFINITY, 1.0};
     float cand[3] = {NAN, INFINITY, 1.0f};
-    kiln_tolerance tol = {1.0, 0.0};
+    kiln_tolerance tol = {1.0, 0.0, 0.0};
     kiln_compare_result r;
     kiln_compare(KILN_DT_F32, cand, gold, 3, &tol, &r);
     assert_int_equal(r.pass, 1);
@@ -468,7 +492,7 @@ static void test_compare_unwritten(void **state)
     for (size_t i = 0; i < 6; i++)
         if (i != 2 && i != 4)
             kiln_store_from_double(KILN_DT_BF16, cand, i, gold[i]);
-    kiln_tolerance tol = {1.0, 0.0};
+    kiln_tolerance tol = {1.0, 0.0, 0.0};
     kiln_compare_result r;
     kiln_compare(KILN_DT_BF16, cand, gold, 6, &tol, &r);
     assert_int_equal(r.pass, 0);
@@ -490,7 +514,7 @@ static void test_compare_bf16_vs_f32_budget(void **state)
         good[i] = (float)gold[i];
         bad[i] = kiln_bf16_to_f32(kiln_f32_to_bf16(good[i]));
     }
-    kiln_tolerance tol = {64.0, 0.0};
+    kiln_tolerance tol = {64.0, 0.0, 0.0};
     kiln_compare_result r;
     kiln_compare(KILN_DT_F32, good, gold, N, &tol, &r);
     assert_int_equal(r.pass, 1);
@@ -609,7 +633,7 @@ static void test_compare_fast_paths(void **state)
     static double g[FAST_N];
     kiln_dtype dts[] = {KILN_DT_F32, KILN_DT_BF16, KILN_DT_F16};
     int emins[] = {-126, -126, -14};
-    kiln_tolerance tols[] = {{4, 0}, {2, 1e-6}, {1e9, 1e-3}, {0, 0}};
+    kiln_tolerance tols[] = {{4, 0, 0}, {2, 1e-6, 0}, {1e9, 1e-3, 0}, {0, 0, 0}};
     size_t lens[] = {FAST_N, FAST_N / 2, 1, 0, 37};
     for (int d = 0; d < 3; d++) {
         size_t sz = kiln_dtype_size(dts[d]);
@@ -622,7 +646,7 @@ static void test_compare_fast_paths(void **state)
                 }
         /* the data does reach every kind */
         kiln_compare_result all;
-        kiln_tolerance t4 = {4, 0};
+        kiln_tolerance t4 = {4, 0, 0};
         kiln_compare(dts[d], c, g, FAST_N, &t4, &all);
         assert_true(all.unwritten > 0 && all.nonfinite > 0 && all.over_budget > all.nonfinite);
         /* Finite values alone, near and under the smallest normal, where
@@ -657,7 +681,7 @@ static void test_compare_rel_l2_extreme_scales(void **state)
             c[i] = g[i] * (i == 2 ? 1.5 : 1.0);
         }
         kiln_compare_result r;
-        kiln_tolerance tol = {1e300, 0};
+        kiln_tolerance tol = {1e300, 0.0, 0.0};
         kiln_compare(KILN_DT_F64, c, g, 4, &tol, &r);
         assert_true(isfinite(r.rel_l2) && r.rel_l2 > 0);
         if (want < 0)
@@ -721,6 +745,7 @@ int main(void)
         cmocka_unit_test(test_compare_exact),
         cmocka_unit_test(test_compare_k_ulps),
         cmocka_unit_test(test_compare_floor_rel),
+        cmocka_unit_test(test_compare_floor_abs),
         cmocka_unit_test(test_compare_nonfinite_candidate),
         cmocka_unit_test(test_compare_nonfinite_gold),
         cmocka_unit_test(test_compare_unwritten),

@@ -119,6 +119,7 @@ static void test_refusal(void **state)
     assert_int_equal(kiln_parse_reply(&r, &p), -1);
     assert_non_null(strstr(p.error, "refusal: the model declined"));
     /* prose without code that declines nothing stays a missing block */
+    kiln_proposal_free(&p);
     r.text = "I would unroll the loop first.\nHYPOTHESIS: unroll\n";
     assert_int_equal(kiln_parse_reply(&r, &p), -1);
     assert_string_equal(p.error, "the answer has no fenced code block");
@@ -144,10 +145,12 @@ static void test_host_code(void **state)
     assert_string_equal(p.error, "host code: the file launches a kernel with <<<...>>>; send "
                                  "only the kernels and the launch manifest (kiln launches them "
                                  "itself)");
+    kiln_proposal_free(&p);
     r.text = CUDA_FILE("int main(void) { return 0; }\n");
     assert_int_equal(kiln_parse_reply(&r, &p), -1);
     assert_non_null(strstr(p.error, "host code: the file defines main()"));
     /* in a comment, or a name that only ends in main, it is no host code */
+    kiln_proposal_free(&p);
     r.text = CUDA_FILE("// launched as k<<<rows, 256>>>(x, y, cols) by kiln\n"
                        "__device__ int domain(int a) { return a; }\n");
     if (kiln_parse_reply(&r, &p) != 0)
@@ -236,9 +239,11 @@ static void test_diff_forms(void **state)
                         "#include <stdint.h>\nvoid rmsnorm(float *y)\n{\n    y[0] = 1;\n}\n");
     r.text = "```diff\n@@ -4 +4 @@\n-    y[0] = 0;\n+    y[0] = 2;\n```\n"
              "```c\nvoid rmsnorm(float *y)\n{\n    y[0] = 3;\n}\n```\n";
+    kiln_proposal_free(&p);
     assert_int_equal(kiln_parse_reply(&r, &p), 0);
     assert_non_null(strstr(p.source, "y[0] = 3;"));
     /* a diff that removes the entry's definition is refused */
+    kiln_proposal_free(&p);
     r.text = "```diff\n@@ -2,4 +2,0 @@\n-void rmsnorm(float *y)\n-{\n-    y[0] = 0;\n-}\n```\n";
     assert_int_equal(kiln_parse_reply(&r, &p), -1);
     assert_string_equal(p.error, "diff: the patched file does not define rmsnorm");

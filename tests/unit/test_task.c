@@ -350,6 +350,7 @@ static void test_good_task_loads(void **state)
 
     assert_int_equal(t->reduction_dim, 1);
     assert_true(t->floor_rel == 0.0001);
+    assert_true(t->floor_abs == 0);   /* none unless given */
     assert_int_equal(t->ntolerances, 1);
     const kiln_tolerance_spec *ts = kiln_task_tolerance(t, KILN_DT_F32);
     assert_non_null(ts);
@@ -667,6 +668,8 @@ static void test_tolerance(void **state)
     task_fails("\"reduction\": \"cols\"", "\"reduction\": \"colz\"", "tolerance.reduction",
                "unknown dim 'colz'");
     task_fails("\"floor_rel\": 0.0001", "\"floor_rel\": 1", "tolerance.floor_rel", "must be in [0, 1)");
+    task_fails("\"floor_rel\": 0.0001", "\"floor_rel\": 0.0001, \"floor_abs\": -1",
+               "tolerance.floor_abs", "must be in [0, 1e6)");
 }
 
 /* ---- cost ------------------------------------------------------------- */

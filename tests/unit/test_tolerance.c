@@ -194,7 +194,7 @@ static int judged(const case_data *c, kiln_dtype dt, size_t total, int64_t n, do
     assert_non_null(ts);
     kiln_tolerance tol = {kiln_reduction_budget(ts->ulps, ts->per_sqrt, n) + ts->per_n * (double)n +
                               (c->variant ? ts->per_n_variants * (double)n + ts->ulps_variants : 0),
-                          c->t->floor_rel};
+                          c->t->floor_rel, c->t->floor_abs};
     for (size_t i = 0; i < total; i++)
         kiln_store_from_double(dt, c->out, i, (double)c->yf[i]);
     kiln_compare_result cr;
@@ -420,7 +420,7 @@ static int ce_judged(const ce_case *c, kiln_dtype dt, int64_t n, double *frac)
     assert_non_null(ts);
     kiln_tolerance tol = {kiln_reduction_budget(ts->ulps, ts->per_sqrt, n) + ts->per_n * (double)n +
                               (c->variant ? ts->per_n_variants * (double)n + ts->ulps_variants : 0),
-                          c->t->floor_rel};
+                          c->t->floor_rel, c->t->floor_abs};
     kiln_compare_result cr;
     kiln_compare(KILN_DT_F32, c->loss, c->g, CE_ROWS, &tol, &cr);   /* the loss is f32 */
     *frac = cr.max_err_ulps / tol.budget_ulps;

@@ -340,6 +340,7 @@ static kiln_cmp_spec cmp_spec(const kiln_judge *j, const kiln_call_req *rq, uint
 {
     kiln_cmp_spec c = {.dtype = rq->dev.data[a].dtype, .n = (kiln_i64)rq->dev.data[a].elems,
                        .budget_ulps = rq->dev.budget_ulps, .floor_rel = rq->dev.floor_rel,
+                       .floor_abs = rq->dev.floor_abs,
                        .slots = slots_of(j, a, set0)};
     return c;
 }

@@ -77,7 +77,8 @@ typedef struct kiln_cmp_spec {
     kiln_u32 pad;
     kiln_i64 n;
     double budget_ulps;
-    double floor_rel;        /* errors are measured at max(|g|, floor_rel * max|g|) */
+    double floor_rel;        /* errors are measured at max(|g|, floor_rel * max|g|, */
+    double floor_abs;        /* floor_abs) */
     kiln_u64 slots;          /* as kiln_gen_spec's */
 } kiln_cmp_spec;
 

@@ -346,7 +346,7 @@ extern "C" __global__ void kiln_compare(kiln_cmp_spec s, const void *out0, kiln_
     __shared__ double shd[8];
     __shared__ kiln_u64 shu[8];
     double gmax = __longlong_as_double((long long)acc->gmax_bits);
-    double scale = gmax > 0.0 ? gmax : 1.0, floor_abs = s.floor_rel * gmax;
+    double scale = gmax > 0.0 ? gmax : 1.0, floor_abs = fmax(s.floor_rel * gmax, s.floor_abs);
     double d2 = 0, g2 = 0, maxe = 0;
     kiln_u64 h = 0;
     kiln_i64 step = (kiln_i64)gridDim.x * blockDim.x;
@@ -404,7 +404,8 @@ extern "C" __global__ void kiln_worst(kiln_cmp_spec s, const void *out0, kiln_u6
         kiln_u64 bits;
         double c;
         int cls;
-        double e = elem_err(s, v.out, v.gold, i, s.floor_rel * gmax, &bits, &c, &cls);
+        double e = elem_err(s, v.out, v.gold, i, fmax(s.floor_rel * gmax, s.floor_abs), &bits, &c,
+                            &cls);
         if (cls == EL_OK && (kiln_u64)__double_as_longlong(e) == target)
             atomicMin(&v.acc->worst_index, (kiln_u64)i);
     }
