@@ -21,15 +21,6 @@ cols="n, iteration, draft, parent, commit_id, proposer, state, status, stage, co
  rerecord_job, verdict, confirm_verdict, record_verdict, rerecord_verdict, pooled_verdict, source"
 # cands FILE: the candidates table as the comparison reads it.
 cands() { sqlite3 "$db" "SELECT $cols FROM candidates ORDER BY run, n" >"$1"; }
-# refused WHAT WANT CMD...: exit 2, and stderr holds WANT.
-refused() {
-    local what=$1 want=$2 rc
-    shift 2
-    "$KILN" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
-    rc=$?
-    [ $rc -eq 2 ] || problem "$what: exit $rc, expected 2: $(head -c 300 "$tmp/err")"
-    grep -qF -- "$want" "$tmp/err" || problem "$what: stderr lacks \"$want\": $(head -c 400 "$tmp/err")"
-}
 
 begin
 "$KILN" search rmsnorm --iterations 2 --drafts 2 --timing-ms 100 --workspace "$ws" \
@@ -54,11 +45,11 @@ head -c 4096 /dev/urandom | dd of="$db" conv=notrunc status=none
 cp "$db" "$tmp/corrupt.db"
 want="$db: corrupt or not a kiln database"
 hint="'kiln db rebuild --workspace $ws' rebuilds it from the git notes"
-refused "status" "$want" status --workspace "$ws"
+t_refused "status" "$want" status --workspace "$ws"
 grep -qF -- "$hint" "$tmp/err" || problem "status: no rebuild hint: $(head -c 400 "$tmp/err")"
-refused "report" "$want" report -o "$tmp/r.html" --workspace "$ws"
+t_refused "report" "$want" report -o "$tmp/r.html" --workspace "$ws"
 grep -qF -- "$hint" "$tmp/err" || problem "report: no rebuild hint: $(head -c 400 "$tmp/err")"
-refused "export" "$want" export --task rmsnorm -o "$tmp/exbad" --workspace "$ws"
+t_refused "export" "$want" export --task rmsnorm -o "$tmp/exbad" --workspace "$ws"
 grep -qF -- "$hint" "$tmp/err" || problem "export: no rebuild hint: $(head -c 400 "$tmp/err")"
 end "a corrupt kiln.db: status, report and export exit 2 naming it and 'kiln db rebuild'"
 
@@ -105,7 +96,7 @@ c2=$(sqlite3 "$db" "SELECT commit_id FROM candidates WHERE n=2")
 git -C "$ws" notes --ref=kiln-verdict copy -f "$c1" "$c2" 2>/dev/null || problem "cannot copy the note"
 # Damage past the header (pages of the tables) is named as well.
 head -c 8192 /dev/urandom | dd of="$db" bs=1 seek=16384 conv=notrunc status=none
-refused "status, damaged pages" "$db: corrupt or not a kiln database" status --workspace "$ws"
+t_refused "status, damaged pages" "$db: corrupt or not a kiln database" status --workspace "$ws"
 "$KILN" db rebuild --workspace "$ws" >"$tmp/rebuild2.out" 2>"$tmp/err" ||
     problem "second db rebuild: exit $?: $(head -c 400 "$tmp/err")"
 grep -qF "1 note on a commit that is not its candidate's (copied?), left out" "$tmp/rebuild2.out" ||
@@ -123,15 +114,15 @@ git -C "$ws" notes --ref=kiln-verdict list >/dev/null 2>&1 || problem "the searc
 cp -r "$ws" "$tmp/nonotes"
 rm -f "$tmp/nonotes"/.kiln/kiln.db.corrupt-*
 git -C "$tmp/nonotes" update-ref -d refs/notes/kiln-verdict
-refused "rebuild without notes" "workspace $tmp/nonotes: no kiln verdict notes (refs/notes/kiln-verdict): nothing to rebuild" \
+t_refused "rebuild without notes" "workspace $tmp/nonotes: no kiln verdict notes (refs/notes/kiln-verdict): nothing to rebuild" \
     db rebuild --workspace "$tmp/nonotes"
 [ -f "$tmp/nonotes/.kiln/kiln.db" ] && ! ls "$tmp/nonotes"/.kiln/kiln.db.corrupt-* >/dev/null 2>&1 ||
     problem "a refused rebuild moved the database"
 rm -f "$tmp/nonotes"/.kiln/kiln.db*
-refused "status, kiln.db gone" "$tmp/nonotes/.kiln/kiln.db: no kiln database; 'kiln db rebuild --workspace $tmp/nonotes' rebuilds it" \
+t_refused "status, kiln.db gone" "$tmp/nonotes/.kiln/kiln.db: no kiln database; 'kiln db rebuild --workspace $tmp/nonotes' rebuilds it" \
     status --workspace "$tmp/nonotes"
-refused "rebuild of no workspace" "workspace $tmp/none: no such directory" db rebuild --workspace "$tmp/none"
-refused "db without a subcommand" "usage: kiln db rebuild" db
+t_refused "rebuild of no workspace" "workspace $tmp/none: no such directory" db rebuild --workspace "$tmp/none"
+t_refused "db without a subcommand" "usage: kiln db rebuild" db
 end "db rebuild refused (exit 2, named) without verdict notes or a workspace; the database left; a lost kiln.db named"
 
 t_done

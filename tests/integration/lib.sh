@@ -233,6 +233,18 @@ t_bg() { T_BGPIDS+=("$@"); }
 # t_on_exit COMMAND: run by the cleanup (eval'd), before it kills what is left.
 t_on_exit() { T_HOOKS+=("$1"); }
 
+# t_refused WHAT WANT ARGS...: kiln ARGS (stdin /dev/null) exits 2 and its
+# stderr holds WANT; a problem of the current check otherwise, named WHAT.
+# Its output stays in $tmp/out and $tmp/err.
+t_refused() {
+    local what=$1 want=$2 rc
+    shift 2
+    "$KILN" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+    rc=$?
+    [ $rc -eq 2 ] || problem "$what: exit $rc, expected 2: $(head -c 300 "$tmp/err")"
+    grep -qF -- "$want" "$tmp/err" || problem "$what: stderr lacks \"$want\": $(head -c 400 "$tmp/err")"
+}
+
 # fake_llm DIR [ARGS...]: tests/fake_llm answering DIR/script, its log in
 # DIR/log; sets PORT and FAKEPID, and exits 2 if it does not come up.
 fake_llm() {

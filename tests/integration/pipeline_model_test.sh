@@ -21,31 +21,13 @@ need_tools sqlite3
 T=$tmp
 sq() { sqlite3 -cmd '.timeout 5000' "$1/.kiln/kiln.db" "$2" 2>&1; }
 
-# Eight distinct answers: the tunable kernel with other accumulator counts
-# and unrolls (each a different source once normalised).
-i=0
-for acc in 2 4 8 16; do
-    for su in 1 4; do
-        i=$((i + 1))
-        { printf 'Here it is.\n\n```c\n'
-          sed -e "s/^#define ACC 1 /#define ACC $acc /" -e "s/^#define SUNROLL 1 /#define SUNROLL $su /" \
-              "$SRC/kernels/rmsnorm/cpu/tunable.c"
-          printf '```\n\nHYPOTHESIS: %d accumulators, the sum unrolled by %d\n' "$acc" "$su"; } >"$T/v$i.md"
-    done
-done
+. "$(dirname "$0")/pipeline_common.sh"
 start_fake() {   # MS [LATER_MS [FROM]]: answers vFROM..v8 in turn (FROM: 1), the
     : >"$T/log"   # first two after MS milliseconds, the others after LATER_MS
     for ((i = ${3:-1}; i <= 8; i++)); do
         echo "slow $([ $i -lt $((${3:-1} + 2)) ] && echo "$1" || echo "${2:-$1}") $T/v$i.md"
     done >"$T/script"
     fake_llm "$T"
-}
-search() {   # WS ARGS...
-    local ws=$1
-    shift
-    OPENAI_API_KEY=test "$KILN" search rmsnorm --agent openai --model fake \
-        --base-url "http://127.0.0.1:$PORT/v1" --group decode --timing-ms 200 \
-        --socket "$T/k.sock" --workspace "$ws" "$@"
 }
 
 # ---- 1. the next iteration's requests go out during this one's verification ----

@@ -17,20 +17,7 @@
 . "$(dirname "$0")/lib.sh"
 t_init "$@"
 need_tools sqlite3
-T=$tmp
-
-# Eight distinct answers: the tunable kernel with other accumulator counts
-# and unrolls, each with a hypothesis of its own.
-i=0
-for acc in 2 4 8 16; do
-    for su in 1 4; do
-        i=$((i + 1))
-        { printf 'Here it is.\n\n```c\n'
-          sed -e "s/^#define ACC 1 /#define ACC $acc /" -e "s/^#define SUNROLL 1 /#define SUNROLL $su /" \
-              "$SRC/kernels/rmsnorm/cpu/tunable.c"
-          printf '```\n\nHYPOTHESIS: %d accumulators, the sum unrolled by %d\n' "$acc" "$su"; } >"$T/v$i.md"
-    done
-done
+. "$(dirname "$0")/pipeline_common.sh"
 start_fake() {   # MS: answers v1..v8 in turn, each after MS milliseconds
     : >"$T/log"
     rm -rf "$T/bodies"
@@ -39,13 +26,6 @@ start_fake() {   # MS: answers v1..v8 in turn, each after MS milliseconds
         echo "slow $1 $T/v$i.md"
     done >"$T/script"
     fake_llm "$T" --bodies "$T/bodies"
-}
-search() {   # WS ARGS...
-    local ws=$1
-    shift
-    OPENAI_API_KEY=test "$KILN" search rmsnorm --agent openai --model fake \
-        --base-url "http://127.0.0.1:$PORT/v1" --group decode --timing-ms 200 \
-        --socket "$T/k.sock" --workspace "$ws" "$@"
 }
 
 # ---- 1. no stale prompt ------------------------------------------------------------

@@ -12,15 +12,6 @@ t_init "$@"
 
 STARTER=$SRC/kernels/rmsnorm/cpu/starter.c
 
-# refused WHAT WANT ARGS...: kiln ARGS exits 2 and its stderr holds WANT.
-refused() {
-    local what=$1 want=$2 rc
-    shift 2
-    "$KILN" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
-    rc=$?
-    [ $rc -eq 2 ] || problem "$what: exit $rc, expected 2: $(head -c 300 "$tmp/err")"
-    grep -qF -- "$want" "$tmp/err" || problem "$what: stderr lacks \"$want\": $(head -c 300 "$tmp/err")"
-}
 
 # verdict_is WHAT STATUS TASK FILE ARGS...: kiln verify FILE ARGS --json
 # gives STATUS for TASK.
@@ -85,7 +76,7 @@ KILN_TASKS=$tmp/tasks verdict_is "rmsnorm kernel on fnorm" fail fnorm "$STARTER"
 [ "$(json_get reason "$tmp/v.json")" = "the candidate does not define fnorm_fn(), the task's function (kiln task show fnorm)" ] ||
     problem "reason: $(json_get reason "$tmp/v.json")"
 python3 -S -c 'import json,sys; p=sys.argv[1]; d=json.load(open(p)); d["function"]="fnorm-fn"; json.dump(d,open(p,"w"))' "$F/task.json"
-KILN_TASKS=$tmp/tasks refused "bad function" "/fnorm/task.json: field 'function': 'fnorm-fn' is not a C identifier" \
+KILN_TASKS=$tmp/tasks t_refused "bad function" "/fnorm/task.json: field 'function': 'fnorm-fn' is not a C identifier" \
     task show fnorm
 end "\"function\": fnorm_fn: shown, built and verified by it, a kernel without it named; a bad one refused naming task.json and the field"
 
@@ -111,20 +102,20 @@ end "a search of mynorm keeps its own branch and best tag; its export renames th
 
 begin
 before=$(cat "$J")
-refused "existing destination" "kiln task new: $tmp/tasks/mynorm already exists" \
+t_refused "existing destination" "kiln task new: $tmp/tasks/mynorm already exists" \
     task new mynorm --from rmsnorm --dir "$tmp/tasks"
 [ "$(cat "$J")" = "$before" ] || problem "existing destination: task.json changed"
-KILN_TASKS=$tmp/tasks refused "existing destination (KILN_TASKS)" "$tmp/tasks/mynorm already exists" \
+KILN_TASKS=$tmp/tasks t_refused "existing destination (KILN_TASKS)" "$tmp/tasks/mynorm already exists" \
     task new mynorm --from softmax
-refused "bad name" "kiln task new: 'my-norm' is not a task name" task new my-norm --from rmsnorm --dir "$tmp/tasks"
-refused "digit first" "'2norm' is not a task name" task new 2norm --from rmsnorm --dir "$tmp/tasks"
-refused "built-in name" "a task named 'softmax' already exists ($SRC/tasks/softmax)" \
+t_refused "bad name" "kiln task new: 'my-norm' is not a task name" task new my-norm --from rmsnorm --dir "$tmp/tasks"
+t_refused "digit first" "'2norm' is not a task name" task new 2norm --from rmsnorm --dir "$tmp/tasks"
+t_refused "built-in name" "a task named 'softmax' already exists ($SRC/tasks/softmax)" \
     task new softmax --from rmsnorm --dir "$tmp/other"
-refused "unknown --from" "kiln task new: --from nosuch: no task named 'nosuch'" \
+t_refused "unknown --from" "kiln task new: --from nosuch: no task named 'nosuch'" \
     task new mine --from nosuch --dir "$tmp/other"
-refused "no --from" "kiln task new: --from TASK missing" task new mine --dir "$tmp/other"
-refused "no NAME" "kiln task new: NAME missing" task new --from rmsnorm
-refused "unknown flag" "unexpected argument '--bogus'" task new mine --from rmsnorm --bogus
+t_refused "no --from" "kiln task new: --from TASK missing" task new mine --dir "$tmp/other"
+t_refused "no NAME" "kiln task new: NAME missing" task new --from rmsnorm
+t_refused "unknown flag" "unexpected argument '--bogus'" task new mine --from rmsnorm --bogus
 [ ! -e "$tmp/other" ] && [ ! -e "$tmp/tasks/my-norm" ] && [ ! -e "$tmp/tasks/2norm" ] ||
     problem "a refusal left a directory behind"
 end "refused with exit 2 and named: existing destination (untouched), bad name, a built-in task's name, unknown or missing --from, missing NAME, unknown flag"
