@@ -2,7 +2,9 @@
 # pipeline_model_test.sh - a model search through a real kilnd asks for the
 # next iteration's drafts while this iteration's are verified (issue 14.3,
 # docs/search.md "Pipelining"), against tests/fake_llm answering each
-# request after 1.5 s:
+# request after 0.5 s (kept short beside an idle machine's fast
+# verification, so pipelining pays by its rule even after the start
+# kernel alone, docs/search.md "Pipelining"):
 #   1. --drafts 2 --iterations 3: the requests of iterations 2 and 3 reach
 #      the model (fake_llm's at= times) before the last verdict of the
 #      iteration before is in (kilnd's result files); every answer is one
@@ -33,7 +35,7 @@ start_fake() {   # MS [LATER_MS [FROM]]: answers vFROM..v8 in turn (FROM: 1), th
 # ---- 1. the next iteration's requests go out during this one's verification ----
 
 begin
-start_fake 1500
+start_fake 500
 search "$T/ws" --drafts 2 --iterations 3 --json >"$T/out.json" 2>"$T/err"
 RC=$?
 [ $RC -eq 0 ] || problem "search exited $RC: $(tail -5 "$T/err")"
@@ -99,8 +101,8 @@ else:
     if [p.get(k) for k in ("asked_ahead", "answers_not_used", "iterations", "of_iterations",
                            "declined")] != [2, 0, 2, 3, 0]:
         bad.append(f"pipelined {p}: expected 2 batches ahead, 2 of 3 iterations pipelined")
-    # Answers after 1.5 s, verification meanwhile: most of the wait saved.
-    if not 0 < p.get("saved_seconds", 0) <= 3.1 or not p.get("model_seconds_per_iteration", 0) >= 1.5:
+    # Answers after 0.5 s, verification meanwhile: most of the wait saved.
+    if not 0 < p.get("saved_seconds", 0) <= 1.1 or not p.get("model_seconds_per_iteration", 0) >= 0.5:
         bad.append(f"pipelined {p}: saved seconds or the model's time per iteration")
     row = con.execute("select model_wait_s, verify_wait_s from runs").fetchone()
     if abs(row[0] - s["model_wait_seconds"]) > 1e-6 or abs(row[1] - s["verify_wait_seconds"]) > 1e-6:

@@ -2,7 +2,7 @@
 # pipeline_prompt_test.sh - what pipelined prompts show (issue 35, item 1;
 # docs/search.md "Pipelining" and "The prompt"), read from the request
 # bodies tests/fake_llm keeps (--bodies), through a real kilnd:
-#   1. --drafts 2 --iterations 3, the model answering after 1.5 s: no user
+#   1. --drafts 2 --iterations 3, the model answering after 0.5 s: no user
 #      prompt is byte for byte an earlier iteration's once its direction
 #      line is taken out, and iteration k+1's prompts name each draft of
 #      iteration k, in flight when they were asked: "#N: HYPOTHESIS (from
@@ -31,7 +31,7 @@ start_fake() {   # MS: answers v1..v8 in turn, each after MS milliseconds
 # ---- 1. no stale prompt ------------------------------------------------------------
 
 begin
-start_fake 1500
+start_fake 500
 search "$T/ws" --drafts 2 --iterations 3 --json >"$T/out.json" 2>"$T/err"
 RC=$?
 [ $RC -eq 0 ] || problem "search exited $RC: $(tail -5 "$T/err")"
