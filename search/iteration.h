@@ -89,6 +89,9 @@ int kiln_search_per_shape(const search *s);
  * s->parent's pooled verdict against the baseline (NULL: none; free it). */
 int kiln_per_shape_load(search *s, const kiln_iteration *t, kiln_incumbents *in,
                         kiln_verdict **parent_pooled, kiln_error *err);
+/* The run's incumbents as they stand between iterations (malloc'd; NULL
+ * with err). */
+kiln_incumbents *kiln_per_shape_incumbents(search *s, kiln_error *err);
 /* The parent for --parents best: the incumbent of the shape furthest from
  * its floor, into parent (left as it is when no incumbent knows its
  * floor), and what to improve into s->target. */

@@ -55,22 +55,33 @@ int kiln_per_shape_load(search *s, const kiln_iteration *t, kiln_incumbents *in,
     return 0;
 }
 
-int kiln_per_shape_target(search *s, char parent[41], kiln_error *err)
+kiln_incumbents *kiln_per_shape_incumbents(search *s, kiln_error *err)
 {
     kiln_iteration none = {0};
     kiln_verdict *pp = NULL;
     kiln_incumbents *in = malloc(sizeof *in);
-    s->target[0] = '\0';
     if (!in)
-        return kiln_fail(err, "out of memory");
-    int rc = kiln_per_shape_load(s, &none, in, &pp, err);
-    const kiln_incumbent *w = rc == 0 ? kiln_incumbents_worst(in) : NULL;
+        return kiln_fail(err, "out of memory"), NULL;
+    if (kiln_per_shape_load(s, &none, in, &pp, err) < 0) {
+        free(in);
+        in = NULL;
+    }
+    free(pp);
+    return in;
+}
+
+int kiln_per_shape_target(search *s, char parent[41], kiln_error *err)
+{
+    s->target[0] = '\0';
+    kiln_incumbents *in = kiln_per_shape_incumbents(s, err);
+    if (!in)
+        return -1;
+    const kiln_incumbent *w = kiln_incumbents_worst(in);
     if (w && w->commit[0]) {
         snprintf(parent, 41, "%s", w->commit);
         snprintf(s->target, sizeof s->target, "%s, now %.0f%% of its floor (held by #%d, the "
                  "parent)", w->id, 100 * w->roofline, w->n);
     }
-    free(pp);
     free(in);
-    return rc;
+    return 0;
 }

@@ -53,16 +53,8 @@ static void print_best_shapes(FILE *out, const char *text)
  * the run's kept kernels cannot be read; the summary goes on without). */
 static kiln_incumbents *incumbents_of(search *s)
 {
-    kiln_iteration none = {0};
-    kiln_verdict *pp = NULL;
     kiln_error e;
-    kiln_incumbents *in = kiln_search_per_shape(s) ? malloc(sizeof *in) : NULL;
-    if (in && kiln_per_shape_load(s, &none, in, &pp, &e) < 0) {
-        free(in);
-        in = NULL;
-    }
-    free(pp);
-    return in;
+    return kiln_search_per_shape(s) ? kiln_per_shape_incumbents(s, &e) : NULL;
 }
 
 static void print_incumbents(FILE *out, const kiln_incumbents *in)
