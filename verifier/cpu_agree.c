@@ -22,8 +22,8 @@
  * shapes whose call is at least as long as the round trip's overhead: a
  * median shortfall beyond a quarter of the time, four standard errors and
  * a floor for the overhead's own spread, plus what an honest report is
- * seen to leave out beside it (the candidate's own worker's null call, the
- * baseline's own shortfall), is `timer-disagreement`.
+ * seen to leave out beside it (the baseline's own shortfall), is
+ * `timer-disagreement`.
  *
  * A worker that runs between its calls (a candidate that hooked the
  * worker's loop) is judged apart: the baseline runs on the same core, so
@@ -71,33 +71,23 @@ void kiln_cpu_figures(const kiln_cpu_timers *t, double *cand, double *base)
 }
 
 /* What an honest report leaves out of a call's round trip beyond the
- * trusted overhead, as measured beside the candidate, the larger of:
- *  - what a call of no library costs the candidate's own worker beyond
- *    the trusted one: its round trip in its own state (an AVX-512
- *    worker's vector state, saved and restored at every switch, came to
- *    0.8 us a round trip on a loaded CI machine);
- *  - the baseline's own shortfall: its report against its time, the same
- *    kind of call on the same shape, interleaved (a plain C starter fell
- *    0.7 us short of its time at 1x1024 on a loaded machine: the round
- *    trip of a call that touches its buffers costs more than one that
- *    does not, outside the call the worker times).
- * The candidate can inflate the first, so these widen only the allowance:
- * the time that counts still takes off the trusted overhead alone, and a
- * report is never a time. */
+ * trusted overhead, as measured beside the candidate: the baseline's own
+ * shortfall, its report against its time, the same kind of call on the
+ * same shape, interleaved (a plain C starter fell 0.7 us short of its time
+ * at 1x1024 on a loaded machine). It widens only the allowance: the time
+ * that counts still takes off the trusted overhead alone, and a report is
+ * never a time. (A call of no library on the candidate's own worker would
+ * measure its state's cost too, but it warmed that worker before its
+ * timed call: the same code timed against itself came out 1.08x.) */
 static double own_overhead_excess(const kiln_cpu_timers *t, const double *base_fig)
 {
     int n = t->n < 512 ? t->n : 512;
-    double own = 0, base = 0, d[512];
-    if (n < 1)
+    double d[512];
+    if (n < 1 || !t->base)
         return 0;
-    if (t->cand_null_cpu && t->null_cpu)
-        own = kiln_median(t->cand_null_cpu, n) - kiln_cpu_overhead(t);
-    if (t->base) {
-        for (int i = 0; i < n; i++)
-            d[i] = base_fig[i] - t->base[i];
-        base = kiln_median(d, n);
-    }
-    return fmax(0, fmax(own, base));
+    for (int i = 0; i < n; i++)
+        d[i] = base_fig[i] - t->base[i];
+    return fmax(0, kiln_median(d, n));
 }
 
 void kiln_cpu_excess(const kiln_cpu_timers *t, double *excess, double *allowed)

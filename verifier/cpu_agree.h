@@ -15,8 +15,6 @@ typedef struct kiln_cpu_timers {
                                  over a call of no library, one per pair */
     const double *prep_cpu;   /* the same, its scribbling round trip, one per pair
                                  (NULL: none measured) */
-    const double *cand_null_cpu;   /* the candidate's worker over a call of no
-                                      library, one per pair (NULL: none measured) */
     const double *cand;       /* what the candidate's worker reported per call */
     const double *base;       /* ... and the baseline's (NULL: not given) */
     int n;                    /* pairs */

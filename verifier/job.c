@@ -328,14 +328,6 @@ int job_timed_pair(job *j, const char *label, const kiln_shape *s, samples *sm, 
             return kiln_fail(err, "the reference's worker failed: %s", j->ref.fault_msg);
         sm->prep_cpu[sm->n] = (double)prep;
         sm->null_cpu[sm->n] = (double)cpu;
-        /* The candidate's own worker, the same call: what its round trip
-         * costs in its state (an AVX-512 worker's saved vector state, say).
-         * The candidate can inflate it, so it only widens the timer
-         * check's allowance, never the time (cpu_agree.c). */
-        if (kiln_worker_null_call(&j->cand, j->cs.call_timeout_ms, &cpu) < 0)
-            return kiln_fail(err, "the candidate's worker failed a call of no library: %s",
-                             j->cand.fault_msg);
-        sm->cand_null_cpu[sm->n] = (double)cpu;
     }
     for (int k = 0; k < 2; k++) {
         kiln_call_result res;
@@ -396,7 +388,7 @@ int job_pairs(job *j, const kiln_shape *s, const char *label, uint64_t budget_ns
     while (sm->n < maxp) {
         if ((rc = job_timed_pair(j, label, s, sm, err)) != 0)
             break;
-        in_calls += sm->cand_cpu[sm->n - 1] + (sm->figures ? sm->cand_null_cpu[sm->n - 1] : 0);
+        in_calls += sm->cand_cpu[sm->n - 1];
         if (settled(j, sm, r, kiln_mono_ns() - t0 > budget_ns) && sm->n >= j->o->min_pairs)
             break;
     }

@@ -67,9 +67,6 @@ typedef struct samples {
                                              library, one per pair */
     double prep_cpu[512];                 /* ... and over its scribbling round trip
                                              (KILN_MSG_PREP) before that call */
-    double cand_null_cpu[512];            /* CPU charged the candidate's worker over a
-                                             call of no library, one per pair: only
-                                             the timer check's allowance reads it */
     double cand_cupti[512], base_cupti[512], cand_wall[512], base_wall[512];   /* CUDA */
     double cand_kern[512], base_kern[512];   /* device-resident: CUPTI kernel time per set */
     double cand_chk[512], base_chk[512];     /* device-resident: the worker's checks per call */

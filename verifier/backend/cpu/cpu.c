@@ -214,7 +214,6 @@ static kiln_cpu_timers cpu_timers(const samples *sm)
 {
     kiln_cpu_timers t = {.cand_cpu = sm->cand_cpu, .base_cpu = sm->base_cpu,
                          .null_cpu = sm->null_cpu, .prep_cpu = sm->prep_cpu,
-                         .cand_null_cpu = sm->cand_null_cpu,
                          .cand = sm->cand, .base = sm->base, .n = sm->n,
                          .cand_between_ns = sm->cand_between_ns};
     return t;
