@@ -83,7 +83,7 @@ int kiln_llm_complete_each(const kiln_llm_config *cfg, const kiln_llm_request *r
    complete_each; once another thread sets it, every request not yet
    answered ends within about 50 ms with ok = 0, cancelled = 1 and the
    error "cancelled".  For a search that asks for the next proposals on a
-   thread of their own while it verifies (search/prefetch.c). */
+   thread of their own while it verifies (harness/prefetch.c). */
 int kiln_llm_complete_each_until(const kiln_llm_config *cfg, const kiln_llm_request *req, int n,
                                  kiln_llm_result *out, const atomic_int *stop, kiln_error *err);
 

@@ -1,5 +1,5 @@
 /* cmd_db.c - `kiln db rebuild`: a workspace's database made again from
- * its git notes and refs (search/db_rebuild.h) when it is lost or corrupt. */
+ * its git notes and refs (harness/db_rebuild.h) when it is lost or corrupt. */
 #include <stdio.h>
 #include <string.h>
 

@@ -5,7 +5,7 @@
  * A kernel that wins one shape may lose another, so the choice is made per
  * visible shape of every group of the backend (a task's cuda_groups for
  * --backend cuda when it has them). "Fastest" means the highest speedup against
- * the task's baseline measured at that shape, pooled (search/pooled.h) over
+ * the task's baseline measured at that shape, pooled (verifier/measure/pooled.h) over
  * the kernel's records and re-records (a single record is unconfirmed and
  * wins only where no kernel has a confirmed figure): the baseline runs in the same job, interleaved, so the ratio
  * stays comparable across runs made on different days, where raw times do

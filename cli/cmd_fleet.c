@@ -18,7 +18,7 @@
 #include "daemon_client.h"
 #include "fileutil.h"
 #include "paths.h"
-#include "verifiers.h"
+#include "kilnd_pool.h"
 
 #ifndef KILN_SLURM_SCRIPT
 #define KILN_SLURM_SCRIPT "scripts/slurm/kilnd.sbatch"

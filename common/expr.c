@@ -4,7 +4,7 @@
  * such as `(2*rows*cols + cols) * sizeof(T)`.  A recursive-descent parser
  * turns the source into a tree (kiln_expr, one array of nodes); evaluating
  * walks the tree, and so does listing the names an expression uses, so a
- * task can be checked for names that are not dims.  cli/expr_c.c prints
+ * task can be checked for names that are not dims.  porting/expr_c.c prints
  * the same tree as C.
  *
  *   cond    := or ('?' cond ':' cond)?
@@ -21,7 +21,7 @@
  * operand of ?: is an expression; without a comma operator that is cond).
  * && and || evaluate their right operand only when the left does not decide,
  * and ?: only the operand it picks, as C does: `cols > 0 ? rows / cols : 0`
- * is no division by zero, and the C printer (cli/expr_c.c) keeps C's
+ * is no division by zero, and the C printer (porting/expr_c.c) keeps C's
  * own ?:, && and || so the exported code behaves the same.
  *
  * Every error names the problem, the 1-based column and quotes the source. */

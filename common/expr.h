@@ -63,7 +63,7 @@ int kiln_expr_names(const char *src, char names[][64], int cap,
 /* ---- the parse tree, for other walkers --------------------------------
  *
  * kiln_expr_eval and kiln_expr_names parse into this tree and walk it;
- * cli/expr_c.c walks the same tree to print an expression as C, so the
+ * porting/expr_c.c walks the same tree to print an expression as C, so the
  * language has one grammar. Nodes live in one array and refer to each other
  * by index; unary '+' and parentheses leave no node. */
 

@@ -1,7 +1,7 @@
 /* live_width.h - fitting a live progress line to the terminal: the
  * terminal's width, where to cut a line on a UTF-8 character boundary, and
  * the time left estimated from the steps finished so far. The live lines of
- * search (search/progress.c) and verify/reverify (cli/cli.c) redraw over
+ * search (harness/progress.c) and verify/reverify (cli/cli.c) redraw over
  * themselves with "\r"; a line longer than the terminal wraps, and each
  * redraw then leaves a broken line behind. */
 #ifndef KILN_LIVE_WIDTH_H

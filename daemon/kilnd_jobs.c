@@ -548,7 +548,7 @@ char *kilnd_status_json(kilnd *d, const char *client_id)
         cJSON_AddStringToObject(l, "name", d->lanes[i].name);
         cJSON_AddStringToObject(l, "job", d->lanes[i].busy ? d->lanes[i].job : "");
         /* how long the lane has worked: a client takes two of these and
-         * divides by the time between (search/lane_busy.h) */
+         * divides by the time between (harness/lane_busy.h) */
         double busy = d->lanes[i].busy_s;
         if (d->lanes[i].busy)
             busy += (double)(kiln_mono_ns() - d->lanes[i].busy_since) / 1e9;

@@ -42,10 +42,10 @@ typedef struct kiln_lesson_event {     /* one verdict in a search */
     double speedup;                    /* against the parent; 0 if not timed */
     double noise;                      /* the relative noise of that speedup */
     /* 1: speedup, noise and verdict pool the verdict and its re-time in a
-     * fresh worker (search/pooled.h). Only such a measurement teaches a
+     * fresh worker (verifier/measure/pooled.h). Only such a measurement teaches a
      * speed lesson; a single one teaches only a failure note. */
     int pooled;
-    /* The pooled speedup's interval (search/pooled.h), or 0 and 0 when
+    /* The pooled speedup's interval (verifier/measure/pooled.h), or 0 and 0 when
      * there is none. When given, it decides helped (lo > 1) and hurt
      * (hi < 1): the same interval the keep rule judges, so a change the
      * search surely measured as faster is not called noise. */

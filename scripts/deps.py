@@ -11,8 +11,8 @@ U against T, D, B or R). Tests and CMake's probes are left out. A cycle is
 a strongly connected group of two or more files: each of them, through the
 others, depends on itself (docs/architecture.md says why there are none).
 
-One module owns each library (OWNERS): only search/rundb.c and knowledge/
-(the lessons tables) may call SQLite (sqlite3_*), only search/workspace.c
+One module owns each library (OWNERS): only harness/rundb.c and knowledge/
+(the lessons tables) may call SQLite (sqlite3_*), only harness/workspace.c
 libgit2 (git_*). A library's symbol is one with its prefix that the file
 uses and no kiln file defines, so a kiln function of that name is not one.
 
@@ -44,13 +44,13 @@ def name_of(build, path):
 
 # prefix of the library's symbols -> (library, owners: a file, or every file under a "dir/")
 OWNERS = {
-    "sqlite3_": ("SQLite", ("search/rundb.c", "knowledge/")),
-    "git_": ("libgit2", ("search/workspace.c",)),
+    "sqlite3_": ("SQLite", ("harness/rundb.c", "knowledge/")),
+    "git_": ("libgit2", ("harness/workspace.c",)),
 }
 
 
 # the folders, lowest first: each calls only into itself and those before it
-LAYERS = ["common", "worker", "verifier", "daemon", "agent", "knowledge", "search", "cli"]
+LAYERS = ["common", "worker", "verifier", "daemon", "judge", "agent", "knowledge", "harness", "porting", "cli"]
 
 
 def layer(name):

@@ -2,10 +2,11 @@
 # deps_test.sh - no dependency cycle between kiln's object files
 # (scripts/deps.py over the build), and the check itself can fail: two
 # files that call each other, built here, make a cycle it reports. The same
-# for the owners of SQLite (search/rundb.c, knowledge/) and libgit2
-# (search/workspace.c): none is called from elsewhere in the build, and a
+# for the owners of SQLite (harness/rundb.c, knowledge/) and libgit2
+# (harness/workspace.c): none is called from elsewhere in the build, and a
 # planted call from elsewhere is reported. And for the folders as layers
-# (common < worker < verifier < daemon < agent < knowledge < search < cli):
+# (common < worker < verifier < daemon < judge < agent < knowledge < harness <
+# porting < cli):
 # no call goes upward in the build, and a planted one is reported.
 #   deps_test.sh BUILD_DIR SOURCE_DIR
 . "$(dirname "$0")/lib.sh"
@@ -32,7 +33,7 @@ read -r nsql ngit <<<"${owners:-0 0}"
 end "SQLite is called only by its owners ($nsql files), libgit2 only by workspace.c"
 
 begin "no call from a folder into one above it"
-grep -q '^layers: common < worker < verifier < daemon < agent < knowledge < search < cli; 0 calls upward$' \
+grep -q "^layers: common < worker < verifier < daemon < judge < agent < knowledge < harness < porting < cli; 0 calls upward$" \
     "$T/deps.txt" || fail "the layers check did not pass over the build (above)"
 end
 
@@ -50,20 +51,20 @@ begin "planted SQLite and libgit2 calls outside their owners are reported"
 
 # Owners: rundb.c, knowledge/ and workspace.c may call their library;
 # review.c may not, but may call a kiln function that happens to start with git_.
-mkdir -p "$T"/{o,src}/{search,cli,knowledge}
+mkdir -p "$T"/{o,src}/{harness,cli,knowledge}
 plant() { printf '%s\n' "$2" >"$T/src/$1.c" && cc -c "$T/src/$1.c" -o "$T/o/$1.c.o"; }
-plant search/rundb 'int sqlite3_open(void); int db(void) { return sqlite3_open(); }' &&
+plant harness/rundb 'int sqlite3_open(void); int db(void) { return sqlite3_open(); }' &&
 plant knowledge/lessons 'int sqlite3_exec(void); int kn(void) { return sqlite3_exec(); }' &&
-plant search/workspace 'int git_libgit2_init(void); int ws(void) { return git_libgit2_init(); }' &&
+plant harness/workspace 'int git_libgit2_init(void); int ws(void) { return git_libgit2_init(); }' &&
 plant cli/cli 'int git_kiln_own(void) { return 0; }' &&
-plant cli/review 'int sqlite3_prepare_v2(void); int git_note_read(void); int git_kiln_own(void);
+plant harness/review 'int sqlite3_prepare_v2(void); int git_note_read(void); int git_kiln_own(void);
 int rv(void) { return sqlite3_prepare_v2() + git_note_read() + git_kiln_own(); }' || fail "cc"
 python3 "$SRC/scripts/deps.py" "$T/o" >"$T/owners.txt"
 rc=$?
 v=$(grep '^owner violation:' "$T/owners.txt")
 [ $rc = 1 ] &&
-    grep -q '^owner violation: cli/review.c calls SQLite, .*: sqlite3_prepare_v2$' <<<"$v" &&
-    grep -q '^owner violation: cli/review.c calls libgit2, .*: git_note_read$' <<<"$v" &&
+    grep -q '^owner violation: harness/review.c calls SQLite, .*: sqlite3_prepare_v2$' <<<"$v" &&
+    grep -q '^owner violation: harness/review.c calls libgit2, .*: git_note_read$' <<<"$v" &&
     [ "$(wc -l <<<"$v")" = 2 ] ||
     fail "a planted call outside the owners was not reported as such: $(cat "$T/owners.txt")"
 end

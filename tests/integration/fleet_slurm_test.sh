@@ -232,7 +232,7 @@ rc=$?
 result=$(python3 - "$tmp/ws/.kiln/kiln.db" "$EP0" "$EP1" <<'PY' 2>&1
 import json, sqlite3, sys
 db, a, b = sys.argv[1:4]
-def tag(addr):   # search/verifiers.c: 12 hex digits of FNV-1a 64
+def tag(addr):   # judge/kilnd_pool.c: 12 hex digits of FNV-1a 64
     h = 1469598103934665603
     for ch in addr.encode():
         h = ((h ^ ch) * 1099511628211) & (2**64 - 1)

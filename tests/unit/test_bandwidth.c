@@ -1,4 +1,4 @@
-/* test_bandwidth.c - the CPU roofline's bandwidth (verifier/bandwidth.c):
+/* test_bandwidth.c - the CPU roofline's bandwidth (verifier/measure/bandwidth.c):
  * the best of several readings counts, never one slow one; the cache keeps
  * the best figure ever read and never lowers it; a working set is never
  * given less than a larger one's figure; a cache of the first method (a

@@ -1,4 +1,4 @@
-/* test_cand_state.c - the candidate state machine (search/cand_state.c):
+/* test_cand_state.c - the candidate state machine (harness/cand_state.c):
  * names round-trip, the search's moves are allowed, nothing else is. */
 #include <stdarg.h>
 #include <stddef.h>

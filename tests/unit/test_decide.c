@@ -1,4 +1,4 @@
-/* test_decide.c - the search's decision functions (search/decide.c) on
+/* test_decide.c - the search's decision functions (harness/decide.c) on
  * built verdicts: every step the objective rule and the start kernel's
  * rule can take, in the order they take them, with the reasons the run
  * records, and the per-shape rule on its incumbents. No database, no

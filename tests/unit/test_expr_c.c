@@ -1,10 +1,10 @@
 /* test_expr_c.c - unit tests for the translation of kiln expressions to C
- * (cli/expr_c.h): the text it prints, what it refuses, and - where a C
+ * (porting/expr_c.h): the text it prints, what it refuses, and - where a C
  * compiler is at hand ($CC, else cc) - a differential check that the
  * translations, compiled with the helpers, compute exactly what kiln's own
  * evaluator (common/expr.h) computes, failing where it fails. The
  * differential also runs cases over a manifest's lets, declared as the CUDA
- * export declares them (cli/export_cuda.c): a local per let, in order,
+ * export declares them (porting/export_cuda.c): a local per let, in order,
  * each translated with the lets before it as names; a let that fails fails
  * every case after it, as kiln's resolver fails the shape. */
 #include <stdarg.h>

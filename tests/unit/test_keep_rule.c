@@ -1,4 +1,4 @@
-/* test_keep_rule.c - the search's keep rule (search/keep_rule.c): the
+/* test_keep_rule.c - the search's keep rule (verifier/measure/keep_rule.c): the
  * interval arithmetic (a shape's interval measured or from its spreads, the
  * geomean's from the shapes', the min's), the rule's edge cases (missing
  * intervals, a single shape, one regressing shape under a good geomean, an

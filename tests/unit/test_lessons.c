@@ -7,7 +7,7 @@
  * the technique (word-boundary summary), width classes, the schema-9
  * structure and its in-place upgrade, and confidence moved by a
  * technique's confirmed outcomes across runs. Databases are temporary files opened through
- * search/rundb.c's kiln_db_open, as the kiln command opens them. */
+ * harness/rundb.c's kiln_db_open, as the kiln command opens them. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,7 +24,7 @@
 #include "lessons.h"
 #include "rundb.h"
 
-/* search/rundb.c's version-1 schema, verbatim: the database an older kiln
+/* harness/rundb.c's version-1 schema, verbatim: the database an older kiln
  * left behind. */
 static const char schema_v1[] =
     "CREATE TABLE IF NOT EXISTS runs ("

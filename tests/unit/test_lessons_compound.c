@@ -4,7 +4,7 @@
  * rewrites merges through a callback (failures keep the plain merge);
  * retrieval expands synonyms and ranks by confirmed outcome; candidates
  * keep the model's raw answer (schema 4, migrated). Databases are temporary
- * files opened through search/rundb.c's kiln_db_open. */
+ * files opened through harness/rundb.c's kiln_db_open. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

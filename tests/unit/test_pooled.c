@@ -1,4 +1,4 @@
-/* test_pooled.c - pooled measurements (search/pooled.c): two records that
+/* test_pooled.c - pooled measurements (verifier/measure/pooled.c): two records that
  * differ give a claim that is their pool and neither of them, intervals
  * that do not overlap give the lower figure and say so, a shape timed once
  * is no claim, a failure is the pool; and the run database's version 6

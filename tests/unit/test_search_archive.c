@@ -1,5 +1,5 @@
-/* test_search_archive.c - the population (search/archive.c,
- * search/features.c): the cell descriptors and code features, the cell
+/* test_search_archive.c - the population (harness/archive.c,
+ * harness/features.c): the cell descriptors and code features, the cell
  * update rule, the seeded choice of parents and the inspirations (never a
  * surely beaten elite). */
 #include <stdarg.h>

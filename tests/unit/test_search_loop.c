@@ -1,6 +1,6 @@
 /* test_search_loop.c - the search loop's decisions, end to end through its
- * state machine (search/iteration.c), with scripted verdicts: the judge
- * seam's scripted table (search/judge_script.h) answers every judgement,
+ * state machine (harness/iteration.c), with scripted verdicts: the judge
+ * seam's scripted table (judge/judge_script.h) answers every judgement,
  * so nothing is compiled or timed. Each test runs real searches (setup,
  * loop, teardown) on the rmsnorm task with the replay proposer, in a git
  * workspace and a run database in a temporary directory, and checks what

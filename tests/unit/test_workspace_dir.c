@@ -1,6 +1,6 @@
 /* test_workspace_dir.c - which directories kiln takes for a workspace and
- * which files in one are kiln's (search/workspace_dir.c); why its lock
- * could not be taken (search/workspace.c, kiln_ws_lock_error). */
+ * which files in one are kiln's (harness/workspace_dir.c); why its lock
+ * could not be taken (harness/workspace.c, kiln_ws_lock_error). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>

@@ -15,7 +15,7 @@
  *                    [--ref R.cu] [--cpu-seconds N] [--device N] [--parent PID]
  *
  * With --ref (the task's trusted CUDA reference, compiled over doubles),
- * the worker also serves device-resident calls (judge.h): inputs drawn on
+ * the worker also serves device-resident calls (devcheck.h): inputs drawn on
  * the device from a per-call key, several input sets timed back to back,
  * and every set checked against the reference's gold on the device, the
  * gold made only after the candidate's launches and zeroed before the
@@ -42,8 +42,8 @@
 #include "cupti_span.h"
 #include "nvrtc_child.h"
 #include "graph_cache.h"
-#include "judge.h"
-#include "judge_abi.h"
+#include "devcheck.h"
+#include "devcheck_abi.h"
 #include "nvrtc_build.h"
 #include "sandbox.h"
 #include "worker_io.h"
@@ -92,7 +92,7 @@ typedef struct worker {
     unsigned char sent_guard[KILN_WORKER_MAX_ARGS][2][GUARD];   /* as uploaded */
     CUdeviceptr flush;
     CUmodule refmod;            /* the task's reference over doubles (--ref), or NULL */
-    kiln_judge judge;           /* device-resident calls */
+    kiln_devcheck devcheck;           /* device-resident calls */
     kiln_graph_cache ref_graphs;   /* the reference's launches over a chunk of sets */
     CUfunction poison;
     unsigned poison_grid, poison_smem;
@@ -400,16 +400,16 @@ static void make_flush(worker *w)
         die("cannot allocate the L2 flush buffer", NULL);
 }
 
-/* kiln's own kernels (judge.h), loaded from the worker's built-in fatbin;
+/* kiln's own kernels (devcheck.h), loaded from the worker's built-in fatbin;
  * among them the shared-memory poison that runs before every call (see
- * kiln_judge.cu for why). */
+ * kiln_devcheck.cu for why). */
 static void open_own(worker *w)
 {
     char arch[16], info[400];
     arch_of(w, arch, sizeof arch);
-    if (kiln_judge_open(&w->judge, w->dev, arch, KILN_CUDA_INCLUDE_DIR, info, sizeof info) < 0)
+    if (kiln_devcheck_open(&w->devcheck, w->dev, arch, KILN_CUDA_INCLUDE_DIR, info, sizeof info) < 0)
         die("kiln's own kernels", info);
-    CUresult r = cuModuleGetFunction(&w->poison, w->judge.mod, "kiln_poison_smem");
+    CUresult r = cuModuleGetFunction(&w->poison, w->devcheck.mod, "kiln_poison_smem");
     w->poison_smem = (unsigned)attr(w->dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
     if (r == CUDA_SUCCESS)
         r = cuFuncSetAttribute(w->poison, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -419,10 +419,10 @@ static void open_own(worker *w)
     /* One block per SM takes all its shared memory; twice as many blocks
      * as SMs makes sure every SM runs one. */
     w->poison_grid = 2u * (unsigned)attr(w->dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
-    CUfunction warm;   /* device printf set up now (kiln_judge.cu says why) */
+    CUfunction warm;   /* device printf set up now (kiln_devcheck.cu says why) */
     int say = 0;
     void *args[] = {&say};
-    r = cuModuleGetFunction(&warm, w->judge.mod, "kiln_printf_warm");
+    r = cuModuleGetFunction(&warm, w->devcheck.mod, "kiln_printf_warm");
     if (r == CUDA_SUCCESS)
         r = cuLaunchKernel(warm, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL);
     if (r == CUDA_SUCCESS)
@@ -432,7 +432,7 @@ static void open_own(worker *w)
 }
 
 /* Device read bandwidth over 1 GiB, best of several (kiln_read_probe in
- * kiln_judge.cu): the floor of a task that reads far more than it writes. */
+ * kiln_devcheck.cu): the floor of a task that reads far more than it writes. */
 static double read_bandwidth(worker *w)
 {
     size_t bytes = (size_t)1 << 30;
@@ -440,7 +440,7 @@ static double read_bandwidth(worker *w)
     CUfunction f;
     int sms = attr(w->dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
     unsigned grid = (unsigned)(sms > 0 ? sms : 32) * 8;
-    if (cuModuleGetFunction(&f, w->judge.mod, "kiln_read_probe") != CUDA_SUCCESS)
+    if (cuModuleGetFunction(&f, w->devcheck.mod, "kiln_read_probe") != CUDA_SUCCESS)
         die("probe", "kiln's read probe kernel is missing");
     if (cuMemAlloc(&a, bytes) != CUDA_SUCCESS || cuMemAlloc(&out, grid * sizeof(unsigned)) != CUDA_SUCCESS)
         die("probe", "cannot allocate 1 GiB");
@@ -689,8 +689,8 @@ static CUdeviceptr buffer_ptr(const worker *w, const kiln_call_req *rq, const si
         return w->scratch[-ix - 1].p + GUARD;
     if (!rq->dev.on)
         return w->buf[ix].p + GUARD;
-    return sd->ref ? kiln_judge_ref(&w->judge, rq, (uint32_t)ix, sd->set)
-                   : kiln_judge_data(&w->judge, sd->set, (uint32_t)ix);
+    return sd->ref ? kiln_devcheck_ref(&w->devcheck, rq, (uint32_t)ix, sd->set)
+                   : kiln_devcheck_data(&w->devcheck, sd->set, (uint32_t)ix);
 }
 
 static void params_for(const worker *w, const kiln_call_req *rq, const side *sd,
@@ -1133,8 +1133,8 @@ static CUresult reference_chunk(worker *w, const kiln_call_req *rq, const CUfunc
     memcpy(key.args, d->ref_args, sizeof key.args);
     memcpy(key.launches, d->ref_launches, d->ref_nlaunches * sizeof d->ref_launches[0]);
     for (int a = 0; a < KILN_WORKER_MAX_ARGS; a++) {
-        key.exact[a] = w->judge.exact[a].p;
-        key.gold[a] = w->judge.gold[a].p;
+        key.exact[a] = w->devcheck.exact[a].p;
+        key.gold[a] = w->devcheck.gold[a].p;
     }
     CUgraphExec exec = kiln_graph_cache_get(&w->ref_graphs, &key, sizeof key);
     if (exec)
@@ -1156,7 +1156,7 @@ static CUresult reference_chunk(worker *w, const kiln_call_req *rq, const CUfunc
 static int device_checks(worker *w, const kiln_call_req *rq, kiln_call_resp *rs, int *timed_st)
 {
     const kiln_wire_device *d = &rq->dev;
-    kiln_judge *j = &w->judge;
+    kiln_devcheck *j = &w->devcheck;
     CUfunction fn[KILN_WORKER_MAX_LAUNCHES];
     CUresult r = CUDA_SUCCESS;
     if (d->check)
@@ -1166,11 +1166,11 @@ static int device_checks(worker *w, const kiln_call_req *rq, kiln_call_resp *rs,
         return KILN_ST_SETUP;   /* kiln's own reference: not the candidate's fault */
     for (uint32_t s0 = 0; s0 < d->sets && r == CUDA_SUCCESS; s0 += j->chunk) {
         uint32_t n = d->sets - s0 < j->chunk ? d->sets - s0 : j->chunk;
-        r = kiln_judge_inputs(j, rq, s0, n, w->stream);
+        r = kiln_devcheck_inputs(j, rq, s0, n, w->stream);
         if (d->check && r == CUDA_SUCCESS)
             r = reference_chunk(w, rq, fn, n, rs->info, sizeof rs->info);
         if (d->check && r == CUDA_SUCCESS)
-            r = kiln_judge_compare(j, rq, s0, n, w->stream);
+            r = kiln_devcheck_compare(j, rq, s0, n, w->stream);
     }
     int st = *timed_st == KILN_ST_OK ? cupti_figures(w, rq, rs) : *timed_st;
     *timed_st = st;
@@ -1180,11 +1180,11 @@ static int device_checks(worker *w, const kiln_call_req *rq, kiln_call_resp *rs,
     if (r != CUDA_SUCCESS) {
         snprintf(rs->info, sizeof rs->info, "kiln's checks failed on the device: %s", cu_str(r));
         st = is_fault(r) ? KILN_ST_FAULT : KILN_ST_SETUP;
-    } else if (kiln_judge_collect(j, rq, rs, rs->info, sizeof rs->info) < 0) {
+    } else if (kiln_devcheck_collect(j, rq, rs, rs->info, sizeof rs->info) < 0) {
         st = KILN_ST_SETUP;
     }
     if (st != KILN_ST_FAULT)
-        kiln_judge_scrub(j, rq, w->stream);
+        kiln_devcheck_scrub(j, rq, w->stream);
     return st;
 }
 
@@ -1193,8 +1193,8 @@ static int device_checks(worker *w, const kiln_call_req *rq, kiln_call_resp *rs,
 static int device_call(worker *w, const kiln_call_req *rq, kiln_call_resp *rs)
 {
     uint64_t t0 = kiln_mono_ns();
-    int st = kiln_judge_alloc(&w->judge, rq, rq->dev.check, rs->info, sizeof rs->info);
-    CUresult r = st == KILN_ST_OK ? kiln_judge_stage(&w->judge, rq, w->stream) : CUDA_SUCCESS;
+    int st = kiln_devcheck_alloc(&w->devcheck, rq, rq->dev.check, rs->info, sizeof rs->info);
+    CUresult r = st == KILN_ST_OK ? kiln_devcheck_stage(&w->devcheck, rq, w->stream) : CUDA_SUCCESS;
     if (r == CUDA_SUCCESS)
         r = cuStreamSynchronize(w->stream);
     rs->draw_ns = kiln_mono_ns() - t0;

@@ -8,7 +8,7 @@
  * itself is an honest rmsnorm. The first timer check, which compared the
  * two workers' per-call gaps, caught this only when the spin landed inside
  * the baseline's timed calls; the CPU the candidate's worker takes between
- * its calls is now measured and judged on its own (verifier/cpu_agree.c).
+ * its calls is now measured and judged on its own (verifier/measure/cpu_agree.c).
  * kiln-task: rmsnorm
  * kiln-class: 16
  * kiln-expect: suspect

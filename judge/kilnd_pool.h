@@ -1,4 +1,4 @@
-/* verifiers.h - one search, many kilnd daemons (docs/fleet.md): the
+/* kilnd_pool.h - one search, many kilnd daemons (docs/fleet.md): the
  * verifiers a search was given (`--verifiers A,B`, or the endpoints of a
  * fleet directory, re-read so that nodes joining later are used), their
  * lanes and load from kilnd's `status`, which one gets the next job (the
@@ -9,8 +9,8 @@
  *
  * The rules that need no socket and no clock (addresses, job ids, a status
  * reply, an endpoint file, the choice, the down/retry bookkeeping) are in
- * verifiers_core.c and take the time as an argument, so that
- * tests/unit/test_verifiers.c tests them alone; verifiers.c asks the
+ * kilnd_pool_rules.c and take the time as an argument, so that
+ * tests/unit/test_kilnd_pool.c tests them alone; kilnd_pool.c asks the
  * daemons and reads the fleet directory. */
 #ifndef KILN_VERIFIERS_H
 #define KILN_VERIFIERS_H
@@ -88,7 +88,7 @@ void kiln_verifier_down(kiln_verifier *v, const char *why);
  * (err says why). */
 int kiln_verifier_answers(const char *address, int timeout_ms, kiln_error *err);
 
-/* ---- socket-free (verifiers_core.c) ---------------------------------------- */
+/* ---- socket-free (kilnd_pool_rules.c) ---------------------------------------- */
 
 /* 12 hex digits of the FNV-1a hash of address. */
 void kiln_verifier_tag(const char *address, char tag[13]);

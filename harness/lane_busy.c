@@ -7,7 +7,7 @@
 
 #include "daemon_client.h"
 #include "search_state.h"   /* kiln_wall_now */
-#include "verifiers.h"
+#include "kilnd_pool.h"
 
 int kiln_lane_status_busy(const cJSON *status, const char *kind, int *lanes, double *busy_s,
                           double *uptime_s)

@@ -1,8 +1,8 @@
-/* verifiers.c - the verifiers of one search that need sockets, files or the
- * clock (see verifiers.h): a fleet directory read and read again, each
+/* kilnd_pool.c - the verifiers of one search that need sockets, files or the
+ * clock (see kilnd_pool.h): a fleet directory read and read again, each
  * daemon's status asked, a ping, and the choice of one for each job with
- * statuses fresh. The rules themselves are in verifiers_core.c. */
-#include "verifiers.h"
+ * statuses fresh. The rules themselves are in kilnd_pool_rules.c. */
+#include "kilnd_pool.h"
 
 #include <dirent.h>
 #include <errno.h>

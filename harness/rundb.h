@@ -54,7 +54,7 @@ typedef struct kiln_run {
     double best_speedup;        /* vs the task's baseline, of the head kernel */
     char base_url[512];         /* the model server, for a resumed run */
     char from_path[4096];       /* --from: start file or replay directory */
-    /* The keep rule (search/keep_rule.h), as the run started with it;
+    /* The keep rule (verifier/measure/keep_rule.h), as the run started with it;
      * -1 and "" in a run recorded before kiln had them. */
     double keep_margin, max_regression;
     char objective[16];
@@ -76,7 +76,7 @@ typedef struct kiln_run {
 
 /* A candidate: its row in the run database. The one candidate struct: the
  * search moves it through its states (cand_state.h), and the review
- * commands show it (cli/review.h). */
+ * commands show it (harness/review.h). */
 typedef struct kiln_cand {
     char run[32];
     int n, iteration, draft;
@@ -96,7 +96,7 @@ typedef struct kiln_cand {
     /* The claim against the parent: the verdict and its re-time pooled,
      * with its interval (0 when it was not re-timed). */
     double pooled_speedup, pooled_lo, pooled_hi;
-    /* As the review shows it (kiln_db_cand_rows and cli/review.c fill
+    /* As the review shows it (kiln_db_cand_rows and harness/review.c fill
      * these; the search leaves them 0 but updated_at, which it sets when
      * it writes the note, cand_git.c): kept (its decision is keep);
      * vs_baseline, against the task's baseline: recorded for kept ones,
@@ -234,7 +234,7 @@ int kiln_db_kept_records(sqlite3 *db, const char *dtype, const char *backend,
 /* Free what kiln_db_kept_records returned. */
 void kiln_kept_records_free(kiln_kept_record *k, int n);
 
-/* ---- kiln db rebuild (search/db_rebuild.h) ------------------------------ */
+/* ---- kiln db rebuild (harness/db_rebuild.h) ------------------------------ */
 
 /* The times kiln_db_run_insert, kiln_db_cand_upsert and kiln_db_archive_put
  * set to now, set to those a rebuild read from git (seconds since the

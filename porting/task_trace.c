@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "kiln_exit.h"
 #include "fileutil.h"
 #include "task.h"
 #include "task_new.h"

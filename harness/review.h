@@ -49,7 +49,7 @@ typedef struct kiln_rv_run {
  * Returns how many (at most cap; 0 when the head is not a candidate). */
 int kiln_rv_lineage(const kiln_rv_run *r, int *out, int cap);
 
-/* Candidates per hour and where the run's wall time went (search/shares.h,
+/* Candidates per hour and where the run's wall time went (harness/shares.h,
  * docs/search.md "Where the time goes"), counting the candidates that
  * reached a decision, the start kernel aside. Returns 0, or -1 (out left
  * zero) for a run recorded before kiln measured its waits. */

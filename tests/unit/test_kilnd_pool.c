@@ -1,5 +1,5 @@
-/* test_verifiers.c - the socket-free rules of one search over many kilnds
- * (search/verifiers_core.c, docs/fleet.md): --verifiers lists good and
+/* test_kilnd_pool.c - the socket-free rules of one search over many kilnds
+ * (judge/kilnd_pool_rules.c, docs/fleet.md): --verifiers lists good and
  * malformed, job ids RAW@TAG (fit char[32], round-trip, an untagged id
  * accepted, a malformed one rejected with a message), kilnd's status read
  * into lanes, the choice rule (free lanes first, then in proportion to
@@ -15,7 +15,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "verifiers.h"
+#include "kilnd_pool.h"
 
 #define S 1000000000ull   /* a second in kiln_mono_ns units */
 

@@ -21,7 +21,7 @@ struct kiln_verifiers;
 typedef struct kiln_judge {
     int in_process;
     char address[4096];         /* kilnd socket */
-    struct kiln_verifiers *verifiers;   /* many kilnds (verifiers.h), or NULL: the one at
+    struct kiln_verifiers *verifiers;   /* many kilnds (kilnd_pool.h), or NULL: the one at
                                    address. Each job goes to the one with the most free
                                    lanes; one that goes down has its jobs sent elsewhere
                                    under the same key; job ids carry "@" and the

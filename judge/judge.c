@@ -1,6 +1,6 @@
 /* judge.c - kiln's one client of the verifier (see judge.h): requests
  * built by the protocol's codec, one retry and timeout policy for kilnd
- * (one daemon, or many through verifiers.h with failover), and the same
+ * (one daemon, or many through kilnd_pool.h with failover), and the same
  * interface in process. */
 #include "judge.h"
 
@@ -15,7 +15,7 @@
 #include "paths.h"
 #include "protocol.h"
 #include "verdict.h"
-#include "verifiers.h"
+#include "kilnd_pool.h"
 #include "verify.h"
 #include "worker_io.h"   /* kiln_mono_ns */
 
@@ -327,7 +327,7 @@ static kiln_verdict *run_daemon(kiln_judge *j, const asked *a, char job[32],
     }
 }
 
-/* ---- through many kilnds (verifiers.h) ------------------------------------- */
+/* ---- through many kilnds (kilnd_pool.h) ------------------------------------- */
 
 #define MAX_AVOID 16
 

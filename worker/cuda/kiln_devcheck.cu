@@ -1,8 +1,8 @@
-/* kiln_judge.cu - kiln's own device kernels for GPU-resident verification:
+/* kiln_devcheck.cu - kiln's own device kernels for GPU-resident verification:
  * draw a call's inputs from its key, lay guards, check afterwards that
  * inputs and guards are intact (making the exact inputs again, as doubles,
  * for the reference), and compare outputs with the gold, leaving only a
- * summary (kiln_judge_acc) for the host. judge_abi.h is prepended when the
+ * summary (kiln_devcheck_acc) for the host. devcheck_abi.h is prepended when the
  * worker embeds this file; it is compiled with NVRTC like any candidate.
  *
  * Element i of a buffer depends on (key, stream, i) only, through
@@ -293,10 +293,10 @@ template <typename T> __device__ T block_sum(T v, T *sh)
 }
 
 /* Every accumulator of a call cleared: counters zero, indices "none". */
-extern "C" __global__ void kiln_acc_init(kiln_judge_acc *acc, unsigned n)
+extern "C" __global__ void kiln_acc_init(kiln_devcheck_acc *acc, unsigned n)
 {
     for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        kiln_judge_acc z = {};
+        kiln_devcheck_acc z = {};
         z.first_hard = ~0ull;
         z.worst_index = ~0ull;
         acc[i] = z;
@@ -308,22 +308,22 @@ extern "C" __global__ void kiln_acc_init(kiln_judge_acc *acc, unsigned n)
 struct set_view {
     const void *out;
     const double *gold;
-    kiln_judge_acc *acc;
+    kiln_devcheck_acc *acc;
 };
 
 __device__ __forceinline__ set_view set_of(const void *out, kiln_u64 stride, kiln_u64 slots,
-                                           const double *gold, kiln_i64 n, kiln_judge_acc *acc)
+                                           const double *gold, kiln_i64 n, kiln_devcheck_acc *acc)
 {
     kiln_u64 slot = ((const kiln_u32 *)slots)[blockIdx.y];
     set_view v = {(const unsigned char *)out + slot * stride,
-                  gold + (kiln_i64)blockIdx.y * n, acc + blockIdx.y * KILN_JUDGE_ACC_STEP};
+                  gold + (kiln_i64)blockIdx.y * n, acc + blockIdx.y * KILN_DEVCHECK_ACC_STEP};
     return v;
 }
 
-extern "C" __global__ void kiln_absmax(const double *gold, kiln_i64 n, kiln_judge_acc *acc)
+extern "C" __global__ void kiln_absmax(const double *gold, kiln_i64 n, kiln_devcheck_acc *acc)
 {
     const double *g = gold + (kiln_i64)blockIdx.y * n;
-    kiln_judge_acc *a = acc + blockIdx.y * KILN_JUDGE_ACC_STEP;
+    kiln_devcheck_acc *a = acc + blockIdx.y * KILN_DEVCHECK_ACC_STEP;
     kiln_i64 step = (kiln_i64)gridDim.x * blockDim.x;
     double m = 0.0;
     for (kiln_i64 i = (kiln_i64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step)
@@ -337,12 +337,12 @@ extern "C" __global__ void kiln_absmax(const double *gold, kiln_i64 n, kiln_judg
 
 /* Counters, the largest error, sums of squares and the hash (blocks of 256). */
 extern "C" __global__ void kiln_compare(kiln_cmp_spec s, const void *out0, kiln_u64 stride,
-                                        const double *gold0, kiln_judge_acc *acc0)
+                                        const double *gold0, kiln_devcheck_acc *acc0)
 {
     set_view v = set_of(out0, stride, s.slots, gold0, s.n, acc0);
     const void *out = v.out;
     const double *gold = v.gold;
-    kiln_judge_acc *acc = v.acc;
+    kiln_devcheck_acc *acc = v.acc;
     __shared__ double shd[8];
     __shared__ kiln_u64 shu[8];
     double gmax = __longlong_as_double((long long)acc->gmax_bits);
@@ -392,7 +392,7 @@ extern "C" __global__ void kiln_compare(kiln_cmp_spec s, const void *out0, kiln_
  * then (one thread per set) the values there: at the first unwritten or
  * non-finite element if any. */
 extern "C" __global__ void kiln_worst(kiln_cmp_spec s, const void *out0, kiln_u64 stride,
-                                      const double *gold0, kiln_judge_acc *acc0)
+                                      const double *gold0, kiln_devcheck_acc *acc0)
 {
     set_view v = set_of(out0, stride, s.slots, gold0, s.n, acc0);
     if (v.acc->over_budget == 0 && v.acc->first_hard == ~0ull)
@@ -412,7 +412,7 @@ extern "C" __global__ void kiln_worst(kiln_cmp_spec s, const void *out0, kiln_u6
 }
 
 extern "C" __global__ void kiln_worst_values(kiln_cmp_spec s, const void *out0, kiln_u64 stride,
-                                             const double *gold0, kiln_judge_acc *acc0)
+                                             const double *gold0, kiln_devcheck_acc *acc0)
 {
     set_view v = set_of(out0, stride, s.slots, gold0, s.n, acc0);
     kiln_u64 i = v.acc->first_hard != ~0ull ? v.acc->first_hard : v.acc->worst_index;

@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "kiln_exit.h"
 #include "fileutil.h"
 #include "paths.h"
 #include "task.h"

@@ -14,7 +14,7 @@
 #include "paths.h"
 #include "replay.h"
 #include "search_state.h"
-#include "verifiers.h"
+#include "kilnd_pool.h"
 
 /* A start kernel's source (its first 256 KiB, as the verifier reads). */
 static char *read_text(const char *path, kiln_error *err)

@@ -75,7 +75,7 @@ int kiln_ex_close(FILE *f, const char *path, kiln_error *err);
  * the dims passed as arguments (returns the number of terms). */
 const kiln_shape_result *kiln_ex_measured_at(const ex *x, const kiln_verdict *v,
                                              const kiln_shape *sh);
-/* The speedup of measurement mi's kernel at sh: the pool (search/pooled.h)
+/* The speedup of measurement mi's kernel at sh: the pool (verifier/measure/pooled.h)
  * of every record and re-record of that kernel measured there (0: none);
  * *n, when given, gets how many were pooled. Confirmed means at least two:
  * a single record is never a confirmed figure. */

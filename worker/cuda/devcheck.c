@@ -1,5 +1,5 @@
-/* judge.c - device-resident inputs, guards and checks (see judge.h). */
-#include "judge.h"
+/* devcheck.c - device-resident inputs, guards and checks (see devcheck.h). */
+#include "devcheck.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -9,14 +9,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "judge_abi.h"
-#include "judge_src.h"     /* kiln_judge_src: judge_abi.h + kiln_judge.cu, built in */
+#include "devcheck_abi.h"
+#include "devcheck_src.h"     /* kiln_devcheck_src: devcheck_abi.h + kiln_devcheck.cu, built in */
 #include "nvrtc_build.h"
 
 #define GUARD 512          /* guard bytes before and after every buffer */
 #define SHIFT_STEPS 256    /* a buffer starts 0 .. 255 times 256 bytes into its allocation */
 
-_Static_assert(KILN_JUDGE_ACC_STEP == KILN_WORKER_MAX_ARGS, "one accumulator per argument");
+_Static_assert(KILN_DEVCHECK_ACC_STEP == KILN_WORKER_MAX_ARGS, "one accumulator per argument");
 #define BLOCK 256
 
 static const char *cu_str(CUresult r)
@@ -28,10 +28,10 @@ static const char *cu_str(CUresult r)
 
 /* kiln's kernels by NVRTC from the built-in source: where the built-in
  * fatbin (nvcc's, made at build time) has nothing this device can run. */
-static CUresult judge_compile(kiln_judge *j, const char *arch, const char *cuda_include, char *info,
+static CUresult devcheck_compile(kiln_devcheck *j, const char *arch, const char *cuda_include, char *info,
                               size_t len)
 {
-    kiln_nvrtc_in in = {.source = kiln_judge_src, .name = "kiln_judge.cu", .arch = arch,
+    kiln_nvrtc_in in = {.source = kiln_devcheck_src, .name = "kiln_devcheck.cu", .arch = arch,
                         .dtype_define = "KILN_DTYPE_F32", .kiln_header = "",
                         .cuda_include = cuda_include};
     unsigned char *cubin = NULL;
@@ -49,7 +49,7 @@ static CUresult judge_compile(kiln_judge *j, const char *arch, const char *cuda_
 /* The worker's own random numbers: what slot holds which set, and where
  * its buffers start. Not the call's key, which the verifier chose and
  * which two workers share for the same inputs. */
-static uint64_t next_random(kiln_judge *j)
+static uint64_t next_random(kiln_devcheck *j)
 {
     uint64_t x = j->rng;
     x ^= x >> 12;
@@ -59,7 +59,7 @@ static uint64_t next_random(kiln_judge *j)
     return x * 0x2545F4914F6CDD1Dull;
 }
 
-static void seed_random(kiln_judge *j)
+static void seed_random(kiln_devcheck *j)
 {
     uint64_t s = 0;
     if (getrandom(&s, sizeof s, 0) != (ssize_t)sizeof s)
@@ -68,16 +68,16 @@ static void seed_random(kiln_judge *j)
     j->shift = (size_t)(next_random(j) % SHIFT_STEPS) * 256;
 }
 
-int kiln_judge_open(kiln_judge *j, CUdevice dev, const char *arch, const char *cuda_include,
+int kiln_devcheck_open(kiln_devcheck *j, CUdevice dev, const char *arch, const char *cuda_include,
                     char *info, size_t len)
 {
     CUresult r = CUDA_ERROR_NO_BINARY_FOR_GPU;
     info[0] = '\0';
     seed_random(j);
-    if (kiln_judge_fatbin_len > 0)
-        r = cuModuleLoadData(&j->mod, kiln_judge_fatbin);
+    if (kiln_devcheck_fatbin_len > 0)
+        r = cuModuleLoadData(&j->mod, kiln_devcheck_fatbin);
     if (r != CUDA_SUCCESS)
-        r = judge_compile(j, arch, cuda_include, info, len);
+        r = devcheck_compile(j, arch, cuda_include, info, len);
     const char *names[] = {"kiln_gen", "kiln_guard", "kiln_absmax", "kiln_compare", "kiln_worst",
                            "kiln_worst_values", "kiln_acc_init"};
     CUfunction *fns[] = {&j->gen, &j->guard, &j->absmax, &j->compare, &j->worst, &j->worst_values,
@@ -136,11 +136,11 @@ static size_t ref_bytes_per_set(const kiln_call_req *rq)
     return b;
 }
 
-int kiln_judge_alloc(kiln_judge *j, const kiln_call_req *rq, int need_gold, char *info, size_t len)
+int kiln_devcheck_alloc(kiln_devcheck *j, const kiln_call_req *rq, int need_gold, char *info, size_t len)
 {
     const kiln_wire_device *dv = &rq->dev;
     size_t per = ref_bytes_per_set(rq);
-    size_t fit = per ? KILN_JUDGE_REF_BYTES / per : dv->sets;
+    size_t fit = per ? KILN_DEVCHECK_REF_BYTES / per : dv->sets;
     j->chunk = fit < 1 ? 1 : fit > dv->sets ? dv->sets : (uint32_t)fit;
     for (uint32_t a = 0; a < rq->nargs; a++) {
         const kiln_wire_data *d = &dv->data[a];
@@ -154,7 +154,7 @@ int kiln_judge_alloc(kiln_judge *j, const kiln_call_req *rq, int need_gold, char
         if (need_gold && kiln_dbuf_ensure(ref, bytes, info, len) < 0)
             return KILN_ST_RESOURCE;
     }
-    size_t accs = (size_t)dv->sets * KILN_JUDGE_ACC_STEP * sizeof(kiln_judge_acc);
+    size_t accs = (size_t)dv->sets * KILN_DEVCHECK_ACC_STEP * sizeof(kiln_devcheck_acc);
     if (kiln_dbuf_ensure(&j->acc, accs, info, len) < 0 ||
         kiln_dbuf_ensure(&j->flags, (size_t)dv->sets * 3 * sizeof(uint32_t), info, len) < 0 ||
         kiln_dbuf_ensure(&j->slots, sizeof j->slot, info, len) < 0)
@@ -163,24 +163,24 @@ int kiln_judge_alloc(kiln_judge *j, const kiln_call_req *rq, int need_gold, char
 }
 
 /* Slot 0 of arg's buffer (its leading guard). */
-static CUdeviceptr slot0(const kiln_judge *j, uint32_t arg)
+static CUdeviceptr slot0(const kiln_devcheck *j, uint32_t arg)
 {
     return j->data[arg].p + j->shift;
 }
 
-CUdeviceptr kiln_judge_data(const kiln_judge *j, uint32_t set, uint32_t arg)
+CUdeviceptr kiln_devcheck_data(const kiln_devcheck *j, uint32_t set, uint32_t arg)
 {
     return slot0(j, arg) + (size_t)j->slot[arg][set] * j->stride[arg] + GUARD;
 }
 
 /* slot[a][set0 ..] on the device. */
-static kiln_u64 slots_of(const kiln_judge *j, uint32_t a, uint32_t set0)
+static kiln_u64 slots_of(const kiln_devcheck *j, uint32_t a, uint32_t set0)
 {
     return j->slots.p + ((size_t)a * KILN_MAX_SETS + set0) * sizeof(uint32_t);
 }
 
 /* A fresh permutation of the sets' slots for every argument (Fisher-Yates). */
-static CUresult draw_slots(kiln_judge *j, const kiln_call_req *rq, CUstream st)
+static CUresult draw_slots(kiln_devcheck *j, const kiln_call_req *rq, CUstream st)
 {
     uint32_t sets = rq->dev.sets;
     for (uint32_t a = 0; a < KILN_WORKER_MAX_ARGS; a++) {
@@ -200,7 +200,7 @@ static CUresult draw_slots(kiln_judge *j, const kiln_call_req *rq, CUstream st)
     return cuMemcpyHtoDAsync(j->slots.p, j->slot, sizeof j->slot, st);
 }
 
-CUdeviceptr kiln_judge_ref(const kiln_judge *j, const kiln_call_req *rq, uint32_t arg, uint32_t set)
+CUdeviceptr kiln_devcheck_ref(const kiln_devcheck *j, const kiln_call_req *rq, uint32_t arg, uint32_t set)
 {
     const kiln_dbuf *b = rq->dev.data[arg].role == 1 ? &j->exact[arg] : &j->gold[arg];
     return b->p + (size_t)(set % j->chunk) * rq->dev.data[arg].elems * sizeof(double);
@@ -212,7 +212,7 @@ CUdeviceptr kiln_judge_ref(const kiln_judge *j, const kiln_call_req *rq, uint32_
  * per 256 elements of each of 64 small sets cost more than the elements
  * (on the H200, the comparison of 64 sets of 256 K elements took 0.66 ms,
  * of 16 sets of 1 M 0.34 ms). */
-static unsigned blocks_for(const kiln_judge *j, uint64_t n, uint32_t sets)
+static unsigned blocks_for(const kiln_devcheck *j, uint64_t n, uint32_t sets)
 {
     uint64_t b = (n + BLOCK - 1) / BLOCK, cap = j->grid / (sets ? sets : 1);
     cap = cap < 1 ? 1 : cap;
@@ -220,7 +220,7 @@ static unsigned blocks_for(const kiln_judge *j, uint64_t n, uint32_t sets)
 }
 
 /* One launch over n sets (blockIdx.y) and sides (blockIdx.z). */
-static CUresult launch(const kiln_judge *j, CUfunction f, uint64_t elems, uint32_t sets,
+static CUresult launch(const kiln_devcheck *j, CUfunction f, uint64_t elems, uint32_t sets,
                        uint32_t sides, CUstream st, void **args)
 {
     return cuLaunchKernel(f, blocks_for(j, elems, sets * sides), sets, sides, BLOCK, 1, 1, 0, st, args, NULL);
@@ -232,7 +232,7 @@ static uint32_t stream_of(uint32_t set, uint32_t arg)
     return set * KILN_WORKER_MAX_ARGS + arg;
 }
 
-static kiln_gen_spec gen_spec(const kiln_judge *j, const kiln_call_req *rq, uint32_t set0,
+static kiln_gen_spec gen_spec(const kiln_devcheck *j, const kiln_call_req *rq, uint32_t set0,
                               uint32_t a)
 {
     const kiln_wire_data *d = &rq->dev.data[a];
@@ -246,13 +246,13 @@ static kiln_gen_spec gen_spec(const kiln_judge *j, const kiln_call_req *rq, uint
     return g;
 }
 
-static CUdeviceptr flags_of(const kiln_judge *j, uint32_t set)
+static CUdeviceptr flags_of(const kiln_devcheck *j, uint32_t set)
 {
     return j->flags.p + (size_t)set * 3 * sizeof(uint32_t);
 }
 
 /* Lay (check 0) or check (check 1) both guards of arg's n sets from set0. */
-static CUresult guards(kiln_judge *j, const kiln_call_req *rq, uint32_t set0, uint32_t n,
+static CUresult guards(kiln_devcheck *j, const kiln_call_req *rq, uint32_t set0, uint32_t n,
                        uint32_t a, int check, CUstream st)
 {
     CUdeviceptr base = slot0(j, a) + set0 * j->stride[a], f = flags_of(j, set0);
@@ -277,7 +277,7 @@ static CUresult poison(CUdeviceptr p, size_t bytes, uint32_t dtype, CUstream st)
     }
 }
 
-CUresult kiln_judge_stage(kiln_judge *j, const kiln_call_req *rq, CUstream st)
+CUresult kiln_devcheck_stage(kiln_devcheck *j, const kiln_call_req *rq, CUstream st)
 {
     uint32_t sets = rq->dev.sets;
     CUresult r = draw_slots(j, rq, st);
@@ -304,11 +304,11 @@ CUresult kiln_judge_stage(kiln_judge *j, const kiln_call_req *rq, CUstream st)
     return r;
 }
 
-CUresult kiln_judge_inputs(kiln_judge *j, const kiln_call_req *rq, uint32_t set0, uint32_t n,
+CUresult kiln_devcheck_inputs(kiln_devcheck *j, const kiln_call_req *rq, uint32_t set0, uint32_t n,
                            CUstream st)
 {
-    CUdeviceptr acc = j->acc.p + (size_t)set0 * KILN_JUDGE_ACC_STEP * sizeof(kiln_judge_acc);
-    unsigned naccs = n * KILN_JUDGE_ACC_STEP;
+    CUdeviceptr acc = j->acc.p + (size_t)set0 * KILN_DEVCHECK_ACC_STEP * sizeof(kiln_devcheck_acc);
+    unsigned naccs = n * KILN_DEVCHECK_ACC_STEP;
     void *init[] = {&acc, &naccs};
     CUresult r = cuLaunchKernel(j->acc_init, 1, 1, 1, BLOCK, 1, 1, 0, st, init, NULL);
     CUdeviceptr flag = flags_of(j, set0);
@@ -335,7 +335,7 @@ CUresult kiln_judge_inputs(kiln_judge *j, const kiln_call_req *rq, uint32_t set0
     return r;
 }
 
-static kiln_cmp_spec cmp_spec(const kiln_judge *j, const kiln_call_req *rq, uint32_t a,
+static kiln_cmp_spec cmp_spec(const kiln_devcheck *j, const kiln_call_req *rq, uint32_t a,
                               uint32_t set0)
 {
     kiln_cmp_spec c = {.dtype = rq->dev.data[a].dtype, .n = (kiln_i64)rq->dev.data[a].elems,
@@ -345,14 +345,14 @@ static kiln_cmp_spec cmp_spec(const kiln_judge *j, const kiln_call_req *rq, uint
     return c;
 }
 
-CUresult kiln_judge_compare(kiln_judge *j, const kiln_call_req *rq, uint32_t set0, uint32_t n,
+CUresult kiln_devcheck_compare(kiln_devcheck *j, const kiln_call_req *rq, uint32_t set0, uint32_t n,
                             CUstream st)
 {
     CUresult r = CUDA_SUCCESS;
     for (uint32_t a = 0; a < rq->nargs && r == CUDA_SUCCESS; a++) {
         if (rq->dev.data[a].role != 2)
             continue;
-        CUdeviceptr acc = j->acc.p + ((size_t)set0 * KILN_JUDGE_ACC_STEP + a) * sizeof(kiln_judge_acc);
+        CUdeviceptr acc = j->acc.p + ((size_t)set0 * KILN_DEVCHECK_ACC_STEP + a) * sizeof(kiln_devcheck_acc);
         CUdeviceptr out = slot0(j, a) + GUARD, gold = j->gold[a].p;
         kiln_u64 stride = j->stride[a];
         kiln_cmp_spec c = cmp_spec(j, rq, a, set0);
@@ -378,7 +378,7 @@ static double as_double(uint64_t bits)
 }
 
 /* Fold one set's accumulator into the call's check of that output. */
-static void merge(kiln_wire_check *c, const kiln_judge_acc *a, uint32_t set)
+static void merge(kiln_wire_check *c, const kiln_devcheck_acc *a, uint32_t set)
 {
     double maxe = as_double(a->max_err_bits);
     double rel = a->gold2 > 0 ? sqrt(a->diff2) / sqrt(a->gold2) : a->diff2 > 0 ? INFINITY : 0;
@@ -399,12 +399,12 @@ static void merge(kiln_wire_check *c, const kiln_judge_acc *a, uint32_t set)
     c->hash = c->hash * 0x100000001b3ull ^ a->hash;
 }
 
-int kiln_judge_collect(kiln_judge *j, const kiln_call_req *rq, kiln_call_resp *rs, char *info,
+int kiln_devcheck_collect(kiln_devcheck *j, const kiln_call_req *rq, kiln_call_resp *rs, char *info,
                        size_t len)
 {
     uint32_t sets = rq->dev.sets;
-    size_t nacc = (size_t)sets * KILN_JUDGE_ACC_STEP;
-    kiln_judge_acc *acc = calloc(nacc, sizeof *acc);
+    size_t nacc = (size_t)sets * KILN_DEVCHECK_ACC_STEP;
+    kiln_devcheck_acc *acc = calloc(nacc, sizeof *acc);
     uint32_t flags[KILN_MAX_SETS * 3];
     CUresult r = acc ? cuMemcpyDtoH(flags, j->flags.p, (size_t)sets * 3 * sizeof(uint32_t))
                      : CUDA_ERROR_OUT_OF_MEMORY;
@@ -421,13 +421,13 @@ int kiln_judge_collect(kiln_judge *j, const kiln_call_req *rq, kiln_call_resp *r
         rs->guard_after |= flags[3 * s + 2];
         for (uint32_t a = 0; rq->dev.check && a < rq->nargs; a++)
             if (rq->dev.data[a].role == 2)
-                merge(&rs->check[a], &acc[(size_t)s * KILN_JUDGE_ACC_STEP + a], s);
+                merge(&rs->check[a], &acc[(size_t)s * KILN_DEVCHECK_ACC_STEP + a], s);
     }
     free(acc);
     return 0;
 }
 
-void kiln_judge_scrub(kiln_judge *j, const kiln_call_req *rq, CUstream st)
+void kiln_devcheck_scrub(kiln_devcheck *j, const kiln_call_req *rq, CUstream st)
 {
     for (uint32_t a = 0; a < rq->nargs; a++) {
         const kiln_wire_data *d = &rq->dev.data[a];

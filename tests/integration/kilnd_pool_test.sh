@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# verifiers_test.sh - one search over two kilnds (kiln search --verifiers
+# kilnd_pool_test.sh - one search over two kilnds (kiln search --verifiers
 # A,B; docs/fleet.md), without Slurm: two daemons on Unix sockets with CPU
 # lanes, a tune search with 8 drafts an iteration. Verdicts must come from
 # both; then one daemon is killed (SIGKILL) while it holds jobs of the
@@ -15,7 +15,7 @@
 # Also the errors: a malformed ADDR (exit 2) and an ADDR where nothing
 # answers (exit 3), each named.
 #
-# usage: verifiers_test.sh BUILD_DIR SOURCE_DIR
+# usage: kilnd_pool_test.sh BUILD_DIR SOURCE_DIR
 . "$(dirname "$0")/lib.sh"
 t_init "$@"
 command -v python3 >/dev/null || skip_all "python3 is needed to read the run database"
@@ -116,7 +116,7 @@ begin
 result=$(python3 - "$T/ws/.kiln/kiln.db" "$T/a.sock" "$T/b.sock" "$killed" <<'PY' 2>&1
 import json, sqlite3, sys
 db, a, b, killed = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split()
-def tag(addr):   # verifiers.c: 12 hex digits of FNV-1a 64
+def tag(addr):   # kilnd_pool.c: 12 hex digits of FNV-1a 64
     h = 1469598103934665603
     for ch in addr.encode():
         h = ((h ^ ch) * 1099511628211) & (2**64 - 1)

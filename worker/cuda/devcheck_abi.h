@@ -1,9 +1,9 @@
-/* judge_abi.h - the structs kiln's own device kernels (kiln_judge.cu) take
+/* devcheck_abi.h - the structs kiln's own device kernels (kiln_devcheck.cu) take
  * as parameters and write as results, shared by the host worker (C) and the
  * kernels (compiled with NVRTC, this header prepended). Plain C types with
  * explicit padding, so both compilers lay them out the same way. */
-#ifndef KILN_JUDGE_ABI_H
-#define KILN_JUDGE_ABI_H
+#ifndef KILN_DEVCHECK_ABI_H
+#define KILN_DEVCHECK_ABI_H
 
 #ifdef __CUDACC__   /* NVRTC (and nvcc) */
 typedef unsigned long long kiln_u64;
@@ -47,20 +47,20 @@ typedef struct kiln_gen_spec {
     kiln_i64 n;              /* elements */
     kiln_i64 row_len;        /* the last dim, for constant rows */
     kiln_u64 slots;          /* device address of kiln_u32[sets]: set y's buffer is slot
-                                slots[y] (judge.h says why the order is drawn) */
+                                slots[y] (devcheck.h says why the order is drawn) */
 } kiln_gen_spec;
 
 /* The kernels that take many sets at once work on set blockIdx.y: its
  * buffer is slot slots[y] of the argument's buffer, slots lying a fixed
- * stride apart; its accumulator KILN_JUDGE_ACC_STEP after the previous
+ * stride apart; its accumulator KILN_DEVCHECK_ACC_STEP after the previous
  * set's, and its flags three words after. The guards are laid and checked
  * slot by slot (blockIdx.y is then the slot). */
-#define KILN_JUDGE_ACC_STEP 16   /* = KILN_WORKER_MAX_ARGS */
+#define KILN_DEVCHECK_ACC_STEP 16   /* = KILN_WORKER_MAX_ARGS */
 
 /* One output buffer of one input set, compared with its gold. Counters are
  * filled by atomics; max_err and gmax are non-negative doubles kept as
  * their bits, which order like the doubles. */
-typedef struct kiln_judge_acc {
+typedef struct kiln_devcheck_acc {
     kiln_u64 unwritten, nonfinite, over_budget;
     kiln_u64 first_hard;     /* smallest index unwritten or non-finite; ~0 none */
     kiln_u64 worst_index;    /* smallest index with the largest error; ~0 none */
@@ -69,7 +69,7 @@ typedef struct kiln_judge_acc {
     kiln_u64 hash;           /* order-free hash of the output's bits */
     double diff2, gold2;     /* sums of squares relative to gmax */
     double worst_cand, worst_gold;
-} kiln_judge_acc;
+} kiln_devcheck_acc;
 
 /* How one output is judged. */
 typedef struct kiln_cmp_spec {

@@ -28,7 +28,7 @@ static const char schema_v1[] =
     " http_status INTEGER, ok INTEGER, error TEXT, created_at REAL);"
     "CREATE INDEX IF NOT EXISTS candidates_state ON candidates(run, state);";
 
-/* Version 5: the archive, one row per cell of a run (search/archive.h). */
+/* Version 5: the archive, one row per cell of a run (harness/archive.h). */
 static const char schema_v5[] =
     "CREATE TABLE IF NOT EXISTS archive ("
     " run TEXT NOT NULL REFERENCES runs(id), cell TEXT NOT NULL, n INTEGER NOT NULL,"
@@ -139,7 +139,7 @@ static const char *const v3_cand_reals[] = {"speedup_lo", "speedup_hi", "confirm
  * baseline, in a fresh worker) and the pool of the two. */
 static const char *const v6_cand_texts[] = {"rerecord_job", "rerecord_verdict", "pooled_verdict"};
 
-/* Version 8: what pipelining weighed (search/shares.h) and saved. */
+/* Version 8: what pipelining weighed (harness/shares.h) and saved. */
 static int add_v8_columns(sqlite3 *db, kiln_error *err)
 {
     static const char *const cols[][2] = {
@@ -1081,7 +1081,7 @@ void kiln_kept_records_free(kiln_kept_record *k, int n)
     free(k);
 }
 
-/* ---- kiln db rebuild (search/db_rebuild.h) ------------------------------ */
+/* ---- kiln db rebuild (harness/db_rebuild.h) ------------------------------ */
 
 /* UPDATE sql with ?1 a text and ?2, ?3 reals (or ?2 an int, ?3 a real). */
 static int set_times(sqlite3 *db, const char *sql, const char *key, double a, int n, double b,

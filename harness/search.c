@@ -17,7 +17,7 @@
 #include "progress.h"
 #include "rundb.h"
 #include "search_state.h"
-#include "verifiers.h"
+#include "kilnd_pool.h"
 #include "workspace.h"
 
 /* ---- entry -------------------------------------------------------------- */

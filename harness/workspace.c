@@ -631,7 +631,7 @@ int kiln_ws_reverify_note_append(kiln_ws *ws, const char *commit, const char *li
     return 0;
 }
 
-/* ---- reading the notes and refs back (search/db_rebuild.c) ------------- */
+/* ---- reading the notes and refs back (harness/db_rebuild.c) ------------- */
 
 /* The commit a notes tree path names: the path without its fan-out
  * slashes ("ab/cdef..." -> "abcdef..."); 0 when it is no commit id. */

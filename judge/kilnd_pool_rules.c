@@ -1,9 +1,9 @@
-/* verifiers_core.c - the rules of many verifiers that need no socket and no
- * clock (see verifiers.h): addresses, job ids naming their verifier, a
+/* kilnd_pool_rules.c - the rules of many verifiers that need no socket and no
+ * clock (see kilnd_pool.h): addresses, job ids naming their verifier, a
  * status reply and an endpoint file read, the down/retry bookkeeping and the
  * choice of a verifier for the next job. The time is an argument, so
- * tests/unit/test_verifiers.c tests all of it alone. */
-#include "verifiers.h"
+ * tests/unit/test_kilnd_pool.c tests all of it alone. */
+#include "kilnd_pool.h"
 
 #include <math.h>
 #include <stdio.h>

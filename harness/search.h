@@ -18,7 +18,7 @@ typedef struct kiln_search_opts {
     const char *workspace;
     const char *resume;         /* run id */
     const char *socket;
-    const char *verifiers;      /* "ADDR,ADDR,...": many kilnds (verifiers.h), or NULL */
+    const char *verifiers;      /* "ADDR,ADDR,...": many kilnds (kilnd_pool.h), or NULL */
     const char *fleet;          /* a fleet directory (kiln fleet up), or NULL */
     int json, no_daemon, timing_ms, answer_tokens;
     int model_failures;         /* stop after this many failed model calls in a row (0: 5) */

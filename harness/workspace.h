@@ -79,7 +79,7 @@ double kiln_ws_commit_time(kiln_ws *ws, const char *commit);
 int kiln_ws_reverify_note_append(kiln_ws *ws, const char *commit, const char *line,
                                  kiln_error *err);
 
-/* ---- reading them back (kiln db rebuild, search/db_rebuild.h) ---------- */
+/* ---- reading them back (kiln db rebuild, harness/db_rebuild.h) ---------- */
 
 /* fn(commit, note text, when, ctx, err) for each commit with a note on
  * ref, once, in the order of the notes' last writes (oldest first); when:

@@ -49,7 +49,7 @@ static char *note_json(search *s, const kiln_draft *d)
     cJSON_AddStringToObject(o, "decision", c->decision);
     cJSON_AddStringToObject(o, "reason", c->reason);
     cJSON_AddStringToObject(o, "why", c->why);
-    /* what `kiln db rebuild` (search/db_rebuild.c) needs besides the verdicts */
+    /* what `kiln db rebuild` (harness/db_rebuild.c) needs besides the verdicts */
     cJSON_AddNumberToObject(o, "iteration", c->iteration);
     cJSON_AddNumberToObject(o, "draft", c->draft);
     cJSON_AddNumberToObject(o, "updated_at", c->updated_at);   /* its done row's time */
