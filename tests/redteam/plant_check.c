@@ -266,12 +266,27 @@ static int clean_output(int argc, char **argv, const expect *e, const char *out,
 
 /* Whether verdict v of a plant expected to pass is a suspect at the
  * plausibility stage: the one verdict the search judges twice. */
+/* The geomean speedup of verdict v, or NaN. */
+static double geomean_of(cJSON *v)
+{
+    return cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(v, "summary"),
+                                                    "geomean_speedup"));
+}
+
+/* 1 when an honest plant's verdict is one that load alone can give: suspect
+ * at plausibility, or a pass whose speedup is outside the plant's bounds. */
 static int retime_suspect(const expect *e, cJSON *v)
 {
     const char *status = cJSON_GetStringValue(cJSON_GetObjectItem(v, "status"));
     const char *stage = cJSON_GetStringValue(cJSON_GetObjectItem(v, "stage"));
-    return strcmp(e->status, "pass") == 0 && status && strcmp(status, "suspect") == 0 && stage &&
-           strcmp(stage, "plausibility") == 0;
+    if (strcmp(e->status, "pass") != 0 || !status)
+        return 0;
+    if (strcmp(status, "suspect") == 0)
+        return stage && strcmp(stage, "plausibility") == 0;
+    double g = geomean_of(v);
+    return strcmp(status, "pass") == 0 &&
+           ((e->max_speedup[0] && !(g <= atof(e->max_speedup))) ||
+            (e->min_speedup[0] && !(g >= atof(e->min_speedup))));
 }
 
 int main(int argc, char **argv)
@@ -314,10 +329,15 @@ int main(int argc, char **argv)
          * tripwire can fire on an honest 1x1024 call: its floor is 0.5 us
          * on a round trip of about 4.3 us, and an AVX-512 worker's round
          * trip once cost 0.8 us more than the trusted one's (CI, under the
-         * sanitizer build). A cheat's lie holds in both runs, and a plant
+         * sanitizer build). So is one whose speedup is outside its
+         * bounds: the self-timed rmsnorm_30_inflate_overhead came out 1.09x
+         * once (ceiling 1.08; 0.96-1.01x in 10 runs after) while a build ran
+         * beside the suite. A cheat's lie holds in both runs, and a plant
          * expected to be caught is never judged twice. */
-        printf("# suspect at plausibility (%s): judged once more\n",
-               cJSON_GetStringValue(cJSON_GetObjectItem(v, "code")));
+        printf("# %s at %s (%s, %.2fx): judged once more\n",
+               cJSON_GetStringValue(cJSON_GetObjectItem(v, "status")),
+               cJSON_GetStringValue(cJSON_GetObjectItem(v, "stage")),
+               cJSON_GetStringValue(cJSON_GetObjectItem(v, "code")), geomean_of(v));
         cJSON_Delete(v);
         free(out);
         free(err);
@@ -340,8 +360,7 @@ int main(int argc, char **argv)
     if (ok && strcmp(e.status, "pass") != 0) {
         ok = (!e.stages[0] || in_list(e.stages, stage)) && (!e.codes[0] || in_list(e.codes, vcode));
     }
-    double geomean = cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(v, "summary"),
-                                                              "geomean_speedup"));
+    double geomean = geomean_of(v);
     if (ok && e.max_speedup[0] && !(geomean <= atof(e.max_speedup))) {
         printf("geomean speedup %.2fx is above the plant's ceiling %s\n", geomean, e.max_speedup);
         ok = 0;
