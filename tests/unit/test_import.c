@@ -1,4 +1,4 @@
-/* test_import.c - unit tests for `kiln import` (cli/import*.c): the C
+/* test_import.c - unit tests for `kiln import` (porting/import*.c): the C
  * expression translator (the text it prints, what it refuses, and - where
  * a C compiler is at hand ($CC, else cc) - a differential check that a
  * translation evaluated by kiln's evaluator equals the C expression
